@@ -1,0 +1,88 @@
+"""bridge: make rigid-body dynamics agree across libraries and conventions.
+
+Heavy parts (the backends and the libraries they wrap) are imported lazily, so ``import bridge``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from bridge.errors import (
+    BackendError,
+    BridgeError,
+    InertiaError,
+    InvalidValueError,
+    ModelError,
+    ModelFileNotFoundError,
+    ShapeError,
+    StateError,
+    UnknownNameError,
+    UnsupportedError,
+    URDFError,
+)
+from bridge.spatial import Force, Motion, SpatialInertia, Transform
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first access)
+_LAZY = {
+    "Model": "bridge.model.model",
+    "Link": "bridge.model.model",
+    "Joint": "bridge.model.model",
+    "JointKind": "bridge.model.model",
+    "JointLimits": "bridge.model.model",
+    "Frame": "bridge.model.model",
+    "load_urdf": "bridge.model.urdf",
+    "random_model": "bridge.model.random",
+    "Representation": "bridge.state",
+    "State": "bridge.state",
+    "velocity_transform": "bridge.state",
+    "to_pinocchio": "bridge.backends.pinocchio",
+    "from_pinocchio": "bridge.backends.pinocchio",
+    "to_pinocchio_state": "bridge.backends.pinocchio",
+    "from_pinocchio_state": "bridge.backends.pinocchio",
+    "to_idyntree": "bridge.backends.idyntree",
+    "from_idyntree": "bridge.backends.idyntree",
+    "KinDyn": "bridge.kindyn",
+    "cross_validate": "bridge.check",
+}
+
+__all__ = [
+    "BackendError",
+    "BridgeError",
+    "Force",
+    "InertiaError",
+    "InvalidValueError",
+    "ModelError",
+    "ModelFileNotFoundError",
+    "Motion",
+    "ShapeError",
+    "SpatialInertia",
+    "StateError",
+    "Transform",
+    "URDFError",
+    "UnknownNameError",
+    "UnsupportedError",
+    *sorted(_LAZY),
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'bridge' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model  # noqa: F401
+    from bridge.model.random import random_model  # noqa: F401
+    from bridge.model.urdf import load_urdf  # noqa: F401

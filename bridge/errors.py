@@ -1,0 +1,90 @@
+"""The one exception hierarchy of bridge.
+
+Every error bridge raises derives from :class:`BridgeError`. Each family also derives from the
+built-in exception a Python user would expect (``ValueError`` for bad values, ``KeyError`` for
+unknown names, ``FileNotFoundError`` for missing files), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "BackendError",
+    "BridgeError",
+    "InertiaError",
+    "InvalidValueError",
+    "ModelError",
+    "ModelFileNotFoundError",
+    "ShapeError",
+    "StateError",
+    "URDFError",
+    "UnknownNameError",
+    "UnsupportedError",
+]
+
+
+class BridgeError(Exception):
+    """Base class of every error raised by bridge."""
+
+
+class ShapeError(BridgeError, ValueError):
+    """An array argument has the wrong shape."""
+
+
+class InvalidValueError(BridgeError, ValueError):
+    """An argument has the right shape but an invalid value (NaN, non-orthonormal rotation, ...)."""
+
+
+class InertiaError(InvalidValueError):
+    """A spatial inertia is not physically consistent."""
+
+
+class ModelError(BridgeError, ValueError):
+    """A multibody model is malformed (topology, names, joint data)."""
+
+
+class URDFError(ModelError):
+    """A URDF document cannot be turned into a model; the message names the file and element."""
+
+
+class UnsupportedError(ModelError):
+    """The input uses a feature bridge does not support (e.g. a planar joint)."""
+
+
+class ModelFileNotFoundError(BridgeError, FileNotFoundError):
+    """A model file does not exist."""
+
+    def __str__(self) -> str:  # FileNotFoundError formats (errno, strerror); keep the plain text
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownNameError(BridgeError, KeyError):
+    """A link, joint, frame or robot name is not known; the message lists close matches."""
+
+    def __init__(self, kind: str, name: str, known: Iterable[str] = (), where: str = "") -> None:
+        known = list(known)
+        close = difflib.get_close_matches(str(name), known, n=5, cutoff=0.5)
+        msg = f"unknown {kind} {name!r}"
+        if where:
+            msg += f" in {where}"
+        if close:
+            msg += "; did you mean " + ", ".join(repr(c) for c in close) + "?"
+        elif known and len(known) <= 12:
+            msg += "; known: " + ", ".join(repr(k) for k in known)
+        super().__init__(msg)
+        self.kind = kind
+        self.name = name
+        self.close_matches = close
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+class StateError(BridgeError, ValueError):
+    """A robot state (pose, joint positions, velocities) is invalid for the model."""
+
+
+class BackendError(BridgeError):
+    """A foreign library rejected or could not represent something."""

@@ -1,0 +1,528 @@
+"""The neutral multibody model: links, joints with axis and axis origin, extra frames, DOF order.
+
+Joint semantics follow iDynTree (see ../shared/reference/003): a joint connecting ``parent`` and
+``child`` has a rest transform ``parent_H_child`` (the pose at zero position), a unit ``axis`` and
+an ``axis_origin``, both in **child** coordinates. At position ``s``::
+
+    parent_H_child(s) = parent_H_child_rest @ H(axis, axis_origin, s)
+
+where ``H`` rotates by ``s`` about the line through ``axis_origin`` along ``axis`` (revolute,
+continuous) or translates by ``s * axis`` (prismatic). A URDF gives a zero axis origin; re-rooting
+the tree (:meth:`Model.with_base`) flips joints and makes it non-zero.
+
+Joints are stored oriented away from the base link. Joints that are movable in the source but
+locked by the user are stored as FIXED joints (rest transform at the locked position) that keep
+their original definition in :attr:`Joint.original`, so they can be released again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+
+import numpy as np
+
+from bridge.errors import ModelError, UnknownNameError
+from bridge.spatial import SpatialInertia, Transform
+from bridge.spatial.so3 import so3_exp
+
+__all__ = ["Frame", "Joint", "JointKind", "JointLimits", "Link", "Model"]
+
+
+class JointKind(str, Enum):
+    """Joint kinds of the neutral model (URDF names)."""
+
+    REVOLUTE = "revolute"
+    CONTINUOUS = "continuous"
+    PRISMATIC = "prismatic"
+    FIXED = "fixed"
+
+    @property
+    def movable(self) -> bool:
+        return self is not JointKind.FIXED
+
+    @property
+    def rotational(self) -> bool:
+        return self in (JointKind.REVOLUTE, JointKind.CONTINUOUS)
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    """Joint limits as URDF states them; ``None`` where not given."""
+
+    lower: float | None = None
+    upper: float | None = None
+    effort: float | None = None
+    velocity: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Link:
+    """A rigid body; ``inertia`` is expressed in the link frame."""
+
+    name: str
+    inertia: SpatialInertia
+
+    @property
+    def mass(self) -> float:
+        return float(self.inertia.mass)
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """A joint from ``parent`` to ``child`` (see the module docstring for the semantics).
+
+    ``axis`` and ``axis_origin`` are in child coordinates; both are zero for a fixed joint.
+    """
+
+    name: str
+    kind: JointKind
+    parent: str
+    child: str
+    parent_H_child: Transform
+    axis: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    axis_origin: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    limits: JointLimits = field(default_factory=JointLimits)
+    original: Joint | None = None  # for a locked joint: the movable joint it came from
+    locked_position: float | None = None  # for a locked joint: the position it is locked at
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", JointKind(self.kind))
+        axis = np.array(self.axis, dtype=np.float64).reshape(3)
+        origin = np.array(self.axis_origin, dtype=np.float64).reshape(3)
+        if self.kind.movable:
+            n = np.linalg.norm(axis)
+            if not np.isfinite(n) or n < 1e-12:
+                raise ModelError(f"joint {self.name!r}: axis must be a non-zero vector, got {axis.tolist()}")
+            axis = axis / n
+        axis.flags.writeable = False
+        origin.flags.writeable = False
+        object.__setattr__(self, "axis", axis)
+        object.__setattr__(self, "axis_origin", origin)
+
+    @property
+    def movable(self) -> bool:
+        return self.kind.movable
+
+    @property
+    def motion_subspace(self) -> np.ndarray:
+        """Velocity of child w.r.t. parent per unit joint velocity, in child coordinates, (6,).
+
+        Revolute: ``(axis_origin x axis, axis)``; prismatic: ``(axis, 0)``; fixed: zeros.
+        """
+        if self.kind.rotational:
+            return np.concatenate([np.cross(self.axis_origin, self.axis), self.axis])
+        if self.kind is JointKind.PRISMATIC:
+            return np.concatenate([self.axis, np.zeros(3)])
+        return np.zeros(6)
+
+    def motion(self, position: object) -> np.ndarray:
+        """``child_rest_H_child(s)`` as a (..., 4, 4) array for positions of shape (...)."""
+        s = np.asarray(position, dtype=np.float64)
+        H = np.zeros((*s.shape, 4, 4))
+        H[..., 3, 3] = 1.0
+        if self.kind.rotational:
+            R = so3_exp(s[..., None] * self.axis)
+            H[..., :3, :3] = R
+            H[..., :3, 3] = self.axis_origin - R @ self.axis_origin
+        elif self.kind is JointKind.PRISMATIC:
+            H[..., :3, :3] = np.eye(3)
+            H[..., :3, 3] = s[..., None] * self.axis
+        else:
+            H[..., :3, :3] = np.eye(3)
+        return H
+
+    def transform(self, position: object = 0.0) -> Transform:
+        """``parent_H_child(s)``, batched over the shape of ``position``."""
+        return Transform._wrap(self.parent_H_child.matrix @ self.motion(position))
+
+    def reversed(self) -> Joint:
+        """The same joint seen from the other side: parent and child swapped, same position sign.
+
+        ``(C_H_D_rest H(d, o, s))^-1 = D_H_C_rest H(-C_R_D d, C_H_D o, s)``.
+        """
+        rest = self.parent_H_child
+        R = rest.rotation
+        axis = -(R @ self.axis) if self.movable else np.zeros(3)
+        origin = rest.apply(self.axis_origin) if self.movable else np.zeros(3)
+        original = self.original.reversed() if self.original is not None else None
+        return dataclasses.replace(
+            self,
+            parent=self.child,
+            child=self.parent,
+            parent_H_child=rest.inverse(),
+            axis=axis,
+            axis_origin=origin,
+            original=original,
+        )
+
+    def locked(self, position: float) -> Joint:
+        """This movable joint turned into a FIXED joint at ``position``."""
+        if not self.movable:
+            raise ModelError(f"joint {self.name!r} is fixed; only movable joints can be locked")
+        return Joint(
+            name=self.name,
+            kind=JointKind.FIXED,
+            parent=self.parent,
+            child=self.child,
+            parent_H_child=self.transform(float(position)),
+            limits=self.limits,
+            original=self,
+            locked_position=float(position),
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """An extra frame rigidly attached to ``link`` at ``link_H_frame``."""
+
+    name: str
+    link: str
+    link_H_frame: Transform
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A neutral multibody tree.
+
+    Attributes:
+        name: robot name.
+        links: every link (body).
+        joints: every joint, oriented away from ``base`` (locked joints are FIXED).
+        frames: extra frames (every link is a frame too, see :meth:`frame_names`).
+        base: the base link.
+        dof_names: the DOF serialization (names of the movable joints, in order).
+        floating: floating base (6 extra base DOFs) or fixed to the world at ``base``.
+    """
+
+    name: str
+    links: tuple[Link, ...]
+    joints: tuple[Joint, ...]
+    frames: tuple[Frame, ...]
+    base: str
+    dof_names: tuple[str, ...]
+    floating: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "links", tuple(self.links))
+        object.__setattr__(self, "joints", tuple(self.joints))
+        object.__setattr__(self, "frames", tuple(self.frames))
+        object.__setattr__(self, "dof_names", tuple(self.dof_names))
+        self._validate()
+
+    # ------------------------------------------------------------------ validation
+    def _validate(self) -> None:
+        names: dict[str, str] = {}
+        for kind, items in (("link", self.links), ("frame", self.frames)):
+            for item in items:
+                if item.name in names:
+                    raise ModelError(
+                        f"duplicate name {item.name!r}: used by a {names[item.name]} and a {kind}"
+                    )
+                names[item.name] = kind
+        joint_names: set[str] = set()
+        for j in self.joints:
+            if j.name in joint_names:
+                raise ModelError(f"duplicate joint name {j.name!r}")
+            joint_names.add(j.name)
+        link_set = {link.name for link in self.links}
+        if self.base not in link_set:
+            raise UnknownNameError("base link", self.base, sorted(link_set), where=f"model {self.name!r}")
+        parents: dict[str, str] = {}
+        for j in self.joints:
+            for end in (j.parent, j.child):
+                if end not in link_set:
+                    raise ModelError(f"joint {j.name!r} refers to unknown link {end!r}")
+            if j.child in parents:
+                raise ModelError(
+                    f"link {j.child!r} has two parent joints ({parents[j.child]!r} and {j.name!r})"
+                )
+            if j.child == self.base:
+                raise ModelError(f"joint {j.name!r} has the base link {self.base!r} as its child")
+            parents[j.child] = j.name
+        # every link reachable from the base (a tree: n_links - 1 joints, no cycles)
+        reached = set(self._depth_first_links())
+        missing = link_set - reached
+        if missing:
+            raise ModelError(
+                f"links not connected to the base {self.base!r}: {sorted(missing)} "
+                "(several root links, or a kinematic loop)"
+            )
+        movable = {j.name for j in self.joints if j.movable}
+        seen: set[str] = set()
+        for d in self.dof_names:
+            if d in seen:
+                raise ModelError(f"joint {d!r} appears twice in the DOF list")
+            seen.add(d)
+            if d not in movable:
+                if d in joint_names:
+                    raise ModelError(f"joint {d!r} is fixed (or locked) and cannot be a DOF")
+                raise UnknownNameError("joint", d, sorted(movable), where=f"model {self.name!r}")
+        if seen != movable:
+            raise ModelError(
+                f"movable joints missing from the DOF list: {sorted(movable - seen)} "
+                "(lock them with with_dofs instead)"
+            )
+        for f in self.frames:
+            if f.link not in link_set:
+                raise ModelError(f"frame {f.name!r} is attached to unknown link {f.link!r}")
+
+    # ------------------------------------------------------------------ lookups
+    @cached_property
+    def _link_index(self) -> dict[str, Link]:
+        return {link.name: link for link in self.links}
+
+    @cached_property
+    def _joint_index(self) -> dict[str, Joint]:
+        return {j.name: j for j in self.joints}
+
+    @cached_property
+    def _frame_index(self) -> dict[str, Frame]:
+        return {f.name: f for f in self.frames}
+
+    @cached_property
+    def _parent_joint(self) -> dict[str, Joint]:
+        return {j.child: j for j in self.joints}
+
+    @cached_property
+    def _children(self) -> dict[str, list[Joint]]:
+        out: dict[str, list[Joint]] = {link.name: [] for link in self.links}
+        for j in self.joints:
+            out.setdefault(j.parent, []).append(j)
+        return out
+
+    def link(self, name: str) -> Link:
+        try:
+            return self._link_index[name]
+        except KeyError:
+            raise UnknownNameError("link", name, self._link_index, where=f"model {self.name!r}") from None
+
+    def joint(self, name: str) -> Joint:
+        try:
+            return self._joint_index[name]
+        except KeyError:
+            raise UnknownNameError("joint", name, self._joint_index, where=f"model {self.name!r}") from None
+
+    def frame(self, name: str) -> Frame:
+        """The frame called ``name``; a link name gives the link's own frame (identity placement)."""
+        if name in self._frame_index:
+            return self._frame_index[name]
+        if name in self._link_index:
+            return Frame(name, name, Transform.identity())
+        raise UnknownNameError("frame", name, self.frame_names, where=f"model {self.name!r}")
+
+    @property
+    def link_names(self) -> tuple[str, ...]:
+        return tuple(link.name for link in self.links)
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return tuple(j.name for j in self.joints)
+
+    @property
+    def frame_names(self) -> tuple[str, ...]:
+        """Every frame: the links first, then the extra frames."""
+        return self.link_names + tuple(f.name for f in self.frames)
+
+    def parent_joint(self, link: str) -> Joint | None:
+        """The joint whose child is ``link`` (None for the base)."""
+        self.link(link)
+        return self._parent_joint.get(link)
+
+    def child_joints(self, link: str) -> list[Joint]:
+        self.link(link)
+        return list(self._children.get(link, []))
+
+    @property
+    def n_dofs(self) -> int:
+        return len(self.dof_names)
+
+    @property
+    def nv(self) -> int:
+        """Size of the generalized velocity: n_dofs + 6 for a floating base."""
+        return self.n_dofs + (6 if self.floating else 0)
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(link.mass for link in self.links))
+
+    @property
+    def movable_joints(self) -> tuple[Joint, ...]:
+        """Movable joints in DOF order."""
+        return tuple(self._joint_index[d] for d in self.dof_names)
+
+    @property
+    def locked_joints(self) -> dict[str, float]:
+        """Locked joints and the positions they are locked at."""
+        return {j.name: float(j.locked_position) for j in self.joints if j.original is not None}
+
+    def _depth_first_links(self) -> list[str]:
+        order: list[str] = []
+        stack = [self.base]
+        visited: set[str] = set()
+        children: dict[str, list[str]] = {}
+        for j in self.joints:
+            children.setdefault(j.parent, []).append(j.child)
+        while stack:
+            name = stack.pop()
+            if name in visited:
+                raise ModelError(f"kinematic loop through link {name!r}")
+            visited.add(name)
+            order.append(name)
+            stack.extend(reversed(children.get(name, [])))
+        return order
+
+    @cached_property
+    def depth_first_joints(self) -> tuple[Joint, ...]:
+        """Joints in depth-first order from the base (children in the order of ``joints``)."""
+        out: list[Joint] = []
+        stack = list(reversed(self._children.get(self.base, [])))
+        while stack:
+            j = stack.pop()
+            out.append(j)
+            stack.extend(reversed(self._children.get(j.child, [])))
+        return tuple(out)
+
+    def dof_index(self, joint: str) -> int:
+        try:
+            return self.dof_names.index(joint)
+        except ValueError:
+            raise UnknownNameError("DOF", joint, self.dof_names, where=f"model {self.name!r}") from None
+
+    # ------------------------------------------------------------------ kinematics (reference)
+    def forward_kinematics(self, s: object) -> dict[str, Transform]:
+        """``base_H_link`` for every link at joint positions ``s`` (..., n_dofs), batched."""
+        from bridge._array import as_float_array
+
+        s = as_float_array(s, "joint positions s", (self.n_dofs,))
+        batch = s.shape[:-1]
+        out = {self.base: Transform.identity(batch)}
+        index = {d: i for i, d in enumerate(self.dof_names)}
+        for j in self.depth_first_joints:
+            pos = s[..., index[j.name]] if j.movable else np.zeros(batch)
+            out[j.child] = out[j.parent] @ j.transform(pos)
+        return out
+
+    def frame_placement(self, frame: str) -> tuple[str, Transform]:
+        """``(link, link_H_frame)`` of any frame (a link gives itself and the identity)."""
+        f = self.frame(frame)
+        return f.link, f.link_H_frame
+
+    # ------------------------------------------------------------------ derived models
+    def replace(self, **changes) -> Model:
+        return dataclasses.replace(self, **changes)
+
+    def with_base(self, link: str) -> Model:
+        """The same robot with ``link`` as base: joints on the path to the old base are reversed."""
+        self.link(link)
+        if link == self.base:
+            return self
+        path: set[str] = set()
+        cur = link
+        while cur != self.base:
+            j = self._parent_joint[cur]
+            path.add(j.name)
+            cur = j.parent
+        joints = tuple(j.reversed() if j.name in path else j for j in self.joints)
+        return dataclasses.replace(self, joints=joints, base=link)
+
+    def with_dofs(self, names: Sequence[str], locked: Mapping[str, float] | None = None) -> Model:
+        """A model whose DOFs are ``names`` in that order.
+
+        Movable joints (including joints locked earlier) left out are locked at ``locked[name]``
+        (default 0). Naming a locked joint in ``names`` releases it.
+        """
+        names = tuple(names)
+        locked = dict(locked or {})
+        candidates = {j.name for j in self.joints if j.movable or j.original is not None}
+        for n in (*names, *locked):
+            if n not in self._joint_index:
+                raise UnknownNameError("joint", n, self._joint_index, where=f"model {self.name!r}")
+            if n not in candidates:
+                raise ModelError(f"joint {n!r} is a fixed joint and cannot be a DOF or be locked")
+        both = set(names) & set(locked)
+        if both:
+            raise ModelError(f"joints both in the DOF list and locked: {sorted(both)}")
+        joints = []
+        for j in self.joints:
+            free = j.original if j.original is not None else j
+            if j.name in names:
+                joints.append(free)
+            elif free.movable:
+                joints.append(free.locked(locked.get(j.name, j.locked_position or 0.0)))
+            else:
+                joints.append(j)
+        return dataclasses.replace(self, joints=tuple(joints), dof_names=names)
+
+    def with_fixed_base(self) -> Model:
+        return dataclasses.replace(self, floating=False)
+
+    def with_floating_base(self) -> Model:
+        return dataclasses.replace(self, floating=True)
+
+    def lumped(self) -> Model:
+        """Merge links joined by fixed joints into one body.
+
+        Each group of links connected by fixed (or locked) joints becomes one link named after
+        the group's root link, with the summed inertia; the merged links become frames of it and
+        their frames are re-attached. Locked joints are lost (they become part of a rigid body).
+        """
+        root_of: dict[str, str] = {}
+        root_H: dict[str, Transform] = {}
+        for name in self._depth_first_links():
+            pj = self._parent_joint.get(name)
+            if pj is not None and not pj.movable:
+                root_of[name] = root_of[pj.parent]
+                root_H[name] = root_H[pj.parent] @ pj.parent_H_child
+            else:
+                root_of[name] = name
+                root_H[name] = Transform.identity()
+        inertias: dict[str, SpatialInertia] = {}
+        for link in self.links:
+            r = root_of[link.name]
+            moved = link.inertia.transformed(root_H[link.name])
+            inertias[r] = inertias[r] + moved if r in inertias else moved
+        links = tuple(
+            Link(link.name, inertias[link.name]) for link in self.links if root_of[link.name] == link.name
+        )
+        frames = [
+            Frame(link.name, root_of[link.name], root_H[link.name])
+            for link in self.links
+            if root_of[link.name] != link.name
+        ]
+        frames += [Frame(f.name, root_of[f.link], root_H[f.link] @ f.link_H_frame) for f in self.frames]
+        joints = []
+        for j in self.joints:
+            if not j.movable:
+                continue
+            parent = root_of[j.parent]
+            joints.append(
+                dataclasses.replace(j, parent=parent, parent_H_child=root_H[j.parent] @ j.parent_H_child)
+            )
+        return dataclasses.replace(
+            self, links=links, joints=tuple(joints), frames=tuple(frames), base=root_of[self.base]
+        )
+
+    def to_urdf(self) -> str:
+        """URDF text of this model (see :func:`bridge.model.urdf.model_to_urdf`)."""
+        from bridge.model.urdf import model_to_urdf
+
+        return model_to_urdf(self)
+
+    def summary(self) -> str:
+        return (
+            f"Model {self.name!r}: {len(self.links)} links, {len(self.joints)} joints, "
+            f"{self.n_dofs} DOFs, {len(self.frames)} extra frames, base {self.base!r}, "
+            f"{'floating' if self.floating else 'fixed'} base, mass {self.total_mass:.6g} kg"
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.summary()}>"
+
+
+def default_dof_names(joints: Iterable[Joint]) -> tuple[str, ...]:
+    """Movable joints in the given (document) order."""
+    return tuple(j.name for j in joints if j.movable)

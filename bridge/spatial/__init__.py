@@ -1,0 +1,58 @@
+"""Neutral spatial algebra: transforms, motion/force vectors, inertias, orderings.
+
+6D vectors are linear first. ``A_H_B`` is the pose of B in A; ``A_X_B`` its motion transform.
+"""
+
+from bridge.spatial.conventions import (
+    Ordering,
+    force_transform_matrix,
+    motion_transform_matrix,
+    plux,
+    plxb,
+    reorder_matrix,
+    to_angular_first,
+    to_linear_first,
+    transform_from_featherstone,
+    transform_from_plux,
+    transform_from_plxb,
+    transform_from_rbdl,
+    transform_from_tds,
+    transform_to_featherstone,
+    transform_to_plux,
+    transform_to_plxb,
+    transform_to_rbdl,
+    transform_to_tds,
+)
+from bridge.spatial.inertia import SpatialInertia
+from bridge.spatial.so3 import skew, vee
+from bridge.spatial.transform import Transform
+from bridge.spatial.vectors import Force, Motion, crf, crm
+
+__all__ = [
+    "Force",
+    "Motion",
+    "Ordering",
+    "SpatialInertia",
+    "Transform",
+    "crf",
+    "crm",
+    "force_transform_matrix",
+    "motion_transform_matrix",
+    "plux",
+    "plxb",
+    "reorder_matrix",
+    "skew",
+    "to_angular_first",
+    "to_linear_first",
+    "transform_from_featherstone",
+    "transform_from_plux",
+    "transform_from_plxb",
+    "transform_from_rbdl",
+    "transform_from_tds",
+    "transform_to_featherstone",
+    "transform_to_plux",
+    "transform_to_plxb",
+    "transform_to_rbdl",
+    "transform_to_tds",
+    "vee",
+]

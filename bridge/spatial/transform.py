@@ -1,0 +1,275 @@
+"""Rigid transforms ``A_H_B`` (poses of frame B in frame A) with leading batch axes."""
+
+from __future__ import annotations
+
+from typing import overload
+
+import numpy as np
+
+from bridge._array import as_float_array
+from bridge.errors import InvalidValueError, ShapeError
+from bridge.spatial import so3
+from bridge.spatial.vectors import Force, Motion
+
+__all__ = ["Transform"]
+
+ROTATION_TOLERANCE = 1e-8
+QUATERNION_TOLERANCE = 1e-6
+
+
+def _check_rotation(R: np.ndarray, name: str) -> None:
+    err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3))
+    if err.size and float(np.max(err)) > ROTATION_TOLERANCE:
+        raise InvalidValueError(
+            f"{name}: rotation is not orthonormal (max |R^T R - I| = {float(np.max(err)):.3g})"
+        )
+    det = np.linalg.det(R)
+    if det.size and float(np.min(det)) <= 0.0:
+        raise InvalidValueError(f"{name}: rotation has determinant {float(np.min(det)):.3g} (a reflection)")
+
+
+def _normalised_quaternion(q: object, name: str) -> np.ndarray:
+    q = as_float_array(q, name, (4,))
+    n = np.linalg.norm(q, axis=-1)
+    bad = np.abs(n - 1.0) > QUATERNION_TOLERANCE
+    if np.any(bad):
+        worst = float(n[bad].flat[0]) if n.ndim else float(n)
+        raise InvalidValueError(f"{name}: quaternion is not unit norm (norm {worst:.9g})")
+    return q / n[..., None]
+
+
+class Transform:
+    """Pose ``A_H_B`` of frame B in frame A: ``p_A = A_H_B.apply(p_B)``.
+
+    Stored as one read-only (..., 4, 4) homogeneous matrix; leading axes are batch axes and
+    broadcast like numpy. ``A_H_B @ B_H_C`` is ``A_H_C``; ``A_H_B @ Motion`` (B coordinates)
+    gives A coordinates with the motion action, ``A_H_B @ Force`` the dual (force) action.
+    """
+
+    __slots__ = ("_m",)
+
+    def __init__(self, matrix: object, *, check: bool = True) -> None:
+        m = as_float_array(matrix, "homogeneous matrix", (4, 4)).copy()
+        if check:
+            bottom = m[..., 3, :]
+            if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > 1e-12):
+                raise InvalidValueError("homogeneous matrix: last row must be [0, 0, 0, 1]")
+            _check_rotation(m[..., :3, :3], "homogeneous matrix")
+        m.flags.writeable = False
+        self._m = m
+
+    @classmethod
+    def _wrap(cls, m: np.ndarray) -> Transform:
+        obj = cls.__new__(cls)
+        m.flags.writeable = False
+        obj._m = m
+        return obj
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def identity(cls, batch_shape: tuple[int, ...] = ()) -> Transform:
+        return cls._wrap(np.broadcast_to(np.eye(4), (*batch_shape, 4, 4)).copy())
+
+    @classmethod
+    def from_matrix(cls, matrix: object) -> Transform:
+        """From a (..., 4, 4) homogeneous matrix (checked)."""
+        return cls(matrix)
+
+    @classmethod
+    def from_rotation_translation(
+        cls, rotation: object | None = None, translation: object | None = None, *, check: bool = True
+    ) -> Transform:
+        """From ``A_R_B`` (..., 3, 3) and ``A_o_B`` (..., 3); either may be omitted."""
+        R = np.eye(3) if rotation is None else as_float_array(rotation, "rotation", (3, 3))
+        p = np.zeros(3) if translation is None else as_float_array(translation, "translation", (3,))
+        if check and rotation is not None:
+            _check_rotation(R, "rotation")
+        batch = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+        m = np.zeros((*batch, 4, 4))
+        m[..., :3, :3] = R
+        m[..., :3, 3] = p
+        m[..., 3, 3] = 1.0
+        return cls._wrap(m)
+
+    @classmethod
+    def from_translation(cls, translation: object) -> Transform:
+        return cls.from_rotation_translation(None, translation)
+
+    @classmethod
+    def from_quaternion_xyzw(cls, quaternion: object, translation: object | None = None) -> Transform:
+        """From a unit quaternion (x, y, z, w) (..., 4) and an optional translation (..., 3)."""
+        q = _normalised_quaternion(quaternion, "quaternion_xyzw")
+        return cls.from_rotation_translation(so3.quaternion_xyzw_to_matrix(q), translation, check=False)
+
+    @classmethod
+    def from_quaternion_wxyz(cls, quaternion: object, translation: object | None = None) -> Transform:
+        """From a unit quaternion (w, x, y, z) (..., 4) and an optional translation (..., 3)."""
+        q = _normalised_quaternion(quaternion, "quaternion_wxyz")
+        return cls.from_quaternion_xyzw(np.roll(q, -1, axis=-1), translation)
+
+    @classmethod
+    def from_rpy(cls, rpy: object, xyz: object | None = None) -> Transform:
+        """From URDF ``<origin rpy="..." xyz="..."/>``: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+        rpy = as_float_array(rpy, "rpy", (3,))
+        return cls.from_rotation_translation(so3.rpy_to_matrix(rpy), xyz, check=False)
+
+    @classmethod
+    def exp(cls, twist: object) -> Transform:
+        """SE(3) exponential of a twist (..., 6) = (v, omega), linear part first."""
+        xi = as_float_array(twist, "twist", (6,))
+        v, w = xi[..., :3], xi[..., 3:]
+        R = so3.so3_exp(w)
+        p = np.einsum("...ij,...j->...i", so3.so3_left_jacobian(w), v)
+        return cls.from_rotation_translation(R, p, check=False)
+
+    @classmethod
+    def exp_so3(cls, rotation_vector: object) -> Transform:
+        """Pure rotation exp(omega^) from a rotation vector (..., 3)."""
+        w = as_float_array(rotation_vector, "rotation vector", (3,))
+        return cls.from_rotation_translation(so3.so3_exp(w), None, check=False)
+
+    # ----------------------------------------------------------------- accessors
+    @property
+    def matrix(self) -> np.ndarray:
+        """The read-only (..., 4, 4) homogeneous matrix."""
+        return self._m
+
+    def as_matrix(self) -> np.ndarray:
+        """A writable copy of the (..., 4, 4) homogeneous matrix."""
+        return self._m.copy()
+
+    @property
+    def rotation(self) -> np.ndarray:
+        """``A_R_B``, (..., 3, 3)."""
+        return self._m[..., :3, :3]
+
+    @property
+    def translation(self) -> np.ndarray:
+        """``A_o_B``, the origin of B in A coordinates, (..., 3)."""
+        return self._m[..., :3, 3]
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self._m.shape[:-2]
+
+    def as_quaternion_xyzw(self) -> np.ndarray:
+        """Unit quaternion (x, y, z, w) with w >= 0, (..., 4)."""
+        return so3.matrix_to_quaternion_xyzw(self.rotation)
+
+    def as_quaternion_wxyz(self) -> np.ndarray:
+        """Unit quaternion (w, x, y, z) with w >= 0, (..., 4)."""
+        return np.roll(self.as_quaternion_xyzw(), 1, axis=-1)
+
+    def as_rpy(self) -> np.ndarray:
+        """URDF roll-pitch-yaw (..., 3) of the rotation."""
+        return so3.matrix_to_rpy(self.rotation)
+
+    def log(self) -> np.ndarray:
+        """SE(3) logarithm, twist (..., 6) = (v, omega) with |omega| <= pi."""
+        w = so3.so3_log(self.rotation)
+        v = np.einsum("...ij,...j->...i", so3.so3_left_jacobian_inverse(w), self.translation)
+        return np.concatenate([v, w], axis=-1)
+
+    def log_so3(self) -> np.ndarray:
+        """Rotation vector (..., 3) of the rotation part."""
+        return so3.so3_log(self.rotation)
+
+    # ----------------------------------------------------------------- group operations
+    def inverse(self) -> Transform:
+        """``B_H_A`` from ``A_H_B``."""
+        Rt = np.swapaxes(self.rotation, -1, -2)
+        m = np.zeros_like(self._m)
+        m[..., :3, :3] = Rt
+        m[..., :3, 3] = -np.einsum("...ij,...j->...i", Rt, self.translation)
+        m[..., 3, 3] = 1.0
+        return Transform._wrap(m)
+
+    @overload
+    def __matmul__(self, other: Transform) -> Transform: ...
+    @overload
+    def __matmul__(self, other: Motion) -> Motion: ...
+    @overload
+    def __matmul__(self, other: Force) -> Force: ...
+
+    def __matmul__(self, other):
+        if isinstance(other, Transform):
+            return Transform._wrap(self._m @ other._m)
+        if isinstance(other, Motion):
+            return self.apply_motion(other)
+        if isinstance(other, Force):
+            return self.apply_force(other)
+        from bridge.spatial.inertia import SpatialInertia
+
+        if isinstance(other, SpatialInertia):
+            return other.transformed(self)
+        return NotImplemented
+
+    def apply(self, points: object) -> np.ndarray:
+        """Map points (..., 3) from B coordinates to A coordinates."""
+        p = as_float_array(points, "points", (3,))
+        return np.einsum("...ij,...j->...i", self.rotation, p) + self.translation
+
+    def apply_motion(self, motion: Motion) -> Motion:
+        """``A_X_B @ v``: v' = (R v + p x R w, R w), without building the 6x6 matrix."""
+        R, p = self.rotation, self.translation
+        w = np.einsum("...ij,...j->...i", R, motion.angular)
+        v = np.einsum("...ij,...j->...i", R, motion.linear) + np.cross(p, w)
+        return Motion._wrap(np.concatenate(np.broadcast_arrays(v, w), axis=-1))
+
+    def apply_force(self, force: Force) -> Force:
+        """``A_Xs_B @ f`` (dual action): f' = (R f, R tau + p x R f)."""
+        R, p = self.rotation, self.translation
+        f = np.einsum("...ij,...j->...i", R, force.linear)
+        t = np.einsum("...ij,...j->...i", R, force.angular) + np.cross(p, f)
+        return Force._wrap(np.concatenate(np.broadcast_arrays(f, t), axis=-1))
+
+    def motion_matrix(self) -> np.ndarray:
+        """``A_X_B`` (..., 6, 6), linear-first: ``[[R, skew(p) R], [0, R]]``."""
+        R, p = self.rotation, self.translation
+        X = np.zeros((*self.batch_shape, 6, 6))
+        X[..., :3, :3] = R
+        X[..., 3:, 3:] = R
+        X[..., :3, 3:] = so3.skew(p) @ R
+        return X
+
+    def force_matrix(self) -> np.ndarray:
+        """``A_Xs_B = A_X_B^{-T}`` (..., 6, 6), linear-first: ``[[R, 0], [skew(p) R, R]]``."""
+        R, p = self.rotation, self.translation
+        X = np.zeros((*self.batch_shape, 6, 6))
+        X[..., :3, :3] = R
+        X[..., 3:, 3:] = R
+        X[..., 3:, :3] = so3.skew(p) @ R
+        return X
+
+    def __getitem__(self, index) -> Transform:
+        if not isinstance(index, tuple):
+            index = (index,)
+        return Transform._wrap(self._m[(*index, slice(None), slice(None))])
+
+    def reshape(self, *shape: int) -> Transform:
+        if len(shape) == 1 and isinstance(shape[0], tuple):
+            shape = shape[0]
+        return Transform._wrap(self._m.reshape(*shape, 4, 4))
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._m, dtype=dtype, copy=True)
+
+    def __repr__(self) -> str:
+        if self.batch_shape:
+            return f"Transform(batch_shape={self.batch_shape})"
+        return f"Transform(rotation={self.rotation.tolist()}, translation={self.translation.tolist()})"
+
+    def allclose(self, other: Transform, atol: float = 1e-12) -> bool:
+        return bool(np.allclose(self._m, other._m, atol=atol, rtol=0.0))
+
+
+def ensure_transform(x: object, name: str = "transform") -> Transform:
+    """Accept a Transform or a (..., 4, 4) array (checked) and return a Transform."""
+    if isinstance(x, Transform):
+        return x
+    try:
+        return Transform(x)
+    except ShapeError as exc:
+        raise ShapeError(f"{name}: {exc}") from None
+    except InvalidValueError as exc:
+        raise InvalidValueError(f"{name}: {exc}") from None
