@@ -1,0 +1,381 @@
+"""Pinocchio backend: neutral models and states to and from Pinocchio.
+
+Model layout (``to_pinocchio``), following ../shared/reference/003:
+
+* a floating base is a ``JointModelFreeFlyer`` named ``root_joint`` whose body is the base link; a
+  fixed base attaches the base link to ``universe``;
+* every movable joint becomes a Pinocchio joint whose frame J sits at the axis origin with the
+  child link's orientation (``J = (axis origin, [child])``), so Pinocchio's axis (through J's
+  origin) equals the neutral axis: ``parent_H_J = rest @ trans(o)`` and ``J_H_child = trans(-o)``.
+  Axes equal to +x/+y/+z use the aligned joint types (RX, RY, RZ, PX, ... , RUBX, ...), others the
+  unaligned ones; continuous joints use the unbounded types (q = (cos, sin));
+* fixed (and locked) joints are merged like Pinocchio's URDF parser does: the child's inertia is
+  appended to the parent's Pinocchio joint and a ``FIXED_JOINT`` frame is added;
+* every link is a ``BODY`` frame and every extra frame an ``OP_FRAME``, with the same names.
+
+Pinocchio orders the joint velocities depth first; :func:`pinocchio_dof_permutation` gives the map
+``v_pin[6:] = s_dot[perm]`` from the model's DOF order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bridge._array import as_float_array
+from bridge.errors import BackendError, StateError
+from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
+from bridge.spatial import SpatialInertia, Transform
+from bridge.state import Representation, State, base_to_body_matrix, body_to_base_matrix
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pinocchio
+
+__all__ = [
+    "PinocchioLayout",
+    "from_pinocchio",
+    "from_pinocchio_state",
+    "pinocchio_dof_permutation",
+    "pinocchio_layout",
+    "to_pinocchio",
+    "to_pinocchio_state",
+]
+
+ROOT_JOINT = "root_joint"
+_AXIS_TOL = 1e-12
+
+
+def _pin():
+    import pinocchio
+
+    return pinocchio
+
+
+def _se3(T: Transform):
+    pin = _pin()
+    return pin.SE3(np.array(T.rotation), np.array(T.translation))
+
+
+def _transform(M) -> Transform:
+    return Transform.from_rotation_translation(np.array(M.rotation), np.array(M.translation), check=False)
+
+
+def _pin_inertia(inertia: SpatialInertia):
+    pin = _pin()
+    return pin.Inertia(float(inertia.mass), np.array(inertia.com), np.array(inertia.inertia_com))
+
+
+def _joint_model(joint: Joint):
+    """The Pinocchio joint model for a movable joint (axis in the joint frame = child axes)."""
+    pin = _pin()
+    d = joint.axis
+    aligned = None
+    for i, letter in enumerate("XYZ"):
+        e = np.zeros(3)
+        e[i] = 1.0
+        if np.max(np.abs(d - e)) < _AXIS_TOL:
+            aligned = letter
+    if joint.kind is JointKind.REVOLUTE:
+        return getattr(pin, f"JointModelR{aligned}")() if aligned else pin.JointModelRevoluteUnaligned(d)
+    if joint.kind is JointKind.CONTINUOUS:
+        if aligned:
+            return getattr(pin, f"JointModelRUB{aligned}")()
+        return pin.JointModelRevoluteUnboundedUnaligned(d)
+    if joint.kind is JointKind.PRISMATIC:
+        return getattr(pin, f"JointModelP{aligned}")() if aligned else pin.JointModelPrismaticUnaligned(d)
+    raise BackendError(f"joint {joint.name!r}: no Pinocchio joint model for kind {joint.kind.value!r}")
+
+
+def _limit(value: float | None, default: float) -> float:
+    return default if value is None else float(value)
+
+
+def to_pinocchio(model: Model) -> pinocchio.Model:
+    """Build a ``pinocchio.Model`` for ``model`` directly through Pinocchio's API.
+
+    The result has nq = (7 if floating) + sum(1 or 2 per joint) and nv = model.nv; joint order is
+    depth first from the base (see :func:`pinocchio_dof_permutation`). Frame names equal the
+    neutral link and frame names (links as BODY frames, extra frames as OP_FRAME frames); joint
+    names equal the neutral joint names (movable ones as Pinocchio joints, fixed ones as
+    FIXED_JOINT frames).
+    """
+    pin = _pin()
+    pm = pin.Model()
+    pm.name = model.name
+    FT = pin.FrameType
+    # link -> (pinocchio joint id, joint_H_link, frame id of the link's BODY frame)
+    place: dict[str, tuple[int, Transform, int]] = {}
+    base = model.base
+    if model.floating:
+        jid = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), ROOT_JOINT)
+        pm.lowerPositionLimit[:7] = -np.inf  # a free flyer has no position limits
+        pm.upperPositionLimit[:7] = np.inf
+        parent_frame = pm.addJointFrame(jid, 0)
+    else:
+        jid, parent_frame = 0, 0
+    ident = Transform.identity()
+    pm.appendBodyToJoint(jid, _pin_inertia(model.link(base).inertia), pin.SE3.Identity())
+    fid = pm.addBodyFrame(base, jid, pin.SE3.Identity(), parent_frame)
+    place[base] = (jid, ident, fid)
+
+    for joint in model.depth_first_joints:
+        pj, pj_H_parent, parent_fid = place[joint.parent]
+        child = model.link(joint.child)
+        if joint.movable:
+            o = joint.axis_origin
+            parent_H_J = joint.parent_H_child @ Transform.from_translation(o)
+            J_H_child = Transform.from_translation(-o)
+            lim = joint.limits
+            bounded = joint.kind is not JointKind.CONTINUOUS
+            jm = _joint_model(joint)
+            nq = jm.nq
+            lower = np.full(nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
+            upper = np.full(nq, _limit(lim.upper, np.inf) if bounded else 1.01)
+            effort = np.full(jm.nv, _limit(lim.effort, np.inf))
+            velocity = np.full(jm.nv, _limit(lim.velocity, np.inf))
+            jid = pm.addJoint(
+                pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper
+            )
+            jfid = pm.addJointFrame(jid, parent_fid)
+            pm.appendBodyToJoint(jid, _pin_inertia(child.inertia.transformed(J_H_child)), pin.SE3.Identity())
+            fid = pm.addBodyFrame(child.name, jid, _se3(J_H_child), jfid)
+            place[child.name] = (jid, J_H_child, fid)
+        else:
+            pj_H_child = pj_H_parent @ joint.parent_H_child
+            ffid = pm.addFrame(pin.Frame(joint.name, pj, parent_fid, _se3(pj_H_child), FT.FIXED_JOINT))
+            if child.mass > 0:
+                pm.appendBodyToJoint(pj, _pin_inertia(child.inertia), _se3(pj_H_child))
+            fid = pm.addBodyFrame(child.name, pj, _se3(pj_H_child), ffid)
+            place[child.name] = (pj, pj_H_child, fid)
+
+    for frame in model.frames:
+        pj, pj_H_link, link_fid = place[frame.link]
+        pm.addFrame(pin.Frame(frame.name, pj, link_fid, _se3(pj_H_link @ frame.link_H_frame), FT.OP_FRAME))
+    if pm.nv != model.nv:  # pragma: no cover - internal consistency
+        raise BackendError(f"Pinocchio model has nv={pm.nv}, expected {model.nv}")
+    return pm
+
+
+# --------------------------------------------------------------------------- layout and permutation
+@dataclass(frozen=True)
+class PinocchioLayout:
+    """Where each neutral DOF lives in Pinocchio's q and v.
+
+    ``perm``: ``v_pin[base:] = s_dot[perm]`` (length n); ``idx_q``/``idx_v`` per neutral DOF;
+    ``continuous`` per neutral DOF (q uses cos, sin); ``base`` = 6 if floating else 0 for v and
+    7 or 0 for q.
+    """
+
+    perm: np.ndarray
+    idx_q: np.ndarray
+    idx_v: np.ndarray
+    continuous: np.ndarray
+    nq: int
+    nv: int
+    floating: bool
+
+
+@lru_cache(maxsize=64)
+def _layout_cached(key: tuple) -> PinocchioLayout:
+    floating, kinds, depth_first = key
+    n = len(kinds)
+    q_base, v_base = (7, 6) if floating else (0, 0)
+    idx_q = np.zeros(n, dtype=np.intp)
+    idx_v = np.zeros(n, dtype=np.intp)
+    qi, vi = q_base, v_base
+    for k in depth_first:
+        idx_q[k] = qi
+        idx_v[k] = vi
+        qi += 2 if kinds[k] == "continuous" else 1
+        vi += 1
+    perm = np.asarray(depth_first, dtype=np.intp)
+    cont = np.array([k == "continuous" for k in kinds], dtype=bool)
+    return PinocchioLayout(perm, idx_q, idx_v, cont, qi, vi, floating)
+
+
+def pinocchio_layout(model: Model) -> PinocchioLayout:
+    """The q/v layout of ``to_pinocchio(model)`` relative to the model's DOF order."""
+    index = {d: i for i, d in enumerate(model.dof_names)}
+    depth_first = tuple(index[j.name] for j in model.depth_first_joints if j.movable)
+    kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
+    return _layout_cached((model.floating, kinds, depth_first))
+
+
+def pinocchio_dof_permutation(model: Model) -> np.ndarray:
+    """``perm`` with ``v_pin_joints = s_dot[perm]`` (Pinocchio's depth-first order)."""
+    return pinocchio_layout(model).perm
+
+
+# --------------------------------------------------------------------------- states
+def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """Neutral state -> Pinocchio ``(q, v)`` for ``to_pinocchio(model)``, batched (..., nq), (..., nv).
+
+    q = [A_o_B, quaternion (x, y, z, w) of A_R_B, joints]; v = [B_v_A,B (LOCAL); joints], joints in
+    Pinocchio's depth-first order, continuous joints as (cos, sin) in q.
+    """
+    state.check_model(model)
+    lay = pinocchio_layout(model)
+    H = state.world_H_base
+    batch = np.broadcast_shapes(
+        H.batch_shape, state.s.shape[:-1], state.s_dot.shape[:-1], state.base_velocity.shape[:-1]
+    )
+    q = np.zeros((*batch, lay.nq))
+    v = np.zeros((*batch, lay.nv))
+    s = state.s
+    c = lay.continuous
+    q[..., lay.idx_q[~c]] = s[..., ~c]
+    q[..., lay.idx_q[c]] = np.cos(s[..., c])
+    q[..., lay.idx_q[c] + 1] = np.sin(s[..., c])
+    v[..., lay.idx_v] = state.s_dot
+    if model.floating:
+        q[..., :3] = H.translation
+        q[..., 3:7] = H.as_quaternion_xyzw()
+        v[..., :6] = state.base_velocity_in(Representation.BODY)
+    return q, v
+
+
+def from_pinocchio_state(
+    model: Model, q: object, v: object, representation: object = Representation.MIXED
+) -> State:
+    """Pinocchio ``(q, v)`` of ``to_pinocchio(model)`` -> neutral State in ``representation``."""
+    lay = pinocchio_layout(model)
+    try:
+        q = as_float_array(q, "q", (lay.nq,))
+        v = as_float_array(v, "v", (lay.nv,))
+    except Exception as exc:
+        raise StateError(f"pinocchio state for model {model.name!r}: {exc}") from None
+    c = lay.continuous
+    n = model.n_dofs
+    s = np.zeros((*q.shape[:-1], n))
+    s[..., ~c] = q[..., lay.idx_q[~c]]
+    if np.any(c):
+        cs, sn = q[..., lay.idx_q[c]], q[..., lay.idx_q[c] + 1]
+        if np.any(np.abs(np.hypot(cs, sn) - 1.0) > 1e-6):
+            raise StateError("pinocchio state: a continuous joint's (cos, sin) pair is not unit norm")
+        s[..., c] = np.arctan2(sn, cs)
+    s_dot = v[..., lay.idx_v]
+    rep = Representation.parse(representation)
+    if model.floating:
+        H = Transform.from_quaternion_xyzw(q[..., 3:7], q[..., :3])
+        vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v[..., :6])
+    else:
+        H = Transform.identity(q.shape[:-1])
+        vb = np.zeros((*q.shape[:-1], 6))
+    return State(H, s, vb, s_dot, rep)
+
+
+# --------------------------------------------------------------------------- back to neutral
+def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> Model:
+    """Neutral model from a ``pinocchio.Model`` (e.g. from ``pin.buildModelFromUrdf``).
+
+    Every Pinocchio joint body becomes a link: the BODY frame attached directly at the joint
+    (Pinocchio's URDF parser names it after the URDF link) when there is one, else a link named
+    after the joint. Inertias merged from fixed-joint children stay merged into that link; other
+    BODY frames, FIXED_JOINT frames and OP_FRAMEs become extra frames. A free-flyer first joint
+    means a floating base (its child body is the base); no free flyer means a fixed base at the
+    first body (universe's inertia, if any, is ignored). Joint axes become the neutral axis with a
+    zero origin in the link frame chosen for the body.
+    """
+    pin = _pin()
+    FT = pin.FrameType
+    jm0 = pin_model.joints[1] if pin_model.njoints > 1 else None
+    has_ff = jm0 is not None and jm0.shortname() == "JointModelFreeFlyer"
+    if floating is None:
+        floating = has_ff
+    # choose the link frame of each joint body: a BODY frame on that joint with identity-rotation
+    # placement is not required; we use the BODY frame (if any) as the link frame.
+    link_of_joint: dict[int, tuple[str, Transform]] = {}
+    for f in pin_model.frames:
+        if f.type == FT.BODY and f.parentJoint not in link_of_joint:
+            # the first BODY frame whose parent frame is the joint frame itself is the link
+            link_of_joint[f.parentJoint] = (f.name, _transform(f.placement))
+    links: list[Link] = []
+    joints: list[Joint] = []
+    frames: list[Frame] = []
+    joint_kinds = {
+        "JointModelRX": ("revolute", 0),
+        "JointModelRY": ("revolute", 1),
+        "JointModelRZ": ("revolute", 2),
+        "JointModelRUBX": ("continuous", 0),
+        "JointModelRUBY": ("continuous", 1),
+        "JointModelRUBZ": ("continuous", 2),
+        "JointModelPX": ("prismatic", 0),
+        "JointModelPY": ("prismatic", 1),
+        "JointModelPZ": ("prismatic", 2),
+        "JointModelRevoluteUnaligned": ("revolute", None),
+        "JointModelRevoluteUnboundedUnaligned": ("continuous", None),
+        "JointModelPrismaticUnaligned": ("prismatic", None),
+    }
+    start = 2 if has_ff else 1
+    base_joint = 1 if has_ff else 0
+    for jid in range(base_joint, pin_model.njoints):
+        name, jH = link_of_joint.get(jid, (None, None))
+        if name is None:
+            name, jH = (
+                (pin_model.names[jid] + "_link", Transform.identity())
+                if jid
+                else ("universe", Transform.identity())
+            )
+            link_of_joint[jid] = (name, jH)
+        inertia = SpatialInertia.from_pinocchio_parameters(pin_model.inertias[jid].toDynamicParameters())
+        links.append(Link(name, inertia.transformed(jH.inverse())))
+    for jid in range(start, pin_model.njoints):
+        jmodel = pin_model.joints[jid]
+        short = jmodel.shortname()
+        if short not in joint_kinds:
+            raise BackendError(
+                f"Pinocchio joint {pin_model.names[jid]!r} of type {short} has no neutral equivalent"
+            )
+        kind, axis_index = joint_kinds[short]
+        if axis_index is None:
+            axis_J = np.array(jmodel.extract().axis, dtype=float).reshape(3)
+        else:
+            axis_J = np.eye(3)[axis_index]
+        parent = pin_model.parents[jid]
+        if parent == 0 and not has_ff and base_joint == 0:
+            pass
+        pname, pjH = link_of_joint[parent]
+        cname, cjH = link_of_joint[jid]
+        placement = _transform(pin_model.jointPlacements[jid])
+        rest = pjH.inverse() @ placement @ cjH  # parent_link_H_child_link at q = 0
+        axis_c = cjH.rotation.T @ axis_J
+        origin_c = cjH.inverse().translation  # J's origin in child coordinates
+        idx_q = pin_model.idx_qs[jid]
+        lim = JointLimits()
+        if kind != "continuous":
+            lo, hi = pin_model.lowerPositionLimit[idx_q], pin_model.upperPositionLimit[idx_q]
+            lim = JointLimits(
+                lower=float(lo) if np.isfinite(lo) and lo > -1e300 else None,
+                upper=float(hi) if np.isfinite(hi) and hi < 1e300 else None,
+                effort=float(pin_model.effortLimit[pin_model.idx_vs[jid]]),
+                velocity=float(pin_model.velocityLimit[pin_model.idx_vs[jid]]),
+            )
+        joints.append(
+            Joint(
+                pin_model.names[jid], kind, pname, cname, rest, axis=axis_c, axis_origin=origin_c, limits=lim
+            )
+        )
+    link_names = {link.name for link in links}
+    for f in pin_model.frames:
+        if f.name in link_names or f.type == FT.JOINT or f.parentJoint < base_joint:
+            continue
+        if f.type == FT.FIXED_JOINT:
+            continue  # fixed joints are merged into the body; their child BODY frame is kept
+        lname, ljH = link_of_joint[f.parentJoint]
+        frames.append(Frame(f.name, lname, ljH.inverse() @ _transform(f.placement)))
+    base = link_of_joint[base_joint][0]
+    dof_names = tuple(j.name for j in joints)
+    return Model(
+        pin_model.name or "robot", tuple(links), tuple(joints), tuple(frames), base, dof_names, floating
+    )
+
+
+def base_velocity_to_pinocchio(
+    world_H_base: Transform, base_velocity: np.ndarray, representation
+) -> np.ndarray:
+    """Base velocity in ``representation`` -> Pinocchio's LOCAL, (..., 6)."""
+    X = base_to_body_matrix(world_H_base, Representation.parse(representation))
+    return np.einsum("...ij,...j->...i", X, base_velocity)
