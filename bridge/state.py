@@ -264,6 +264,10 @@ class VelocityTransform:
     def floating(self) -> bool:
         return self.X is not None
 
+    @property
+    def inverse_perm(self) -> np.ndarray | None:
+        return None if self.perm is None else np.argsort(self.perm)
+
     def _perm_matrix(self) -> np.ndarray:
         P = np.eye(self.n_dofs)
         return P if self.perm is None else P[self.perm]
@@ -289,6 +293,83 @@ class VelocityTransform:
         Td = np.zeros((*batch, 6 + n, 6 + n))
         Td[..., :6, :6] = self.X_dot
         return Td
+
+    # ---- block-structured products (no dense (6+n)x(6+n) algebra) --------------------------
+    @staticmethod
+    def _joints(y: np.ndarray, perm: np.ndarray | None) -> np.ndarray:
+        return y if perm is None else y[..., perm]
+
+    def apply(self, nu: np.ndarray) -> np.ndarray:
+        """``T @ nu`` for (..., nv) vectors."""
+        if self.X is None:
+            return self._joints(nu, self.perm)
+        base = np.einsum("...ij,...j->...i", self.X, nu[..., :6])
+        return _cat(base, self._joints(nu[..., 6:], self.perm))
+
+    def apply_derivative(self, nu: np.ndarray) -> np.ndarray:
+        """``T_dot @ nu`` for (..., nv) vectors."""
+        if self.X is None:
+            return np.zeros_like(nu)
+        base = np.einsum("...ij,...j->...i", self.X_dot, nu[..., :6])
+        return _cat(base, np.zeros((*base.shape[:-1], self.n_dofs)))
+
+    def solve(self, y: np.ndarray) -> np.ndarray:
+        """``T^{-1} @ y`` for (..., nv) vectors."""
+        if self.X is None:
+            return self._joints(y, self.inverse_perm)
+        X, yb = np.broadcast_arrays(self.X, y[..., :6, None])
+        base = np.linalg.solve(X, yb)[..., 0]
+        return _cat(base, self._joints(y[..., 6:], self.inverse_perm))
+
+    def transpose_apply(self, tau: np.ndarray) -> np.ndarray:
+        """``T^T @ tau`` for (..., nv) generalized forces (target -> source)."""
+        if self.X is None:
+            return self._joints(tau, self.inverse_perm)
+        base = np.einsum("...ji,...j->...i", self.X, tau[..., :6])
+        return _cat(base, self._joints(tau[..., 6:], self.inverse_perm))
+
+    def transpose_solve(self, tau: np.ndarray) -> np.ndarray:
+        """``T^{-T} @ tau`` for (..., nv) generalized forces (source -> target)."""
+        if self.X is None:
+            return self._joints(tau, self.perm)
+        Xt, tb = np.broadcast_arrays(np.swapaxes(self.X, -1, -2), tau[..., :6, None])
+        base = np.linalg.solve(Xt, tb)[..., 0]
+        return _cat(base, self._joints(tau[..., 6:], self.perm))
+
+    def right_apply(self, J: np.ndarray) -> np.ndarray:
+        """``J @ T`` for (..., m, nv) matrices (e.g. Jacobians: target -> source)."""
+        if self.X is None:
+            return self._joints(J, self.inverse_perm)
+        base = J[..., :, :6] @ self.X
+        return _cat(base, self._joints(J[..., :, 6:], self.inverse_perm))
+
+    def congruence(self, M: np.ndarray) -> np.ndarray:
+        """``T^T @ M @ T`` for (..., nv, nv) matrices (e.g. mass matrices: target -> source)."""
+        n = self.n_dofs
+        ip = self.inverse_perm
+        if self.X is None:
+            return M if ip is None else M[..., ip[:, None], ip[None, :]]
+        if ip is not None:
+            idx = np.concatenate([np.arange(6), 6 + ip])
+            M = M[..., idx[:, None], idx[None, :]]
+        X = self.X
+        Xt = np.swapaxes(X, -1, -2)
+        batch = np.broadcast_shapes(M.shape[:-2], X.shape[:-2])
+        out = np.empty((*batch, 6 + n, 6 + n))
+        out[..., :6, :6] = Xt @ M[..., :6, :6] @ X
+        out[..., :6, 6:] = Xt @ M[..., :6, 6:]
+        out[..., 6:, :6] = M[..., 6:, :6] @ X
+        out[..., 6:, 6:] = M[..., 6:, 6:]
+        return out
+
+
+def _cat(base: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    """Concatenate base and joint blocks along the last axis, broadcasting the leading axes."""
+    lead = np.broadcast_shapes(base.shape[:-1], joints.shape[:-1])
+    return np.concatenate(
+        [np.broadcast_to(base, (*lead, base.shape[-1])), np.broadcast_to(joints, (*lead, joints.shape[-1]))],
+        axis=-1,
+    )
 
 
 def _pinocchio_perm(model: Model, convention: Convention) -> np.ndarray | None:

@@ -6,52 +6,11 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.model.model import Frame, Joint, Link, Model
-from bridge.spatial import SpatialInertia, Transform
+from bridge.spatial import Transform
 from bridge.state import Convention, Representation, State, velocity_transform
+from tests.helpers import random_state, small_model
 
 REPS = ("body", "inertial", "mixed", "pinocchio")
-
-
-def _random_transform(rng: np.random.Generator) -> Transform:
-    q = rng.normal(size=4)
-    return Transform.from_quaternion_xyzw(q / np.linalg.norm(q), rng.normal(size=3))
-
-
-def small_model(rng: np.random.Generator, floating: bool = True) -> Model:
-    """A hand-built tree with every joint kind, non-zero axis origins and a non-depth-first DOF order."""
-    inertia = SpatialInertia(1.3, [0.05, -0.02, 0.1], np.diag([0.1, 0.12, 0.15]))
-    links = [Link(n, inertia) for n in ("a", "b", "c", "d", "e", "f")]
-    joints = [
-        Joint(
-            "j1",
-            "revolute",
-            "a",
-            "b",
-            _random_transform(rng),
-            axis=rng.normal(size=3),
-            axis_origin=rng.normal(size=3),
-        ),
-        Joint("j2", "prismatic", "b", "c", _random_transform(rng), axis=[1, 0, 0]),
-        Joint(
-            "j3", "continuous", "a", "d", _random_transform(rng), axis=[0, 0, 1], axis_origin=[0.1, 0.2, 0.3]
-        ),
-        Joint("jf", "fixed", "d", "e", _random_transform(rng)),
-        Joint("j4", "revolute", "e", "f", _random_transform(rng), axis=[0, -1, 0]),
-    ]
-    frames = [Frame("tool", "e", _random_transform(rng))]
-    return Model("small", links, joints, frames, "a", ("j4", "j2", "j3", "j1"), floating)
-
-
-def random_state(model: Model, rng: np.random.Generator, rep: str = "mixed", batch: tuple = ()) -> State:
-    n = model.n_dofs
-    H = Transform.from_quaternion_xyzw(
-        (q := rng.normal(size=(*batch, 4))) / np.linalg.norm(q, axis=-1, keepdims=True),
-        rng.normal(size=(*batch, 3)),
-    )
-    return State(
-        H, rng.uniform(-2, 2, (*batch, n)), rng.normal(size=(*batch, 6)), rng.normal(size=(*batch, n)), rep
-    )
 
 
 def test_representation_aliases() -> None:
@@ -178,3 +137,28 @@ def test_bad_states_raise() -> None:
     with pytest.raises(bridge.StateError, match="q"):
         bridge.from_pinocchio_state(model, np.zeros(3), np.zeros(model.nv))
     assert issubclass(bridge.StateError, ValueError)
+
+
+@pytest.mark.parametrize("floating", [True, False])
+def test_structured_products_equal_dense(floating: bool) -> None:
+    from bridge.state import structured_velocity_transform
+
+    rng = np.random.default_rng(7)
+    model = small_model(rng, floating)
+    st = random_state(model, rng, "inertial", batch=(2,))
+    nv = model.nv
+    for a, b in (("inertial", "pinocchio"), ("mixed", "body"), ("pinocchio", "mixed")):
+        vt = structured_velocity_transform(model, st, a, b)
+        T, Td = vt.matrix(), vt.derivative()
+        x = rng.normal(size=(2, nv))
+        M = rng.normal(size=(2, nv, nv))
+        J = rng.normal(size=(2, 6, nv))
+        np.testing.assert_allclose(vt.apply(x), np.einsum("...ij,...j->...i", T, x), atol=1e-12)
+        np.testing.assert_allclose(vt.apply_derivative(x), np.einsum("...ij,...j->...i", Td, x), atol=1e-12)
+        np.testing.assert_allclose(vt.solve(x), np.linalg.solve(T, x[..., None])[..., 0], atol=1e-12)
+        np.testing.assert_allclose(vt.transpose_apply(x), np.einsum("...ji,...j->...i", T, x), atol=1e-12)
+        np.testing.assert_allclose(
+            vt.transpose_solve(x), np.linalg.solve(np.swapaxes(T, -1, -2), x[..., None])[..., 0], atol=1e-12
+        )
+        np.testing.assert_allclose(vt.right_apply(J), J @ T, atol=1e-12)
+        np.testing.assert_allclose(vt.congruence(M), np.swapaxes(T, -1, -2) @ M @ T, atol=1e-12)

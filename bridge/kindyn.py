@@ -1,0 +1,270 @@
+"""One dynamics facade over any engine, in any velocity representation.
+
+``KinDyn`` is what iDynTree users know from ``KinDynComputations``: set a state, ask for the mass
+matrix, bias forces, inverse/forward dynamics, frame kinematics and centre of mass, all in the
+chosen representation (BODY, INERTIAL or MIXED; see :mod:`bridge.state`), with the joints in the
+model's DOF order. The same questions go to any engine ("pinocchio", "idyntree", later
+"featherstone"), which is what makes cross-validation possible.
+
+States may carry leading batch axes: every result then has the same leading axes. Results are
+cached per state and computed lazily.
+
+External wrenches are ``{frame_name: wrench (..., 6)}``, the wrench the environment applies on the
+robot at that frame, expressed (linear first) in the frame the representation gives for it:
+F (BODY), the world A (INERTIAL) or F[A] (MIXED). They enter as
+``inverse_dynamics(a, f) = inverse_dynamics(a) - J_F^T f`` and
+``forward_dynamics(tau, f) = forward_dynamics(tau + J_F^T f)``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+import numpy as np
+
+from bridge._array import as_float_array
+from bridge.errors import BridgeError, InvalidValueError, ShapeError, StateError
+from bridge.model.model import Model
+from bridge.state import Representation, State
+
+__all__ = ["ENGINES", "Engine", "KinDyn"]
+
+#: engine name -> "module:Class"
+ENGINES: dict[str, str] = {
+    "pinocchio": "bridge.backends.pinocchio_engine:PinocchioEngine",
+    "idyntree": "bridge.backends.idyntree_engine:IDynTreeEngine",
+    "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
+}
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+
+class Engine(Protocol):  # pragma: no cover - documentation of the protocol
+    """What an engine implements. Arrays carry the state's batch axes in front."""
+
+    name: str
+
+    def __init__(self, model: Model, representation: Representation) -> None: ...
+    def set_state(self, state: State, gravity: np.ndarray) -> None: ...
+    def mass_matrix(self) -> np.ndarray: ...
+    def bias_forces(self) -> np.ndarray: ...
+    def gravity_forces(self) -> np.ndarray: ...
+    def inverse_dynamics(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
+    ) -> np.ndarray: ...
+    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray: ...
+    def frame_transform(self, frame: str) -> np.ndarray: ...
+    def frame_velocity(self, frame: str) -> np.ndarray: ...
+    def frame_jacobian(self, frame: str) -> np.ndarray: ...
+    def frame_bias_acc(self, frame: str) -> np.ndarray: ...
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray: ...
+    def com_position(self) -> np.ndarray: ...
+    def com_velocity(self) -> np.ndarray: ...
+    def com_jacobian(self) -> np.ndarray: ...
+
+
+def _engine_class(engine: str) -> type:
+    key = str(engine).strip().lower()
+    if key not in ENGINES:
+        raise InvalidValueError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
+    module, cls = ENGINES[key].split(":")
+    try:
+        return getattr(importlib.import_module(module), cls)
+    except ModuleNotFoundError as exc:
+        raise BridgeError(f"engine {key!r} is not available ({exc})") from None
+
+
+class KinDyn:
+    """Kinematics and dynamics of ``model`` computed by ``engine`` in ``representation``.
+
+    Args:
+        model: a :class:`bridge.Model`.
+        engine: "pinocchio", "idyntree" or "featherstone".
+        representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
+            velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
+            accelerations and external wrenches are all in this representation.
+    """
+
+    def __init__(self, model: Model, engine: str = "pinocchio", representation: object = "mixed") -> None:
+        if not isinstance(model, Model):
+            raise InvalidValueError(f"KinDyn expects a bridge.Model, got {type(model).__name__}")
+        self.model = model
+        self.representation = Representation.parse(representation)
+        self.engine_name = str(engine).strip().lower()
+        self._engine = _engine_class(self.engine_name)(model, self.representation)
+        self._state: State | None = None
+        self._cache: dict[Any, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ state
+    def set_state(
+        self,
+        world_H_base: object,
+        s: object,
+        base_velocity: object,
+        s_dot: object,
+        gravity: object = DEFAULT_GRAVITY,
+    ) -> None:
+        """Set the robot state (leading batch axes allowed on every argument).
+
+        ``world_H_base`` (..., 4, 4) or Transform; ``s``, ``s_dot`` (..., n) in the model's DOF
+        order; ``base_velocity`` (..., 6) in this KinDyn's representation (ignored, but still
+        checked, for a fixed base); ``gravity`` (..., 3) in world coordinates.
+        """
+        state = State(world_H_base, s, base_velocity, s_dot, self.representation)
+        self.set_robot_state(state, gravity)
+
+    def set_robot_state(self, state: State, gravity: object = DEFAULT_GRAVITY) -> None:
+        """Set the state from a :class:`State` (converted to this representation if needed)."""
+        try:
+            g = as_float_array(gravity, "gravity", (3,))
+        except BridgeError as exc:
+            raise StateError(str(exc)) from None
+        state.check_model(self.model)
+        if state.representation is not self.representation:
+            state = state.to(self.representation)
+        if not self.model.floating:
+            # a fixed base has no base velocity
+            state = State(state.world_H_base, state.s, np.zeros(6), state.s_dot, self.representation)
+        self._engine.set_state(state, g)
+        self._state = state
+        self._gravity = g
+        self._cache = {}
+
+    @property
+    def state(self) -> State:
+        if self._state is None:
+            raise StateError("no state set: call set_state(...) first")
+        return self._state
+
+    @property
+    def nu(self) -> np.ndarray:
+        """Generalized velocity in this representation (..., nv)."""
+        nu = self.state.nu
+        return nu if self.model.floating else nu[..., 6:]
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return self._engine.batch_shape
+
+    def _cached(self, key: Any, fn) -> np.ndarray:
+        self.state  # noqa: B018 - raises if no state was set
+        if key not in self._cache:
+            value = np.asarray(fn())
+            value.flags.writeable = False
+            self._cache[key] = value
+        return self._cache[key]
+
+    def _frame(self, frame: str) -> str:
+        self.model.frame(frame)  # raises UnknownNameError with close matches
+        return frame
+
+    # ------------------------------------------------------------------ joint space
+    def mass_matrix(self) -> np.ndarray:
+        """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
+        return self._cached("M", self._engine.mass_matrix)
+
+    def bias_forces(self) -> np.ndarray:
+        """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
+        return self._cached("h", self._engine.bias_forces)
+
+    def gravity_forces(self) -> np.ndarray:
+        """Generalized gravity forces ``g`` (..., nv)."""
+        return self._cached("g", self._engine.gravity_forces)
+
+    def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
+        n = self.model.n_dofs
+        sdd = as_float_array(s_ddot, "s_ddot", (n,))
+        if not self.model.floating:
+            if base_acc is not None:
+                as_float_array(base_acc, "base_acc", (6,))
+            return sdd
+        if base_acc is None:
+            raise ShapeError("base_acc: a floating-base model needs a (..., 6) base acceleration")
+        ba = as_float_array(base_acc, "base_acc", (6,))
+        lead = np.broadcast_shapes(ba.shape[:-1], sdd.shape[:-1])
+        return np.concatenate([np.broadcast_to(ba, (*lead, 6)), np.broadcast_to(sdd, (*lead, n))], axis=-1)
+
+    def _wrenches(self, external_wrenches: Mapping[str, object] | None) -> dict[str, np.ndarray] | None:
+        if not external_wrenches:
+            return None
+        if not isinstance(external_wrenches, Mapping):
+            raise InvalidValueError("external_wrenches: expected a mapping {frame_name: wrench (6,)}")
+        return {
+            self._frame(name): as_float_array(w, f"external wrench on {name!r}", (6,))
+            for name, w in external_wrenches.items()
+        }
+
+    def inverse_dynamics(
+        self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> np.ndarray:
+        """Generalized forces ``tau`` (..., nv) for the acceleration ``[base_acc; s_ddot]``.
+
+        ``base_acc`` (..., 6) is the time derivative of the base velocity in this representation
+        (pass None for a fixed base).
+        """
+        nu_dot = self._nu_dot(base_acc, s_ddot)
+        self.state  # noqa: B018
+        return self._engine.inverse_dynamics(nu_dot, self._wrenches(external_wrenches))
+
+    def forward_dynamics(
+        self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> np.ndarray:
+        """Generalized acceleration ``nu_dot`` (..., nv) in this representation.
+
+        ``joint_torques`` is (..., n) (the base is unactuated) or a full generalized force
+        (..., nv) including a base wrench in this representation's base frame.
+        """
+        n, nv = self.model.n_dofs, self.model.nv
+        t = np.asarray(joint_torques, dtype=np.float64)
+        if t.ndim >= 1 and t.shape[-1] == nv:
+            tau = as_float_array(t, "generalized forces", (nv,))
+        else:
+            tq = as_float_array(t, "joint_torques", (n,))
+            tau = np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+        self.state  # noqa: B018
+        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+
+    # ------------------------------------------------------------------ frames
+    def frame_transform(self, frame: str) -> np.ndarray:
+        """``world_H_frame`` (..., 4, 4)."""
+        return self._cached(("X", frame), lambda: self._engine.frame_transform(self._frame(frame)))
+
+    def frame_velocity(self, frame: str) -> np.ndarray:
+        """Frame velocity (..., 6) in this representation (F, A or F[A])."""
+        return self._cached(("v", frame), lambda: self._engine.frame_velocity(self._frame(frame)))
+
+    def frame_jacobian(self, frame: str) -> np.ndarray:
+        """Frame Jacobian (..., 6, nv): ``frame_velocity = J @ nu``."""
+        return self._cached(("J", frame), lambda: self._engine.frame_jacobian(self._frame(frame)))
+
+    def frame_bias_acc(self, frame: str) -> np.ndarray:
+        """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
+        return self._cached(("Jdnu", frame), lambda: self._engine.frame_bias_acc(self._frame(frame)))
+
+    def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
+        """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``
+        (iDynTree's ``getFrameAcc`` semantics in every representation)."""
+        nu_dot = self._nu_dot(base_acc, s_ddot)
+        self.state  # noqa: B018
+        return self._engine.frame_acceleration(self._frame(frame), nu_dot)
+
+    # ------------------------------------------------------------------ centre of mass
+    def com_position(self) -> np.ndarray:
+        """Centre of mass in world coordinates (..., 3)."""
+        return self._cached("com", self._engine.com_position)
+
+    def com_velocity(self) -> np.ndarray:
+        """Centre-of-mass velocity in world coordinates (..., 3)."""
+        return self._cached("vcom", self._engine.com_velocity)
+
+    def com_jacobian(self) -> np.ndarray:
+        """(..., 3, nv) with ``com_velocity = J @ nu``."""
+        return self._cached("Jcom", self._engine.com_jacobian)
+
+    def __repr__(self) -> str:
+        return (
+            f"KinDyn(model={self.model.name!r}, engine={self.engine_name!r}, "
+            f"representation={self.representation.value!r})"
+        )
