@@ -1,0 +1,350 @@
+"""Cross-validation: ask the same questions of several engines and compare the answers.
+
+``cross_validate`` draws seeded random states (base pose, joint positions within limits where
+they exist, velocities, accelerations, torques and external wrenches), evaluates every facade
+quantity with every engine in every requested representation, and compares every pair of engines.
+It also checks identities that hold whatever the engine: forward dynamics undoes inverse dynamics,
+and accelerations are time derivatives of velocities (central finite differences along a
+trajectory integrated with that acceleration).
+
+An error is measured norm-wise per sample: ``abs = ||a - b||`` and ``rel = abs / max(1, ||b||)``
+(b the reference: the first engine of the pair). A comparison passes when ``rel <= rtol`` for every
+sample; finite-difference identities use ``fd_rtol`` (1e-6 by default).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from bridge.errors import InvalidValueError
+from bridge.integration import integrate
+from bridge.kindyn import ENGINES, KinDyn
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.state import Representation, State
+
+__all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
+
+QUANTITIES = (
+    "mass_matrix",
+    "bias_forces",
+    "gravity_forces",
+    "inverse_dynamics",
+    "inverse_dynamics_wrenches",
+    "forward_dynamics",
+    "forward_dynamics_wrenches",
+    "frame_transform",
+    "frame_velocity",
+    "frame_jacobian",
+    "frame_bias_acc",
+    "frame_acceleration",
+    "com_position",
+    "com_velocity",
+    "com_jacobian",
+)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One comparison: a quantity in a representation between two engines, or an identity."""
+
+    quantity: str
+    representation: str
+    engines: str  # "pinocchio vs idyntree", or "pinocchio: FD(ID(a)) = a"
+    max_abs: float
+    max_rel: float
+    worst_sample: int
+    tolerance: float
+    passed: bool
+    frame: str | None = None
+
+
+@dataclass
+class Report:
+    """Results of :func:`cross_validate`."""
+
+    model: str
+    engines: list[str]
+    representations: list[str]
+    samples: int
+    seed: int
+    rtol: float
+    results: list[Result] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return all(r.passed for r in self.results)
+
+    @property
+    def failures(self) -> list[Result]:
+        return [r for r in self.results if not r.passed]
+
+    def summary_rows(self) -> list[Result]:
+        """One row per (quantity, representation, engines): the worst over frames."""
+        worst: dict[tuple[str, str, str], Result] = {}
+        for r in self.results:
+            key = (r.quantity, r.representation, r.engines)
+            prev = worst.get(key)
+            if prev is None or (r.max_rel / r.tolerance) > (prev.max_rel / prev.tolerance):
+                worst[key] = r
+        return list(worst.values())
+
+    def to_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "engines": self.engines,
+            "representations": self.representations,
+            "samples": self.samples,
+            "seed": self.seed,
+            "rtol": self.rtol,
+            "ok": self.ok,
+            "seconds": self.seconds,
+            "results": [asdict(r) for r in self.results],
+        }
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def __str__(self) -> str:
+        lines = [
+            f"cross-validation of {self.model!r}: engines {', '.join(self.engines)}; "
+            f"representations {', '.join(self.representations)}; {self.samples} samples, seed {self.seed}, "
+            f"rtol {self.rtol:g}",
+            f"{'quantity':<28} {'repr':<9} {'engines':<36} {'max abs':>10} {'max rel':>10}  result",
+        ]
+        for r in self.summary_rows():
+            what = r.quantity + (f"[{r.frame}]" if r.frame and not r.passed else "")
+            lines.append(
+                f"{what:<28} {r.representation:<9} {r.engines:<36} {r.max_abs:>10.2e} {r.max_rel:>10.2e}  "
+                + ("ok" if r.passed else f"FAIL (sample {r.worst_sample})")
+            )
+        n_fail = len(self.failures)
+        lines.append(
+            f"{'all agree' if self.ok else f'{n_fail} of {len(self.results)} comparisons disagree'} "
+            f"({self.seconds:.2f} s)"
+        )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- inputs
+def default_frames(model: Model, limit: int = 6) -> list[str]:
+    """A few informative frames: the leaf links (end effectors, feet) and the base."""
+    parents = {j.parent for j in model.joints}
+    leaves = [link.name for link in model.links if link.name not in parents and link.name != model.base]
+    # prefer leaves far from the base (longest chains first)
+    depth: dict[str, int] = {model.base: 0}
+    for j in model.depth_first_joints:
+        depth[j.child] = depth[j.parent] + 1
+    leaves.sort(key=lambda name: -depth.get(name, 0))
+    chosen = leaves[: max(0, limit - 1)]
+    extra = [f.name for f in model.frames][: max(0, limit - 1 - len(chosen))]
+    return [model.base, *chosen, *extra]
+
+
+def random_states(model: Model, n: int, rng: np.random.Generator) -> State:
+    """``n`` random states (MIXED): positions inside finite joint limits, else in [-pi, pi]."""
+    lo = np.full(model.n_dofs, -np.pi)
+    hi = np.full(model.n_dofs, np.pi)
+    for k, joint in enumerate(model.movable_joints):
+        lim = joint.limits
+        finite = (
+            lim.lower is not None
+            and lim.upper is not None
+            and np.isfinite(lim.lower)
+            and np.isfinite(lim.upper)
+        )
+        if finite and lim.upper > lim.lower:
+            lo[k], hi[k] = lim.lower, lim.upper
+    s = rng.uniform(lo, hi, size=(n, model.n_dofs))
+    q = rng.normal(size=(n, 4))
+    H = Transform.from_quaternion_xyzw(
+        q / np.linalg.norm(q, axis=-1, keepdims=True), rng.uniform(-1, 1, (n, 3))
+    )
+    v = rng.normal(size=(n, 6)) if model.floating else np.zeros((n, 6))
+    s_dot = rng.normal(size=(n, model.n_dofs))
+    return State(H, s, v, s_dot, Representation.MIXED)
+
+
+# --------------------------------------------------------------------------- comparisons
+def _errors(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-sample norm-wise absolute and relative (to max(1, ||b||)) errors; sample axis first."""
+    n = a.shape[0]
+    diff = np.linalg.norm((a - b).reshape(n, -1), axis=1)
+    scale = np.maximum(1.0, np.linalg.norm(b.reshape(n, -1), axis=1))
+    return diff, diff / scale
+
+
+def _result(quantity, rep, engines, a, b, tol, frame=None) -> Result:
+    abs_err, rel_err = _errors(np.asarray(a), np.asarray(b))
+    worst = int(np.argmax(rel_err))
+    return Result(
+        quantity=quantity,
+        representation=rep,
+        engines=engines,
+        max_abs=float(abs_err.max()),
+        max_rel=float(rel_err.max()),
+        worst_sample=worst,
+        tolerance=tol,
+        passed=bool(np.all(rel_err <= tol)),
+        frame=frame,
+    )
+
+
+def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str, str | None], np.ndarray]:
+    """Every quantity for the current (batched) state of ``kd``."""
+    model = kd.model
+    nu_dot = inputs["nu_dot"]
+    base_acc = nu_dot[:, :6] if model.floating else None
+    s_ddot = nu_dot[:, model.nv - model.n_dofs :]
+    out: dict[tuple[str, str | None], np.ndarray] = {
+        ("mass_matrix", None): kd.mass_matrix(),
+        ("bias_forces", None): kd.bias_forces(),
+        ("gravity_forces", None): kd.gravity_forces(),
+        ("inverse_dynamics", None): kd.inverse_dynamics(base_acc, s_ddot),
+        ("inverse_dynamics_wrenches", None): kd.inverse_dynamics(base_acc, s_ddot, inputs["wrenches"]),
+        ("forward_dynamics", None): kd.forward_dynamics(inputs["torques"]),
+        ("forward_dynamics_wrenches", None): kd.forward_dynamics(inputs["torques"], inputs["wrenches"]),
+        ("com_position", None): kd.com_position(),
+        ("com_velocity", None): kd.com_velocity(),
+        ("com_jacobian", None): kd.com_jacobian(),
+    }
+    for f in frames:
+        out[("frame_transform", f)] = kd.frame_transform(f)
+        out[("frame_velocity", f)] = kd.frame_velocity(f)
+        out[("frame_jacobian", f)] = kd.frame_jacobian(f)
+        out[("frame_bias_acc", f)] = kd.frame_bias_acc(f)
+        out[("frame_acceleration", f)] = kd.frame_acceleration(f, base_acc, s_ddot)
+    return out
+
+
+def _identities(
+    kd: KinDyn,
+    engine: str,
+    rep: str,
+    state: State,
+    frames: Sequence[str],
+    inputs: dict,
+    fd_samples: int,
+    rtol: float,
+    fd_rtol: float,
+) -> list[Result]:
+    model = kd.model
+    nu_dot = inputs["nu_dot"]
+    base_acc = nu_dot[:, :6] if model.floating else None
+    s_ddot = nu_dot[:, model.nv - model.n_dofs :]
+    results = []
+    tau = kd.inverse_dynamics(base_acc, s_ddot)
+    results.append(
+        _result(
+            "forward_dynamics",
+            rep,
+            f"{engine}: FD(ID(a)) = a",
+            kd.forward_dynamics(tau),
+            nu_dot,
+            max(rtol, 1e-9),
+        )
+    )
+    # finite differences on the first few samples
+    k = min(fd_samples, nu_dot.shape[0])
+    if k == 0:
+        return results
+    sub = State(
+        state.world_H_base[:k], state.s[:k], state.base_velocity[:k], state.s_dot[:k], state.representation
+    )
+    ba = nu_dot[:k, :6] if model.floating else np.zeros((k, 6))
+    sdd = s_ddot[:k]
+    h = 1e-4
+    probes: list[tuple[str, str | None, Callable[[KinDyn], np.ndarray]]] = [
+        ("frame_acceleration", f, (lambda kk, f=f: kk.frame_velocity(f))) for f in frames
+    ]
+    moved = [integrate(sub, ba, sdd, dt) for dt in (h, -h)]
+    kds = []
+    for m in moved:
+        kk = KinDyn(model, engine=engine, representation=rep)
+        kk.set_robot_state(m, inputs["gravity"][:k])
+        kds.append(kk)
+    kd_sub = KinDyn(model, engine=engine, representation=rep)
+    kd_sub.set_robot_state(sub, inputs["gravity"][:k])
+    for quantity, frame, fn in probes:
+        fd = (fn(kds[0]) - fn(kds[1])) / (2 * h)
+        exact = kd_sub.frame_acceleration(frame, ba if model.floating else None, sdd)
+        results.append(_result(quantity, rep, f"{engine}: d/dt frame_velocity", exact, fd, fd_rtol, frame))
+    fd = (kds[0].com_position() - kds[1].com_position()) / (2 * h)
+    results.append(
+        _result("com_velocity", rep, f"{engine}: d/dt com_position", kd_sub.com_velocity(), fd, fd_rtol)
+    )
+    return results
+
+
+def cross_validate(
+    model: Model,
+    engines: Iterable[str] = ("pinocchio", "idyntree"),
+    representations: Iterable[object] = ("body", "inertial", "mixed"),
+    samples: int = 20,
+    seed: int = 0,
+    frames: Sequence[str] | None = None,
+    rtol: float = 1e-10,
+    fd_rtol: float = 1e-6,
+    fd_samples: int = 3,
+    identities: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Compare every facade quantity between every pair of ``engines`` at random states.
+
+    Args:
+        model: the neutral model.
+        engines: engine names (see :data:`bridge.kindyn.ENGINES`).
+        representations: velocity representations to test.
+        samples: number of random states (seeded by ``seed``).
+        frames: frames for the frame quantities (default: :func:`default_frames`).
+        rtol: tolerance of the engine-vs-engine comparisons (norm-wise, relative to max(1, ||ref||)).
+        fd_rtol: tolerance of the finite-difference identities.
+        fd_samples: how many of the samples the finite-difference identities use.
+        identities: also check the engine-independent identities.
+        progress: called with a short description before each step (for progress bars).
+    """
+    engines = [str(e).strip().lower() for e in engines]
+    for e in engines:
+        if e not in ENGINES:
+            raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")
+    reps = [Representation.parse(r).value for r in representations]
+    if samples < 1:
+        raise InvalidValueError(f"samples must be >= 1, got {samples}")
+    frames = list(frames) if frames is not None else default_frames(model)
+    for f in frames:
+        model.frame(f)
+    start = time.perf_counter()
+    rng = np.random.default_rng(seed)
+    state = random_states(model, samples, rng)
+    inputs = {
+        "nu_dot": rng.normal(size=(samples, model.nv)),
+        "torques": rng.normal(size=(samples, model.n_dofs)) * 10.0,
+        "wrenches": {f: rng.normal(size=(samples, 6)) * 10.0 for f in frames[:3]},
+        "gravity": np.broadcast_to(np.array([0.0, 0.0, -9.81]), (samples, 3)),
+    }
+    report = Report(model.name, engines, reps, samples, seed, rtol)
+    for rep in reps:
+        st = state.to(rep)
+        values: dict[str, dict] = {}
+        for e in engines:
+            if progress:
+                progress(f"{e} / {rep}")
+            kd = KinDyn(model, engine=e, representation=rep)
+            kd.set_robot_state(st, inputs["gravity"])
+            values[e] = _evaluate(kd, frames, inputs)
+            if identities:
+                report.results.extend(_identities(kd, e, rep, st, frames, inputs, fd_samples, rtol, fd_rtol))
+        for a, b in itertools.combinations(engines, 2):
+            for (quantity, frame), ref in values[a].items():
+                report.results.append(
+                    _result(quantity, rep, f"{a} vs {b}", values[b][(quantity, frame)], ref, rtol, frame)
+                )
+    report.seconds = time.perf_counter() - start
+    return report
