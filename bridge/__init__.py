@@ -46,6 +46,13 @@ _LAZY = {
     "to_idyntree": "bridge.backends.idyntree",
     "from_idyntree": "bridge.backends.idyntree",
     "KinDyn": "bridge.kindyn",
+    "convert_velocity": "bridge.convert",
+    "convert_acceleration": "bridge.convert",
+    "convert_jacobian": "bridge.convert",
+    "convert_generalized_force": "bridge.convert",
+    "convert_mass_matrix": "bridge.convert",
+    "convert_bias_forces": "bridge.convert",
+    "integrate": "bridge.integration",
     "cross_validate": "bridge.check",
 }
 
