@@ -28,6 +28,15 @@ from bridge.state import Representation, State
 __all__ = ["IDynTreeEngine"]
 
 
+def _np(obj) -> np.ndarray:
+    """Copy an iDynTree vector/matrix to numpy while ``obj`` is guaranteed alive.
+
+    Several iDynTree getters return temporaries whose ``toNumPy()`` views their memory: copying
+    inside this call (``obj`` is held by the argument) avoids reading freed memory.
+    """
+    return np.array(obj.toNumPy(), copy=True)
+
+
 class IDynTreeEngine:
     """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on iDynTree."""
 
@@ -100,7 +109,7 @@ class IDynTreeEngine:
         return self._loop(lambda i: self._full_mass_matrix(i)[sl, sl])
 
     def _generalized(self) -> np.ndarray:
-        return np.concatenate([self._tau.baseWrench().toNumPy(), self._tau.jointTorques().toNumPy()])
+        return np.concatenate([_np(self._tau.baseWrench()), _np(self._tau.jointTorques())])
 
     def bias_forces(self) -> np.ndarray:
         def one(_i):
@@ -129,8 +138,8 @@ class IDynTreeEngine:
             if rep is Representation.BODY:
                 f = link_H_frame @ f
             elif rep is Representation.MIXED:
-                o_F = self.kd.getWorldTransform(name).getPosition().toNumPy()
-                o_L = self.kd.getWorldTransform(link).getPosition().toNumPy()
+                o_F = self._world_H(name)[:3, 3]
+                o_L = self._world_H(link)[:3, 3]
                 f = Transform.from_translation(o_F - o_L) @ f
             idx = self.imodel.getLinkIndex(link)
             target = ext(idx)
@@ -170,13 +179,16 @@ class IDynTreeEngine:
         return self._loop(one, tau)
 
     # ------------------------------------------------------------------ frames
+    def _world_H(self, frame: str) -> np.ndarray:
+        # keep the iDynTree Transform alive while reading it (its accessors return references)
+        transform = self.kd.getWorldTransform(frame)
+        return np.array(transform.asHomogeneousTransform().toNumPy(), copy=True)
+
     def frame_transform(self, frame: str) -> np.ndarray:
-        return self._loop(
-            lambda _i: self.kd.getWorldTransform(frame).asHomogeneousTransform().toNumPy().copy()
-        )
+        return self._loop(lambda _i: self._world_H(frame))
 
     def frame_velocity(self, frame: str) -> np.ndarray:
-        return self._loop(lambda _i: self.kd.getFrameVel(frame).toNumPy().copy())
+        return self._loop(lambda _i: _np(self.kd.getFrameVel(frame)))
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         from bridge.errors import BackendError
@@ -189,22 +201,22 @@ class IDynTreeEngine:
         return self._loop(one)
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
-        return self._loop(lambda _i: self.kd.getFrameBiasAcc(frame).toNumPy().copy())
+        return self._loop(lambda _i: _np(self.kd.getFrameBiasAcc(frame)))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         def one(_i, a):
             base_acc, sdd = (a[:6], a[6:]) if self._floating else (np.zeros(6), a)
             acc = self.kd.getFrameAcc(frame, np.ascontiguousarray(base_acc), np.ascontiguousarray(sdd))
-            return acc.toNumPy().copy()
+            return _np(acc)
 
         return self._loop(one, nu_dot)
 
     # ------------------------------------------------------------------ centre of mass
     def com_position(self) -> np.ndarray:
-        return self._loop(lambda _i: self.kd.getCenterOfMassPosition().toNumPy().copy())
+        return self._loop(lambda _i: _np(self.kd.getCenterOfMassPosition()))
 
     def com_velocity(self) -> np.ndarray:
-        return self._loop(lambda _i: self.kd.getCenterOfMassVelocity().toNumPy().copy())
+        return self._loop(lambda _i: _np(self.kd.getCenterOfMassVelocity()))
 
     def com_jacobian(self) -> np.ndarray:
         def one(_i):
