@@ -182,7 +182,7 @@ class IDynTreeEngine:
     def _world_H(self, frame: str) -> np.ndarray:
         # keep the iDynTree Transform alive while reading it (its accessors return references)
         transform = self.kd.getWorldTransform(frame)
-        return np.array(transform.asHomogeneousTransform().toNumPy(), copy=True)
+        return _np(transform.asHomogeneousTransform())
 
     def frame_transform(self, frame: str) -> np.ndarray:
         return self._loop(lambda _i: self._world_H(frame))
