@@ -9,6 +9,8 @@ engine only moves numbers in and out.
   with iDynTree's own mass matrix and inverse dynamics (Cholesky).
 * External wrenches on a frame F are moved to F's link L in L's representation frame
   (L, A or L[A]) and passed as ``LinkWrenches``, which KinDynComputations reads in that frame.
+* ``generalizedGravityForces`` is preceded by a forward-kinematics refresh (see the comment there:
+  iDynTree 15.1 otherwise converts its base wrench with stale link poses).
 * A fixed base: iDynTree models are always floating; the base velocity and acceleration are held
   at zero and the joint blocks of every quantity are returned.
 
@@ -120,6 +122,11 @@ class IDynTreeEngine:
 
     def gravity_forces(self) -> np.ndarray:
         def one(_i):
+            # iDynTree (checked on 15.1) converts the base wrench of generalizedGravityForces with the
+            # link poses of the *last* forward-kinematics pass without refreshing them: in INERTIAL
+            # and MIXED it returns a stale base wrench unless kinematics are up to date. Any call
+            # that refreshes them (getWorldTransform) first makes the result exact.
+            self.kd.getWorldTransform(self.model.base)
             self.kd.generalizedGravityForces(self._tau)
             return self._generalized()[self._sl]
 

@@ -214,7 +214,8 @@ def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarr
     """Neutral state -> Pinocchio ``(q, v)`` for ``to_pinocchio(model)``, batched (..., nq), (..., nv).
 
     q = [A_o_B, quaternion (x, y, z, w) of A_R_B, joints]; v = [B_v_A,B (LOCAL); joints], joints in
-    Pinocchio's depth-first order, continuous joints as (cos, sin) in q.
+    Pinocchio's depth-first order, continuous joints as (cos, sin) in q. For a fixed base, Pinocchio's
+    world is the base link frame: ``world_H_base`` and the base velocity are not part of (q, v).
     """
     state.check_model(model)
     lay = pinocchio_layout(model)

@@ -54,6 +54,19 @@ class PinocchioEngine:
             if f.type in (FT.BODY, FT.OP_FRAME) and f.name not in self._frame_id:
                 self._frame_id[f.name] = fid
         self._gravity = None
+        # fixed base: Pinocchio's universe is the base link frame; the base pose is applied by
+        # moving what hangs from the universe (joints and frames of joint 0) per sample.
+        self._world_fixed = None
+        if not model.floating:
+            self._root_joints = {
+                j: pm_placement
+                for j, pm_placement in enumerate(self.pm.jointPlacements)
+                if j > 0 and self.pm.parents[j] == 0
+            }
+            self._root_frames = {
+                f: fr.placement.copy() for f, fr in enumerate(self.pm.frames) if fr.parentJoint == 0
+            }
+            self._root_joints = {j: pl.copy() for j, pl in self._root_joints.items()}
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -63,16 +76,28 @@ class PinocchioEngine:
         self._q = np.broadcast_to(q, (*self.batch_shape, q.shape[-1])).reshape(n, -1)
         self._v = np.broadcast_to(v, (*self.batch_shape, v.shape[-1])).reshape(n, -1)
         self._g = np.broadcast_to(gravity, (*self.batch_shape, 3)).reshape(n, 3)
+        H = state.world_H_base.matrix
+        self._H = np.broadcast_to(H, (*self.batch_shape, 4, 4)).reshape(n, 4, 4)
         self.state = state
         self.vt = structured_velocity_transform(self.model, state, self.representation, "pinocchio")
         self.nu = state.nu if self.model.floating else state.s_dot
         self._n = n
 
-    def _set_gravity(self, i: int) -> None:
+    def _prepare(self, i: int) -> None:
+        """Load sample i's gravity (and, for a fixed base, its base pose) into the Pinocchio model."""
         g = self._g[i]
         if self._gravity is None or not np.array_equal(g, self._gravity):
             self.pm.gravity = self._pin.Motion(np.asarray(g, dtype=float), np.zeros(3))
             self._gravity = g.copy()
+        if not self.model.floating:
+            H = self._H[i]
+            if self._world_fixed is None or not np.array_equal(H, self._world_fixed):
+                world_M_base = self._pin.SE3(H[:3, :3].copy(), H[:3, 3].copy())
+                for j, placement in self._root_joints.items():
+                    self.pm.jointPlacements[j] = world_M_base * placement
+                for f, placement in self._root_frames.items():
+                    self.pm.frames[f].placement = world_M_base * placement
+                self._world_fixed = H.copy()
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
         """Call ``fn(i, *vectors_i)`` for every flattened sample; stack into the batch shape.
@@ -80,7 +105,11 @@ class PinocchioEngine:
         ``vectors`` have shape (..., k) broadcastable to the batch shape.
         """
         flat = [np.broadcast_to(a, (*self.batch_shape, a.shape[-1])).reshape(self._n, -1) for a in vectors]
-        out = np.asarray([fn(i, *(a[i] for a in flat)) for i in range(self._n)])
+        out = []
+        for i in range(self._n):
+            self._prepare(i)
+            out.append(fn(i, *(a[i] for a in flat)))
+        out = np.asarray(out)
         return out.reshape(*self.batch_shape, *out.shape[1:])
 
     # ------------------------------------------------------------------ joint-space dynamics
@@ -94,7 +123,6 @@ class PinocchioEngine:
         pin, pm, d = self._pin, self.pm, self.data
 
         def one(i, a):
-            self._set_gravity(i)
             if fext is None:
                 return pin.rnea(pm, d, self._q[i], self._v[i], a).copy()
             return pin.rnea(pm, d, self._q[i], self._v[i], a, fext[i]).copy()
@@ -109,7 +137,6 @@ class PinocchioEngine:
         pin, pm, d = self._pin, self.pm, self.data
 
         def one(i):
-            self._set_gravity(i)
             return pin.computeGeneralizedGravity(pm, d, self._q[i]).copy()
 
         return self.vt.transpose_apply(self._loop(one))
@@ -124,7 +151,6 @@ class PinocchioEngine:
         fext = self._fext(wrenches)
 
         def one(i, t):
-            self._set_gravity(i)
             if fext is None:
                 return pin.aba(pm, d, self._q[i], self._v[i], t).copy()
             return pin.aba(pm, d, self._q[i], self._v[i], t, fext[i]).copy()
@@ -144,6 +170,7 @@ class PinocchioEngine:
             for name, w in wrenches.items()
         }
         for i in range(self._n):
+            self._prepare(i)
             pin.forwardKinematics(pm, d, self._q[i])
             forces = [np.zeros(6) for _ in range(pm.njoints)]
             for name, w in flat.items():
@@ -211,20 +238,41 @@ class PinocchioEngine:
         return self.frame_acceleration(frame, np.zeros(self.model.nv))
 
     # ------------------------------------------------------------------ centre of mass
+    # Pinocchio's centre of mass leaves out the universe body, which for a fixed base carries the base
+    # link (and what is welded to it); the robot's centre of mass includes it.
+    def _base_share(self) -> tuple[float, float, np.ndarray]:
+        """(mass of the moving subtree, mass welded to a fixed base, its COM in base coordinates)."""
+        if self.model.floating:
+            return 1.0, 0.0, np.zeros(3)
+        I0 = self.pm.inertias[0]
+        total = float(sum(self.pm.inertias[j].mass for j in range(self.pm.njoints)))
+        return total, float(I0.mass), np.array(I0.lever)
+
     def com_position(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
-        return self._loop(lambda i: pin.centerOfMass(pm, d, self._q[i]).copy())
+        total, m0, c0 = self._base_share()
+
+        def one(i):
+            c = pin.centerOfMass(pm, d, self._q[i]).copy()
+            if m0 > 0.0:
+                H = self._H[i]
+                c = ((total - m0) * c + m0 * (H[:3, :3] @ c0 + H[:3, 3])) / total
+            return c
+
+        return self._loop(one)
 
     def com_velocity(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
+        total, m0, _ = self._base_share()
 
         def one(i):
             pin.centerOfMass(pm, d, self._q[i], self._v[i])
-            return d.vcom[0].copy()
+            return d.vcom[0].copy() * ((total - m0) / total)
 
         return self._loop(one)
 
     def com_jacobian(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
-        J = self._loop(lambda i: pin.jacobianCenterOfMass(pm, d, self._q[i]).copy())
+        total, m0, _ = self._base_share()
+        J = self._loop(lambda i: pin.jacobianCenterOfMass(pm, d, self._q[i]).copy() * ((total - m0) / total))
         return self.vt.right_apply(J)
