@@ -29,6 +29,15 @@ JointsOpt = Annotated[
     typer.Option("--joints", help="Comma-separated DOF order; movable joints left out are locked at 0."),
 ]
 FixedOpt = Annotated[bool, typer.Option("--fixed-base", help="Fix the base link to the world.")]
+MimicOpt = Annotated[
+    bool,
+    typer.Option(
+        "--mimic-independent", help="Load mimic joints as independent DOFs (as Pinocchio/iDynTree do)."
+    ),
+]
+NonPhysicalOpt = Annotated[
+    bool, typer.Option("--allow-nonphysical", help="Load links whose inertia no rigid body can have.")
+]
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -43,13 +52,37 @@ def _split(value: str | None) -> list[str] | None:
     return items
 
 
-def _load(model: str, base: str | None, joints: str | None, fixed: bool):
+def _load(
+    model: str,
+    base: str | None,
+    joints: str | None,
+    fixed: bool,
+    mimic: bool = False,
+    nonphysical: bool = False,
+):
     """Resolve and load a model; BridgeErrors propagate (the caller turns them into exit 2)."""
     from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
 
+    from bridge.errors import InertiaError, UnsupportedError
+
     path = resolve_model_path(model)
-    return load_urdf(path, base=base, joints=_split(joints), floating=not fixed), path
+    try:
+        loaded = load_urdf(
+            path,
+            base=base,
+            joints=_split(joints),
+            floating=not fixed,
+            check_inertia=not nonphysical,
+            mimic="independent" if mimic else "error",
+        )
+    except InertiaError as exc:
+        raise InertiaError(f"{exc} (use --allow-nonphysical to load it anyway)") from None
+    except UnsupportedError as exc:
+        if "mimic" in str(exc):
+            raise UnsupportedError(f"{str(exc).split('; pass')[0]} (use --mimic-independent)") from None
+        raise
+    return loaded, path
 
 
 @app.callback()
@@ -76,7 +109,12 @@ def models() -> None:
 
 @app.command()
 def info(
-    model: ModelArg, base: BaseOpt = None, joints: JointsOpt = None, fixed_base: FixedOpt = False
+    model: ModelArg,
+    base: BaseOpt = None,
+    joints: JointsOpt = None,
+    fixed_base: FixedOpt = False,
+    mimic_independent: MimicOpt = False,
+    allow_nonphysical: NonPhysicalOpt = False,
 ) -> None:
     """Show the model as each convention sees it: counts, DOF orders and the permutation between them."""
     from rich.console import Console
@@ -85,7 +123,7 @@ def info(
     from bridge.errors import BridgeError
 
     try:
-        m, path = _load(model, base, joints, fixed_base)
+        m, path = _load(model, base, joints, fixed_base, mimic_independent, allow_nonphysical)
         from bridge.info import describe
 
         d = describe(m, path)
@@ -122,6 +160,8 @@ def check(
     base: BaseOpt = None,
     joints: JointsOpt = None,
     fixed_base: FixedOpt = False,
+    mimic_independent: MimicOpt = False,
+    allow_nonphysical: NonPhysicalOpt = False,
     samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[str, typer.Option(help="Comma-separated engines.")] = "pinocchio,idyntree",
@@ -155,7 +195,7 @@ def check(
         overall = progress.add_task("models", total=len(names)) if all_models else None
         for name in names:
             try:
-                m, _ = _load(name, base, joints, fixed_base)
+                m, _ = _load(name, base, joints, fixed_base, mimic_independent, allow_nonphysical)
             except BridgeError as exc:
                 if not all_models:
                     raise _fail(str(exc)) from None
@@ -197,38 +237,50 @@ def check(
 
 
 def _print_report(console, report, compact: bool = False) -> None:
+    """One table per engine pair (rows: quantities, columns: representations) and one of identities."""
     from rich.table import Table
 
     if compact:
-        worst = max((r.max_rel for r in report.results), default=0.0)
+        worst = max((r.max_rel for r in report.results if " vs " in r.engines), default=0.0)
         mark = "[green]ok[/green]" if report.ok else f"[red]{len(report.failures)} disagree[/red]"
         console.print(f"{report.model:<40} {mark}  worst rel {worst:.1e}  ({report.seconds:.1f} s)")
         return
-    table = Table(title=f"{report.model}: {report.samples} samples, seed {report.seed}, rtol {report.rtol:g}")
-    for col, justify in (
-        ("quantity", "left"),
-        ("repr", "left"),
-        ("engines", "left"),
-        ("max abs", "right"),
-        ("max rel", "right"),
-        ("result", "left"),
-    ):
-        table.add_column(col, justify=justify)
-    for r in report.summary_rows():
-        ok = r.passed
-        result = (
-            "[green]ok[/green]"
-            if ok
-            else f"[red]FAIL[/red] sample {r.worst_sample}" + (f" frame {r.frame}" if r.frame else "")
+    rows = report.summary_rows()
+    groups: dict[str, dict[str, dict[str, object]]] = {}
+    for r in rows:
+        key = r.engines if " vs " in r.engines else "identities"
+        label = (
+            r.quantity
+            if " vs " in r.engines
+            else r.engines.split(": ", 1)[1] + f" ({r.engines.split(':')[0]})"
         )
-        table.add_row(r.quantity, r.representation, r.engines, f"{r.max_abs:.1e}", f"{r.max_rel:.1e}", result)
-    console.print(table)
-    verdict = (
-        "[green]all engines agree[/green]"
-        if report.ok
-        else f"[red]{len(report.failures)} comparisons disagree[/red]"
-    )
-    console.print(f"{verdict} ({report.seconds:.1f} s)")
+        groups.setdefault(key, {}).setdefault(label, {})[r.representation] = r
+    ordered = sorted(groups.items(), key=lambda item: item[0] == "identities")
+    for title, table_rows in ordered:
+        table = Table(title=f"{report.model}: {title} (max relative error over {report.samples} samples)")
+        table.add_column("quantity")
+        for rep in report.representations:
+            table.add_column(rep, justify="right")
+        for label, cells in table_rows.items():
+            values = []
+            for rep in report.representations:
+                r = cells.get(rep)
+                if r is None:
+                    values.append("")
+                elif r.passed:
+                    values.append(f"[green]{r.max_rel:.1e}[/green]")
+                else:
+                    where = f" {r.frame}" if r.frame else ""
+                    values.append(f"[red]{r.max_rel:.1e} FAIL[/red] (sample {r.worst_sample}{where})")
+            table.add_row(label, *values)
+        console.print(table)
+    tol = f"rtol {report.rtol:g} (finite differences 1e-6)"
+    if report.ok:
+        console.print(f"[green]all engines agree[/green] within {tol} ({report.seconds:.1f} s)")
+    else:
+        console.print(
+            f"[red]{len(report.failures)} comparisons disagree[/red] beyond {tol} ({report.seconds:.1f} s)"
+        )
 
 
 @app.command()
@@ -237,12 +289,14 @@ def convert(
     output: Annotated[Path, typer.Option("-o", "--output", help="Output URDF file.")],
     base: BaseOpt = None,
     joints: JointsOpt = None,
+    mimic_independent: MimicOpt = False,
+    allow_nonphysical: NonPhysicalOpt = False,
 ) -> None:
     """Re-root and/or reduce a model and write it as URDF."""
     from bridge.errors import BridgeError
 
     try:
-        m, _ = _load(model, base, joints, False)
+        m, _ = _load(model, base, joints, False, mimic_independent, allow_nonphysical)
         text = m.to_urdf()
     except BridgeError as exc:
         raise _fail(str(exc)) from None
