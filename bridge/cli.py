@@ -61,10 +61,9 @@ def _load(
     nonphysical: bool = False,
 ):
     """Resolve and load a model; BridgeErrors propagate (the caller turns them into exit 2)."""
+    from bridge.errors import InertiaError, UnsupportedError
     from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
-
-    from bridge.errors import InertiaError, UnsupportedError
 
     path = resolve_model_path(model)
     try:
