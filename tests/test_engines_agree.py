@@ -55,3 +55,68 @@ def test_fixed_base_pose_is_honoured() -> None:
         R = st.world_H_base.rotation
         kd_up.set_state(np.eye(4), st.s, np.zeros(6), st.s_dot, gravity=R.T @ np.array([0, 0, -9.81]))
         np.testing.assert_allclose(kd.gravity_forces(), kd_up.gravity_forces(), rtol=1e-12, atol=1e-12)
+
+
+def _random_model_case(seed: int) -> None:
+    model = bridge.random_model(6 + seed % 12, seed, floating=seed % 3 != 0)
+    _assert_report_ok(cross_validate(model, engines=ENGINES, samples=5, seed=seed))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_models(seed: int) -> None:
+    _random_model_case(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10, 110))
+def test_random_models_sweep(seed: int) -> None:
+    _random_model_case(seed)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rerooted_random_models(seed: int) -> None:
+    model = bridge.random_model(10, 1000 + seed)
+    leaf = model.links[-1].name
+    _assert_report_ok(cross_validate(model.with_base(leaf), engines=ENGINES, samples=5, seed=seed))
+
+
+# a representative set of real robots by default; every robot that loads in the slow sweep
+ROBOTS = ["iCubGazeboV2_5", "solo12", "ur5_robot", "anymal_b_simple_description/anymal", "double_pendulum_continuous"]
+
+
+def _robot_case(name: str, base: str | None = None, floating: bool = True, samples: int = 10) -> None:
+    from bridge.robots import robot_path
+
+    model = bridge.load_urdf(robot_path(name), base=base, floating=floating, check_inertia=False, mimic="independent")
+    _assert_report_ok(cross_validate(model, engines=ENGINES, samples=samples, seed=0))
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_robots(name: str) -> None:
+    _robot_case(name)
+
+
+def test_robot_fixed_base_and_rerooted() -> None:
+    _robot_case("ur5_robot", floating=False)
+    _robot_case("iCubGazeboV2_5", base="l_sole", samples=5)
+    _robot_case("solo12", base="FL_FOOT", samples=5)
+
+
+def _all_robots() -> list[str]:
+    from bridge.robots import robot_names
+
+    return robot_names()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _all_robots())
+def test_all_robots_sweep(name: str) -> None:
+    if name in UNLOADABLE:
+        with pytest.raises(bridge.URDFError, match=UNLOADABLE[name]):
+            _robot_case(name)
+        return
+    _robot_case(name, samples=20)
+
+
+#: robots that cannot load even with check_inertia=False and mimic="independent", and why
+UNLOADABLE = {"ur3": "the robot has no <link>"}

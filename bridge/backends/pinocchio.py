@@ -8,7 +8,9 @@ Model layout (``to_pinocchio``), following ../shared/reference/003:
   child link's orientation (``J = (axis origin, [child])``), so Pinocchio's axis (through J's
   origin) equals the neutral axis: ``parent_H_J = rest @ trans(o)`` and ``J_H_child = trans(-o)``.
   Axes equal to +x/+y/+z use the aligned joint types (RX, RY, RZ, PX, ... , RUBX, ...), others the
-  unaligned ones; continuous joints use the unbounded types (q = (cos, sin));
+  unaligned ones; continuous joints use the unbounded types (q = (cos, sin)). Pinocchio's Python
+  bindings cannot set the axis of ``JointModelRevoluteUnboundedUnaligned``, so an unaligned
+  continuous joint is a ``JointModelRUBZ`` in a joint frame rotated to put the axis along z;
 * fixed (and locked) joints are merged like Pinocchio's URDF parser does: the child's inertia is
   appended to the parent's Pinocchio joint and a ``FIXED_JOINT`` frame is added;
 * every link is a ``BODY`` frame and every extra frame an ``OP_FRAME``, with the same names.
@@ -83,10 +85,35 @@ def _joint_model(joint: Joint):
     if joint.kind is JointKind.CONTINUOUS:
         if aligned:
             return getattr(pin, f"JointModelRUB{aligned}")()
-        return pin.JointModelRevoluteUnboundedUnaligned(d)
+        # pin's Python bindings cannot set the axis of JointModelRevoluteUnboundedUnaligned: the
+        # joint frame is rotated instead so that the axis is its z axis (see _joint_frame)
+        return pin.JointModelRUBZ()
     if joint.kind is JointKind.PRISMATIC:
         return getattr(pin, f"JointModelP{aligned}")() if aligned else pin.JointModelPrismaticUnaligned(d)
     raise BackendError(f"joint {joint.name!r}: no Pinocchio joint model for kind {joint.kind.value!r}")
+
+
+def _rotation_z_to(d: np.ndarray) -> np.ndarray:
+    """A rotation R with R @ e_z = d (unit d)."""
+    z = np.array([0.0, 0.0, 1.0])
+    c = float(z @ d)
+    if c < -1.0 + 1e-12:
+        return np.diag([1.0, -1.0, -1.0])
+    v = np.cross(z, d)
+    V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    return np.eye(3) + V + V @ V / (1.0 + c)
+
+
+def _joint_frame(joint: Joint, jm) -> Transform:
+    """``child_H_J``: the Pinocchio joint frame J at the axis origin, with the child's orientation
+    unless the joint model needs the axis along z (unaligned continuous joints)."""
+    o = joint.axis_origin
+    if (
+        jm.shortname() == "JointModelRUBZ"
+        and np.max(np.abs(joint.axis - np.array([0.0, 0.0, 1.0]))) >= _AXIS_TOL
+    ):
+        return Transform.from_rotation_translation(_rotation_z_to(joint.axis), o, check=False)
+    return Transform.from_translation(o)
 
 
 def _limit(value: float | None, default: float) -> float:
@@ -125,12 +152,12 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
         pj, pj_H_parent, parent_fid = place[joint.parent]
         child = model.link(joint.child)
         if joint.movable:
-            o = joint.axis_origin
-            parent_H_J = joint.parent_H_child @ Transform.from_translation(o)
-            J_H_child = Transform.from_translation(-o)
+            jm = _joint_model(joint)
+            child_H_J = _joint_frame(joint, jm)
+            parent_H_J = joint.parent_H_child @ child_H_J
+            J_H_child = child_H_J.inverse()
             lim = joint.limits
             bounded = joint.kind is not JointKind.CONTINUOUS
-            jm = _joint_model(joint)
             nq = jm.nq
             lower = np.full(nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
             upper = np.full(nq, _limit(lim.upper, np.inf) if bounded else 1.01)
