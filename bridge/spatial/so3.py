@@ -207,13 +207,19 @@ def rpy_to_matrix(rpy: np.ndarray) -> np.ndarray:
 
 
 def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`rpy_to_matrix`, pitch in [-pi/2, pi/2]; at gimbal lock roll is 0."""
+    """Inverse of :func:`rpy_to_matrix`, pitch in [-pi/2, pi/2]; at gimbal lock roll is 0.
+
+    Accurate near gimbal lock too: pitch comes from atan2 (not asin), yaw from the first column,
+    and roll from what is left after removing yaw and pitch.
+    """
     R = np.asarray(R, dtype=np.float64)
-    sp = np.clip(-R[..., 2, 0], -1.0, 1.0)
-    pitch = np.arcsin(sp)
     cp = np.hypot(R[..., 0, 0], R[..., 1, 0])
-    lock = cp < 1e-10
-    roll = np.where(lock, 0.0, np.arctan2(R[..., 2, 1], R[..., 2, 2]))
+    pitch = np.arctan2(-R[..., 2, 0], cp)
+    lock = cp < 1e-12
     yaw = np.where(lock, np.arctan2(-R[..., 0, 1], R[..., 1, 1]), np.arctan2(R[..., 1, 0], R[..., 0, 0]))
-    pitch = np.where(lock, np.arctan2(sp, cp), pitch)
+    # Rx(roll) = Ry(pitch)^T Rz(yaw)^T R
+    zero = np.zeros_like(yaw)
+    Rzy = rpy_to_matrix(np.stack([zero, pitch, yaw], axis=-1))
+    Rx = np.swapaxes(Rzy, -1, -2) @ R
+    roll = np.arctan2(Rx[..., 2, 1], Rx[..., 1, 1])
     return np.stack([roll, pitch, yaw], axis=-1)
