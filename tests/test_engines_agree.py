@@ -81,13 +81,21 @@ def test_rerooted_random_models(seed: int) -> None:
 
 
 # a representative set of real robots by default; every robot that loads in the slow sweep
-ROBOTS = ["iCubGazeboV2_5", "solo12", "ur5_robot", "anymal_b_simple_description/anymal", "double_pendulum_continuous"]
+ROBOTS = [
+    "iCubGazeboV2_5",
+    "solo12",
+    "ur5_robot",
+    "anymal_b_simple_description/anymal",
+    "double_pendulum_continuous",
+]
 
 
 def _robot_case(name: str, base: str | None = None, floating: bool = True, samples: int = 10) -> None:
     from bridge.robots import robot_path
 
-    model = bridge.load_urdf(robot_path(name), base=base, floating=floating, check_inertia=False, mimic="independent")
+    model = bridge.load_urdf(
+        robot_path(name), base=base, floating=floating, check_inertia=False, mimic="independent"
+    )
     _assert_report_ok(cross_validate(model, engines=ENGINES, samples=samples, seed=0))
 
 
@@ -120,3 +128,15 @@ def test_all_robots_sweep(name: str) -> None:
 
 #: robots that cannot load even with check_inertia=False and mimic="independent", and why
 UNLOADABLE = {"ur3": "the robot has no <link>"}
+
+
+@pytest.mark.parametrize("floating", [True, False])
+def test_degenerate_sizes(floating: bool) -> None:
+    """One DOF (Eigen hands 6x1 Jacobians back flat) and, floating, no DOF at all."""
+    one = bridge.random_model(2, 7, joint_kinds=("revolute",), floating=floating)
+    assert one.n_dofs == 1
+    _assert_report_ok(cross_validate(one, engines=ENGINES, samples=4))
+    if floating:
+        rigid = bridge.random_model(4, 8, joint_kinds=("fixed",))
+        assert rigid.n_dofs == 0
+        _assert_report_ok(cross_validate(rigid, engines=ENGINES, samples=4))

@@ -217,7 +217,10 @@ class PinocchioEngine:
     def frame_jacobian(self, frame: str) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
         fid = self._frame_id[frame]
-        J = self._loop(lambda i: pin.computeFrameJacobian(pm, d, self._q[i], fid, self._ref).copy())
+        nv = pm.nv  # Eigen returns a 6x1 Jacobian as a flat (6,) array: reshape
+        J = self._loop(
+            lambda i: pin.computeFrameJacobian(pm, d, self._q[i], fid, self._ref).reshape(6, nv).copy()
+        )
         return self.vt.right_apply(J)
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
@@ -274,5 +277,10 @@ class PinocchioEngine:
     def com_jacobian(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
         total, m0, _ = self._base_share()
-        J = self._loop(lambda i: pin.jacobianCenterOfMass(pm, d, self._q[i]).copy() * ((total - m0) / total))
+        nv = pm.nv
+        J = self._loop(
+            lambda i: (
+                pin.jacobianCenterOfMass(pm, d, self._q[i]).reshape(3, nv).copy() * ((total - m0) / total)
+            )
+        )
         return self.vt.right_apply(J)

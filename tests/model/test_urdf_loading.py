@@ -59,7 +59,7 @@ def test_every_bad_model_file_is_tested() -> None:
 
 
 def test_missing_file_and_names() -> None:
-    with pytest.raises(bridge.ModelFileNotFoundError, match="URDF file not found: 'nope/robot.urdf'"):
+    with pytest.raises(bridge.ModelFileNotFoundError, match=r"URDF file not found: 'nope/robot\.urdf'"):
         load_urdf("nope/robot.urdf")
     with pytest.raises(FileNotFoundError):
         load_urdf(Path("nope.urdf"))
