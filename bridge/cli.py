@@ -273,6 +273,8 @@ def _print_report(console, report, compact: bool = False) -> None:
                     values.append(f"[red]{r.max_rel:.1e} FAIL[/red] (sample {r.worst_sample}{where})")
             table.add_row(label, *values)
         console.print(table)
+    for note in report.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
     tol = f"rtol {report.rtol:g} (finite differences 1e-6)"
     if report.ok:
         console.print(f"[green]all engines agree[/green] within {tol} ({report.seconds:.1f} s)")

@@ -18,6 +18,7 @@ __all__ = [
     "ModelError",
     "ModelFileNotFoundError",
     "ShapeError",
+    "SingularMassMatrixError",
     "StateError",
     "URDFError",
     "UnknownNameError",
@@ -51,6 +52,10 @@ class URDFError(ModelError):
 
 class UnsupportedError(ModelError):
     """The input uses a feature bridge does not support (e.g. a planar joint)."""
+
+
+class SingularMassMatrixError(ModelError):
+    """The mass matrix is singular (a movable joint moves no inertia): forward dynamics is undefined."""
 
 
 class ModelFileNotFoundError(BridgeError, FileNotFoundError):

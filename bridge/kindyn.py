@@ -216,6 +216,14 @@ class KinDyn:
         ``joint_torques`` is (..., n) (the base is unactuated) or a full generalized force
         (..., nv) including a base wrench in this representation's base frame.
         """
+        if self.model.massless_dofs:
+            from bridge.errors import SingularMassMatrixError
+
+            raise SingularMassMatrixError(
+                f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
+                f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
+                "(lock them with Model.with_dofs)"
+            )
         n, nv = self.model.n_dofs, self.model.nv
         t = np.asarray(joint_torques, dtype=np.float64)
         if t.ndim >= 1 and t.shape[-1] == nv:

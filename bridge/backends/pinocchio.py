@@ -66,8 +66,15 @@ def _transform(M) -> Transform:
 
 
 def _pin_inertia(inertia: SpatialInertia):
+    # field by field: pin.Inertia's constructor refuses non-physical inertias and its dynamic
+    # parameters cannot carry a zero mass with a rotational inertia, both of which
+    # load_urdf(check_inertia=False) lets through on purpose
     pin = _pin()
-    return pin.Inertia(float(inertia.mass), np.array(inertia.com), np.array(inertia.inertia_com))
+    out = pin.Inertia.Zero()
+    out.mass = float(inertia.mass)
+    out.lever = np.array(inertia.com, dtype=float)
+    out.inertia = np.array(inertia.inertia_com, dtype=float)
+    return out
 
 
 def _joint_model(joint: Joint):
@@ -173,7 +180,7 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
         else:
             pj_H_child = pj_H_parent @ joint.parent_H_child
             ffid = pm.addFrame(pin.Frame(joint.name, pj, parent_fid, _se3(pj_H_child), FT.FIXED_JOINT))
-            if child.mass > 0:
+            if np.any(child.inertia.parameters != 0.0):
                 pm.appendBodyToJoint(pj, _pin_inertia(child.inertia), _se3(pj_H_child))
             fid = pm.addBodyFrame(child.name, pj, _se3(pj_H_child), ffid)
             place[child.name] = (pj, pj_H_child, fid)

@@ -354,6 +354,16 @@ class Model:
         """Movable joints in DOF order."""
         return tuple(self._joint_index[d] for d in self.dof_names)
 
+    @cached_property
+    def massless_dofs(self) -> tuple[str, ...]:
+        """Movable joints whose whole subtree carries no inertia (they make the mass matrix singular)."""
+        carries: dict[str, bool] = {}
+        for name in reversed(self._depth_first_links()):
+            carries[name] = bool(np.any(self.link(name).inertia.parameters != 0.0)) or any(
+                carries[j.child] for j in self._children.get(name, [])
+            )
+        return tuple(d for d in self.dof_names if not carries[self._joint_index[d].child])
+
     @property
     def locked_joints(self) -> dict[str, float]:
         """Locked joints and the positions they are locked at."""
