@@ -134,6 +134,7 @@ def test_all_robots_sweep(name: str) -> None:
 
 #: robots that do not load (non-physical inertias, or no links), with the offending element
 NOT_LOADING = {
+    "alex_psyonic_hands": "link 'LeftPsyonicAbilityBaseLink'",
     "allegro_left_hand": "link 'link_11.0'",
     "allegro_right_hand": "link 'link_3.0'",
     "anymal-kinova": "link 'base'",
@@ -147,6 +148,7 @@ NOT_LOADING = {
     "iCubGenova03": "link 'torso_1'",
     "iCubLisboa01": "link 'torso_1'",
     "iCubNancy01": "link 'l_ankle_1'",
+    "pr2": "link 'sensor_mount_link'",
     "romeo_laas_small": "link 'LShoulderYaw_link'",
     "romeo_small": "link 'RShoulderYawLink'",
     "tiago": "link 'base_antenna_left_link'",
