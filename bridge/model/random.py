@@ -57,6 +57,10 @@ def random_model(
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     if int(n_links) < 1:
         raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links}")
+    valid = [k.value for k in JointKind]
+    unknown = [k for k in joint_kinds if str(getattr(k, "value", k)) not in valid]
+    if unknown:
+        raise InvalidValueError(f"random_model: unknown joint kinds {unknown}; use some of {valid}")
     kinds = [JointKind(k) for k in joint_kinds]
     if not kinds:
         raise InvalidValueError("random_model: joint_kinds is empty")
