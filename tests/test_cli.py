@@ -1,0 +1,117 @@
+"""The ``bridge`` command: exit codes, one-line errors, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from bridge.cli import app
+
+MODELS = Path(__file__).resolve().parents[1] / "models"
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+
+
+def test_help_is_fast_and_lists_commands() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "bridge.cli", "--help"], capture_output=True, text=True, check=True
+    )
+    for command in ("check", "info", "convert", "models"):
+        assert command in out.stdout
+
+
+def test_check_agrees_on_a_urdf_and_writes_json(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    res = run("check", str(MODELS / "offsets.urdf"), "--samples", "4", "--json", str(report))
+    assert res.exit_code == 0, res.output
+    assert "all engines agree" in res.output
+    assert "mass_matrix" in res.output and "pinocchio vs idyntree" in res.output
+    data = json.loads(report.read_text())
+    assert data["ok"] is True and data["samples"] == 4 and data["results"]
+
+
+def test_check_robot_by_name_with_options() -> None:
+    res = run(
+        "check",
+        "iCubGazeboV2_5",
+        "--samples",
+        "3",
+        "--base",
+        "l_sole",
+        "--representations",
+        "mixed",
+        "--joints",
+        "l_hip_pitch,l_knee,r_hip_pitch",
+    )
+    assert res.exit_code == 0, res.output
+    assert "inertial" not in res.output.split("pinocchio vs idyntree")[1].split("\n")[2]
+
+
+def test_check_reports_disagreement_with_exit_1() -> None:
+    # an impossible tolerance makes the (tiny) rounding differences count as disagreements
+    res = run("check", str(MODELS / "offsets.urdf"), "--samples", "3", "--rtol", "1e-30")
+    assert res.exit_code == 1, res.output
+    assert "disagree" in res.output and "FAIL" in res.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", str(MODELS / "bad" / "triangle_inertia.urdf")], "link 'bad_link': principal moments"),
+        (["check", "iCubGazeboV2_5", "--base", "l_fot"], "unknown link 'l_fot'"),
+        (["check", "no/such/robot.urdf"], "model file not found: 'no/such/robot.urdf'"),
+        (["check", "iCubGazebo_V2_5"], "unknown robot 'iCubGazebo_V2_5'"),
+        (["check", str(MODELS / "bad" / "mimic.urdf")], "(use --mimic-independent)"),
+        (["check", str(MODELS / "offsets.urdf"), "--engines", "bullet"], "unknown engine 'bullet'"),
+        (
+            ["check", str(MODELS / "offsets.urdf"), "--representations", "sideways"],
+            "unknown velocity representation",
+        ),
+        (["info", str(MODELS / "bad" / "malformed.urdf")], "malformed XML"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
+    res = run(*args)
+    assert res.exit_code == 2, res.output
+    lines = [line for line in res.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert message in lines[0]
+
+
+def test_info_shows_counts_orders_and_permutation() -> None:
+    res = run("info", "iCubGazeboV2_5")
+    assert res.exit_code == 0, res.output
+    for text in (
+        "links / bodies",
+        "pinocchio URDF loader",
+        "idyntree URDF loader",
+        "DOF order",
+        "permutation",
+    ):
+        assert text in res.output
+
+
+def test_convert_writes_a_rerooted_reduced_urdf(tmp_path: Path) -> None:
+    import bridge
+
+    out = tmp_path / "foot.urdf"
+    res = run(
+        "convert", str(MODELS / "offsets.urdf"), "--base", "wheel", "--joints", "spin,tilt", "-o", str(out)
+    )
+    assert res.exit_code == 0, res.output
+    model = bridge.load_urdf(out)
+    assert model.base == "wheel" and model.dof_names == ("spin", "tilt")
+
+
+def test_models_lists_robots() -> None:
+    res = run("models")
+    assert res.exit_code == 0
+    assert "iCubGazeboV2_5" in res.output and "talos_reduced" in res.output
