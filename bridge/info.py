@@ -33,11 +33,12 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     pm = to_pinocchio(model)
     im = to_idyntree(model)
     n_fixed = sum(1 for j in model.joints if not j.movable)
+    pin_fixed = sum(1 for f in pm.frames if f.type == pin.FrameType.FIXED_JOINT) - 1  # minus 'universe'
     counts = {
         "links / bodies": [len(model.links), pm.nbodies, im.getNrOfLinks()],
         "joints": [len(model.joints), pm.njoints, im.getNrOfJoints()],
         # Pinocchio keeps fixed joints as FIXED_JOINT frames (one of which is 'universe')
-        "fixed joints": [n_fixed, sum(1 for f in pm.frames if f.type == pin.FrameType.FIXED_JOINT) - 1, n_fixed],
+        "fixed joints": [n_fixed, pin_fixed, n_fixed],
         "DOFs": [model.n_dofs, pm.nv - (6 if model.floating else 0), im.getNrOfDOFs()],
         "frames": [len(model.frame_names), pm.nframes, im.getNrOfFrames()],
         "nq": [model.n_dofs + (7 if model.floating else 0), pm.nq, im.getNrOfPosCoords() + 7],
