@@ -260,7 +260,10 @@ def _print_report(console, report, compact: bool = False) -> None:
         table.add_column("quantity")
         for rep in report.representations:
             table.add_column(rep, justify="right")
-        for label, cells in table_rows.items():
+        from bridge.check import QUANTITIES
+
+        order = {q: i for i, q in enumerate(QUANTITIES)}
+        for label, cells in sorted(table_rows.items(), key=lambda item: order.get(item[0], len(order))):
             values = []
             for rep in report.representations:
                 r = cells.get(rep)
