@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.errors import BackendError, StateError
+from bridge.errors import BackendError, BridgeError, StateError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 from bridge.state import Representation, State, base_to_body_matrix, body_to_base_matrix
@@ -294,7 +294,10 @@ def from_pinocchio_state(
     s_dot = v[..., lay.idx_v]
     rep = Representation.parse(representation)
     if model.floating:
-        H = Transform.from_quaternion_xyzw(q[..., 3:7], q[..., :3])
+        try:
+            H = Transform.from_quaternion_xyzw(q[..., 3:7], q[..., :3])
+        except BridgeError as exc:
+            raise StateError(f"pinocchio state: base {exc}") from None
         vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v[..., :6])
     else:
         H = Transform.identity(q.shape[:-1])
