@@ -18,8 +18,8 @@ from enum import Enum
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.errors import InvalidValueError
+from bridge._array import as_float_array, broadcast_batch
+from bridge.errors import InvalidValueError, ShapeError
 from bridge.spatial.so3 import skew, vee
 from bridge.spatial.transform import Transform, _check_rotation
 
@@ -71,12 +71,12 @@ def reorder_matrix(matrix: object, rows: bool = True, cols: bool = True) -> np.n
     / (..., n, 6) matrix. The swap is its own inverse, so it converts either way."""
     M = np.asarray(matrix, dtype=np.float64)
     if rows:
-        if M.shape[-2] != 6:
-            raise InvalidValueError(f"reorder_matrix: rows must have length 6, got shape {M.shape}")
+        if M.ndim < 2 or M.shape[-2] != 6:
+            raise ShapeError(f"reorder_matrix: expected 6 rows, got shape {M.shape}")
         M = M[..., _SWAP, :]
     if cols:
-        if M.shape[-1] != 6:
-            raise InvalidValueError(f"reorder_matrix: columns must have length 6, got shape {M.shape}")
+        if M.ndim < 1 or M.shape[-1] != 6:
+            raise ShapeError(f"reorder_matrix: expected 6 columns, got shape {M.shape}")
         M = M[..., _SWAP]
     return M
 
@@ -98,7 +98,7 @@ def plux(E: object, r: object) -> np.ndarray:
     """Featherstone's Plücker transform ``[[E, 0], [-E skew(r), E]]`` (angular first), (..., 6, 6)."""
     E = as_float_array(E, "E", (3, 3))
     r = as_float_array(r, "r", (3,))
-    batch = np.broadcast_shapes(E.shape[:-2], r.shape[:-1])
+    batch = broadcast_batch("plux(E, r)", E.shape[:-2], r.shape[:-1])
     X = np.zeros((*batch, 6, 6))
     X[..., :3, :3] = E
     X[..., 3:, 3:] = E

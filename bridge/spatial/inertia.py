@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge._array import as_float_array
+from bridge._array import as_float_array, broadcast_batch
 from bridge.errors import InertiaError
 from bridge.spatial.so3 import skew
 from bridge.spatial.transform import Transform
@@ -47,7 +47,9 @@ class SpatialInertia:
         Ic = as_float_array(inertia_com, "rotational inertia", (3, 3))
         if np.any(np.abs(Ic - np.swapaxes(Ic, -1, -2)) > 1e-9 * (1.0 + np.abs(Ic).max(initial=0))):
             raise InertiaError("rotational inertia: matrix is not symmetric")
-        batch = np.broadcast_shapes(m.shape, c.shape[:-1], Ic.shape[:-2])
+        batch = broadcast_batch(
+            "mass, centre of mass and rotational inertia", m.shape, c.shape[:-1], Ic.shape[:-2]
+        )
         p = np.empty((*batch, 10))
         p[..., 0] = m
         p[..., 1:4] = c
@@ -78,13 +80,30 @@ class SpatialInertia:
         m = as_float_array(mass, "mass", ())
         c = as_float_array(com, "centre of mass", (3,))
         Io = as_float_array(inertia_origin, "rotational inertia", (3, 3))
+        broadcast_batch("mass, centre of mass and rotational inertia", m.shape, c.shape[:-1], Io.shape[:-2])
         C = skew(c)
         return cls(m, c, Io + m[..., None, None] * (C @ C))
 
     @classmethod
     def from_matrix(cls, matrix: object) -> SpatialInertia:
-        """From a (..., 6, 6) linear-first spatial inertia matrix."""
+        """From a (..., 6, 6) linear-first spatial inertia matrix ``[[m 1, -m skew(c)], [m skew(c), I_o]]``.
+
+        Raises :class:`InertiaError` if the matrix does not have that block structure (symmetric,
+        ``m 1`` top-left, skew-symmetric off-diagonal blocks); physical consistency is checked by
+        :meth:`check_physical`, not here.
+        """
         M = as_float_array(matrix, "spatial inertia matrix", (6, 6))
+        tol = 1e-9 * (1.0 + np.abs(M).max(axis=(-2, -1), initial=0.0))
+        A, B = M[..., :3, :3], M[..., :3, 3:]
+        m_diag = np.diagonal(A, axis1=-2, axis2=-1)
+        if np.any(np.abs(M - np.swapaxes(M, -1, -2)) > tol[..., None, None]):
+            raise InertiaError("spatial inertia matrix: not symmetric")
+        if np.any(np.abs(A - m_diag[..., :1, None] * np.eye(3)) > tol[..., None, None]):
+            raise InertiaError("spatial inertia matrix: top-left 3x3 block is not mass * identity")
+        if np.any(np.abs(B + np.swapaxes(B, -1, -2)) > tol[..., None, None]):
+            raise InertiaError(
+                "spatial inertia matrix: top-right 3x3 block is not skew-symmetric (-m skew(c))"
+            )
         m = np.trace(M[..., :3, :3], axis1=-2, axis2=-1) / 3.0
         with np.errstate(divide="ignore", invalid="ignore"):
             mc = -_vee_anti(M[..., :3, 3:])
@@ -174,6 +193,7 @@ class SpatialInertia:
         """Momentum ``I v`` as a Force, computed in 3D blocks."""
         if not isinstance(motion, Motion):
             return NotImplemented
+        broadcast_batch("SpatialInertia @ Motion", self.batch_shape, motion.batch_shape)
         m = self.mass[..., None]
         c = self.com
         v, w = motion.linear, motion.angular
@@ -184,6 +204,7 @@ class SpatialInertia:
 
     def transformed(self, A_H_B: Transform) -> SpatialInertia:
         """Given this inertia in B, return it expressed in A."""
+        broadcast_batch("Transform @ SpatialInertia", A_H_B.batch_shape, self.batch_shape)
         R, p = A_H_B.rotation, A_H_B.translation
         c = np.einsum("...ij,...j->...i", R, self.com) + p
         Ic = R @ self.inertia_com @ np.swapaxes(R, -1, -2)
@@ -198,6 +219,7 @@ class SpatialInertia:
         """Sum of two inertias expressed in the same frame (bodies rigidly joined)."""
         if not isinstance(other, SpatialInertia):
             return NotImplemented
+        broadcast_batch("SpatialInertia + SpatialInertia", self.batch_shape, other.batch_shape)
         m = self.mass + other.mass
         mc = self.mass[..., None] * self.com + other.mass[..., None] * other.com
         safe = np.where(m > 0, m, 1.0)

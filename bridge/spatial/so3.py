@@ -52,7 +52,10 @@ def _theta_coefficients(theta: np.ndarray):
     t = np.where(small, 1.0, theta)
     t2 = t * t
     a = np.where(small, 1.0 - theta**2 / 6.0, np.sin(t) / t)
-    b = np.where(small, 0.5 - theta**2 / 24.0, (1.0 - np.cos(t)) / t2)
+    # (1 - cos t)/t^2 written with the half angle: the direct form loses ~eps/t^2 relative accuracy,
+    # which the left Jacobian (b multiplies skew(w) there) turns into 1e-11 errors near t = 1e-6
+    half = np.sin(0.5 * t) / t
+    b = np.where(small, 0.5 - theta**2 / 24.0, 2.0 * half * half)
     c = np.where(small, 1.0 / 6.0 - theta**2 / 120.0, (t - np.sin(t)) / (t2 * t))
     return a, b, c
 
@@ -81,10 +84,13 @@ def so3_left_jacobian_inverse(w: np.ndarray) -> np.ndarray:
     theta = np.linalg.norm(w, axis=-1)
     small = theta < _SMALL
     t = np.where(small, 1.0, theta)
+    # (1 - t sin t / (2 (1 - cos t))) / t^2 == (1 - (t/2) cot(t/2)) / t^2; the half-angle form avoids
+    # the cancellation in 1 - cos t (the direct form gave log errors up to 1e-5 for t ~ 1e-6)
+    h = 0.5 * t
     d = np.where(
         small,
         1.0 / 12.0 + theta**2 / 720.0,
-        (1.0 - t * np.sin(t) / (2.0 * (1.0 - np.cos(t)))) / (t * t),
+        (1.0 - h * np.cos(h) / np.sin(h)) / (t * t),
     )
     W = skew(w)
     return np.eye(3) - 0.5 * W + d[..., None, None] * (W @ W)
@@ -209,17 +215,17 @@ def rpy_to_matrix(rpy: np.ndarray) -> np.ndarray:
 def matrix_to_rpy(R: np.ndarray) -> np.ndarray:
     """Inverse of :func:`rpy_to_matrix`, pitch in [-pi/2, pi/2]; at gimbal lock roll is 0.
 
-    Accurate near gimbal lock too: pitch comes from atan2 (not asin), yaw from the first column,
-    and roll from what is left after removing yaw and pitch.
+    Pitch comes from ``atan2`` (``arcsin`` loses half the digits near +-pi/2) and roll is read after
+    removing the yaw, so the round trip reproduces ``R`` to rounding error even next to gimbal lock.
+    Gimbal lock means ``cos(pitch)`` at rounding level (below 8 eps); there only ``yaw - roll``
+    (or ``yaw + roll``) is defined and the yaw takes it all.
     """
     R = np.asarray(R, dtype=np.float64)
     cp = np.hypot(R[..., 0, 0], R[..., 1, 0])
     pitch = np.arctan2(-R[..., 2, 0], cp)
-    lock = cp < 1e-12
+    lock = cp < 8.0 * np.finfo(np.float64).eps
     yaw = np.where(lock, np.arctan2(-R[..., 0, 1], R[..., 1, 1]), np.arctan2(R[..., 1, 0], R[..., 0, 0]))
-    # Rx(roll) = Ry(pitch)^T Rz(yaw)^T R
-    zero = np.zeros_like(yaw)
-    Rzy = rpy_to_matrix(np.stack([zero, pitch, yaw], axis=-1))
-    Rx = np.swapaxes(Rzy, -1, -2) @ R
-    roll = np.arctan2(Rx[..., 2, 1], Rx[..., 1, 1])
+    cy, sy = np.cos(yaw), np.sin(yaw)
+    # row 1 of Rz(yaw)^T R = Ry(pitch) Rx(roll) is (0, cos(roll), -sin(roll))
+    roll = np.arctan2(sy * R[..., 0, 2] - cy * R[..., 1, 2], cy * R[..., 1, 1] - sy * R[..., 0, 1])
     return np.stack([roll, pitch, yaw], axis=-1)

@@ -6,7 +6,7 @@ from typing import overload
 
 import numpy as np
 
-from bridge._array import as_float_array
+from bridge._array import as_float_array, broadcast_batch
 from bridge.errors import InvalidValueError, ShapeError
 from bridge.spatial import so3
 from bridge.spatial.vectors import Force, Motion
@@ -84,7 +84,7 @@ class Transform:
         p = np.zeros(3) if translation is None else as_float_array(translation, "translation", (3,))
         if check and rotation is not None:
             _check_rotation(R, "rotation")
-        batch = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+        batch = broadcast_batch("rotation and translation", R.shape[:-2], p.shape[:-1])
         m = np.zeros((*batch, 4, 4))
         m[..., :3, :3] = R
         m[..., :3, 3] = p
@@ -193,6 +193,7 @@ class Transform:
 
     def __matmul__(self, other):
         if isinstance(other, Transform):
+            broadcast_batch("Transform @ Transform", self.batch_shape, other.batch_shape)
             return Transform._wrap(self._m @ other._m)
         if isinstance(other, Motion):
             return self.apply_motion(other)
@@ -207,10 +208,12 @@ class Transform:
     def apply(self, points: object) -> np.ndarray:
         """Map points (..., 3) from B coordinates to A coordinates."""
         p = as_float_array(points, "points", (3,))
+        broadcast_batch("Transform.apply", self.batch_shape, p.shape[:-1])
         return np.einsum("...ij,...j->...i", self.rotation, p) + self.translation
 
     def apply_motion(self, motion: Motion) -> Motion:
         """``A_X_B @ v``: v' = (R v + p x R w, R w), without building the 6x6 matrix."""
+        broadcast_batch("Transform @ Motion", self.batch_shape, motion.batch_shape)
         R, p = self.rotation, self.translation
         w = np.einsum("...ij,...j->...i", R, motion.angular)
         v = np.einsum("...ij,...j->...i", R, motion.linear) + np.cross(p, w)
@@ -218,6 +221,7 @@ class Transform:
 
     def apply_force(self, force: Force) -> Force:
         """``A_Xs_B @ f`` (dual action): f' = (R f, R tau + p x R f)."""
+        broadcast_batch("Transform @ Force", self.batch_shape, force.batch_shape)
         R, p = self.rotation, self.translation
         f = np.einsum("...ij,...j->...i", R, force.linear)
         t = np.einsum("...ij,...j->...i", R, force.angular) + np.cross(p, f)

@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from bridge._array import as_float_array
+from bridge._array import as_float_array, broadcast_batch
 
 __all__ = ["Force", "Motion"]
 
@@ -77,11 +77,13 @@ class _Spatial6:
     def __add__(self: _V, other: _V) -> _V:
         if type(other) is not type(self):
             return NotImplemented
+        broadcast_batch(f"{type(self).__name__} + {type(self).__name__}", self.batch_shape, other.batch_shape)
         return type(self)._wrap(self._v + other._v)
 
     def __sub__(self: _V, other: _V) -> _V:
         if type(other) is not type(self):
             return NotImplemented
+        broadcast_batch(f"{type(self).__name__} - {type(self).__name__}", self.batch_shape, other.batch_shape)
         return type(self)._wrap(self._v - other._v)
 
     def __neg__(self: _V) -> _V:
@@ -89,6 +91,7 @@ class _Spatial6:
 
     def __mul__(self: _V, scalar: object) -> _V:
         s = np.asarray(scalar, dtype=np.float64)
+        broadcast_batch(f"{type(self).__name__} * scalar", self.batch_shape, s.shape)
         return type(self)._wrap(self._v * s[..., None])
 
     __rmul__ = __mul__
@@ -105,6 +108,8 @@ class Motion(_Spatial6):
 
     def cross(self, other: Motion | Force) -> Motion | Force:
         """Spatial cross product: ``crm(self) @ other`` for a Motion, ``crf(self) @ other`` for a Force."""
+        if isinstance(other, (Motion, Force)):
+            broadcast_batch("Motion.cross", self.batch_shape, other.batch_shape)
         v, w = self.linear, self.angular
         if isinstance(other, Motion):
             ml, mw = other.linear, other.angular
@@ -116,12 +121,13 @@ class Motion(_Spatial6):
             lin = np.cross(w, fl)
             ang = np.cross(w, ft) + np.cross(v, fl)
             return Force._wrap(np.concatenate(np.broadcast_arrays(lin, ang), axis=-1))
-        return NotImplemented
+        raise TypeError(f"Motion.cross expects a Motion or a Force, got {type(other).__name__}")
 
     def dot(self, force: Force) -> np.ndarray:
         """Power ``force . motion``, shape (...)."""
         if not isinstance(force, Force):
             raise TypeError("Motion.dot expects a Force (the power pairing is motion x force)")
+        broadcast_batch("Motion.dot", self.batch_shape, force.batch_shape)
         return np.sum(self._v * force._v, axis=-1)
 
 
@@ -135,6 +141,7 @@ class Force(_Spatial6):
         """Power ``force . motion``, shape (...)."""
         if not isinstance(motion, Motion):
             raise TypeError("Force.dot expects a Motion (the power pairing is force x motion)")
+        broadcast_batch("Force.dot", self.batch_shape, motion.batch_shape)
         return np.sum(self._v * motion._v, axis=-1)
 
 
