@@ -1,110 +1,195 @@
 """Robots shipped by the installed ``icub-models`` and ``example-robot-data`` packages, by name.
 
-Names: iCub models by their folder name (``iCubGazeboV2_5``); example-robot-data URDFs by file stem
-(``talos_reduced``, ``solo12``, ``ur5_robot``); a stem that two packages of example-robot-data share
-is named ``<package>/<stem>`` (``anymal_b_simple_description/anymal``). A few short aliases exist
-(``talos``, ``ur5``, ``ur10``, ``ur3``, ``anymal``, ``solo``). Files are found through the packages'
-own metadata, never through hard-coded paths.
+Names:
+
+* icub-models robots by their folder name (``iCubGazeboV2_5``, ``iCubGenova04``, ``left_hand_mk3``);
+* example-robot-data URDFs by file stem (``talos_reduced``, ``solo12``, ``ur5_robot``, ``panda``);
+  a stem that is not unique (``anymal.urdf`` in ``anymal_b_simple_description`` and
+  ``anymal_c_simple_description``), or that is also an alias (``icub.urdf`` of
+  ``icub_description``, since ``icub`` means iCubGazeboV2_5), is named ``<package>/<stem>``
+  (``anymal_b_simple_description/anymal``, ``icub_description/icub``). The ``<package>/<stem>``
+  form is accepted for every example-robot-data robot.
+
+Short aliases (:data:`ALIASES`: ``icub``, ``talos``, ``ur5``, ``anymal``, ...) and any capitalisation
+of a name are accepted too. Files are found through the packages' own helpers
+(``icub_models.get_model_file``) and the example-robot-data distribution's file list
+(``importlib.metadata``; the package has no importable Python module), never through hard-coded
+paths. Nothing heavy is imported: the registry is built on first use and cached.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib.metadata as metadata
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
-from bridge.errors import UnknownNameError
+from bridge.errors import ModelFileNotFoundError, UnknownNameError
 
-__all__ = ["ALIASES", "resolve_model_path", "robot_names", "robot_path", "robot_source"]
+__all__ = [
+    "ALIASES",
+    "RobotEntry",
+    "resolve_model_path",
+    "robot_entries",
+    "robot_entry",
+    "robot_names",
+    "robot_path",
+    "robot_source",
+]
 
+#: short alias -> robot name (aliases whose robot is not installed are ignored). There is no ``ur3``
+#: alias: example-robot-data ships a ``ur3.urdf`` (without links, in version 6.0.0); use ``ur3_robot``.
 ALIASES = {
+    "icub": "iCubGazeboV2_5",
     "talos": "talos_reduced",
-    "ur3": "ur3_robot",
     "ur5": "ur5_robot",
     "ur10": "ur10_robot",
     "anymal": "anymal_c_simple_description/anymal",
-    "solo": "solo12",
-    "go1": "go1",
-    "icubgazebo": "iCubGazeboV2_5",
+    "anymal_b": "anymal_b_simple_description/anymal",
+    "anymal_c": "anymal_c_simple_description/anymal",
+    "solo8": "solo",
+    "g1": "g1_29dof_rev_1_0",
 }
+_ERD = "example-robot-data"
+_ICUB = "icub-models"
+
+
+@dataclass(frozen=True)
+class RobotEntry:
+    """One robot: its name, URDF file and the package that ships it."""
+
+    name: str
+    path: Path
+    source: str  # "icub-models" or "example-robot-data"
+
+
+def _icub_models_files() -> dict[str, Path]:
+    try:
+        import icub_models
+    except ImportError:  # pragma: no cover - icub-models not installed
+        return {}
+    out: dict[str, Path] = {}
+    try:
+        names = sorted(icub_models.get_robot_names())
+    except OSError:  # pragma: no cover - broken installation
+        return {}
+    for name in names:
+        try:
+            path = Path(icub_models.get_model_file(name))
+        except OSError:  # a folder without model.urdf
+            continue
+        if path.suffix == ".urdf" and path.is_file():
+            out[name] = path
+    return out
+
+
+def _example_robot_data_files() -> list[Path]:
+    """Every URDF of the example-robot-data distribution (from its file list, or its cmeel prefix)."""
+    try:
+        dist = metadata.distribution(_ERD)
+    except metadata.PackageNotFoundError:  # pragma: no cover - not installed
+        return []
+    files = [Path(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".urdf")]
+    if not files:  # pragma: no cover - no RECORD: look under the distribution's cmeel prefix
+        prefix = Path(dist.locate_file("cmeel.prefix")) / "share" / "example-robot-data"
+        files = list(prefix.rglob("*.urdf")) if prefix.is_dir() else []
+    return sorted(p for p in files if p.is_file())
+
+
+def _package_of(path: Path) -> str:
+    """The ROS package folder of an example-robot-data URDF (``.../robots/<package>/urdf/x.urdf``)."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] == "robots" and parts[i] != "robots":
+            return parts[i]
+    return path.parent.parent.name
 
 
 @functools.lru_cache(maxsize=1)
-def _registry() -> dict[str, tuple[Path, str]]:
-    """name -> (path, source package)."""
-    found: dict[str, tuple[Path, str]] = {}
-    try:
-        import icub_models
-
-        for name in sorted(icub_models.get_robot_names()):
-            path = Path(icub_models.get_model_file(name))
-            if path.suffix == ".urdf" and path.is_file():
-                found[name] = (path, "icub-models")
-    except (ImportError, OSError):  # pragma: no cover - package not installed
-        pass
-    try:
-        dist = metadata.distribution("example-robot-data")
-        files = [Path(dist.locate_file(f)) for f in dist.files or () if str(f).endswith(".urdf")]
-    except metadata.PackageNotFoundError:  # pragma: no cover - package not installed
-        files = []
+def _registry() -> tuple[dict[str, RobotEntry], dict[str, str]]:
+    """(canonical name -> entry, every accepted spelling in lower case -> canonical name)."""
+    entries: dict[str, RobotEntry] = {}
+    for name, path in _icub_models_files().items():
+        entries[name] = RobotEntry(name, path, _ICUB)
+    erd = _example_robot_data_files()
     by_stem: dict[str, list[Path]] = {}
-    for path in sorted(files):
-        if path.is_file():
-            by_stem.setdefault(path.stem, []).append(path)
-    for stem, paths in by_stem.items():
-        if len(paths) == 1 and stem not in found:
-            found[stem] = (paths[0], "example-robot-data")
-            continue
+    for path in erd:
+        by_stem.setdefault(path.stem, []).append(path)
+    qualified: dict[str, str] = {}
+    taken = {n.lower() for n in entries} | set(ALIASES)
+    for stem, paths in sorted(by_stem.items()):
+        unique = len(paths) == 1 and stem.lower() not in taken
         for path in paths:
-            package = next(
-                (p.name for p in path.parents if p.name.endswith(("_description", "_data"))), path.parent.name
-            )
-            found[f"{package}/{stem}"] = (path, "example-robot-data")
-    return found
+            long_name = f"{_package_of(path)}/{stem}"
+            name = stem if unique else long_name
+            entries[name] = RobotEntry(name, path, _ERD)
+            qualified[long_name.lower()] = name
+    lookup = {name.lower(): name for name in entries}
+    for spelling, name in qualified.items():
+        lookup.setdefault(spelling, name)
+    for alias, target in ALIASES.items():
+        if target in entries:
+            lookup.setdefault(alias, target)
+    return entries, lookup
+
+
+def robot_entries() -> list[RobotEntry]:
+    """Every robot (name, file, source package), sorted by name case-insensitively."""
+    entries, _ = _registry()
+    return [entries[n] for n in sorted(entries, key=str.lower)]
 
 
 def robot_names() -> list[str]:
-    """Every robot name, sorted case-insensitively."""
-    return sorted(_registry(), key=str.lower)
+    """Every robot name, sorted case-insensitively (aliases not included)."""
+    return [e.name for e in robot_entries()]
 
 
-def _lookup(name: str) -> str:
-    reg = _registry()
-    if name in reg:
-        return name
-    alias = ALIASES.get(name.lower())
-    if alias in reg:
-        return alias
-    lowered = {k.lower(): k for k in reg}
-    if name.lower() in lowered:
-        return lowered[name.lower()]
-    raise UnknownNameError("robot", name, list(reg) + list(ALIASES), where="icub-models / example-robot-data")
+def _find(name: str) -> RobotEntry | None:
+    entries, lookup = _registry()
+    canonical = lookup.get(str(name).lower())
+    return entries[canonical] if canonical is not None else None
+
+
+def robot_entry(name: str) -> RobotEntry:
+    """The robot called ``name`` (a name, an alias, or ``<package>/<stem>``; any capitalisation)."""
+    entry = _find(name)
+    if entry is None:
+        entries, _ = _registry()
+        known = list(entries) + [a for a, t in ALIASES.items() if t in entries]
+        raise UnknownNameError("robot", name, known, where=f"{_ICUB} / {_ERD}")
+    return entry
 
 
 def robot_path(name: str) -> Path:
-    """The URDF file of a robot name (or alias)."""
-    return _registry()[_lookup(name)][0]
+    """The URDF file of a robot name (or alias); :class:`bridge.UnknownNameError` with close matches."""
+    return robot_entry(name).path
 
 
 def robot_source(name: str) -> str:
-    """The package that ships the robot."""
-    return _registry()[_lookup(name)][1]
+    """The package that ships the robot (``icub-models`` or ``example-robot-data``)."""
+    return robot_entry(name).source
 
 
-def resolve_model_path(name_or_path: str) -> Path:
+def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
     """An existing file path as given, else the URDF of a robot name.
 
-    Raises :class:`bridge.ModelFileNotFoundError` for a path-like argument that does not exist and
-    :class:`bridge.UnknownNameError` for an unknown robot name.
+    Raises :class:`bridge.ModelFileNotFoundError` for a path (a path-like object, or a string with a
+    URDF/XML suffix or a directory part that is not a robot name) that does not exist, and
+    :class:`bridge.UnknownNameError` (listing close matches) for an unknown robot name.
     """
-    from bridge.errors import ModelFileNotFoundError
-
     path = Path(name_or_path)
     if path.is_file():
         return path
-    looks_like_path = path.suffix.lower() in (".urdf", ".xml", ".sdf") or (
-        "/" in str(name_or_path) and path.parent != Path()
-    )
-    if looks_like_path and str(name_or_path) not in _registry():
+    if isinstance(name_or_path, os.PathLike):
         raise ModelFileNotFoundError(f"model file not found: {str(name_or_path)!r}")
-    return robot_path(str(name_or_path))
+    text = str(name_or_path)
+    entry = _find(text)
+    if entry is not None:
+        return entry.path
+    looks_like_path = path.suffix.lower() in (".urdf", ".xml", ".sdf") or os.sep in text or "/" in text
+    if looks_like_path and not path.is_dir():
+        raise ModelFileNotFoundError(f"model file not found: {text!r} (and it is not a robot name)")
+    if path.is_dir():
+        raise ModelFileNotFoundError(f"{text!r} is a directory, not a model file")
+    return robot_path(text)

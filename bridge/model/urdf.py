@@ -1,19 +1,40 @@
 """URDF to and from the neutral model.
 
-Reading uses ``yourdfpy`` for the values (meshes are never loaded, so a URDF whose meshes are
-missing loads) after a structural pass with ``xml.etree`` that turns every problem into a clear
-:class:`bridge.URDFError` naming the file and element (malformed XML, no ``<robot>``, unsupported or
-unknown joint types, mimic joints, missing or unknown links, zero axes, duplicate names, several
-roots, two parents, loops, non-physical inertias).
+Reading (:func:`load_urdf`) happens in two passes over the same document:
+
+1. A structural and numeric pass with :mod:`xml.etree` that turns every problem into a clear
+   :class:`bridge.BridgeError` naming the file and the element: malformed XML (with the parser's
+   line and column), no ``<robot>``, missing names, unsupported or unknown joint types, mimic
+   joints, unknown links, a link with two parents, loops, several roots, zero axes, duplicate
+   names, and numbers that do not parse (e.g. ``rpy="${pi/2} 0 0"`` left over by xacro). It also
+   rejects what ``yourdfpy`` would silently change: an ``<inertia>`` missing one of its six
+   attributes (yourdfpy would put 1.0 on the diagonal), an ``<inertial>`` without ``<mass>``
+   (yourdfpy would drop the inertia) or without ``<inertia>``; urdfdom rejects all three too.
+2. ``yourdfpy`` reads the values (origins, axes with the URDF default ``1 0 0``, inertias,
+   limits). Meshes are never loaded, so a URDF whose meshes are missing (or use ``package://``
+   URIs) loads. Anything yourdfpy raises or logs as an error becomes a :class:`bridge.URDFError`.
+
+Semantics of the result: every URDF link is a :class:`~bridge.model.model.Link` whose spatial
+inertia is expressed in the link frame (the ``<inertial><origin>`` is the centre-of-mass frame:
+``com = xyz`` and ``I_link = R I R^T`` with ``R`` from its ``rpy``); a link without ``<inertial>`` is
+massless. Joints keep the URDF semantics (``parent_H_child`` = ``<origin>`` at zero position, unit
+``axis`` in child coordinates, zero axis origin). URDF defines no extra frames. The default DOF
+order is the document order of the movable joints.
+
+Writing (:func:`model_to_urdf`) produces a URDF that this module, Pinocchio and iDynTree load to a
+model with the same dynamics; see its docstring for what it has to add.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import math
 import os
+import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +44,7 @@ from bridge.errors import (
     InertiaError,
     ModelError,
     ModelFileNotFoundError,
+    UnknownNameError,
     UnsupportedError,
     URDFError,
 )
@@ -31,127 +53,254 @@ from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["load_urdf", "model_to_urdf"]
 
-_SUPPORTED = {"revolute", "continuous", "prismatic", "fixed"}
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 _KNOWN_UNSUPPORTED = {"floating", "planar", "spherical", "ball", "universal", "screw", "gearbox"}
+_INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 
 
-def _read_source(path_or_xml: str | os.PathLike) -> tuple[str, str]:
-    """(xml text, description of where it came from)."""
-    if isinstance(path_or_xml, os.PathLike) or (
-        isinstance(path_or_xml, str) and "<" not in path_or_xml.lstrip()[:1]
-    ):
+# --------------------------------------------------------------------------- reading: source
+def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
+    """(XML bytes, description of where they came from: the file path or ``<URDF string>``).
+
+    A ``str`` is XML text when it starts with ``<`` (after white space), a file path otherwise.
+    Files are read as bytes so that the XML declaration's encoding is honoured.
+    """
+    if isinstance(path_or_xml, bytes):
+        return path_or_xml, "<URDF bytes>"
+    if isinstance(path_or_xml, str):
+        text = path_or_xml.lstrip().lstrip("\ufeff").lstrip()
+        if text.startswith("<"):
+            # the text is already decoded: drop a declaration that could name another encoding
+            return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), "<URDF string>"
+    if isinstance(path_or_xml, (str, os.PathLike)):
         path = Path(path_or_xml)
         if not path.is_file():
-            raise ModelFileNotFoundError(f"URDF file not found: {str(path)!r}")
+            what = "is a directory, not a URDF file" if path.is_dir() else "not found"
+            raise ModelFileNotFoundError(f"URDF file {what}: {str(path)!r}")
         try:
-            return path.read_text(encoding="utf-8"), str(path)
-        except (OSError, UnicodeDecodeError) as exc:
+            return path.read_bytes(), str(path)
+        except OSError as exc:
             raise URDFError(f"{path}: cannot read the file ({exc})") from None
-    if isinstance(path_or_xml, str):
-        return path_or_xml, "<URDF string>"
     raise URDFError(f"load_urdf expects a file path or URDF XML text, got {type(path_or_xml).__name__}")
 
 
+# --------------------------------------------------------------------------- reading: checks
+def _numbers(
+    el: ET.Element, attr: str, n: int, where: str, owner: str, *, required: bool = False
+) -> tuple[float, ...] | None:
+    """The ``n`` finite numbers of attribute ``attr`` of ``el`` (None if absent and not required)."""
+    text = el.get(attr)
+    if text is None:
+        if required:
+            raise URDFError(f"{where}: {owner}: <{el.tag}> has no {attr!r} attribute")
+        return None
+    try:
+        values = tuple(float(p) for p in text.split())
+    except ValueError:
+        values = ()
+    if len(values) != n or not all(math.isfinite(v) for v in values):
+        what = f"{n} finite numbers" if n > 1 else "a finite number"
+        raise URDFError(f"{where}: {owner}: <{el.tag} {attr}={text!r}> is not {what}")
+    return values
+
+
+def _check_origin(parent: ET.Element, where: str, owner: str) -> None:
+    origin = parent.find("origin")
+    if origin is not None:
+        _numbers(origin, "xyz", 3, where, owner)
+        _numbers(origin, "rpy", 3, where, owner)
+
+
+def _check_link(el: ET.Element, where: str) -> str:
+    name = el.get("name")
+    if not name:
+        raise URDFError(f"{where}: a <link> element has no name")
+    owner = f"link {name!r}"
+    inertials = el.findall("inertial")
+    if len(inertials) > 1:
+        raise URDFError(f"{where}: {owner} has {len(inertials)} <inertial> elements")
+    if inertials:
+        inertial = inertials[0]
+        _check_origin(inertial, where, owner)
+        mass = inertial.find("mass")
+        if mass is None:
+            raise URDFError(
+                f"{where}: {owner}: <inertial> has no <mass> (a link without mass has no <inertial>)"
+            )
+        _numbers(mass, "value", 1, where, owner, required=True)
+        inertia = inertial.find("inertia")
+        if inertia is None:
+            raise URDFError(f"{where}: {owner}: <inertial> has no <inertia> (URDF requires all six moments)")
+        for attr in _INERTIA_ATTRIBUTES:
+            _numbers(inertia, attr, 1, where, owner, required=True)
+    return name
+
+
+def _check_joint(el: ET.Element, where: str, link_set: set[str], mimic: str) -> tuple[str, str, str]:
+    """Check one ``<joint>``; return (name, parent link, child link)."""
+    name = el.get("name")
+    if not name:
+        raise URDFError(f"{where}: a <joint> element has no name")
+    owner = f"joint {name!r}"
+    jtype = el.get("type")
+    if jtype is None:
+        raise URDFError(f"{where}: {owner} has no type attribute")
+    if jtype in _KNOWN_UNSUPPORTED:
+        raise UnsupportedError(
+            f"{where}: {owner} has type {jtype!r}, which bridge does not support "
+            f"(supported: {', '.join(_SUPPORTED)})"
+        )
+    if jtype not in _SUPPORTED:
+        raise UnsupportedError(
+            f"{where}: {owner} has unknown type {jtype!r} (URDF joint types: {', '.join(_SUPPORTED)}, "
+            "floating, planar)"
+        )
+    if el.find("mimic") is not None and mimic != "independent":
+        raise UnsupportedError(
+            f"{where}: {owner} is a mimic joint (of {el.find('mimic').get('joint')!r}), which bridge does "
+            "not support; pass mimic='independent' to load mimic joints as independent DOFs "
+            "(what Pinocchio's and iDynTree's URDF loaders do by default)"
+        )
+    ends = []
+    for end in ("parent", "child"):
+        sub = el.find(end)
+        if sub is None or not sub.get("link"):
+            raise URDFError(f"{where}: {owner} has no <{end} link=...>")
+        if sub.get("link") not in link_set:
+            raise URDFError(f"{where}: {owner} refers to unknown {end} link {sub.get('link')!r}")
+        ends.append(sub.get("link"))
+    if ends[0] == ends[1]:
+        raise URDFError(f"{where}: {owner} connects link {ends[0]!r} to itself")
+    _check_origin(el, where, owner)
+    axis = el.find("axis")
+    if axis is not None:
+        values = _numbers(axis, "xyz", 3, where, owner)
+        if jtype != "fixed" and values is not None and math.hypot(*values) < 1e-12:
+            raise URDFError(f"{where}: {owner} has a zero axis (<axis xyz={axis.get('xyz')!r}>)")
+    limit = el.find("limit")
+    if limit is not None:
+        for attr in ("lower", "upper", "effort", "velocity"):
+            _numbers(limit, attr, 1, where, owner)
+    return name, ends[0], ends[1]
+
+
 def _check_structure(root: ET.Element, where: str, mimic: str = "error") -> None:
-    """Validate what yourdfpy would accept silently or reject obscurely."""
+    """Validate what yourdfpy would accept silently, change, or reject obscurely."""
     if root.tag != "robot":
         raise URDFError(f"{where}: no <robot> element (the root element is <{root.tag}>)")
     links: list[str] = []
     for el in root.findall("link"):
-        name = el.get("name")
-        if not name:
-            raise URDFError(f"{where}: a <link> element has no name")
+        name = _check_link(el, where)
         if name in links:
             raise URDFError(f"{where}: duplicate link name {name!r}")
         links.append(name)
     if not links:
         raise URDFError(f"{where}: the robot has no <link>")
+    if not root.get("name"):
+        raise URDFError(f"{where}: the <robot> element has no name")
     link_set = set(links)
     joints: set[str] = set()
-    parent_of: dict[str, str] = {}
+    parent_joint: dict[str, str] = {}  # child link -> joint
+    parent_link: dict[str, str] = {}  # child link -> parent link
     for el in root.findall("joint"):
-        name = el.get("name")
-        if not name:
-            raise URDFError(f"{where}: a <joint> element has no name")
+        name, parent, child = _check_joint(el, where, link_set, mimic)
         if name in joints:
             raise URDFError(f"{where}: duplicate joint name {name!r}")
         joints.add(name)
-        jtype = el.get("type")
-        if jtype in _KNOWN_UNSUPPORTED:
-            raise UnsupportedError(
-                f"{where}: joint {name!r} has type {jtype!r}, which bridge does not support "
-                "(supported: revolute, continuous, prismatic, fixed)"
-            )
-        if jtype not in _SUPPORTED:
-            raise UnsupportedError(f"{where}: joint {name!r} has unknown type {jtype!r}")
-        if el.find("mimic") is not None and mimic != "independent":
-            raise UnsupportedError(
-                f"{where}: joint {name!r} is a mimic joint, which bridge does not support; "
-                "pass mimic='independent' to load mimic joints as independent DOFs "
-                "(what Pinocchio's and iDynTree's URDF loaders do by default)"
-            )
-        for end in ("parent", "child"):
-            sub = el.find(end)
-            if sub is None or not sub.get("link"):
-                raise URDFError(f"{where}: joint {name!r} has no <{end} link=...>")
-            if sub.get("link") not in link_set:
-                raise URDFError(f"{where}: joint {name!r} refers to unknown {end} link {sub.get('link')!r}")
-        child = el.find("child").get("link")
-        if child in parent_of:
+        if child in parent_joint:
             raise URDFError(
-                f"{where}: link {child!r} has two parents (joints {parent_of[child]!r} and {name!r})"
+                f"{where}: link {child!r} has two parents (joints {parent_joint[child]!r} and {name!r})"
             )
-        parent_of[child] = name
-        axis = el.find("axis")
-        if jtype != "fixed" and axis is not None and axis.get("xyz") is not None:
-            try:
-                values = [float(v) for v in axis.get("xyz").split()]
-            except ValueError:
-                raise URDFError(f"{where}: joint {name!r} has a malformed axis {axis.get('xyz')!r}") from None
-            if len(values) != 3 or not all(math.isfinite(v) for v in values):
-                raise URDFError(f"{where}: joint {name!r} has a malformed axis {axis.get('xyz')!r}")
-            if math.hypot(*values) < 1e-12:
-                raise URDFError(f"{where}: joint {name!r} has a zero axis")
-    roots = [link for link in links if link not in parent_of]
+        parent_joint[child] = name
+        parent_link[child] = parent
+    # kinematic loops: follow the parents from every link (each link is walked once)
+    reaches_root: set[str] = set()
+    for start in links:
+        path: list[str] = []
+        on_path: set[str] = set()
+        cur = start
+        while cur in parent_link and cur not in reaches_root:
+            if cur in on_path:
+                loop = path[path.index(cur) :][::-1]  # parent -> child order
+                roots_note = "no root link: " if len(parent_joint) == len(links) else ""
+                chain = " -> ".join(repr(x) for x in [*loop, loop[0]])
+                through = ", ".join(repr(parent_joint[x]) for x in [*loop[1:], loop[0]])
+                raise URDFError(
+                    f"{where}: {roots_note}the joints form a kinematic loop {chain} (joints {through})"
+                )
+            on_path.add(cur)
+            path.append(cur)
+            cur = parent_link[cur]
+        reaches_root.update(path)
+    roots = [link for link in links if link not in parent_joint]
     if len(roots) > 1:
         raise URDFError(f"{where}: several root links {roots}: a URDF must be one tree")
-    if not roots:
-        raise URDFError(f"{where}: no root link: the joints form a kinematic loop")
 
 
-def _parse(text: str, where: str, mimic: str = "error"):
+@contextmanager
+def _yourdfpy_errors(where: str) -> Iterator[None]:
+    """Turn yourdfpy's exceptions and logged errors/warnings into :class:`URDFError`."""
+    records: list[logging.LogRecord] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logger = logging.getLogger("yourdfpy")
+    handler = _Collect(level=logging.WARNING)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
     try:
-        root = ET.fromstring(text)
+        yield
+    except BridgeError:
+        raise
+    except Exception as exc:  # yourdfpy raises a variety of errors (KeyError, ValueError, ...)
+        raise URDFError(f"{where}: yourdfpy cannot parse the URDF ({type(exc).__name__}: {exc})") from None
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+    if records:
+        messages = "; ".join(r.getMessage() for r in records)
+        raise URDFError(f"{where}: yourdfpy reported problems parsing the URDF: {messages}")
+
+
+def _parse(data: bytes, where: str, mimic: str = "error"):
+    """Check the document and parse it with yourdfpy; return ``yourdfpy.Robot``."""
+    try:
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise URDFError(f"{where}: malformed XML ({exc})") from None
     _check_structure(root, where, mimic)
     import yourdfpy
 
-    try:
+    with _yourdfpy_errors(where):
         urdf = yourdfpy.URDF.load(
-            io.BytesIO(text.encode("utf-8")),
+            io.BytesIO(data),
             load_meshes=False,
             build_scene_graph=False,
             load_collision_meshes=False,
             build_collision_scene_graph=False,
         )
-    except BridgeError:
-        raise
-    except Exception as exc:  # yourdfpy raises a variety of errors
-        raise URDFError(f"{where}: cannot parse the URDF ({type(exc).__name__}: {exc})") from None
-    return urdf.robot
+    robot = urdf.robot
+    # yourdfpy reads the same elements as the checks above (direct children of <robot>)
+    xml_joints = [el.get("name") for el in root.findall("joint")]
+    if [j.name for j in robot.joints] != xml_joints or len(robot.links) != len(root.findall("link")):
+        raise URDFError(f"{where}: yourdfpy read different links or joints than the document holds")
+    return robot
 
 
+# --------------------------------------------------------------------------- reading: values
 def _link(link, where: str, check_inertia: bool = True) -> Link:
     inertial = link.inertial
-    if inertial is None or inertial.mass is None:
+    if inertial is None:
         return Link(link.name, SpatialInertia.zero())
-    mass = float(inertial.mass)
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)
-    I3 = np.zeros((3, 3)) if inertial.inertia is None else np.asarray(inertial.inertia, dtype=float)
     R = origin[:3, :3]
-    if not np.all(np.isfinite(I3)) or not math.isfinite(mass):
-        raise InertiaError(f"{where}: link {link.name!r} has a non-finite inertia")
+    mass, I3 = float(inertial.mass), np.asarray(inertial.inertia, dtype=float)
+    if mass == 0.0 and not np.any(I3):  # <inertial> of a massless link: the same as none
+        return Link(link.name, SpatialInertia.zero())
     try:
         inertia = SpatialInertia(mass, origin[:3, 3], R @ I3 @ R.T)
         if check_inertia:
@@ -174,21 +323,23 @@ def _joint(joint, where: str) -> Joint:
     if joint.limit is not None:
         lim = joint.limit
 
-        def f(x):
+        def f(x: object) -> float | None:
             return None if x is None else float(x)
 
         lower, upper = f(lim.lower), f(lim.upper)
-        if kind is JointKind.CONTINUOUS:
+        if kind is JointKind.CONTINUOUS:  # URDF ignores position limits of continuous joints
             lower = upper = None
         limits = JointLimits(lower=lower, upper=upper, effort=f(lim.effort), velocity=f(lim.velocity))
-    axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
-    if not kind.movable:
+    if kind.movable:
+        # yourdfpy gives the URDF default (1, 0, 0) when <axis> or its xyz is missing
+        axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
+    else:
         axis = np.zeros(3)
     return Joint(joint.name, kind, joint.parent, joint.child, rest, axis=axis, limits=limits)
 
 
 def load_urdf(
-    path_or_xml: str | os.PathLike,
+    path_or_xml: str | bytes | os.PathLike,
     base: str | None = None,
     joints: Sequence[str] | None = None,
     floating: bool = True,
@@ -196,140 +347,182 @@ def load_urdf(
     check_inertia: bool = True,
     mimic: str = "error",
 ) -> Model:
-    """Load a URDF file (or XML text) into a neutral :class:`Model`.
+    """Load a URDF file (or XML text) into a neutral :class:`~bridge.model.model.Model`.
 
     Args:
-        path_or_xml: a file path, or the URDF XML itself.
-        base: the base link (default: the URDF root); the tree is re-rooted there.
+        path_or_xml: a file path (``str`` or path-like), or the URDF XML itself (a ``str`` starting
+            with ``<``, or ``bytes``).
+        base: the base link (default: the URDF root); the tree is re-rooted there
+            (:meth:`Model.with_base`).
         joints: the DOF serialization (default: the movable joints in document order); movable
-            joints left out are locked at ``locked.get(name, 0.0)``.
+            joints left out are locked at ``locked.get(name, 0.0)`` (:meth:`Model.with_dofs`).
         floating: floating base (True) or base fixed to the world (False).
-        locked: positions of the locked joints.
+        locked: positions of locked joints. Without ``joints``, the DOFs are the movable joints in
+            document order minus the ones named here.
         check_inertia: raise :class:`bridge.InertiaError` for a link whose inertia no rigid body can
-            have (see :meth:`SpatialInertia.check_physical`). Several published URDFs fail this
-            (e.g. rod-like dummy links); pass False to load them anyway.
+            have (see :meth:`SpatialInertia.check_physical`; massless links are fine). Several
+            published URDFs fail this (e.g. rod-like dummy links); pass False to load them anyway.
         mimic: "error" (default) rejects mimic joints; "independent" loads them as ordinary,
-            independent DOFs, ignoring the mimic relation (as Pinocchio's and iDynTree's loaders do).
+            independent DOFs, ignoring the mimic relation (what Pinocchio's and iDynTree's loaders
+            do by default).
+
+    Returns:
+        The model, named after the ``<robot name>``; every URDF link is a link, no extra frames.
+
+    Raises:
+        ModelFileNotFoundError: the file does not exist.
+        URDFError: malformed XML or an invalid URDF (the message names the file and element).
+        UnsupportedError: floating, planar or unknown joint types; mimic joints.
+        InertiaError: a non-physical link inertia (with ``check_inertia``).
+        UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
+        ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
     if mimic not in ("error", "independent"):
         raise URDFError(f"mimic must be 'error' or 'independent', got {mimic!r}")
-    text, where = _read_source(path_or_xml)
-    robot = _parse(text, where, mimic)
+    data, where = _read_source(path_or_xml)
+    robot = _parse(data, where, mimic)
     links = [_link(link, where, check_inertia) for link in robot.links]
     joint_list = [_joint(j, where) for j in robot.joints]
     dofs = tuple(j.name for j in joint_list if j.movable)
-    parents = {j.child for j in joint_list}
-    root = next(link.name for link in links if link.name not in parents)
+    children = {j.child for j in joint_list}
+    root = next(link.name for link in links if link.name not in children)
     try:
-        model = Model(robot.name or Path(where).stem, links, joint_list, (), root, dofs, bool(floating))
+        model = Model(robot.name, links, joint_list, (), root, dofs, bool(floating))
         if base is not None:
+            if base not in model.link_names:
+                raise UnknownNameError("link", base, model.link_names, where=where)
             model = model.with_base(base)
         if joints is not None or locked:
-            model = model.with_dofs(tuple(joints) if joints is not None else model.dof_names, locked)
+            if isinstance(joints, str):
+                raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
+            locked = dict(locked or {})
+            names = tuple(joints) if joints is not None else tuple(d for d in dofs if d not in locked)
+            for name in (*names, *locked):
+                if name not in model.joint_names:
+                    raise UnknownNameError("joint", name, model.joint_names, where=where)
+            model = model.with_dofs(names, locked)
+    except UnknownNameError:
+        raise
     except ModelError as exc:
         raise type(exc)(f"{where}: {exc}") from None
     return model
 
 
 # --------------------------------------------------------------------------- writing
-def _fmt(values) -> str:
+def _fmt(values: object) -> str:
     return " ".join(repr(float(v)) for v in np.asarray(values, dtype=float).reshape(-1))
 
 
-def _origin(parent: ET.Element, T: Transform) -> None:
+def _write_origin(parent: ET.Element, T: Transform) -> None:
     ET.SubElement(parent, "origin", xyz=_fmt(T.translation), rpy=_fmt(T.as_rpy()))
 
 
 def _write_link(robot: ET.Element, name: str, inertia: SpatialInertia | None) -> None:
     el = ET.SubElement(robot, "link", name=name)
-    if inertia is None or float(inertia.mass) == 0.0:
-        return
+    if inertia is None or not np.any(inertia.parameters != 0.0):
+        return  # massless: no <inertial>
     inertial = ET.SubElement(el, "inertial")
-    ET.SubElement(inertial, "origin", xyz=_fmt(inertia.com), rpy="0 0 0")
+    # the centre-of-mass frame is parallel to the link frame: the rotational inertia is written as is
+    ET.SubElement(inertial, "origin", xyz=_fmt(inertia.com), rpy="0.0 0.0 0.0")
     ET.SubElement(inertial, "mass", value=repr(float(inertia.mass)))
     I3 = inertia.inertia_com
-    ET.SubElement(
-        inertial,
-        "inertia",
-        ixx=repr(float(I3[0, 0])),
-        ixy=repr(float(I3[0, 1])),
-        ixz=repr(float(I3[0, 2])),
-        iyy=repr(float(I3[1, 1])),
-        iyz=repr(float(I3[1, 2])),
-        izz=repr(float(I3[2, 2])),
-    )
+    moments = {a: repr(float(I3["xyz".index(a[1]), "xyz".index(a[2])])) for a in _INERTIA_ATTRIBUTES}
+    ET.SubElement(inertial, "inertia", **moments)
 
 
-def _write_joint(robot, name, kind, parent, child, T, axis=None, limits: JointLimits | None = None) -> None:
+def _write_joint(
+    robot: ET.Element,
+    name: str,
+    kind: str,
+    parent: str,
+    child: str,
+    T: Transform,
+    axis: np.ndarray | None = None,
+    limits: JointLimits | None = None,
+) -> None:
     el = ET.SubElement(robot, "joint", name=name, type=kind)
-    _origin(el, T)
+    _write_origin(el, T)
     ET.SubElement(el, "parent", link=parent)
     ET.SubElement(el, "child", link=child)
     if axis is not None:
         ET.SubElement(el, "axis", xyz=_fmt(axis))
-    if limits is not None and kind in ("revolute", "prismatic"):
-        lim = {
-            "lower": limits.lower if limits.lower is not None else -1e9,
-            "upper": limits.upper if limits.upper is not None else 1e9,
-            "effort": limits.effort if limits.effort is not None else 0.0,
-            "velocity": limits.velocity if limits.velocity is not None else 0.0,
-        }
-        ET.SubElement(el, "limit", **{k: repr(float(v)) for k, v in lim.items()})
-    elif (
-        limits is not None
-        and kind == "continuous"
-        and (limits.effort is not None or limits.velocity is not None)
-    ):
-        ET.SubElement(
-            el,
-            "limit",
-            effort=repr(float(limits.effort or 0.0)),
-            velocity=repr(float(limits.velocity or 0.0)),
-        )
+    limits = limits or JointLimits()
+    if kind == "fixed" or (kind == "continuous" and limits.effort is None and limits.velocity is None):
+        return
+    attrs: dict[str, float] = {}
+    if kind != "continuous":  # URDF has no position limits for continuous joints
+        attrs = {k: getattr(limits, k) for k in ("lower", "upper") if getattr(limits, k) is not None}
+    # urdfdom (Pinocchio) requires effort and velocity on revolute and prismatic joints
+    attrs["effort"] = limits.effort if limits.effort is not None else 0.0
+    attrs["velocity"] = limits.velocity if limits.velocity is not None else 0.0
+    ET.SubElement(el, "limit", **{k: repr(float(v)) for k, v in attrs.items()})
+
+
+def _unique(name: str, used: set[str]) -> str:
+    out, k = name, 1
+    while out in used:
+        k += 1
+        out = f"{name}{k}"
+    used.add(out)
+    return out
 
 
 def model_to_urdf(model: Model) -> str:
     """URDF text for ``model``; loading it back gives a model with the same dynamics.
 
-    * The base link is the URDF root (joints are already oriented away from it).
-    * Movable joints are written first, in ``model.dof_names`` order, so the default DOF order of
-      the reloaded model equals ``model.dof_names``.
-    * URDF cannot express a joint axis that does not pass through the child frame origin: such a
-      joint ``J`` becomes ``J`` (from the parent to a massless helper link ``J__axis`` placed at the
-      axis origin with the child's orientation) followed by a fixed joint ``J__axis_fixed`` from
-      the helper link back to the child link frame. The helper link adds no dynamics.
-    * Locked joints are written as fixed joints at their locked position.
+    What is written, and what URDF makes necessary:
+
+    * The base link is the URDF root (joints are already oriented away from it). Whether the base
+      is floating is not part of URDF (pass ``floating=`` when loading).
+    * Movable joints come first, in ``model.dof_names`` order, so the default DOF order of the
+      reloaded model equals ``model.dof_names``; then fixed and locked joints, then extra frames.
+    * URDF cannot express a rotation axis that does not pass through the child frame origin (a
+      non-zero ``axis_origin``, as re-rooting creates). Such a revolute/continuous joint ``J`` is
+      written as ``J`` from the parent to a massless helper link ``J__axis`` (placed at the axis
+      origin, with the child's orientation; the axis is the same vector there), followed by a
+      fixed joint ``J__axis_fixed`` from the helper link back to the child link frame. The helper
+      link adds no inertia; the motion is the same:
+      ``rest @ H(s) = (rest @ Trans(o)) @ Rot(axis, s) @ Trans(-o)``. For a prismatic joint the
+      axis origin does not matter and no helper is written.
+    * Locked joints are written as fixed joints at their locked position (the release information
+      in :attr:`Joint.original` is lost).
     * Extra frames become massless links attached by fixed joints named ``<frame>__fixed``.
-    * Links without mass get no ``<inertial>``.
+    * Links carry ``<inertial>`` with the centre-of-mass origin and zero rpy (the inertia about the
+      centre of mass in link axes); links whose inertia is zero get no ``<inertial>``.
+    * Limits that are not set are not written, except effort and velocity of revolute and prismatic
+      joints (0, as urdfdom requires them).
+
+    Helper names get a numeric suffix if they would clash with an existing name. Numbers are
+    written with ``repr`` (shortest round-trip form), so nothing is rounded.
     """
-    robot = ET.Element("robot", name=model.name)
+    robot = ET.Element("robot", name=model.name or "robot")
+    robot.append(
+        ET.Comment(
+            f" written by bridge: base link {model.base!r}, "
+            f"{'floating' if model.floating else 'fixed'} base, DOFs in document order "
+        )
+    )
+    link_names = set(model.link_names) | {f.name for f in model.frames}
+    joint_names = set(model.joint_names)
     for link in model.links:
         _write_link(robot, link.name, link.inertia)
+    for f in model.frames:
+        _write_link(robot, f.name, None)
     for j in model.movable_joints:
         o = j.axis_origin
-        if np.linalg.norm(o) > 0.0:
-            helper = f"{j.name}__axis"
+        if j.kind.rotational and np.any(o != 0.0):
+            helper = _unique(f"{j.name}__axis", link_names)
             _write_link(robot, helper, None)
-            _write_joint(
-                robot,
-                j.name,
-                j.kind.value,
-                j.parent,
-                helper,
-                j.parent_H_child @ Transform.from_translation(o),
-                j.axis,
-                j.limits,
-            )
-            _write_joint(
-                robot, f"{j.name}__axis_fixed", "fixed", helper, j.child, Transform.from_translation(-o)
-            )
+            rest = j.parent_H_child @ Transform.from_translation(o)
+            _write_joint(robot, j.name, j.kind.value, j.parent, helper, rest, j.axis, j.limits)
+            back = Transform.from_translation(-o)
+            _write_joint(robot, _unique(f"{j.name}__axis_fixed", joint_names), "fixed", helper, j.child, back)
         else:
             _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
     for j in model.joints:
         if not j.movable:
             _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)
     for f in model.frames:
-        _write_link(robot, f.name, None)
-        _write_joint(robot, f"{f.name}__fixed", "fixed", f.link, f.name, f.link_H_frame)
+        _write_joint(robot, _unique(f"{f.name}__fixed", joint_names), "fixed", f.link, f.name, f.link_H_frame)
     ET.indent(robot)
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
