@@ -1,7 +1,14 @@
-"""Random multibody trees for testing: every joint kind, odd axes, non-zero axis origins."""
+"""Random multibody trees for testing: every joint kind, odd axes, non-zero axis origins.
+
+:func:`random_model` builds a :class:`~bridge.model.model.Model` that exercises the code paths a
+hand-written URDF rarely reaches: branches and chains, joint axes in arbitrary directions (and
+sometimes exactly along ±x, ±y, ±z), non-zero axis origins, massless links, extra frames, and a DOF
+order that is not the document order. The same seed always gives the same model.
+"""
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,97 +19,221 @@ from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["random_inertia", "random_model", "random_transform"]
 
+# the six signed coordinate axes: joints along them take the "aligned" code paths of the backends
 _AXES = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]], dtype=float)
+_ALIGNED_PROBABILITY = 1.0 / 3.0
+# a massless link between two movable joints must not let them cancel each other: the two joint
+# screws (seen from the massless link) must be independent by at least this singular value
+_MIN_SCREW_INDEPENDENCE = 1e-2
 
 
-def random_transform(rng: np.random.Generator, scale: float = 1.0) -> Transform:
-    """A random rotation (uniform) and a translation with components in [-scale, scale]."""
+def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+        raise InvalidValueError(f"random_model: seed must be an int, a numpy Generator or None, got {seed!r}")
+    return np.random.default_rng(seed)
+
+
+def _unit(rng: np.random.Generator) -> np.ndarray:
+    """A uniformly distributed unit vector (3,)."""
+    while True:
+        v = rng.normal(size=3)
+        n = np.linalg.norm(v)
+        if n > 1e-3:
+            return v / n
+
+
+def random_transform(
+    rng: np.random.Generator, scale: float = 1.0, min_distance: float | None = None
+) -> Transform:
+    """A random pose: uniformly distributed rotation, random translation.
+
+    The translation has components uniform in ``[-scale, scale]``, or, if ``min_distance`` is
+    given, a uniformly random direction and a length uniform in ``[min_distance, scale]`` (metres).
+    """
     q = rng.normal(size=4)
-    return Transform.from_quaternion_xyzw(q / np.linalg.norm(q), rng.uniform(-scale, scale, 3))
+    q /= np.linalg.norm(q)
+    if min_distance is None:
+        p = rng.uniform(-scale, scale, 3)
+    else:
+        p = _unit(rng) * rng.uniform(min_distance, scale)
+    return Transform.from_quaternion_xyzw(q, p)
 
 
 def random_inertia(rng: np.random.Generator, mass_range: tuple[float, float] = (0.1, 10.0)) -> SpatialInertia:
-    """A physically consistent inertia: random mass, COM offset, principal moments satisfying the
-    triangle inequality strictly, random principal axes."""
+    """A physically consistent spatial inertia, expressed in the link frame.
+
+    Mass uniform in ``mass_range`` (kg), centre of mass within 0.2 m of the origin on each axis,
+    principal moments of a solid box with random sides 0.05..0.5 m (so every moment is positive
+    and ``J1 + J2 > J3`` holds strictly), principal axes uniformly random.
+    """
     mass = rng.uniform(*mass_range)
-    # principal moments of a box with random side lengths: always strictly consistent
-    sides = rng.uniform(0.05, 0.5, 3) ** 2
-    moments = mass / 12.0 * np.array([sides[1] + sides[2], sides[0] + sides[2], sides[0] + sides[1]])
+    sq = rng.uniform(0.05, 0.5, 3) ** 2
+    moments = mass / 12.0 * np.array([sq[1] + sq[2], sq[0] + sq[2], sq[0] + sq[1]])
     R = random_transform(rng).rotation
     return SpatialInertia(mass, rng.uniform(-0.2, 0.2, 3), R @ np.diag(moments) @ R.T)
+
+
+def _check_probability(name: str, value: float) -> float:
+    try:
+        p = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"random_model: {name} must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= p <= 1.0:
+        raise InvalidValueError(f"random_model: {name} must be in [0, 1], got {value!r}")
+    return p
+
+
+def _joint_kinds(joint_kinds: Sequence[str | JointKind] | str) -> list[JointKind]:
+    if isinstance(joint_kinds, str):  # one kind given as a plain string
+        joint_kinds = (joint_kinds,)
+    valid = [k.value for k in JointKind]
+    kinds = list(joint_kinds)
+    unknown = [k for k in kinds if str(getattr(k, "value", k)) not in valid]
+    if unknown:
+        raise InvalidValueError(f"random_model: unknown joint kinds {unknown}; use some of {valid}")
+    if not kinds:
+        raise InvalidValueError(f"random_model: joint_kinds is empty; use some of {valid}")
+    return [JointKind(getattr(k, "value", k)) for k in kinds]
+
+
+def _screws_independent(parent: Joint, child: Joint) -> bool:
+    """Whether the motions of ``parent`` (into link L) and ``child`` (out of L) are independent.
+
+    Both screws are expressed in L coordinates; they do not depend on the joint positions (a joint
+    does not move its own axis), so one check covers every configuration.
+    """
+    s_parent = parent.motion_subspace  # in L (its child) coordinates
+    s_child = child.parent_H_child.motion_matrix() @ child.motion_subspace  # child -> L coordinates
+    return bool(
+        np.linalg.svd(np.stack([s_parent, s_child], axis=1), compute_uv=False)[-1] > _MIN_SCREW_INDEPENDENCE
+    )
 
 
 def random_model(
     n_links: int,
     seed: int | np.random.Generator | None = None,
     *,
-    joint_kinds: Sequence[str] = ("revolute", "continuous", "prismatic", "fixed"),
+    joint_kinds: Sequence[str | JointKind] | str = ("revolute", "continuous", "prismatic", "fixed"),
     floating: bool = True,
     n_frames: int | None = None,
-    massless_probability: float = 0.1,
+    massless_probability: float = 0.15,
     axis_origin: bool = True,
+    branching: float = 0.5,
     shuffle_dofs: bool = True,
+    allow_singular: bool = False,
 ) -> Model:
-    """A random tree of ``n_links`` links.
+    """A random tree of ``n_links`` links, for tests.
 
-    Each new link hangs from a random earlier link (so chains and branches both occur) through a
-    joint of a random kind among ``joint_kinds``, with a random rest transform, a random unit axis
-    (one in three is exactly ±x, ±y or ±z, so aligned-joint code paths are used), a random non-zero
-    axis origin (if ``axis_origin``), and a random physically consistent inertia. A link may be
-    massless (exactly zero inertia) with ``massless_probability``, but never a leaf: a movable joint
-    whose whole subtree were massless would make the mass matrix singular. Extra frames
-    (``n_frames``, default about a third of the links) are placed on random links. The DOF order is
-    a random permutation of the movable joints when ``shuffle_dofs``.
+    Topology: link ``i`` (``"link{i}"``, ``i >= 1``) hangs from an earlier link through
+    ``"joint{i}"``: with probability ``branching`` from a uniformly random earlier link, otherwise
+    from link ``i - 1``. ``branching=0`` gives a serial chain, ``branching=1`` a uniform random
+    recursive tree; values in between give long chains with side branches. ``"link0"`` is the base.
+
+    Joints: kind uniform among ``joint_kinds``; rest transform ``parent_H_child`` with a uniformly
+    random rotation and a translation of random direction and length 0.1..1 m; a unit axis that is
+    exactly ±x, ±y or ±z one time in three and uniformly random otherwise; a non-zero axis origin
+    (child coordinates, 0.05..0.4 m from the child origin) if ``axis_origin``, else zero. Revolute
+    and prismatic joints get finite limits around 0 (0.2..2.5 each way), continuous joints effort
+    and velocity limits only.
+
+    Links: a random physically consistent inertia (:func:`random_inertia`: mass 0.1..10 kg, COM
+    offset, strictly triangle-consistent principal moments, random principal axes), or, with
+    ``massless_probability``, exactly zero inertia. Unless ``allow_singular``, massless links are
+    placed so that the mass matrix is never singular: the base is never massless, a massless link's
+    parent is never massless, and a massless link is a leaf only behind a fixed joint. So every
+    movable joint moves some mass, and between two massive bodies there are at most two movable
+    joints, whose screws are checked to be independent (a massless link that fails the check is
+    given mass). With ``allow_singular`` any link but the base may be massless, which may leave
+    movable joints that move no inertia (see :attr:`Model.massless_dofs`).
+
+    Frames: ``n_frames`` extra frames ``"frame{k}"`` (default ``max(1, n_links // 3)``) at random
+    poses on random links. DOFs: all movable joints, in a random permutation of the document
+    order when ``shuffle_dofs``.
+
+    Args:
+        n_links: number of links, >= 1.
+        seed: an int, a ``numpy.random.Generator`` (advanced in place) or None (fresh entropy).
+            The same int seed always gives the same model.
+
+    Raises:
+        InvalidValueError: ``n_links < 1``, an unknown or empty ``joint_kinds``, a probability
+            outside [0, 1], a negative ``n_frames`` or a bad ``seed``.
     """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    if int(n_links) < 1:
-        raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links}")
-    valid = [k.value for k in JointKind]
-    unknown = [k for k in joint_kinds if str(getattr(k, "value", k)) not in valid]
-    if unknown:
-        raise InvalidValueError(f"random_model: unknown joint kinds {unknown}; use some of {valid}")
-    kinds = [JointKind(k) for k in joint_kinds]
-    if not kinds:
-        raise InvalidValueError("random_model: joint_kinds is empty")
+    if isinstance(n_links, bool) or not isinstance(n_links, numbers.Integral):
+        raise InvalidValueError(f"random_model: n_links must be an integer >= 1, got {n_links!r}")
     n = int(n_links)
-    parents = [-1] + [int(rng.integers(0, i)) for i in range(1, n)]
-    has_child = {p for p in parents if p >= 0}
-    links = []
-    for i in range(n):
-        massless = i > 0 and i in has_child and rng.uniform() < massless_probability
-        inertia = SpatialInertia.zero() if massless else random_inertia(rng)
-        links.append(Link(f"link{i}", inertia))
-    joints = []
+    if n < 1:
+        raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links!r}")
+    kinds = _joint_kinds(joint_kinds)
+    p_massless = _check_probability("massless_probability", massless_probability)
+    p_branch = _check_probability("branching", branching)
+    if n_frames is None:
+        n_frames = max(1, n // 3)
+    if isinstance(n_frames, bool) or not isinstance(n_frames, numbers.Integral) or n_frames < 0:
+        raise InvalidValueError(f"random_model: n_frames must be an integer >= 0, got {n_frames!r}")
+    rng = _rng(seed)
+
+    # topology: parents[i] < i
+    parents = [-1] + [int(rng.integers(0, i)) if rng.uniform() < p_branch else i - 1 for i in range(1, n)]
+
+    # joints (joint i connects parents[i] -> i); joints[i - 1] is joint i
+    joints: list[Joint] = []
     for i in range(1, n):
         kind = kinds[int(rng.integers(len(kinds)))]
+        rest = random_transform(rng, 1.0, min_distance=0.1)
+        axis, origin, limits = np.zeros(3), np.zeros(3), JointLimits()
         if kind.movable:
-            axis = _AXES[int(rng.integers(6))] if rng.uniform() < 1 / 3 else rng.normal(size=3)
-            origin = rng.uniform(-0.3, 0.3, 3) if axis_origin else np.zeros(3)
-        else:
-            axis, origin = np.zeros(3), np.zeros(3)
-        limits = JointLimits()
-        if kind in (JointKind.REVOLUTE, JointKind.PRISMATIC):
-            lower = -rng.uniform(0.5, 2.5)
-            limits = JointLimits(
-                lower=lower, upper=lower + rng.uniform(1.0, 4.0), effort=100.0, velocity=10.0
-            )
+            axis = _AXES[int(rng.integers(6))] if rng.uniform() < _ALIGNED_PROBABILITY else _unit(rng)
+            if axis_origin:
+                origin = _unit(rng) * rng.uniform(0.05, 0.4)
+            if kind is JointKind.CONTINUOUS:
+                limits = JointLimits(effort=float(rng.uniform(10, 200)), velocity=float(rng.uniform(1, 20)))
+            else:
+                limits = JointLimits(
+                    lower=-float(rng.uniform(0.2, 2.5)),
+                    upper=float(rng.uniform(0.2, 2.5)),
+                    effort=float(rng.uniform(10, 200)),
+                    velocity=float(rng.uniform(1, 20)),
+                )
         joints.append(
             Joint(
                 f"joint{i}",
                 kind,
                 f"link{parents[i]}",
                 f"link{i}",
-                random_transform(rng, 0.6),
+                rest,
                 axis=axis,
                 axis_origin=origin,
                 limits=limits,
             )
         )
+
+    # inertias; parents come before children, so "is the parent massless" is already decided
+    inertias = [random_inertia(rng) for _ in range(n)]
+    massless = [False] * n
+    for i in range(1, n):
+        if not rng.uniform() < p_massless:
+            continue
+        if allow_singular:
+            massless[i] = True
+            continue
+        parent_joint = joints[i - 1]
+        child_joints = [joints[c - 1] for c in range(i + 1, n) if parents[c] == i]
+        if massless[parents[i]]:
+            continue
+        if not child_joints:  # a massless leaf is harmless only behind a fixed joint
+            massless[i] = not parent_joint.movable
+        elif parent_joint.movable:
+            massless[i] = all(_screws_independent(parent_joint, c) for c in child_joints if c.movable)
+        else:
+            massless[i] = True
+    links = [Link(f"link{i}", SpatialInertia.zero() if massless[i] else inertias[i]) for i in range(n)]
+
     movable = [j.name for j in joints if j.movable]
     dof_names = [movable[k] for k in rng.permutation(len(movable))] if shuffle_dofs else movable
-    if n_frames is None:
-        n_frames = max(1, n // 3)
     frames = [
         Frame(f"frame{k}", f"link{int(rng.integers(n))}", random_transform(rng, 0.5)) for k in range(n_frames)
     ]
-    return Model(f"random{n}", links, joints, frames, "link0", tuple(dof_names), floating)
+    return Model(f"random{n}", links, joints, frames, "link0", tuple(dof_names), bool(floating))
