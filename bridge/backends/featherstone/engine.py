@@ -1,0 +1,348 @@
+"""Dynamics engine over bridge's own batched Featherstone algorithms, in any velocity representation.
+
+The neutral model becomes :func:`to_featherstone` (compiled once); a neutral state in the engine's
+representation becomes Featherstone's generalized velocity ``nu_F = P T nu`` (base spatial velocity
+in world coordinates, angular first; joints in body order; see :mod:`.state`), and every quantity
+comes back through the same change of variables (iDynTree's semantics: generalized accelerations
+are derivatives of nu in the representation):
+
+* ``M = T^T P^T H_F P T`` (H_F by the CRBA);
+* ``h = T^T P^T ID_F(q, nu_F, P T_dot nu)``, ``g = T^T P^T ID_F(q, 0, 0)`` (RNEA);
+* ``tau = T^T P^T ID_F(q, nu_F, P (T nu_dot + T_dot nu), f_ext)``;
+* ``nu_dot = T^-1 (P^T ABA_F(q, nu_F, P T^-T tau, f_ext) - T_dot nu)``;
+* frame quantities from the world-coordinate body velocities, Jacobians and accelerations,
+  converted to F (BODY), A (INERTIAL) or F[A] (MIXED); the MIXED acceleration is the derivative of
+  the mixed velocity, i.e. the classical acceleration ``(p_ddot, omega_dot)``.
+
+External wrenches ``{frame: w}`` (in the representation's frame for F) become world-coordinate forces
+on the frame's body, as the algorithms take them (``ID(a, f) = ID(a) - J^T f``). A fixed base is
+the fixed world of the Featherstone model placed at ``world_H_base``: gravity enters in base
+coordinates and frames are reported in the world; mass welded to the base counts in the centre of
+mass.
+
+Every state may be batched: all arrays keep the batch as their last axis internally, and no Python
+loop runs over samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from bridge.model.model import Model
+from bridge.state import Representation, State
+
+from .algorithms import (
+    _CHUNK,
+    _aba,
+    _accelerations,
+    _compile,
+    _composite,
+    _crba,
+    _inertia_apply,
+    _Joints,
+    _rnea,
+    _subtree_momenta,
+    _velocities,
+)
+from .model import to_featherstone
+from .state import FeatherstoneTransform
+
+__all__ = ["FeatherstoneEngine"]
+
+_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+
+
+class FeatherstoneEngine:
+    """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on bridge's batched
+    Featherstone algorithms (:mod:`bridge.backends.featherstone.algorithms`)."""
+
+    name = "featherstone"
+    batched = True
+
+    def __init__(self, model: Model, representation: Representation) -> None:
+        self.model = model
+        self.representation = Representation.parse(representation)
+        self.fmodel = to_featherstone(model)
+        self.tree = _compile(self.fmodel, model.floating)
+        tree = self.tree
+        first = tree.first_body
+        # frame -> (internal body or -1 for the fixed world, frame_R_body (3, 3), origin in body (3,))
+        self._frames: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
+        for name, (body, pose) in self.fmodel.placements.items():
+            i = -1 if body == 0 else body - first
+            self._frames[name] = (i, np.ascontiguousarray(pose.rotation.T), np.array(pose.translation))
+        self._total_mass = float(model.total_mass)
+        bI = self.fmodel.base_inertia
+        self._base_mass = float(np.trace(bI[3:, 3:]) / 3.0)
+        hx = bI[:3, 3:]
+        self._base_h = np.array([hx[2, 1] - hx[1, 2], hx[0, 2] - hx[2, 0], hx[1, 0] - hx[0, 1]]) / 2
+        self.batch_shape: tuple[int, ...] = ()
+        self._arena: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ state
+    def set_state(self, state: State, gravity: np.ndarray) -> None:
+        model = self.model
+        H = state.world_H_base.matrix
+        batch = np.broadcast_shapes(
+            H.shape[:-2],
+            state.s.shape[:-1],
+            state.s_dot.shape[:-1],
+            state.base_velocity.shape[:-1],
+            gravity.shape[:-1],
+        )
+        N = int(np.prod(batch, dtype=int))
+        n = model.n_dofs
+        Hf = np.broadcast_to(H, (*batch, 4, 4)).reshape(N, 4, 4)
+        s = np.broadcast_to(state.s, (*batch, n)).reshape(N, n)
+        sd = np.broadcast_to(state.s_dot, (*batch, n)).reshape(N, n)
+        vb = np.broadcast_to(state.base_velocity, (*batch, 6)).reshape(N, 6)
+        g = np.broadcast_to(gravity, (*batch, 3)).reshape(N, 3)
+        from bridge.spatial import Transform
+
+        flat = State._trusted(
+            Transform._wrap(Hf.copy()), s.copy(), vb.copy(), sd.copy(), state.representation
+        )
+        if state.representation is not self.representation:
+            flat = flat.to(self.representation)
+        self.batch_shape = tuple(batch)
+        self._N = N
+        self._state = flat
+        self._ft = FeatherstoneTransform(self.fmodel, flat)
+        ft = self._ft
+        nu = flat.nu if model.floating else flat.s_dot
+        self._nu = nu  # (N, nv) neutral
+        self._nu_F = np.ascontiguousarray(ft.velocity(nu).T)  # (nv, N)
+        self._Tdnu = ft.vt.apply_derivative(nu)  # (N, nv) neutral order
+        self._Tdnu_F = np.ascontiguousarray(self._Tdnu[:, ft.fidx].T)
+        qF = np.ascontiguousarray(s[:, self.fmodel.dof_perm].T)
+        R = Hf[:, :3, :3]
+        E0 = np.ascontiguousarray(np.transpose(R, (2, 1, 0)))  # (3, 3, N): E0[i, j] = R[j, i]
+        r0 = np.ascontiguousarray(Hf[:, :3, 3].T)
+        # work arrays are reused from one state to the next (batches up to the chunk size only, so
+        # that a KinDyn does not hold on to hundreds of MB after one huge batch)
+        self._J = _Joints(self.tree, qF, E0, r0, arena=self._arena if N <= _CHUNK else None)
+        gT = np.ascontiguousarray(g.T)  # (3, N)
+        self._a0w = np.concatenate([np.zeros((3, N)), -gT])  # world's acceleration, world coordinates
+        if model.floating:
+            self._a0_rnea = self._a0w
+        else:  # the Featherstone world is the base link: gravity in base coordinates
+            self._a0_rnea = np.concatenate([np.zeros((3, N)), -np.einsum("ijn,jn->in", E0, gT)])
+        self._cache: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ shared pieces (cached)
+    def _get(self, key: str, fn):
+        value = self._cache.get(key)
+        if value is None:
+            value = self._cache[key] = fn()
+        return value
+
+    def _S(self) -> np.ndarray:
+        """World-coordinate motion subspaces (6, nv, N)."""
+        return self._J.subspaces()
+
+    def _inertias(self) -> np.ndarray:
+        """World inertias (9, nb, N) (see ``_Joints.world_inertias``)."""
+        return self._J.world_inertias()
+
+    def _v(self) -> np.ndarray:
+        """World-coordinate body velocities (6, nb, N)."""
+        return self._get("v", lambda: _velocities(self._J, self._nu_F))
+
+    def _batch_vec(self, x: np.ndarray, k: int) -> np.ndarray:
+        """(..., k) broadcast to the state's batch and flattened: (N, k)."""
+        return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self._N, k)
+
+    def _out(self, x: np.ndarray) -> np.ndarray:
+        """(N, ...) -> (*batch, ...)."""
+        return x.reshape(*self.batch_shape, *x.shape[1:])
+
+    # ------------------------------------------------------------------ frames
+    def _frame_pose(self, frame: str) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(body, E (3, 3, N), o (3, N))``: frame_R_world and the frame origin in world."""
+        key = "pose:" + frame
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        i, Ef, of = self._frames[frame]
+        J = self._J
+        if i < 0:  # welded to the fixed world (base link of a fixed base)
+            Eb, rb = J.E0, J.r0
+        else:
+            E, r = J.fk()
+            Eb, rb = E[i], r[i]
+        Ew = np.einsum("ij,jkn->ikn", Ef, Eb)
+        ow = rb + np.einsum("jin,j->in", Eb, of)
+        out = (i, Ew, ow)
+        self._cache[key] = out
+        return out
+
+    def _to_rep(self, x: np.ndarray, E: np.ndarray, o: np.ndarray) -> np.ndarray:
+        """World-coordinate motions (6, ..., N) (angular first) -> the representation at the frame,
+        linear first, same shape."""
+        rep = self.representation
+        w, vl = x[:3], x[3:]
+        extra = (None,) * (x.ndim - 2)
+        o_ = o[(slice(None), *extra, slice(None))]
+        out = np.empty_like(x)
+        if rep is _INERTIAL:
+            out[:3], out[3:] = vl, w
+            return out
+        lin = vl - _cross_first(o_, w)  # linear velocity of the point at o
+        if rep is _MIXED:
+            out[:3], out[3:] = lin, w
+            return out
+        E_ = E[(slice(None), slice(None), *extra, slice(None))]
+        out[:3] = np.einsum("ij...,j...->i...", E_, lin)
+        out[3:] = np.einsum("ij...,j...->i...", E_, w)
+        return out
+
+    def _frame_velocity_world(self, frame: str) -> np.ndarray:
+        i = self._frames[frame][0]
+        if i < 0:
+            return np.zeros((6, self._N))
+        return self._v()[:, i]
+
+    def frame_transform(self, frame: str) -> np.ndarray:
+        _, E, o = self._frame_pose(frame)
+        N = self._N
+        out = np.zeros((N, 4, 4))
+        out[:, :3, :3] = np.transpose(E, (2, 1, 0))
+        out[:, :3, 3] = o.T
+        out[:, 3, 3] = 1.0
+        return self._out(out)
+
+    def frame_velocity(self, frame: str) -> np.ndarray:
+        _, E, o = self._frame_pose(frame)
+        v = self._to_rep(self._frame_velocity_world(frame), E, o)
+        return self._out(np.ascontiguousarray(v.T))
+
+    def _jacobian_world(self, frame: str) -> np.ndarray:
+        """(6, nv, N) world Jacobian of the frame's body."""
+        tree = self.tree
+        i = self._frames[frame][0]
+        Jw = np.zeros((6, tree.nv, self._N))
+        if i < 0:
+            return Jw
+        cols = np.flatnonzero(tree.anc[i][tree.dof_body])
+        Jw[:, cols] = self._S()[:, cols]
+        return Jw
+
+    def frame_jacobian(self, frame: str) -> np.ndarray:
+        _, E, o = self._frame_pose(frame)
+        J = self._to_rep(self._jacobian_world(frame), E, o)  # (6, nv, N)
+        J_F = np.ascontiguousarray(np.transpose(J, (2, 0, 1)))  # (N, 6, nv)
+        return self._out(self._ft.jacobian_back(J_F))
+
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
+        nd = self._batch_vec(nu_dot, self.model.nv)
+        nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
+        return self._out(np.ascontiguousarray(self._frame_acc(frame, nd_F).T))
+
+    def frame_bias_acc(self, frame: str) -> np.ndarray:
+        a = self._cache.get("bias_acc:" + frame)
+        if a is None:
+            a = self._cache["bias_acc:" + frame] = self._out(
+                np.ascontiguousarray(self._frame_acc(frame, self._Tdnu_F).T)
+            )
+        return a
+
+    def _frame_acc(self, frame: str, nd_F: np.ndarray) -> np.ndarray:
+        """Derivative of the frame velocity in the representation (6, N), linear first."""
+        i, E, o = self._frame_pose(frame)
+        N = self._N
+        if i < 0:
+            return np.zeros((6, N))
+        J = self._J
+        a = _accelerations(J, self._v(), self._nu_F, nd_F, np.zeros((6, 1)))[:, i]
+        out = self._to_rep(a, E, o)
+        if self.representation is _MIXED:
+            v = self._v()[:, i]
+            w = v[:3]
+            pdot = v[3:] - _cross_first(o, w)
+            out[:3] += _cross_first(w, pdot)
+        return out
+
+    # ------------------------------------------------------------------ wrenches
+    def _fext(self, wrenches: Mapping[str, np.ndarray] | None) -> dict[int, np.ndarray] | None:
+        """Frame wrenches (linear first, in the representation's frame) -> {internal body: world force
+        (6, N) angular first}."""
+        if not wrenches:
+            return None
+        rep = self.representation
+        out: dict[int, np.ndarray] = {}
+        for name, w in wrenches.items():
+            i, E, o = self._frame_pose(name)
+            if i < 0:
+                continue  # acts on the fixed world
+            wf = np.ascontiguousarray(
+                self._batch_vec(np.asarray(w, dtype=np.float64), 6).T
+            )  # (6, N) linear first
+            f, n = wf[:3], wf[3:]
+            if rep is _BODY:  # to world axes
+                f = np.einsum("jin,jn->in", E, f)
+                n = np.einsum("jin,jn->in", E, n)
+            fw = np.empty((6, self._N))
+            fw[3:] = f
+            if rep is _INERTIAL:
+                fw[:3] = n
+            else:  # moment about the frame origin -> about the world origin
+                fw[:3] = n + _cross_first(o, f)
+            out[i] = out[i] + fw if i in out else fw
+        return out
+
+    # ------------------------------------------------------------------ joint space
+    def mass_matrix(self) -> np.ndarray:
+        H = self._get("H", lambda: _crba(self._J))
+        return self._out(self._ft.matrix_back(H))
+
+    def bias_forces(self) -> np.ndarray:
+        tau = _rnea(self._J, self._nu_F, self._Tdnu_F, self._a0_rnea)
+        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+
+    def gravity_forces(self) -> np.ndarray:
+        tau = _rnea(self._J, None, None, self._a0_rnea)
+        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+
+    def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        nd = self._batch_vec(nu_dot, self.model.nv)
+        nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
+        tau = _rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
+        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+
+    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        t = self._batch_vec(tau, self.model.nv)
+        t_F = np.ascontiguousarray(self._ft.force(t).T)
+        nd_F = _aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
+        return self._out(self._ft.acceleration_back(np.ascontiguousarray(nd_F.T)))
+
+    # ------------------------------------------------------------------ centre of mass
+    def _com_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(sum of m c over the moving bodies (3, N), welded base's m c in world (3, N))."""
+        W = self._inertias()
+        J = self._J
+        base = np.zeros((3, self._N))
+        if self._base_mass > 0.0:  # fixed base: E0^T h_b + m r0
+            base = np.einsum("jin,j->in", J.E0, self._base_h) + self._base_mass * J.r0
+        return W[:3].sum(axis=1), base
+
+    def com_position(self) -> np.ndarray:
+        moving, base = self._com_parts()
+        return self._out(np.ascontiguousarray(((moving + base) / self._total_mass).T))
+
+    def com_velocity(self) -> np.ndarray:
+        p = _inertia_apply(self.tree.mass, self._inertias(), self._v())  # (6, nb, N) momenta
+        lin = p[3:].sum(axis=1) / self._total_mass
+        return self._out(np.ascontiguousarray(lin.T))
+
+    def com_jacobian(self) -> np.ndarray:
+        tree = self.tree
+        F = _subtree_momenta(tree, _composite(tree, self._inertias()), self._S())  # (6, nv, N)
+        Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
+        return self._out(self._ft.jacobian_back(Jc))
+
+
+def _cross_first(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cross product of 3-vectors on axis 0 (any trailing axes)."""
+    return np.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], axis=0)
