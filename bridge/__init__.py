@@ -46,6 +46,8 @@ _LAZY = {
     "from_pinocchio_state": "bridge.backends.pinocchio",
     "to_idyntree": "bridge.backends.idyntree",
     "from_idyntree": "bridge.backends.idyntree",
+    "to_featherstone": "bridge.backends.featherstone.model",
+    "from_featherstone": "bridge.backends.featherstone.model",
     "KinDyn": "bridge.kindyn",
     "convert_velocity": "bridge.convert",
     "convert_acceleration": "bridge.convert",

@@ -27,7 +27,8 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.errors import BridgeError, InvalidValueError, ShapeError, StateError
 from bridge.model.model import Model
-from bridge.state import Representation, State
+from bridge.spatial import Transform
+from bridge.state import Representation, State, all_finite, single_state_arrays
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
@@ -65,6 +66,22 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def com_jacobian(self) -> np.ndarray: ...
 
 
+def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
+    """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
+    general path then broadcasts batches or raises the errors)."""
+    try:
+        a = np.asarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if a.shape != (na,) or b.shape != (nb,):
+        return None
+    out = np.empty(na + nb)
+    out[:na] = a
+    out[na:] = b
+    return out if all_finite(out) else None
+
+
 def _engine_class(engine: str) -> type:
     key = str(engine).strip().lower()
     if key not in ENGINES:
@@ -96,6 +113,17 @@ class KinDyn:
         self._engine = _engine_class(self.engine_name)(model, self.representation)
         self._state: State | None = None
         self._cache: dict[Any, np.ndarray] = {}
+        # hot-path constants: a state given as arrays (see set_state), the frame names, gravity
+        self._has_state = False
+        self._set_single = getattr(self._engine, "set_single_state", None)
+        self._frame_names = frozenset(model.frame_names)
+        self._n_dofs = model.n_dofs
+        self._nv = model.nv
+        self._floating = model.floating
+        self._zero_base = np.zeros(6)
+        self._zero_base.flags.writeable = False
+        self._default_gravity = np.array(DEFAULT_GRAVITY)
+        self._default_gravity.flags.writeable = False
 
     # ------------------------------------------------------------------ state
     def set_state(
@@ -112,8 +140,46 @@ class KinDyn:
         order; ``base_velocity`` (..., 6) in this KinDyn's representation (ignored, but still
         checked, for a fixed base); ``gravity`` (..., 3) in world coordinates.
         """
+        # hot path: one state as plain arrays, checked by the engine's own single-state set-up (or
+        # by single_state_arrays); anything else, including every invalid input, goes through
+        # State, which raises the errors
+        g = self._gravity_array(gravity)
+        if g is not None:
+            if self._set_single is not None:
+                if self._set_single(world_H_base, s, base_velocity, s_dot, g):
+                    self._state = None  # the engine rebuilds it if asked (see state)
+                    self._gravity = g
+                    self._cache = {}
+                    self._has_state = True
+                    return
+            else:
+                fast = single_state_arrays(world_H_base, s, base_velocity, s_dot, self._n_dofs)
+                if fast is not None:
+                    H, s, v, sd = fast
+                    if not self._floating:
+                        v = self._zero_base  # a fixed base has no base velocity
+                    state = State._trusted(Transform._wrap(H), s, v, sd, self.representation)
+                    self._engine.set_state(state, g)
+                    self._state = state
+                    self._gravity = g
+                    self._cache = {}
+                    self._has_state = True
+                    return
         state = State(world_H_base, s, base_velocity, s_dot, self.representation)
         self.set_robot_state(state, gravity)
+
+    def _gravity_array(self, gravity: object) -> np.ndarray | None:
+        """One validated (3,) gravity for the hot path, or None (batched or invalid)."""
+        if gravity is DEFAULT_GRAVITY:
+            return self._default_gravity
+        try:
+            g = np.array(gravity, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if g.shape != (3,) or not all_finite(g):
+            return None
+        g.flags.writeable = False
+        return g
 
     def set_robot_state(self, state: State, gravity: object = DEFAULT_GRAVITY) -> None:
         """Set the state from a :class:`State` (converted to this representation if needed)."""
@@ -131,11 +197,14 @@ class KinDyn:
         self._state = state
         self._gravity = g
         self._cache = {}
+        self._has_state = True
 
     @property
     def state(self) -> State:
         if self._state is None:
-            raise StateError("no state set: call set_state(...) first")
+            if not self._has_state:
+                raise StateError("no state set: call set_state(...) first")
+            self._state = self._engine.state  # set through the engine's single-state hot path
         return self._state
 
     @property
@@ -148,33 +217,66 @@ class KinDyn:
     def batch_shape(self) -> tuple[int, ...]:
         return self._engine.batch_shape
 
+    def _require_state(self) -> None:
+        if not self._has_state:
+            raise StateError("no state set: call set_state(...) first")
+
+    def _store(self, key: Any, value: object) -> np.ndarray:
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
+        value.setflags(write=False)
+        self._cache[key] = value
+        return value
+
     def _cached(self, key: Any, fn) -> np.ndarray:
-        self.state  # noqa: B018 - raises if no state was set
-        if key not in self._cache:
-            value = np.asarray(fn())
-            value.flags.writeable = False
-            self._cache[key] = value
-        return self._cache[key]
+        value = self._cache.get(key)
+        if value is None:
+            self._require_state()
+            value = self._store(key, fn())
+        return value
 
     def _frame(self, frame: str) -> str:
-        self.model.frame(frame)  # raises UnknownNameError with close matches
+        if frame not in self._frame_names:
+            self.model.frame(frame)  # raises UnknownNameError with close matches
         return frame
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
-        return self._cached("M", self._engine.mass_matrix)
+        value = self._cache.get("M")
+        if value is None:
+            if not self._has_state:
+                self._require_state()
+            value = self._engine.mass_matrix()
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
+            value.setflags(write=False)
+            self._cache["M"] = value
+        return value
 
     def bias_forces(self) -> np.ndarray:
         """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
-        return self._cached("h", self._engine.bias_forces)
+        value = self._cache.get("h")
+        if value is None:
+            if not self._has_state:
+                self._require_state()
+            value = self._engine.bias_forces()
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
+            value.setflags(write=False)
+            self._cache["h"] = value
+        return value
 
     def gravity_forces(self) -> np.ndarray:
         """Generalized gravity forces ``g`` (..., nv)."""
         return self._cached("g", self._engine.gravity_forces)
 
     def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
-        n = self.model.n_dofs
+        n = self._n_dofs
+        if self._floating and base_acc is not None:
+            fast = _join_vectors(base_acc, 6, s_ddot, n)
+            if fast is not None:
+                return fast
         sdd = as_float_array(s_ddot, "s_ddot", (n,))
         if not self.model.floating:
             if base_acc is not None:
@@ -205,7 +307,7 @@ class KinDyn:
         (pass None for a fixed base).
         """
         nu_dot = self._nu_dot(base_acc, s_ddot)
-        self.state  # noqa: B018
+        self._require_state()
         return self._engine.inverse_dynamics(nu_dot, self._wrenches(external_wrenches))
 
     def forward_dynamics(
@@ -224,14 +326,17 @@ class KinDyn:
                 f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
                 "(lock them with Model.with_dofs)"
             )
-        n, nv = self.model.n_dofs, self.model.nv
+        n, nv = self._n_dofs, self._nv
         t = np.asarray(joint_torques, dtype=np.float64)
-        if t.ndim >= 1 and t.shape[-1] == nv:
+        if t.shape == (n,) and n != nv and all_finite(t):  # hot path: joint torques only
+            tau = np.zeros(nv)
+            tau[nv - n :] = t
+        elif t.ndim >= 1 and t.shape[-1] == nv:
             tau = as_float_array(t, "generalized forces", (nv,))
         else:
             tq = as_float_array(t, "joint_torques", (n,))
             tau = np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
-        self.state  # noqa: B018
+        self._require_state()
         return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
 
     # ------------------------------------------------------------------ frames
@@ -245,7 +350,17 @@ class KinDyn:
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         """Frame Jacobian (..., 6, nv): ``frame_velocity = J @ nu``."""
-        return self._cached(("J", frame), lambda: self._engine.frame_jacobian(self._frame(frame)))
+        key = ("J", frame)
+        value = self._cache.get(key)
+        if value is None:
+            if not self._has_state:
+                self._require_state()
+            value = self._engine.frame_jacobian(self._frame(frame))
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
+            value.setflags(write=False)
+            self._cache[key] = value
+        return value
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
@@ -255,7 +370,7 @@ class KinDyn:
         """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``
         (iDynTree's ``getFrameAcc`` semantics in every representation)."""
         nu_dot = self._nu_dot(base_acc, s_ddot)
-        self.state  # noqa: B018
+        self._require_state()
         return self._engine.frame_acceleration(self._frame(frame), nu_dot)
 
     # ------------------------------------------------------------------ centre of mass

@@ -18,6 +18,8 @@ motion (so ``nu_dot_target = T @ nu_dot_source + T_dot @ nu_source``). Generaliz
 
 from __future__ import annotations
 
+import math
+import weakref
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -27,7 +29,7 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.errors import BridgeError, InvalidValueError, StateError
 from bridge.spatial import Transform
-from bridge.spatial.transform import ensure_transform
+from bridge.spatial.transform import ROTATION_TOLERANCE, ensure_transform
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -136,9 +138,9 @@ class State:
         s_arr = np.asarray(s)
         if s_arr.ndim == 0:
             raise StateError(f"joint positions s: expected shape (..., n), got a scalar {s_arr!r}")
-        s = as_float_array(s_arr, "joint positions s", (s_arr.shape[-1],))
-        s_dot = as_float_array(s_dot, "joint velocities s_dot", (s.shape[-1],))
-        v = as_float_array(base_velocity, "base_velocity", (6,))
+        s = _owned(as_float_array(s_arr, "joint positions s", (s_arr.shape[-1],)), s)
+        s_dot = _owned(as_float_array(s_dot, "joint velocities s_dot", (s.shape[-1],)), s_dot)
+        v = _owned(as_float_array(base_velocity, "base_velocity", (6,)), base_velocity)
         for arr in (s, s_dot, v):
             arr.flags.writeable = False
         object.__setattr__(self, "world_H_base", H)
@@ -146,6 +148,27 @@ class State:
         object.__setattr__(self, "base_velocity", v)
         object.__setattr__(self, "s_dot", s_dot)
         object.__setattr__(self, "representation", Representation.parse(representation))
+
+    @classmethod
+    def _trusted(
+        cls,
+        world_H_base: Transform,
+        s: np.ndarray,
+        base_velocity: np.ndarray,
+        s_dot: np.ndarray,
+        representation: Representation,
+    ) -> State:
+        """A State from arrays that are already validated and owned (no checks, no copies; the
+        arrays are made read-only)."""
+        for arr in (s, base_velocity, s_dot):
+            arr.setflags(write=False)
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "world_H_base", world_H_base)
+        object.__setattr__(obj, "s", s)
+        object.__setattr__(obj, "base_velocity", base_velocity)
+        object.__setattr__(obj, "s_dot", s_dot)
+        object.__setattr__(obj, "representation", representation)
+        return obj
 
     @property
     def n_dofs(self) -> int:
@@ -182,6 +205,111 @@ class State:
             raise StateError(
                 f"state has {self.n_dofs} joint positions but model {model.name!r} has {model.n_dofs} DOFs"
             )
+
+
+_FINITE_WEIGHTS: dict[int, np.ndarray] = {}
+
+
+def finite_weights(n: int) -> np.ndarray:
+    """(n,) weights ``w`` with ``isfinite(x @ w)`` iff every entry of a float vector x is finite.
+
+    ``w = 2**-600`` makes each product at most ~1e128, so the sum never overflows (no warning, no
+    false alarm) while an inf or NaN still propagates; one BLAS dot is ~3x cheaper than
+    ``np.isfinite(x).all()`` for the short vectors of one state.
+    """
+    w = _FINITE_WEIGHTS.get(n)
+    if w is None:
+        w = _FINITE_WEIGHTS[n] = np.full(n, 2.0**-600)
+        w.setflags(write=False)
+    return w
+
+
+def all_finite(x: np.ndarray) -> bool:
+    """Whether every entry of the float vector ``x`` (one axis) is finite (see :func:`finite_weights`)."""
+    return math.isfinite(x.dot(finite_weights(x.shape[0])))
+
+
+def _owned(arr: np.ndarray, original: object) -> np.ndarray:
+    """``arr``, copied if it is the caller's own array (a State must not freeze or alias it)."""
+    return arr.copy() if arr is original or arr.base is not None else arr
+
+
+def _pose_is_valid(H: np.ndarray) -> bool:
+    """:func:`pose_rows_valid` of one (4, 4) float array."""
+    return pose_rows_valid(H.tolist())
+
+
+def pose_rows_valid(rows: list) -> bool:
+    """Fast check of one pose given as its 4 rows of 4 Python floats (``H.tolist()``): finite,
+    last row [0, 0, 0, 1], proper rotation (the tolerances of :class:`Transform`).
+
+    Python floats, no numpy calls: for a single pose this is several times cheaper than the
+    vectorised checks of :class:`Transform` (which give the error messages when this says False).
+    """
+    (a, b, c, x), (d, e, f, y), (g, h, i, z), last = rows
+    if last != [0.0, 0.0, 0.0, 1.0]:
+        return False
+    tol = ROTATION_TOLERANCE
+    # R^T R - I entry by entry (NaN fails every comparison)
+    if not (
+        abs(a * a + d * d + g * g - 1.0) <= tol
+        and abs(b * b + e * e + h * h - 1.0) <= tol
+        and abs(c * c + f * f + i * i - 1.0) <= tol
+        and abs(a * b + d * e + g * h) <= tol
+        and abs(a * c + d * f + g * i) <= tol
+        and abs(b * c + e * f + h * i) <= tol
+    ):
+        return False
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0 and math.isfinite(x + y + z)
+
+
+def single_state_arrays(
+    world_H_base: object, s: object, base_velocity: object, s_dot: object, n_dofs: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Validated copies ``(H (4, 4), s (n,), base_velocity (6,), s_dot (n,))`` of one unbatched state
+    of a model with ``n_dofs`` DOFs, or None when the input is batched, invalid or unusual: the
+    caller then goes through :class:`State`, which accepts the same inputs and raises the errors.
+
+    This is the hot path of ``KinDyn.set_state``: a handful of cheap calls (one copy of the three
+    vectors into one buffer, one finiteness test, the pose checked in Python floats). The vectors
+    are views of that buffer, owned by the caller from now on; :meth:`State._trusted` makes them
+    read-only.
+    """
+    try:
+        if isinstance(world_H_base, Transform):
+            H = world_H_base.matrix  # already checked and read-only
+            if H.shape != (4, 4):
+                return None
+        else:
+            H = np.array(world_H_base, dtype=np.float64)
+            if H.shape != (4, 4) or not _pose_is_valid(H):
+                return None
+        if type(s) is not np.ndarray:
+            s = np.asarray(s, dtype=np.float64)
+        if type(s_dot) is not np.ndarray:
+            s_dot = np.asarray(s_dot, dtype=np.float64)
+        if type(base_velocity) is not np.ndarray:
+            base_velocity = np.asarray(base_velocity, dtype=np.float64)
+        shape = (n_dofs,)
+        if (
+            s.shape != shape
+            or s_dot.shape != shape
+            or base_velocity.shape != (6,)
+            or s.dtype.kind not in "fiu"
+            or s_dot.dtype.kind not in "fiu"
+            or base_velocity.dtype.kind not in "fiu"
+        ):
+            return None
+        buf = np.empty(2 * n_dofs + 6)
+        s_, sd_, v_ = buf[:n_dofs], buf[n_dofs : 2 * n_dofs], buf[2 * n_dofs :]
+        s_[...] = s
+        sd_[...] = s_dot
+        v_[...] = base_velocity
+    except (TypeError, ValueError):
+        return None
+    if not all_finite(buf):  # one finiteness test for all three
+        return None
+    return H, s_, v_, sd_
 
 
 def _rotation_blocks(R: np.ndarray) -> np.ndarray:
@@ -254,11 +382,22 @@ class VelocityTransform:
     (``(P s_dot)[i] = s_dot[perm[i]]``; None means identity). ``X_dot`` is the time derivative of X.
     """
 
-    def __init__(self, X: np.ndarray | None, X_dot: np.ndarray | None, perm: np.ndarray | None, n_dofs: int):
+    def __init__(
+        self,
+        X: np.ndarray | None,
+        X_dot: np.ndarray | None,
+        perm: np.ndarray | None,
+        n_dofs: int,
+        X_inv: np.ndarray | None = None,
+    ):
         self.X = X
         self.X_dot = X_dot
         self.perm = perm
         self.n_dofs = n_dofs
+        # the inverse of X when known in closed form (products of motion transforms), so that
+        # solve/transpose_solve need no linear solve
+        self.X_inv = X_inv
+        self._inverse_perm: np.ndarray | None = None
 
     @property
     def floating(self) -> bool:
@@ -266,7 +405,11 @@ class VelocityTransform:
 
     @property
     def inverse_perm(self) -> np.ndarray | None:
-        return None if self.perm is None else np.argsort(self.perm)
+        if self.perm is None:
+            return None
+        if self._inverse_perm is None:
+            self._inverse_perm = np.argsort(self.perm)
+        return self._inverse_perm
 
     def _perm_matrix(self) -> np.ndarray:
         P = np.eye(self.n_dofs)
@@ -317,8 +460,11 @@ class VelocityTransform:
         """``T^{-1} @ y`` for (..., nv) vectors."""
         if self.X is None:
             return self._joints(y, self.inverse_perm)
-        X, yb = np.broadcast_arrays(self.X, y[..., :6, None])
-        base = np.linalg.solve(X, yb)[..., 0]
+        if self.X_inv is not None:
+            base = np.einsum("...ij,...j->...i", self.X_inv, y[..., :6])
+        else:
+            X, yb = np.broadcast_arrays(self.X, y[..., :6, None])
+            base = np.linalg.solve(X, yb)[..., 0]
         return _cat(base, self._joints(y[..., 6:], self.inverse_perm))
 
     def transpose_apply(self, tau: np.ndarray) -> np.ndarray:
@@ -332,8 +478,11 @@ class VelocityTransform:
         """``T^{-T} @ tau`` for (..., nv) generalized forces (source -> target)."""
         if self.X is None:
             return self._joints(tau, self.perm)
-        Xt, tb = np.broadcast_arrays(np.swapaxes(self.X, -1, -2), tau[..., :6, None])
-        base = np.linalg.solve(Xt, tb)[..., 0]
+        if self.X_inv is not None:
+            base = np.einsum("...ji,...j->...i", self.X_inv, tau[..., :6])
+        else:
+            Xt, tb = np.broadcast_arrays(np.swapaxes(self.X, -1, -2), tau[..., :6, None])
+            base = np.linalg.solve(Xt, tb)[..., 0]
         return _cat(base, self._joints(tau[..., 6:], self.perm))
 
     def right_apply(self, J: np.ndarray) -> np.ndarray:
@@ -372,12 +521,33 @@ def _cat(base: np.ndarray, joints: np.ndarray) -> np.ndarray:
     )
 
 
-def _pinocchio_perm(model: Model, convention: Convention) -> np.ndarray | None:
-    if convention is not Convention.PINOCCHIO:
-        return None
-    from bridge.backends.pinocchio import pinocchio_dof_permutation
+# per-model joint permutations between conventions, computed once (models are immutable)
+_PERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    return pinocchio_dof_permutation(model)
+
+def _joint_perm(model: Model, src: Convention, tgt: Convention) -> np.ndarray | None:
+    """``perm`` with ``nu_t[i] = nu_s[perm[i]]`` on the joints; None for the identity."""
+    if src is not Convention.PINOCCHIO and tgt is not Convention.PINOCCHIO:
+        return None
+    cache = _PERMS.get(model)
+    if cache is None:
+        cache = _PERMS[model] = {}
+    key = (src is Convention.PINOCCHIO, tgt is Convention.PINOCCHIO)
+    if key not in cache:
+        from bridge.backends.pinocchio import pinocchio_dof_permutation
+
+        n = model.n_dofs
+        p = pinocchio_dof_permutation(model)
+        ps, pt = (p if key[0] else None), (p if key[1] else None)
+        # nu_s = nu_c[ps] and nu_t = nu_c[pt] (canonical c)
+        inv_s = np.argsort(ps) if ps is not None else np.arange(n)
+        perm = inv_s[pt] if pt is not None else inv_s
+        if np.array_equal(perm, np.arange(n)):
+            perm = None
+        else:
+            perm.flags.writeable = False
+        cache[key] = perm
+    return cache[key]
 
 
 def structured_velocity_transform(
@@ -386,22 +556,15 @@ def structured_velocity_transform(
     """Block form of :func:`velocity_transform`."""
     state.check_model(model)
     src, tgt = Convention.parse(source), Convention.parse(target)
-    ps, pt = _pinocchio_perm(model, src), _pinocchio_perm(model, tgt)
-    # joint part: nu_t[i] = nu_s[perm[i]]; with nu_s = nu_c[ps] and nu_t = nu_c[pt] (canonical c)
+    perm = _joint_perm(model, src, tgt)
     n = model.n_dofs
-    perm = None
-    if ps is not None or pt is not None:
-        inv_s = np.argsort(ps) if ps is not None else np.arange(n)
-        perm = inv_s[pt] if pt is not None else inv_s
-        if np.array_equal(perm, np.arange(n)):
-            perm = None
     if not model.floating:
         return VelocityTransform(None, None, perm, n)
-    from_body, from_body_dot, _, _ = _base_maps(state, tgt.representation)
-    _, _, to_body, to_body_dot = _base_maps(state, src.representation)
-    X = from_body @ to_body
-    X_dot = from_body_dot @ to_body + from_body @ to_body_dot
-    return VelocityTransform(X, X_dot, perm, n)
+    from_body_t, from_body_dot, to_body_t, _ = _base_maps(state, tgt.representation)
+    from_body_s, _, to_body, to_body_dot = _base_maps(state, src.representation)
+    X = from_body_t @ to_body
+    X_dot = from_body_dot @ to_body + from_body_t @ to_body_dot
+    return VelocityTransform(X, X_dot, perm, n, X_inv=from_body_s @ to_body_t)
 
 
 def velocity_transform(

@@ -21,6 +21,7 @@ Pinocchio orders the joint velocities depth first; :func:`pinocchio_dof_permutat
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -230,12 +231,19 @@ def _layout_cached(key: tuple) -> PinocchioLayout:
     return PinocchioLayout(perm, idx_q, idx_v, cont, qi, vi, floating)
 
 
+_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def pinocchio_layout(model: Model) -> PinocchioLayout:
-    """The q/v layout of ``to_pinocchio(model)`` relative to the model's DOF order."""
-    index = {d: i for i, d in enumerate(model.dof_names)}
-    depth_first = tuple(index[j.name] for j in model.depth_first_joints if j.movable)
-    kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
-    return _layout_cached((model.floating, kinds, depth_first))
+    """The q/v layout of ``to_pinocchio(model)`` relative to the model's DOF order (computed once
+    per model: models are immutable)."""
+    lay = _LAYOUTS.get(model)
+    if lay is None:
+        index = {d: i for i, d in enumerate(model.dof_names)}
+        depth_first = tuple(index[j.name] for j in model.depth_first_joints if j.movable)
+        kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
+        lay = _LAYOUTS[model] = _layout_cached((model.floating, kinds, depth_first))
+    return lay
 
 
 def pinocchio_dof_permutation(model: Model) -> np.ndarray:

@@ -15,19 +15,68 @@ centre of mass) on ``to_pinocchio(model)`` and is converted through the change o
 
 Pinocchio is not batched: batched states loop over samples inside this module; all conversions are
 vectorised over the batch.
+
+A single (unbatched) state takes a hot path with the same mathematics and no per-call set-up: the
+index arrays (joint permutation, the combined permute-and-symmetrise index of M, the q layout) are
+computed once per engine, T is applied through its blocks (rotation blocks R or R^T, read off the
+base pose, for MIXED; T^{-1} = T^T there, so no solve), its derivative enters only where it is not
+zero (``T_dot nu = (-omega_B x v_B, 0, ...)`` for MIXED, zero for BODY and INERTIAL), and the
+State and VelocityTransform objects of the general path are built only if a general-path query
+asks for them.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
-from bridge.backends.pinocchio import to_pinocchio, to_pinocchio_state
+from bridge.backends.pinocchio import pinocchio_layout, to_pinocchio, to_pinocchio_state
 from bridge.model.model import Model
-from bridge.state import Representation, State, structured_velocity_transform
+from bridge.spatial import Transform
+from bridge.state import (
+    Representation,
+    State,
+    all_finite,
+    finite_weights,
+    pose_rows_valid,
+    structured_velocity_transform,
+)
 
 __all__ = ["PinocchioEngine"]
+
+_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+
+# flat indices into a (4, 4) pose H giving blkdiag(R^T, R^T) (6, 6); 12 is H[3, 0] == 0
+_BLKDIAG_RT = np.full((6, 6), 12, dtype=np.intp)
+for _i in range(3):
+    for _j in range(3):
+        _BLKDIAG_RT[_i, _j] = _BLKDIAG_RT[3 + _i, 3 + _j] = 4 * _j + _i
+del _i, _j
+
+
+def _rows_to_q7(rows: list) -> list[float]:
+    """``[A_o_B, quaternion (x, y, z, w), w >= 0]`` of one pose given as its rows (``H.tolist()``).
+
+    The same branch choice (largest of trace and diagonal, first one on ties) and sign convention
+    as :func:`bridge.spatial.so3.matrix_to_quaternion_xyzw`, in Python floats, without its
+    batched numpy calls.
+    """
+    (m00, m01, m02, px), (m10, m11, m12, py), (m20, m21, m22, pz), _ = rows
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        x, y, z, w = m21 - m12, m02 - m20, m10 - m01, 1.0 + tr
+    elif m00 >= m11 and m00 >= m22:
+        x, y, z, w = 1.0 + m00 - m11 - m22, m01 + m10, m02 + m20, m21 - m12
+    elif m11 >= m22:
+        x, y, z, w = m01 + m10, 1.0 - m00 + m11 - m22, m12 + m21, m02 - m20
+    else:
+        x, y, z, w = m02 + m20, m12 + m21, 1.0 - m00 - m11 + m22, m10 - m01
+    k = 1.0 / (x * x + y * y + z * z + w * w) ** 0.5
+    if w < 0.0:
+        k = -k
+    return [px, py, pz, x * k, y * k, z * k, w * k]
 
 
 class PinocchioEngine:
@@ -53,10 +102,10 @@ class PinocchioEngine:
         for fid, f in enumerate(self.pm.frames):
             if f.type in (FT.BODY, FT.OP_FRAME) and f.name not in self._frame_id:
                 self._frame_id[f.name] = fid
-        self._gravity = None
+        self._g_list: list[float] | None = None
         # fixed base: Pinocchio's universe is the base link frame; the base pose is applied by
         # moving what hangs from the universe (joints and frames of joint 0) per sample.
-        self._world_fixed = None
+        self._world_fixed: list | None = None
         if not model.floating:
             self._root_joints = {
                 j: pm_placement
@@ -68,8 +117,59 @@ class PinocchioEngine:
             }
             self._root_joints = {j: pl.copy() for j, pl in self._root_joints.items()}
 
+        # single-state hot path: every index array once per engine
+        lay = pinocchio_layout(model)
+        n, nv = model.n_dofs, model.nv
+        nb = 6 if model.floating else 0
+        self._nb, self._nv, self._nq, self._qb = nb, nv, lay.nq, (7 if model.floating else 0)
+        perm = np.asarray(lay.perm, dtype=np.intp)
+        identity = bool(np.array_equal(perm, np.arange(n)))
+        # Pinocchio <- neutral: x_pin[nb:] = x[_pcols] (joint part of T and T^{-T})
+        self._perm = None if identity else perm
+        self._pcols = None if identity else nb + perm
+        # neutral <- Pinocchio: x = x_pin[_cols] (joint part of T^T and T^{-1})
+        cols = np.concatenate([np.arange(nb), nb + np.argsort(perm)]).astype(np.intp)
+        self._cols = None if identity else cols
+        # M = M_pin[cols][:, cols], read from the upper triangle: one take permutes and symmetrises
+        i, j = cols[:, None], cols[None, :]
+        self._M_idx = np.minimum(i, j) * nv + np.maximum(i, j)
+        if identity and nv:
+            # no permutation: skip the take if Pinocchio's crba returns the full symmetric matrix
+            # (its Python binding does; checked once here)
+            q0 = pin.neutral(self.pm)
+            M0 = pin.crba(self.pm, self.data, q0)
+            if M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None:
+                self._M_idx = None
+        cont = np.asarray(lay.continuous, dtype=bool)
+        self._q_joints_perm_only = not bool(cont.any())  # then q[qb:] = s[perm]
+        self._q_dst, self._q_src = lay.idx_q[~cont], np.flatnonzero(~cont)
+        self._qc_dst, self._qc_src = lay.idx_q[cont], np.flatnonzero(cont)
+        self._single = False
+        self._state: State | None = None
+        self._vt = None
+        self._nu: np.ndarray | None = None
+        self._a_bias = np.zeros(nv)
+        self._inv_perm = None if identity else np.argsort(perm)
+        self._qc_dst1 = self._qc_dst + 1
+        self._shape_n = (n,)
+        self._finite_w = finite_weights(lay.nq + nv + 6)
+        self._zero_base = np.zeros(6)
+        self._zero_base.setflags(write=False)
+        self._g_last: np.ndarray | None = None
+
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
+        if (
+            state.representation is self.representation
+            and state.world_H_base.matrix.ndim == 2
+            and state.s.ndim == 1
+            and state.s_dot.ndim == 1
+            and state.base_velocity.ndim == 1
+            and gravity.ndim == 1
+            and self.set_single_state(state.world_H_base, state.s, state.base_velocity, state.s_dot, gravity)
+        ):
+            self._state = state
+            return
         q, v = to_pinocchio_state(self.model, state)
         self.batch_shape = np.broadcast_shapes(q.shape[:-1], gravity.shape[:-1])
         n = int(np.prod(self.batch_shape, dtype=int))
@@ -78,32 +178,165 @@ class PinocchioEngine:
         self._g = np.broadcast_to(gravity, (*self.batch_shape, 3)).reshape(n, 3)
         H = state.world_H_base.matrix
         self._H = np.broadcast_to(H, (*self.batch_shape, 4, 4)).reshape(n, 4, 4)
-        self.state = state
-        self.vt = structured_velocity_transform(self.model, state, self.representation, "pinocchio")
-        self.nu = state.nu if self.model.floating else state.s_dot
+        self._state = state
+        self._vt = None
+        self._nu = None
         self._n = n
+        self._single = False
+
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """Hot path of :meth:`set_state` for one unbatched state given as arrays (``world_H_base``
+        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
+        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
+
+        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
+        are not one valid state (the caller then builds a State, which raises the error). The
+        inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
+        """
+        if isinstance(world_H_base, Transform):
+            world_H_base = world_H_base.matrix
+        try:
+            H = np.asarray(world_H_base, dtype=np.float64)
+            if type(s) is not np.ndarray:
+                s = np.asarray(s, dtype=np.float64)
+            if type(s_dot) is not np.ndarray:
+                s_dot = np.asarray(s_dot, dtype=np.float64)
+            if type(base_velocity) is not np.ndarray:
+                base_velocity = np.asarray(base_velocity, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        shape = self._shape_n
+        if (
+            H.shape != (4, 4)
+            or s.shape != shape
+            or s_dot.shape != shape
+            or base_velocity.shape != (6,)
+            or s.dtype.kind not in "fiu"
+            or s_dot.dtype.kind not in "fiu"
+            or base_velocity.dtype.kind not in "fiu"
+        ):
+            return False
+        rows = H.tolist()
+        if not pose_rows_valid(rows):
+            return False
+        nb, nv, nq, perm = self._nb, self._nv, self._nq, self._perm
+        # one buffer: q, v, a copy of the base velocity (for the State), checked by one dot
+        buf = np.empty(nq + nv + 6)
+        q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+        vb[...] = base_velocity
+        v[nb:] = s_dot if perm is None else s_dot[perm]
+        X = X_inv = None
+        if nb:
+            q[:7] = _rows_to_q7(rows)
+            rep = self.representation
+            if rep is _BODY:
+                v[:6] = vb
+            else:
+                # base block of T: X = B_X_W (6, 6), W = B[A] (MIXED) or A (INERTIAL); one take
+                # reads blkdiag(R^T, R^T) out of H (its zeros from H[3, 0], checked to be 0)
+                X = H.take(_BLKDIAG_RT)
+                if rep is _INERTIAL:  # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
+                    px, py, pz = rows[0][3], rows[1][3], rows[2][3]
+                    X[:3, 3:] = X[:3, :3] @ np.array([[0.0, pz, -py], [-pz, 0.0, px], [py, -px, 0.0]])
+                    X_inv = Transform._wrap(np.array(rows)).motion_matrix()
+                v[:6] = X.dot(vb)
+        if self._q_joints_perm_only:
+            q[self._qb :] = s if perm is None else s[perm]
+            s_copy = None
+        else:
+            if not all_finite(s_copy := np.array(s, dtype=np.float64)):
+                return False
+            q[self._q_dst] = s_copy[self._q_src]
+            sc = s_copy[self._qc_src]
+            q[self._qc_dst] = np.cos(sc)
+            q[self._qc_dst1] = np.sin(sc)
+        if not math.isfinite(buf.dot(self._finite_w)):  # one finiteness test (see all_finite)
+            return False
+        # ---- valid: commit
+        self._X, self._X_inv = X, X_inv
+        self._vb1 = vb if nb else self._zero_base
+        self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
+        self._abias: list[float] | None = None
+        self._single = True
+        self._state = None
+        self._vt = None
+        self._nu = None
+        self._q = None  # the general path's (1, k) views, made on demand (_batch)
+        if gravity is not self._g_last:
+            self._g_last = gravity
+            g = gravity.tolist()
+            if g != self._g_list:
+                self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
+                self._g_list = g
+        if not nb and rows != self._world_fixed:
+            self._batch()
+            self._prepare(0)  # the fixed base pose
+        return True
+
+    def _batch(self) -> None:
+        """After a single state: the general path's per-sample arrays (a batch of one)."""
+        if self._q is None:
+            self.batch_shape = ()
+            self._n = 1
+            self._q, self._v, self._g = self._q1[None], self._v1[None], self._g1[None]
+            self._H = np.array(self._rows)[None]
+
+    @property
+    def state(self) -> State:
+        """The current state (rebuilt from the copies after :meth:`set_single_state`)."""
+        if self._state is None:
+            nb, nv, inv = self._nb, self._nv, self._inv_perm
+            q, v = self._q1, self._v1
+            if self._s_copy is not None:
+                s = self._s_copy
+            else:
+                s = q[self._qb :].copy() if inv is None else q[self._qb :][inv]
+            s_dot = v[nb:nv].copy() if inv is None else v[nb:nv][inv]
+            H = Transform._wrap(np.array(self._rows))
+            self._state = State._trusted(H, s, self._vb1, s_dot, self.representation)
+        return self._state
+
+    @property
+    def vt(self):
+        """The block-structured change of variables to Pinocchio's convention (built on demand)."""
+        if self._vt is None:
+            self._vt = structured_velocity_transform(self.model, self.state, self.representation, "pinocchio")
+        return self._vt
+
+    @property
+    def nu(self) -> np.ndarray:
+        """The generalized velocity in this representation, (..., nv)."""
+        if self._nu is None:
+            st = self.state
+            self._nu = st.nu if self.model.floating else st.s_dot
+        return self._nu
 
     def _prepare(self, i: int) -> None:
         """Load sample i's gravity (and, for a fixed base, its base pose) into the Pinocchio model."""
-        g = self._g[i]
-        if self._gravity is None or not np.array_equal(g, self._gravity):
-            self.pm.gravity = self._pin.Motion(np.asarray(g, dtype=float), np.zeros(3))
-            self._gravity = g.copy()
+        g = self._g[i].tolist()
+        if g != self._g_list:
+            self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
+            self._g_list = g
+            self._g_last = None  # set_single_state's shortcut no longer applies
         if not self.model.floating:
             H = self._H[i]
-            if self._world_fixed is None or not np.array_equal(H, self._world_fixed):
+            key = H.tolist()
+            if key != self._world_fixed:
                 world_M_base = self._pin.SE3(H[:3, :3].copy(), H[:3, 3].copy())
                 for j, placement in self._root_joints.items():
                     self.pm.jointPlacements[j] = world_M_base * placement
                 for f, placement in self._root_frames.items():
                     self.pm.frames[f].placement = world_M_base * placement
-                self._world_fixed = H.copy()
+                self._world_fixed = key
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
         """Call ``fn(i, *vectors_i)`` for every flattened sample; stack into the batch shape.
 
         ``vectors`` have shape (..., k) broadcastable to the batch shape.
         """
+        self._batch()
         flat = [np.broadcast_to(a, (*self.batch_shape, a.shape[-1])).reshape(self._n, -1) for a in vectors]
         out = []
         for i in range(self._n):
@@ -112,9 +345,66 @@ class PinocchioEngine:
         out = np.asarray(out)
         return out.reshape(*self.batch_shape, *out.shape[1:])
 
+    # ------------------------------------------------------------------ single-state conversions
+    # X (6, 6) is the base block of T (None for BODY); MIXED: X = blkdiag(R^T, R^T), so
+    # X^{-1} = X^T; one 6x6 BLAS call is cheaper here than two 3x3 block calls (numpy's per-call
+    # cost dominates at this size), and no dense (6+n)x(6+n) matrix is ever formed.
+    def _to_pin(self, x: np.ndarray, forces: bool = False) -> np.ndarray:
+        """One state: ``T x`` (velocities, accelerations) or, with ``forces``, ``T^{-T} x``; (nv,)."""
+        nb = self._nb
+        out = np.empty(self._nv)
+        out[nb:] = x[nb:] if self._pcols is None else x[self._pcols]
+        if nb:
+            X = self._X
+            if X is None:
+                out[:6] = x[:6]
+            elif forces and self.representation is _INERTIAL:
+                out[:6] = self._X_inv.T.dot(x[:6])
+            else:
+                out[:6] = X.dot(x[:6])
+        return out
+
+    def _from_pin(self, x: np.ndarray, accelerations: bool = False) -> np.ndarray:
+        """One state: ``T^T x`` (generalized forces) or, with ``accelerations``, ``T^{-1} x``; (nv,).
+
+        ``x`` is a fresh array from Pinocchio (it may be reused for the result)."""
+        cols = self._cols
+        out = x[cols] if cols is not None else (x if x.base is None else x.copy())
+        if self._X is not None:
+            if accelerations and self.representation is _INERTIAL:
+                out[:6] = self._X_inv.dot(x[:6])
+            else:
+                out[:6] = self._X.T.dot(x[:6])
+        return out
+
+    def _bias_acc(self) -> list[float] | None:
+        """One state: the base-linear part of ``T_dot nu`` (MIXED only: ``-omega_B x v_B``), else None.
+
+        With ``X = blkdiag(R^T, R^T)``, ``X_dot nu_base = (-omega_B x R^T d/dt o_B, 0)``; BODY and
+        INERTIAL have ``T_dot nu = 0`` (for INERTIAL it is ``-crm(v_B) v_B``)."""
+        if self.representation is not _MIXED or not self._nb:
+            return None
+        if self._abias is None:
+            vx, vy, vz, wx, wy, wz = self._v1[:6].tolist()
+            self._abias = [wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy]
+        return self._abias
+
     # ------------------------------------------------------------------ joint-space dynamics
     def mass_matrix(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
+        if self._single:
+            M = pin.crba(pm, d, self._q1)
+            X = self._X
+            if X is not None:
+                # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy
+                G = X.T.dot(M[:6])
+                M[:6] = G
+                M[:6, :6] = G[:, :6].dot(X)
+                if self._M_idx is None:
+                    M[6:, :6] = G[:, 6:].T
+                    return M
+            # one take permutes the joints and mirrors the upper triangle (base columns included)
+            return M if self._M_idx is None else M.take(self._M_idx)
         M = self._loop(lambda i: pin.crba(pm, d, self._q[i]).copy())
         M = np.triu(M) + np.swapaxes(np.triu(M, 1), -1, -2)
         return self.vt.congruence(M)
@@ -130,11 +420,21 @@ class PinocchioEngine:
         return self._loop(one, a_pin)
 
     def bias_forces(self) -> np.ndarray:
+        if self._single:
+            pin, pm, d = self._pin, self.pm, self.data
+            ab = self._bias_acc()
+            if ab is None:
+                return self._from_pin(pin.nle(pm, d, self._q1, self._v1))
+            a = self._a_bias  # zero but for the base-linear part (Pinocchio copies its arguments)
+            a[:3] = ab
+            return self._from_pin(pin.rnea(pm, d, self._q1, self._v1, a))
         a_pin = self.vt.apply_derivative(self.nu)
         return self.vt.transpose_apply(self._rnea(a_pin, None))
 
     def gravity_forces(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
+        if self._single:
+            return self._from_pin(pin.computeGeneralizedGravity(pm, d, self._q1))
 
         def one(i):
             return pin.computeGeneralizedGravity(pm, d, self._q[i]).copy()
@@ -142,11 +442,36 @@ class PinocchioEngine:
         return self.vt.transpose_apply(self._loop(one))
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        if self._single and nu_dot.ndim == 1:
+            pin, pm, d = self._pin, self.pm, self.data
+            a = self._to_pin(nu_dot)
+            ab = self._bias_acc()
+            if ab is not None:  # element by element: cheaper than a numpy call for 3 numbers
+                a[0] += ab[0]
+                a[1] += ab[1]
+                a[2] += ab[2]
+            fext = self._fext(wrenches)
+            if fext is None:
+                return self._from_pin(pin.rnea(pm, d, self._q1, self._v1, a))
+            return self._from_pin(pin.rnea(pm, d, self._q1, self._v1, a, fext[0]))
         a_pin = self.vt.apply(nu_dot) + self.vt.apply_derivative(self.nu)
         return self.vt.transpose_apply(self._rnea(a_pin, self._fext(wrenches)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
+        if self._single and tau.ndim == 1:
+            t = self._to_pin(tau, forces=True)
+            fext = self._fext(wrenches)
+            if fext is None:
+                a = pin.aba(pm, d, self._q1, self._v1, t)
+            else:
+                a = pin.aba(pm, d, self._q1, self._v1, t, fext[0])
+            ab = self._bias_acc()
+            if ab is not None:
+                a[0] -= ab[0]
+                a[1] -= ab[1]
+                a[2] -= ab[2]
+            return self._from_pin(a, accelerations=True)
         tau_pin = self.vt.transpose_solve(tau)
         fext = self._fext(wrenches)
 
@@ -164,6 +489,7 @@ class PinocchioEngine:
             return None
         pin, pm, d = self._pin, self.pm, self.data
         rep = self.representation
+        self._batch()
         out = []
         flat = {
             name: np.broadcast_to(w, (*self.batch_shape, 6)).reshape(self._n, 6)
@@ -217,7 +543,15 @@ class PinocchioEngine:
     def frame_jacobian(self, frame: str) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
         fid = self._frame_id[frame]
-        nv = pm.nv  # Eigen returns a 6x1 Jacobian as a flat (6,) array: reshape
+        nv = self._nv  # Eigen returns a 6x1 Jacobian as a flat (6,) array: reshape
+        if self._single:
+            J = pin.computeFrameJacobian(pm, d, self._q1, fid, self._ref)
+            if J.ndim == 1:
+                J = J.reshape(6, nv)
+            out = J if self._cols is None else J.take(self._cols, axis=1)
+            if self._X is not None:
+                out[:, :6] = J[:, :6].dot(self._X)
+            return out
         J = self._loop(
             lambda i: pin.computeFrameJacobian(pm, d, self._q[i], fid, self._ref).reshape(6, nv).copy()
         )
