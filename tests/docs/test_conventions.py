@@ -1,0 +1,1344 @@
+"""Every cell of docs/conventions.md, checked.
+
+Each table cell of the page carries an HTML comment ``<!-- test: NAME -->``; NAME is a test function
+of this module (``test_every_cell_has_a_test`` enforces it). Library cells are checked against the
+installed library itself (Pinocchio, iDynTree) on a real robot (iCub) or on small URDFs written
+here; velocity and acceleration cells are checked against central finite differences of frame
+poses along a trajectory built by hand (closed-form, independent of every library). Cells of
+conventions whose library is not installed (spatial_v2, RBDL, TDS/brax) are checked against the
+formulas of the convention through bridge's converters and the featherstone backend.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import idyntree.bindings as idyn
+import numpy as np
+import pinocchio as pin
+import pytest
+
+import bridge
+from bridge.spatial import Force, Motion, Transform
+from bridge.spatial.conventions import (
+    plux,
+    plxb,
+    reorder_matrix,
+    to_angular_first,
+    transform_from_featherstone,
+    transform_from_rbdl,
+    transform_from_tds,
+    transform_to_featherstone,
+    transform_to_plux,
+    transform_to_plxb,
+    transform_to_rbdl,
+    transform_to_tds,
+)
+from tests.docs._math import expm, matrix_to_quat_xyzw, quat_xyzw_to_matrix, random_rotation, rot_z, skew
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "conventions.md"
+ICUB = "iCubGazeboV2_5"
+FRAME = "l_sole"  # a frame of iCub that is not a Pinocchio joint body (a fixed-joint child)
+DT = 1e-5  # central finite differences: truncation ~ DT^2, rounding ~ 1e-16 / DT
+FD_RTOL = 1e-7
+GRAVITY = np.array([0.0, 0.0, -9.81])
+REPS = {
+    "body": (idyn.BODY_FIXED_REPRESENTATION, pin.LOCAL),
+    "inertial": (idyn.INERTIAL_FIXED_REPRESENTATION, pin.WORLD),
+    "mixed": (idyn.MIXED_REPRESENTATION, pin.LOCAL_WORLD_ALIGNED),
+}
+
+
+def close(a, b, rtol=1e-10) -> bool:
+    """Norm-wise relative comparison ``||a - b|| <= rtol * max(1, ||b||)``."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and float(np.linalg.norm(a - b)) <= rtol * max(1.0, float(np.linalg.norm(b)))
+
+
+def vee3(W: np.ndarray) -> np.ndarray:
+    return np.array([W[2, 1], W[0, 2], W[1, 0]])
+
+
+def vee6(M: np.ndarray) -> np.ndarray:
+    """(linear, angular) of a 4x4 twist matrix [[w^, v], [0, 0]]."""
+    return np.concatenate([M[:3, 3], vee3(M[:3, :3])])
+
+
+def hat6(v: np.ndarray) -> np.ndarray:
+    out = np.zeros((4, 4))
+    out[:3, :3] = skew(v[3:])
+    out[:3, 3] = v[:3]
+    return out
+
+
+def left_jacobian(x: np.ndarray) -> np.ndarray:
+    """SO(3) left Jacobian: d/dt expm(x^) = (J(x) x_dot)^ expm(x^)."""
+    th = np.linalg.norm(x)
+    X = skew(x)
+    if th < 1e-8:
+        return np.eye(3) + 0.5 * X
+    return np.eye(3) + (1 - np.cos(th)) / th**2 * X + (th - np.sin(th)) / th**3 * X @ X
+
+
+def rng_pose(rng) -> np.ndarray:
+    H = np.eye(4)
+    H[:3, :3] = random_rotation(rng)
+    H[:3, 3] = rng.normal(size=3)
+    return H
+
+
+# ------------------------------------------------------------------------------------------ fixtures
+@pytest.fixture(scope="module")
+def icub():
+    """iCub loaded by Pinocchio, by iDynTree (full, and reduced in Pinocchio's DOF order) and by
+    bridge (in Pinocchio's DOF order), plus a hand-built trajectory through a random state.
+
+    Trajectory (MIXED-friendly closed form), for t around 0:
+    ``o(t) = o0 + t od + t^2/2 odd``, ``R(t) = expm((t w + t^2/2 al)^) R0``, ``s(t) = s0 + t sd + t^2/2 sdd``.
+    At t = 0 the mixed base velocity is (od, w) and its derivative (odd, al).
+    """
+    import icub_models
+
+    path = str(icub_models.get_model_file(ICUB))
+    root = ET.parse(path).getroot()
+    pm = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+    pin_order = [pm.names[i] for i in range(2, pm.njoints)]
+    full = idyn.ModelLoader()
+    assert full.loadModelFromFile(path)
+    reduced = idyn.ModelLoader()
+    assert reduced.loadReducedModelFromFile(path, pin_order)
+    kd = idyn.KinDynComputations()
+    assert kd.loadRobotModel(reduced.model())
+    model = bridge.load_urdf(path, joints=pin_order)
+    rng = np.random.default_rng(7)
+    n = len(pin_order)
+    ns = SimpleNamespace(
+        path=path,
+        root=root,
+        pm=pm,
+        pd=pm.createData(),
+        pin_order=pin_order,
+        loaders=(full, reduced),  # model() is a view into the loader: keep the loaders alive
+        full=full.model(),
+        reduced=reduced.model(),
+        kd=kd,
+        model=model,
+        n=n,
+        R0=random_rotation(rng),
+        o0=rng.normal(size=3),
+        od=rng.normal(size=3),
+        odd=rng.normal(size=3),
+        w=rng.normal(size=3),
+        al=rng.normal(size=3),
+        s0=rng.uniform(-0.6, 0.6, n),
+        sd=rng.normal(size=n),
+        sdd=rng.normal(size=n),
+    )
+    return ns
+
+
+def traj(c, t: float, accelerate: bool = True):
+    """``(H, s, v_mixed, s_dot)`` at time t of the fixture's trajectory (exact velocities)."""
+    k = 1.0 if accelerate else 0.0
+    x = t * c.w + k * 0.5 * t * t * c.al
+    xd = c.w + k * t * c.al
+    H = np.eye(4)
+    H[:3, :3] = expm(skew(x)) @ c.R0
+    H[:3, 3] = c.o0 + t * c.od + k * 0.5 * t * t * c.odd
+    v = np.concatenate([c.od + k * t * c.odd, left_jacobian(x) @ xd])
+    s = c.s0 + t * c.sd + k * 0.5 * t * t * c.sdd
+    sd = c.sd + k * t * c.sdd
+    return H, s, v, sd
+
+
+def base_velocity(H: np.ndarray, v_mixed: np.ndarray, rep: str) -> np.ndarray:
+    """The base velocity in ``rep`` from the mixed one (definitions of the page)."""
+    R, o = H[:3, :3], H[:3, 3]
+    lin, ang = v_mixed[:3], v_mixed[3:]
+    if rep == "mixed":
+        return v_mixed.copy()
+    if rep == "body":
+        return np.concatenate([R.T @ lin, R.T @ ang])
+    return np.concatenate([lin - np.cross(ang, o), ang])
+
+
+def base_acceleration(c, rep: str) -> np.ndarray:
+    """Time derivative at t = 0 of :func:`base_velocity` along the trajectory."""
+    H, _, _, _ = traj(c, 0.0)
+    R, o = H[:3, :3], H[:3, 3]
+    if rep == "mixed":
+        return np.concatenate([c.odd, c.al])
+    if rep == "body":  # d/dt R^T x = R^T (x_dot - w x x)
+        return np.concatenate([R.T @ (c.odd - np.cross(c.w, c.od)), R.T @ c.al])
+    return np.concatenate([c.odd - np.cross(c.al, o) - np.cross(c.w, c.od), c.al])
+
+
+def fd(f, dt: float = DT):
+    return (np.asarray(f(dt)) - np.asarray(f(-dt))) / (2 * dt)
+
+
+# --- Pinocchio on the iCub fixture
+def pin_qv(c, t: float, accelerate: bool = True):
+    H, s, vm, sd = traj(c, t, accelerate)
+    quat = matrix_to_quat_xyzw(H[:3, :3])  # (x, y, z, w)
+    q = np.concatenate([H[:3, 3], quat, s])
+    v = np.concatenate([base_velocity(H, vm, "body"), sd])
+    return q, v
+
+
+def pin_a(c) -> np.ndarray:
+    return np.concatenate([base_acceleration(c, "body"), c.sdd])
+
+
+def pin_frame_pose(c, frame: str, t: float, accelerate: bool = True) -> np.ndarray:
+    q, _ = pin_qv(c, t, accelerate)
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    return c.pd.oMf[c.pm.getFrameId(frame)].homogeneous.copy()
+
+
+def pin_frame_velocity(c, frame: str, rf, t: float, accelerate: bool = True) -> np.ndarray:
+    q, v = pin_qv(c, t, accelerate)
+    pin.forwardKinematics(c.pm, c.pd, q, v)
+    pin.updateFramePlacements(c.pm, c.pd)
+    return pin.getFrameVelocity(c.pm, c.pd, c.pm.getFrameId(frame), rf).vector.copy()
+
+
+def pin_frame_acc(c, frame: str, rf, classical: bool, a: np.ndarray | None = None) -> np.ndarray:
+    q, v = pin_qv(c, 0.0)
+    pin.forwardKinematics(c.pm, c.pd, q, v, pin_a(c) if a is None else a)
+    pin.updateFramePlacements(c.pm, c.pd)
+    get = pin.getFrameClassicalAcceleration if classical else pin.getFrameAcceleration
+    return get(c.pm, c.pd, c.pm.getFrameId(frame), rf).vector.copy()
+
+
+# --- iDynTree on the iCub fixture (reduced model: same DOF order as Pinocchio)
+def idyn_set(c, rep: str, t: float, accelerate: bool = True) -> None:
+    H, s, vm, sd = traj(c, t, accelerate)
+    assert c.kd.setFrameVelocityRepresentation(REPS[rep][0])
+    assert c.kd.setRobotState(H, s, base_velocity(H, vm, rep), sd, GRAVITY)
+
+
+def idyn_frame_velocity(c, frame: str, rep: str, t: float) -> np.ndarray:
+    idyn_set(c, rep, t)
+    return np.array(c.kd.getFrameVel(frame).toNumPy())
+
+
+def idyn_frame_acc(c, frame: str, rep: str) -> np.ndarray:
+    idyn_set(c, rep, 0.0)
+    return np.array(c.kd.getFrameAcc(frame, base_acceleration(c, rep), c.sdd).toNumPy())
+
+
+# --- bridge on the iCub fixture (pinocchio engine, DOF order = Pinocchio's)
+def bridge_kd(c, rep: str, t: float, engine: str = "pinocchio") -> bridge.KinDyn:
+    H, s, vm, sd = traj(c, t)
+    kd = bridge.KinDyn(c.model, engine=engine, representation=rep)
+    kd.set_state(H, s, base_velocity(H, vm, rep), sd)
+    return kd
+
+
+def definition_velocity(H: np.ndarray, Hd: np.ndarray, rep: str) -> np.ndarray:
+    """The page's definitions of the three representations, from a pose and its derivative."""
+    R, o, Rd, od = H[:3, :3], H[:3, 3], Hd[:3, :3], Hd[:3, 3]
+    w_world = vee3(Rd @ R.T)
+    if rep == "body":
+        return np.concatenate([R.T @ od, vee3(R.T @ Rd)])
+    if rep == "inertial":
+        return np.concatenate([od - (Rd @ R.T) @ o, w_world])
+    return np.concatenate([od, w_world])
+
+
+def fd_frame_velocity(c, frame: str, rep: str, pose=pin_frame_pose) -> np.ndarray:
+    """Velocity of ``frame`` in ``rep`` from finite differences of its pose (definitions)."""
+    H = pose(c, frame, 0.0)
+    Hd = fd(lambda t: pose(c, frame, t))
+    return definition_velocity(H, Hd, rep)
+
+
+def idyn_frame_pose(c, frame: str, t: float) -> np.ndarray:
+    idyn_set(c, "mixed", t)
+    return np.array(c.kd.getWorldTransform(frame).asHomogeneousTransform().toNumPy())
+
+
+# ------------------------------------------------------------------------------------------ the page
+CELL = re.compile(r"<!--\s*test:\s*([A-Za-z_][A-Za-z0-9_]*)\s*-->")
+
+
+def _table_cells(text: str) -> list[tuple[int, str]]:
+    """(line number, cell text) of every body cell of every table (first column = row label)."""
+    cells = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if (
+            lines[i].lstrip().startswith("|")
+            and i + 1 < len(lines)
+            and re.match(r"^\s*\|[\s:|-]+\|\s*$", lines[i + 1])
+        ):
+            i += 2  # header and separator
+            while i < len(lines) and lines[i].lstrip().startswith("|"):
+                parts = [p.strip() for p in lines[i].strip().strip("|").split("|")]
+                cells += [(i + 1, p) for p in parts[1:]]
+                i += 1
+            continue
+        i += 1
+    return cells
+
+
+def test_every_cell_has_a_test():
+    """Every body cell of every table of the page names a test of this module, and every test
+    named anywhere on the page exists (a cell without a test fails here)."""
+    text = PAGE.read_text(encoding="utf-8")
+    cells = _table_cells(text)
+    assert len(cells) > 60, "the conventions tables were not found"
+    missing = [f"line {n}: {cell[:60]!r}" for n, cell in cells if not CELL.search(cell)]
+    assert not missing, "cells without a <!-- test: NAME --> id:\n" + "\n".join(missing)
+    names = set(CELL.findall(text))
+    unknown = sorted(n for n in names if not callable(globals().get(n)) or not n.startswith("test_"))
+    assert not unknown, f"cell ids that are not test functions of {__name__}: {unknown}"
+
+
+def test_every_cell_test_is_on_the_page():
+    """The reverse: every cell test of this module is used by the page (no stale tests)."""
+    names = set(CELL.findall(PAGE.read_text(encoding="utf-8")))
+    own = {
+        n
+        for n, f in globals().items()
+        if n.startswith("test_")
+        and callable(f)
+        and n not in ("test_every_cell_has_a_test", "test_every_cell_test_is_on_the_page")
+    }
+    assert own <= names, f"tests not referenced by any cell: {sorted(own - names)}"
+
+
+# ========================================================================== table 1: spatial algebra
+@pytest.fixture(scope="module")
+def poses():
+    rng = np.random.default_rng(3)
+    A_H_B, B_H_C = Transform(rng_pose(rng)), Transform(rng_pose(rng))
+    return SimpleNamespace(
+        A_H_B=A_H_B, B_H_C=B_H_C, m=rng.normal(size=6), f=rng.normal(size=6), p=rng.normal(size=3)
+    )
+
+
+# ---- 6D order
+def test_order_bridge(poses):
+    m = Motion.from_linear_angular([1, 2, 3], [4, 5, 6])
+    assert np.array_equal(m.vector, [1, 2, 3, 4, 5, 6])
+    assert np.array_equal(Force.from_linear_angular([1, 2, 3], [4, 5, 6]).vector, [1, 2, 3, 4, 5, 6])
+    # the angular part of a transformed twist is R @ (last three components)
+    out = poses.A_H_B @ Motion(poses.m)
+    assert close(out.angular, poses.A_H_B.rotation @ poses.m[3:])
+
+
+def test_order_idyntree(poses):
+    H = poses.A_H_B
+    T = idyn.Transform(idyn.Rotation(H.rotation), idyn.Position(H.translation))
+    tw = T * idyn.Twist.FromPython(poses.m)
+    # the angular velocity is the last half: it is only rotated
+    assert close(tw.toNumPy()[3:], H.rotation @ poses.m[3:])
+    wr = T * idyn.Wrench.FromPython(poses.f)
+    # the force is the first half: it is only rotated
+    assert close(wr.toNumPy()[:3], H.rotation @ poses.f[:3])
+
+
+def test_order_pinocchio(poses):
+    m = pin.Motion(poses.m)
+    assert np.array_equal(m.linear, poses.m[:3]) and np.array_equal(m.angular, poses.m[3:])
+    f = pin.Force(poses.f)
+    assert np.array_equal(f.linear, poses.f[:3]) and np.array_equal(f.angular, poses.f[3:])
+    M = pin.SE3(poses.A_H_B.rotation, poses.A_H_B.translation)
+    assert close(M.act(m).angular, poses.A_H_B.rotation @ poses.m[3:])
+
+
+def _check_angular_first(E, r, m_lin_first, B_H_A, X6):
+    """X6 (angular first) applied to an angular-first motion gives the motion in B, angular first."""
+    expected = to_angular_first((B_H_A @ Motion(m_lin_first)).vector)
+    assert close(X6 @ to_angular_first(m_lin_first), expected)
+    # the first half of the result is the angular velocity: only rotated by E
+    assert close((X6 @ to_angular_first(m_lin_first))[:3], E @ m_lin_first[3:])
+
+
+def test_order_spatial_v2(poses):
+    E, r = transform_to_featherstone(poses.A_H_B)
+    _check_angular_first(E, r, poses.m, poses.A_H_B.inverse(), plux(E, r))
+
+
+def test_order_rbdl(poses):
+    E, r = transform_to_rbdl(poses.A_H_B)
+    # RBDL's SpatialTransform::apply on (w, v): (E w, E (v - r x w))
+    w, v = poses.m[3:], poses.m[:3]
+    applied = np.concatenate([E @ w, E @ (v - np.cross(r, w))])
+    assert close(applied, to_angular_first((poses.A_H_B.inverse() @ Motion(poses.m)).vector))
+
+
+def test_order_tds(poses):
+    E, r = transform_to_tds(poses.A_H_B)
+    # TDS/brax apply a transform to (w, v) as (E^T w, E^T (v - r x w))
+    w, v = poses.m[3:], poses.m[:3]
+    applied = np.concatenate([E.T @ w, E.T @ (v - np.cross(r, w))])
+    assert close(applied, to_angular_first((poses.A_H_B.inverse() @ Motion(poses.m)).vector))
+    _check_angular_first(E.T, r, poses.m, poses.A_H_B.inverse(), plxb(E, r))
+
+
+# ---- what the stored transform means
+def test_pose_bridge(poses):
+    H = poses.A_H_B
+    assert close(H.apply(poses.p), H.rotation @ poses.p + H.translation)  # p_A = A_H_B p_B
+    assert close(H.apply(np.zeros(3)), H.translation)  # translation = origin of B in A
+    assert close((H @ H.inverse()).matrix, np.eye(4))
+
+
+def test_pose_idyntree(icub, poses):
+    H = poses.A_H_B
+    T = idyn.Transform(idyn.Rotation(H.rotation), idyn.Position(H.translation))
+    assert close((T * idyn.Position(poses.p)).toNumPy(), H.rotation @ poses.p + H.translation)
+    c = icub
+    Hb, _, _, _ = traj(c, 0.0)
+    idyn_set(c, "mixed", 0.0)
+    base = c.reduced.getLinkName(c.reduced.getDefaultBaseLink())
+    assert close(c.kd.getWorldTransform(base).asHomogeneousTransform().toNumPy(), Hb)  # world_H_base
+
+
+def test_pose_pinocchio(icub, poses):
+    H = poses.A_H_B
+    M = pin.SE3(H.rotation, H.translation)
+    assert close(M.act(poses.p), H.rotation @ poses.p + H.translation)
+    assert close(M.homogeneous, H.matrix)
+    c = icub
+    Hb, _, _, _ = traj(c, 0.0)
+    assert close(pin_frame_pose(c, "root_link", 0.0), Hb)  # data.oMf = world_H_frame
+
+
+def test_pose_spatial_v2(poses):
+    H = poses.A_H_B
+    E, r = transform_to_featherstone(H)
+    assert close(E, H.rotation.T) and close(r, H.translation)  # E = B_R_A, r = A_o_B
+    # plux(E, r) maps A coordinates to B coordinates (B_X_A)
+    assert close(plux(E, r), reorder_matrix(H.inverse().motion_matrix()))
+    assert transform_from_featherstone(E, r).allclose(H)
+
+
+def test_pose_rbdl(poses):
+    H = poses.A_H_B
+    E, r = transform_to_rbdl(H)
+    E2, r2 = transform_to_featherstone(H)
+    assert np.array_equal(E, E2) and np.array_equal(r, r2)  # same (E, r) meaning as spatial_v2
+    assert transform_from_rbdl(E, r).allclose(H)
+
+
+def test_pose_tds(poses):
+    H = poses.A_H_B
+    E, r = transform_to_tds(H)
+    assert close(E, H.rotation) and close(r, H.translation)  # E = A_R_B, r = A_o_B
+    assert close(plxb(E, r), reorder_matrix(H.inverse().motion_matrix()))  # numerically B_X_A
+    assert transform_from_tds(E, r).allclose(H)
+
+
+# ---- 6x6 motion transform
+def _linear_first_blocks(H: Transform) -> tuple[np.ndarray, np.ndarray]:
+    R, p = H.rotation, H.translation
+    X = np.block([[R, skew(p) @ R], [np.zeros((3, 3)), R]])
+    return X, np.linalg.inv(X).T
+
+
+def test_xmat_bridge(poses):
+    X, Xf = _linear_first_blocks(poses.A_H_B)
+    assert close(poses.A_H_B.motion_matrix(), X)
+    assert close(poses.A_H_B.force_matrix(), Xf)
+    assert close(
+        poses.A_H_B.force_matrix(),
+        np.block(
+            [
+                [poses.A_H_B.rotation, np.zeros((3, 3))],
+                [skew(poses.A_H_B.translation) @ poses.A_H_B.rotation, poses.A_H_B.rotation],
+            ]
+        ),
+    )
+
+
+def test_xmat_idyntree(poses):
+    H = poses.A_H_B
+    T = idyn.Transform(idyn.Rotation(H.rotation), idyn.Position(H.translation))
+    X, Xf = _linear_first_blocks(H)
+    assert close(T.asAdjointTransform().toNumPy(), X)
+    assert close(T.asAdjointTransformWrench().toNumPy(), Xf)
+
+
+def test_xmat_pinocchio(poses):
+    H = poses.A_H_B
+    M = pin.SE3(H.rotation, H.translation)
+    X, Xf = _linear_first_blocks(H)
+    assert close(M.action, X)
+    assert close(M.dualAction, Xf)
+
+
+def _angular_first_plux(E, r):
+    return np.block([[E, np.zeros((3, 3))], [-E @ skew(r), E]])
+
+
+def test_xmat_spatial_v2(poses):
+    E, r = transform_to_featherstone(poses.A_H_B)
+    X = plux(E, r)
+    assert close(X, _angular_first_plux(E, r))
+    assert close(np.linalg.inv(X).T, reorder_matrix(poses.A_H_B.inverse().force_matrix()))  # forces: X^-T
+
+
+def test_xmat_rbdl(poses):
+    E, r = transform_to_rbdl(poses.A_H_B)
+    assert close(transform_to_plux(poses.A_H_B), _angular_first_plux(E, r))
+
+
+def test_xmat_tds(poses):
+    E, r = transform_to_tds(poses.A_H_B)
+    Y = transform_to_plxb(poses.A_H_B)
+    assert close(Y, np.block([[E.T, np.zeros((3, 3))], [-E.T @ skew(r), E.T]]))
+
+
+# ---- composition
+def test_compose_bridge(poses):
+    A_H_C = poses.A_H_B @ poses.B_H_C
+    assert close(A_H_C.apply(poses.p), poses.A_H_B.apply(poses.B_H_C.apply(poses.p)))
+    assert close(A_H_C.motion_matrix(), poses.A_H_B.motion_matrix() @ poses.B_H_C.motion_matrix())
+
+
+def _idyn_T(H: Transform):
+    return idyn.Transform(idyn.Rotation(H.rotation), idyn.Position(H.translation))
+
+
+def test_compose_idyntree(poses):
+    T = _idyn_T(poses.A_H_B) * _idyn_T(poses.B_H_C)
+    assert close(T.asHomogeneousTransform().toNumPy(), (poses.A_H_B @ poses.B_H_C).matrix)
+
+
+def test_compose_pinocchio(poses):
+    M1 = pin.SE3(poses.A_H_B.rotation, poses.A_H_B.translation)
+    M2 = pin.SE3(poses.B_H_C.rotation, poses.B_H_C.translation)
+    assert close((M1 * M2).homogeneous, (poses.A_H_B @ poses.B_H_C).matrix)
+    assert close((M1 * M2).action, M1.action @ M2.action)
+
+
+def test_compose_spatial_v2(poses):
+    E2, r2 = transform_to_featherstone(poses.A_H_B)  # B_X_A
+    E1, r1 = transform_to_featherstone(poses.B_H_C)  # C_X_B
+    C_X_A = plux(E1, r1) @ plux(E2, r2)  # left-associative: the first applied is on the right
+    assert close(C_X_A, plux(E1 @ E2, r2 + E2.T @ r1))
+    assert close(C_X_A, transform_to_plux(poses.A_H_B @ poses.B_H_C))
+
+
+def test_compose_rbdl(poses):
+    E2, r2 = transform_to_rbdl(poses.A_H_B)
+    E1, r1 = transform_to_rbdl(poses.B_H_C)
+    # RBDL: X1 * X2 = SpatialTransform(E1 E2, r2 + E2^T r1)
+    E, r = E1 @ E2, r2 + E2.T @ r1
+    assert transform_from_rbdl(E, r).allclose(poses.A_H_B @ poses.B_H_C)
+
+
+def test_compose_tds(poses):
+    E1, r1 = transform_to_tds(poses.A_H_B)  # parent first
+    E2, r2 = transform_to_tds(poses.B_H_C)
+    # right-associative: Y1 * Y2 = plxb(E1 E2, r1 + E1 r2), applied Y1 first
+    E, r = E1 @ E2, r1 + E1 @ r2
+    assert transform_from_tds(E, r).allclose(poses.A_H_B @ poses.B_H_C)
+    assert close(plxb(E, r), plxb(E2, r2) @ plxb(E1, r1))  # as 6x6 matrices the order is reversed
+
+
+# ---- quaternions
+def test_quat_bridge():
+    th = 0.7
+    Rz = rot_z(th)
+    c, s = np.cos(th / 2), np.sin(th / 2)
+    assert close(Transform.from_quaternion_xyzw([0, 0, s, c]).rotation, Rz)
+    assert close(Transform.from_quaternion_wxyz([c, 0, 0, s]).rotation, Rz)
+    assert close(Transform.from_rotation_translation(Rz).as_quaternion_xyzw(), [0, 0, s, c])
+    # a State stores the base pose as a 4x4 matrix, not as a quaternion
+    st = bridge.State(np.eye(4), np.zeros(1), np.zeros(6), np.zeros(1))
+    assert st.world_H_base.matrix.shape == (4, 4)
+
+
+def test_quat_idyntree():
+    th = 0.7
+    c, s = np.cos(th / 2), np.sin(th / 2)
+    assert close(idyn.Rotation.RotZ(th).asQuaternion().toNumPy(), [c, 0, 0, s])  # (w, x, y, z)
+    R = idyn.Rotation.RotationFromQuaternion(idyn.Vector4.FromPython([c, 0, 0, s]))
+    assert close(R.toNumPy(), rot_z(th))
+
+
+def test_quat_pinocchio(icub):
+    q = pin.Quaternion(1.0, 2.0, 3.0, 4.0)  # constructor (w, x, y, z)
+    assert q.w == 1.0 and np.array_equal(q.coeffs(), [2.0, 3.0, 4.0, 1.0])  # storage (x, y, z, w)
+    assert np.array_equal(pin.neutral(icub.pm)[3:7], [0.0, 0.0, 0.0, 1.0])
+    th = 0.7
+    qz = pin.neutral(icub.pm)
+    qz[3:7] = [0, 0, np.sin(th / 2), np.cos(th / 2)]
+    pin.framesForwardKinematics(icub.pm, icub.pd, qz)
+    assert close(icub.pd.oMi[1].rotation, rot_z(th))
+
+
+def test_rbdl_tds_transforms_only():
+    """bridge converts RBDL's and TDS/brax's transforms only: no state, velocity or engine for them."""
+    for name in ("rbdl", "tds", "brax"):
+        with pytest.raises(bridge.InvalidValueError):
+            bridge.KinDyn(bridge.random_model(2, seed=0), engine=name)
+        with pytest.raises(bridge.InvalidValueError):
+            bridge.Representation.parse(name)
+    from bridge.state import Convention
+
+    assert {c.value for c in Convention} == {"body", "inertial", "mixed", "pinocchio"}
+    assert callable(transform_to_rbdl) and callable(transform_to_tds)
+
+
+# =================================================================== table 2: velocity representations
+@pytest.fixture(scope="module")
+def fd_pose(icub):
+    """The base pose and its derivative along the trajectory (finite differences)."""
+    H = traj(icub, 0.0)[0]
+    Hd = fd(lambda t: traj(icub, t)[0])
+    return H, Hd
+
+
+def test_rep_body_def(icub, fd_pose):
+    H, Hd = fd_pose
+    v = definition_velocity(H, Hd, "body")
+    assert close(v, vee6(np.linalg.inv(H) @ Hd), FD_RTOL)  # (H^-1 H_dot)^v
+    assert close(v, base_velocity(H, traj(icub, 0.0)[2], "body"), FD_RTOL)
+
+
+def test_rep_inertial_def(icub, fd_pose):
+    H, Hd = fd_pose
+    v = definition_velocity(H, Hd, "inertial")
+    assert close(v, vee6(Hd @ np.linalg.inv(H)), FD_RTOL)  # (H_dot H^-1)^v
+    assert close(v, base_velocity(H, traj(icub, 0.0)[2], "inertial"), FD_RTOL)
+    # the erratum: the linear part uses the position o, not its derivative
+    wrong = Hd[:3, 3] - (Hd[:3, :3] @ H[:3, :3].T) @ Hd[:3, 3]
+    assert not close(v[:3], wrong, 1e-3)
+
+
+def test_rep_mixed_def(icub, fd_pose):
+    H, Hd = fd_pose
+    v = definition_velocity(H, Hd, "mixed")
+    assert close(v[:3], Hd[:3, 3], FD_RTOL)
+    assert close(v, traj(icub, 0.0)[2], FD_RTOL)
+
+
+def _bridge_rep(icub, rep: str, names: tuple[str, ...]):
+    for name in names:
+        assert bridge.Representation.parse(name) is bridge.Representation(rep)
+    H, s, vm, sd = traj(icub, 0.0)
+    st = bridge.State(H, s, vm, sd, "mixed")
+    assert close(st.base_velocity_in(rep), base_velocity(H, vm, rep))
+    kd = bridge_kd(icub, rep, 0.0)
+    assert close(kd.frame_velocity(FRAME), fd_frame_velocity(icub, FRAME, rep), FD_RTOL)
+
+
+def test_rep_body_bridge(icub):
+    _bridge_rep(icub, "body", ("body", "BODY_FIXED_REPRESENTATION", "LOCAL"))
+
+
+def test_rep_inertial_bridge(icub):
+    _bridge_rep(icub, "inertial", ("inertial", "INERTIAL_FIXED_REPRESENTATION", "WORLD"))
+
+
+def test_rep_mixed_bridge(icub):
+    _bridge_rep(icub, "mixed", ("mixed", "MIXED_REPRESENTATION", "LOCAL_WORLD_ALIGNED"))
+
+
+def _idyn_rep(icub, rep: str):
+    expected = fd_frame_velocity(icub, FRAME, rep, pose=idyn_frame_pose)
+    assert close(idyn_frame_velocity(icub, FRAME, rep, 0.0), expected, FD_RTOL)
+
+
+def test_rep_body_idyntree(icub):
+    _idyn_rep(icub, "body")
+
+
+def test_rep_inertial_idyntree(icub):
+    _idyn_rep(icub, "inertial")
+
+
+def test_rep_mixed_idyntree(icub):
+    _idyn_rep(icub, "mixed")
+
+
+def _pin_rep(icub, rep: str):
+    expected = fd_frame_velocity(icub, FRAME, rep)
+    assert close(pin_frame_velocity(icub, FRAME, REPS[rep][1], 0.0), expected, FD_RTOL)
+
+
+def test_rep_body_pinocchio(icub):
+    _pin_rep(icub, "body")
+
+
+def test_rep_inertial_pinocchio(icub):
+    _pin_rep(icub, "inertial")
+
+
+def test_rep_mixed_pinocchio(icub):
+    _pin_rep(icub, "mixed")
+
+
+def test_default_bridge(icub):
+    H, s, vm, sd = traj(icub, 0.0)
+    assert bridge.State(H, s, vm, sd).representation is bridge.Representation.MIXED
+    assert bridge.KinDyn(icub.model).representation is bridge.Representation.MIXED
+
+
+def test_default_idyntree():
+    assert idyn.KinDynComputations().getFrameVelocityRepresentation() == idyn.MIXED_REPRESENTATION
+
+
+def test_default_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    fid = c.pm.getFrameId(FRAME)
+    pin.forwardKinematics(c.pm, c.pd, q, v, pin_a(c))
+    pin.updateFramePlacements(c.pm, c.pd)
+    assert np.array_equal(
+        pin.getFrameVelocity(c.pm, c.pd, fid).vector, pin.getFrameVelocity(c.pm, c.pd, fid, pin.LOCAL).vector
+    )
+    assert np.array_equal(
+        pin.getFrameAcceleration(c.pm, c.pd, fid).vector,
+        pin.getFrameAcceleration(c.pm, c.pd, fid, pin.LOCAL).vector,
+    )
+
+
+# ========================================================================== table 3: state layout
+def test_base_pose_bridge(icub):
+    H, s, vm, sd = traj(icub, 0.0)
+    st = bridge.State(H, s, vm, sd)
+    assert isinstance(st.world_H_base, Transform) and close(st.world_H_base.matrix, H)
+    assert st.s.shape == (icub.n,)  # the base is not part of s
+
+
+def test_base_pose_idyntree(icub):
+    c = icub
+    assert c.full.getNrOfPosCoords() == c.full.getNrOfDOFs() == c.n  # no base coordinates in s
+    H, _, _, _ = traj(c, 0.0)
+    idyn_set(c, "mixed", 0.0)  # setRobotState(world_H_base (4x4), s, base velocity, s_dot, gravity)
+    assert close(c.kd.getWorldTransform("root_link").asHomogeneousTransform().toNumPy(), H)
+
+
+def test_base_pose_pinocchio(icub):
+    c = icub
+    assert c.pm.nq == 7 + c.n and c.pm.nv == 6 + c.n
+    q, _ = pin_qv(c, 0.0)
+    H, s, _, _ = traj(c, 0.0)
+    assert close(q[:3], H[:3, 3])  # A_o_B first
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    assert close(c.pd.oMi[1].homogeneous, H)  # q[3:7] = quaternion (x, y, z, w) of A_R_B
+    assert np.array_equal(q[7:], s)
+
+
+def urdf(name: str, links: list[str], joints: list[tuple[str, str, str, str]]) -> str:
+    """A URDF with unit-mass links and (name, type, parent, child) joints about z."""
+    inertia = '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+    body = [f'<link name="{n}"><inertial><mass value="1"/>{inertia}</inertial></link>' for n in links]
+    body += [
+        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/><axis xyz="0 0 1"/></joint>'
+        for j, t, p, c in joints
+    ]
+    return f'<robot name="{name}">' + "".join(body) + "</robot>"
+
+
+CONTINUOUS_URDF = urdf("wheel", ["base", "wheel"], [("spin", "continuous", "base", "wheel")])
+
+
+def test_joint_pos_bridge():
+    model = bridge.load_urdf(CONTINUOUS_URDF)
+    assert model.joint("spin").kind is bridge.JointKind.CONTINUOUS and model.n_dofs == 1
+    q, _ = bridge.to_pinocchio_state(model, bridge.State(np.eye(4), [0.3], np.zeros(6), [0.0]))
+    assert close(q[7:], [np.cos(0.3), np.sin(0.3)])  # one angle in bridge, (cos, sin) in Pinocchio
+
+
+def test_joint_pos_idyntree():
+    loader = idyn.ModelLoader()
+    assert loader.loadModelFromString(CONTINUOUS_URDF)
+    assert loader.model().getNrOfPosCoords() == loader.model().getNrOfDOFs() == 1
+
+
+def test_joint_pos_pinocchio():
+    pm = pin.buildModelFromXML(CONTINUOUS_URDF, pin.JointModelFreeFlyer())
+    assert pm.nq == 7 + 2 and pm.nv == 6 + 1
+    q = pin.neutral(pm)
+    assert np.array_equal(q[7:], [1.0, 0.0])  # (cos, sin) of the angle
+    q[7:] = [np.cos(0.3), np.sin(0.3)]
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, q)
+    assert close(pd.oMi[2].rotation, rot_z(0.3))
+
+
+def test_base_vel_bridge(icub):
+    H, s, vm, sd = traj(icub, 0.0)
+    for rep in REPS:
+        st = bridge.State(H, s, base_velocity(H, vm, rep), sd, rep)
+        assert close(st.nu, np.concatenate([base_velocity(H, vm, rep), sd]))  # nu = [base; s_dot]
+        assert close(st.to("mixed").base_velocity, vm)
+
+
+def test_base_vel_idyntree(icub):
+    c = icub
+    H, _, vm, _ = traj(c, 0.0)
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        # the base velocity passed to setRobotState is the base link's velocity in the representation
+        assert close(c.kd.getBaseTwist().toNumPy(), base_velocity(H, vm, rep))
+        assert close(c.kd.getFrameVel("root_link").toNumPy(), base_velocity(H, vm, rep))
+    assert close(
+        idyn_frame_velocity(c, "root_link", "mixed", 0.0), fd_frame_velocity(c, "root_link", "mixed"), FD_RTOL
+    )
+
+
+def test_base_vel_pinocchio(icub):
+    c = icub
+    _, v = pin_qv(c, 0.0)
+    # v[:6] is the LOCAL (body) velocity of the base, whatever frame velocities are asked in
+    assert close(v[:6], fd_frame_velocity(c, "root_link", "body"), FD_RTOL)
+    assert close(pin_frame_velocity(c, "root_link", pin.LOCAL, 0.0), v[:6])
+
+
+def test_gen_acc_bridge(icub):
+    for rep in REPS:
+        kd = bridge_kd(icub, rep, 0.0)
+        a = base_acceleration(icub, rep)
+        # the base acceleration is the derivative of the base velocity in the representation
+        assert close(kd.frame_acceleration("root_link", a, icub.sdd), a)
+
+
+def test_gen_acc_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        a = base_acceleration(c, rep)
+        idyn_set(c, rep, 0.0)
+        assert close(c.kd.getFrameAcc("root_link", a, c.sdd).toNumPy(), a)
+        assert close(a, fd(lambda t, rep=rep: base_velocity(traj(c, t)[0], traj(c, t)[2], rep)), FD_RTOL)
+
+
+def test_gen_acc_pinocchio(icub):
+    c = icub
+    a = pin_a(c)
+    # a = dv/dt: the base part is the derivative of the LOCAL base velocity ...
+    assert close(a[:6], fd(lambda t: pin_qv(c, t)[1][:6]), FD_RTOL)
+    # ... which is the spatial acceleration of the base in base coordinates
+    assert close(pin_frame_acc(c, "root_link", pin.LOCAL, classical=False), a[:6])
+
+
+def _power_check(icub, rep: str):
+    """Generalized forces of iDynTree in ``rep`` and of Pinocchio for the same motion."""
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    tau_pin = pin.rnea(c.pm, c.pm.createData(), q, v, pin_a(c))
+    idyn_set(c, rep, 0.0)
+    tau = idyn.FreeFloatingGeneralizedTorques(c.reduced)
+    lw = idyn.LinkWrenches(c.reduced)
+    lw.zero()
+    acc = base_acceleration(c, rep)
+    assert c.kd.inverseDynamics(acc, c.sdd, lw, tau)
+    tau_idyn = np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()])
+    H, _, vm, sd = traj(c, 0.0)
+    nu = np.concatenate([base_velocity(H, vm, rep), sd])
+    return tau_pin, tau_idyn, v, nu
+
+
+def test_gen_force_bridge(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    tau_pin = pin.rnea(c.pm, c.pm.createData(), q, v, pin_a(c))
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        tau = kd.inverse_dynamics(base_acceleration(c, rep), c.sdd)
+        assert close(tau @ kd.nu, tau_pin @ v)  # dual to nu: the same power
+        assert close(tau[6:], tau_pin[6:])
+
+
+def test_gen_force_idyntree(icub):
+    for rep in REPS:
+        tau_pin, tau_idyn, v, nu = _power_check(icub, rep)
+        assert close(tau_idyn @ nu, tau_pin @ v)
+        H = traj(icub, 0.0)[0]
+        # tau^idyn = T^T tau^pin with T = blkdiag(B_X_W, I): the base wrench is in the frame W
+        e = np.eye(6)
+        vm_cols = [base_velocity(H, base_velocity_inverse(H, e[k], rep), "body") for k in range(6)]
+        B_X_W = np.column_stack(vm_cols)
+        assert close(tau_idyn[:6], B_X_W.T @ tau_pin[:6])
+        assert close(tau_idyn[6:], tau_pin[6:])
+
+
+def base_velocity_inverse(H: np.ndarray, v: np.ndarray, rep: str) -> np.ndarray:
+    """The mixed base velocity whose ``rep`` form is ``v`` (inverse of :func:`base_velocity`)."""
+    R, o = H[:3, :3], H[:3, 3]
+    if rep == "mixed":
+        return v.copy()
+    if rep == "body":
+        return np.concatenate([R @ v[:3], R @ v[3:]])
+    return np.concatenate([v[:3] + np.cross(v[3:], o), v[3:]])
+
+
+def test_gen_force_pinocchio(icub):
+    # rnea's base part is the wrench on the base in base (LOCAL) coordinates: iDynTree's BODY one
+    tau_pin, tau_idyn, v, nu = _power_check(icub, "body")
+    assert close(tau_pin, tau_idyn)
+    assert close(v, nu)
+
+
+# ==================================================================== table 4: frame accelerations
+def test_acc_body_idyntree(icub):
+    expected = fd(lambda t: idyn_frame_velocity(icub, FRAME, "body", t))
+    assert close(idyn_frame_acc(icub, FRAME, "body"), expected, FD_RTOL)
+
+
+def test_acc_inertial_idyntree(icub):
+    expected = fd(lambda t: idyn_frame_velocity(icub, FRAME, "inertial", t))
+    assert close(idyn_frame_acc(icub, FRAME, "inertial"), expected, FD_RTOL)
+
+
+def test_acc_mixed_idyntree(icub):
+    expected = fd(lambda t: idyn_frame_velocity(icub, FRAME, "mixed", t))
+    assert close(idyn_frame_acc(icub, FRAME, "mixed"), expected, FD_RTOL)
+    # the classical acceleration: (p_ddot, w_dot) of the frame origin
+    p_ddot = (
+        pin_frame_pose(icub, FRAME, DT)[:3, 3]
+        - 2 * pin_frame_pose(icub, FRAME, 0.0)[:3, 3]
+        + pin_frame_pose(icub, FRAME, -DT)[:3, 3]
+    ) / DT**2
+    assert close(idyn_frame_acc(icub, FRAME, "mixed")[:3], p_ddot, 1e-4)
+
+
+def test_acc_body_pin_spatial(icub):
+    expected = fd(lambda t: pin_frame_velocity(icub, FRAME, pin.LOCAL, t))
+    assert close(pin_frame_acc(icub, FRAME, pin.LOCAL, classical=False), expected, FD_RTOL)
+
+
+def test_acc_inertial_pin_spatial(icub):
+    expected = fd(lambda t: pin_frame_velocity(icub, FRAME, pin.WORLD, t))
+    assert close(pin_frame_acc(icub, FRAME, pin.WORLD, classical=False), expected, FD_RTOL)
+
+
+def _frame_motion(c):
+    """(F_R, p_dot, w) of the frame at t = 0 (w in world coordinates)."""
+    vm = pin_frame_velocity(c, FRAME, pin.LOCAL_WORLD_ALIGNED, 0.0)
+    return pin_frame_pose(c, FRAME, 0.0)[:3, :3], vm[:3], vm[3:]
+
+
+def test_acc_mixed_pin_spatial(icub):
+    c = icub
+    a = pin_frame_acc(c, FRAME, pin.LOCAL_WORLD_ALIGNED, classical=False)
+    derivative = fd(lambda t: pin_frame_velocity(c, FRAME, pin.LOCAL_WORLD_ALIGNED, t))
+    R, pd, w = _frame_motion(c)
+    # not the derivative of the LWA velocity: the spatial acceleration (p_ddot - w x p_dot, w_dot)
+    assert close(a, derivative - np.concatenate([np.cross(w, pd), np.zeros(3)]), FD_RTOL)
+    assert not close(a, derivative, 1e-3)
+    # = the LOCAL spatial acceleration rotated to world axes
+    aL = pin_frame_acc(c, FRAME, pin.LOCAL, classical=False)
+    assert close(a, np.concatenate([R @ aL[:3], R @ aL[3:]]))
+
+
+def test_acc_body_pin_classical(icub):
+    c = icub
+    a = pin_frame_acc(c, FRAME, pin.LOCAL, classical=True)
+    R = _frame_motion(c)[0]
+    classical = fd(lambda t: pin_frame_velocity(c, FRAME, pin.LOCAL_WORLD_ALIGNED, t))
+    # the classical acceleration (p_ddot, w_dot) in frame coordinates ...
+    assert close(a, np.concatenate([R.T @ classical[:3], R.T @ classical[3:]]), FD_RTOL)
+    # ... which is not the derivative of the LOCAL velocity
+    assert not close(a, fd(lambda t: pin_frame_velocity(c, FRAME, pin.LOCAL, t)), 1e-3)
+
+
+def test_acc_inertial_pin_classical(icub):
+    c = icub
+    a = pin_frame_acc(c, FRAME, pin.WORLD, classical=True)
+    vw = pin_frame_velocity(c, FRAME, pin.WORLD, 0.0)
+    spatial = fd(lambda t: pin_frame_velocity(c, FRAME, pin.WORLD, t))
+    # the classical acceleration of the body point passing through the world origin:
+    # the spatial (world) acceleration plus w x v, with v the linear part of the WORLD velocity
+    assert close(a, spatial + np.concatenate([np.cross(vw[3:], vw[:3]), np.zeros(3)]), FD_RTOL)
+    assert not close(a, spatial, 1e-3)
+
+
+def test_acc_mixed_pin_classical(icub):
+    expected = fd(lambda t: pin_frame_velocity(icub, FRAME, pin.LOCAL_WORLD_ALIGNED, t))
+    a = pin_frame_acc(icub, FRAME, pin.LOCAL_WORLD_ALIGNED, classical=True)
+    assert close(a, expected, FD_RTOL)
+    assert close(a, idyn_frame_acc(icub, FRAME, "mixed"))  # = iDynTree's MIXED getFrameAcc
+
+
+def _bridge_acc(icub, rep: str):
+    kd = bridge_kd(icub, rep, 0.0)
+    a = kd.frame_acceleration(FRAME, base_acceleration(icub, rep), icub.sdd)
+    expected = fd(lambda t: bridge_kd(icub, rep, t).frame_velocity(FRAME))
+    assert close(a, expected, FD_RTOL)
+    assert close(a, idyn_frame_acc(icub, FRAME, rep))
+
+
+def test_acc_body_bridge(icub):
+    _bridge_acc(icub, "body")
+
+
+def test_acc_inertial_bridge(icub):
+    _bridge_acc(icub, "inertial")
+
+
+def test_acc_mixed_bridge(icub):
+    _bridge_acc(icub, "mixed")
+
+
+def _idyn_bias(icub, rep: str):
+    c = icub
+    idyn_set(c, rep, 0.0)
+    bias = np.array(c.kd.getFrameBiasAcc(FRAME).toNumPy())
+    zero = np.array(c.kd.getFrameAcc(FRAME, np.zeros(6), np.zeros(c.n)).toNumPy())
+    assert close(bias, zero)  # J_dot nu: the frame acceleration at zero nu_dot in the representation
+    J = idyn.MatrixDynSize(6, 6 + c.n)
+    assert c.kd.getFrameFreeFloatingJacobian(FRAME, J)
+    a = np.concatenate([base_acceleration(c, rep), c.sdd])
+    assert close(J.toNumPy() @ a + bias, idyn_frame_acc(c, FRAME, rep))
+
+
+def _pin_bias(icub, rep: str):
+    """getFrameJacobianTimeVariation(rf) is the time derivative of getFrameJacobian(rf)."""
+    c = icub
+    rf = REPS[rep][1]
+    fid = c.pm.getFrameId(FRAME)
+
+    def jac(t):
+        q, _ = pin_qv(c, t, accelerate=False)
+        d = c.pm.createData()
+        pin.computeJointJacobians(c.pm, d, q)
+        pin.updateFramePlacements(c.pm, d)
+        return pin.getFrameJacobian(c.pm, d, fid, rf)
+
+    q, v = pin_qv(c, 0.0, accelerate=False)  # constant LOCAL velocity: v(t) = v
+    d = c.pm.createData()
+    pin.computeJointJacobiansTimeVariation(c.pm, d, q, v)
+    pin.updateFramePlacements(c.pm, d)
+    Jd = pin.getFrameJacobianTimeVariation(c.pm, d, fid, rf)
+    assert close(Jd, fd(jac), 1e-6)
+    d2 = c.pm.createData()
+    pin.forwardKinematics(c.pm, d2, q, v, np.zeros(c.pm.nv))
+    pin.updateFramePlacements(c.pm, d2)
+    get = pin.getFrameClassicalAcceleration if rep == "mixed" else pin.getFrameAcceleration
+    assert close(Jd @ v, get(c.pm, d2, fid, rf).vector)
+
+
+def _bridge_bias(icub, rep: str):
+    kd = bridge_kd(icub, rep, 0.0)
+    zero = kd.frame_acceleration(FRAME, np.zeros(6), np.zeros(icub.n))
+    assert close(kd.frame_bias_acc(FRAME), zero)
+    idyn_set(icub, rep, 0.0)
+    assert close(kd.frame_bias_acc(FRAME), icub.kd.getFrameBiasAcc(FRAME).toNumPy())
+
+
+def test_bias_body_idyntree(icub):
+    _idyn_bias(icub, "body")
+
+
+def test_bias_inertial_idyntree(icub):
+    _idyn_bias(icub, "inertial")
+
+
+def test_bias_mixed_idyntree(icub):
+    _idyn_bias(icub, "mixed")
+
+
+def test_bias_body_pinocchio(icub):
+    _pin_bias(icub, "body")
+
+
+def test_bias_inertial_pinocchio(icub):
+    _pin_bias(icub, "inertial")
+
+
+def test_bias_mixed_pinocchio(icub):
+    _pin_bias(icub, "mixed")
+
+
+def test_bias_body_bridge(icub):
+    _bridge_bias(icub, "body")
+
+
+def test_bias_inertial_bridge(icub):
+    _bridge_bias(icub, "inertial")
+
+
+def test_bias_mixed_bridge(icub):
+    _bridge_bias(icub, "mixed")
+
+
+# ======================================================================= table 5: model structure
+def _doc_movable(root) -> list[str]:
+    return [j.get("name") for j in root.findall("joint") if j.get("type") != "fixed"]
+
+
+def _idyn_dof_order(im) -> list[str]:
+    names = [im.getJointName(i) for i in range(im.getNrOfJoints()) if im.getJoint(i).getNrOfDOFs() == 1]
+    return sorted(names, key=lambda n: im.getJoint(im.getJointIndex(n)).getDOFsOffset())
+
+
+def _depth_first(root, base: str) -> list[str]:
+    """Movable joints depth first from ``base``, siblings sorted by joint name."""
+    children: dict[str, list] = {}
+    for j in root.findall("joint"):
+        children.setdefault(j.find("parent").get("link"), []).append(j)
+    out: list[str] = []
+
+    def visit(link):
+        for j in sorted(children.get(link, []), key=lambda j: j.get("name")):
+            if j.get("type") != "fixed":
+                out.append(j.get("name"))
+            visit(j.find("child").get("link"))
+
+    visit(base)
+    return out
+
+
+SIBLINGS_URDF = urdf(
+    "siblings",
+    ["base", "y_link", "z_link", "tip"],
+    [
+        ("b_joint", "continuous", "base", "y_link"),
+        ("c_joint", "continuous", "y_link", "tip"),
+        ("a_joint", "continuous", "base", "z_link"),
+    ],
+)
+
+
+def test_dof_order_bridge(icub):
+    model = bridge.load_urdf(icub.path)
+    assert list(model.dof_names) == _doc_movable(icub.root)  # URDF document order by default
+    assert list(bridge.load_urdf(SIBLINGS_URDF).dof_names) == ["b_joint", "c_joint", "a_joint"]
+    chosen = list(reversed(model.dof_names))
+    assert list(bridge.load_urdf(icub.path, joints=chosen).dof_names) == chosen  # or any order given
+
+
+def test_dof_order_idyntree(icub):
+    order = _idyn_dof_order(icub.full)
+    assert sorted(order) == sorted(_doc_movable(icub.root))
+    assert order != _doc_movable(icub.root) and order != icub.pin_order  # its own order
+    # bridge reads that order back from getDOFsOffset
+    assert list(bridge.from_idyntree(icub.full).dof_names) == order
+    # loadReducedModelFromFile(path, joints) serializes the DOFs in the given order
+    assert _idyn_dof_order(icub.reduced) == icub.pin_order
+
+
+def test_dof_order_pinocchio(icub):
+    assert icub.pin_order == _depth_first(icub.root, "root_link")
+    assert icub.pin_order != _doc_movable(icub.root)
+    pm = pin.buildModelFromXML(SIBLINGS_URDF, pin.JointModelFreeFlyer())
+    # siblings by joint name (a_joint before b_joint although b_joint comes first in the file)
+    assert [pm.names[i] for i in range(2, pm.njoints)] == ["a_joint", "b_joint", "c_joint"]
+
+
+SINGLE_URDF = """<robot name="one"><link name="body"><inertial><mass value="2"/>
+<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>"""
+
+
+def _urdf_counts(root):
+    links = root.findall("link")
+    joints = root.findall("joint")
+    return len(links), len(joints), len(_doc_movable(root))
+
+
+def test_count_bridge(icub):
+    n_links, n_joints, _ = _urdf_counts(icub.root)
+    model = bridge.load_urdf(icub.path)
+    assert (len(model.links), len(model.joints)) == (n_links, n_joints) == (213, 212)
+    one = bridge.load_urdf(SINGLE_URDF)
+    assert (len(one.links), len(one.joints), one.nv) == (1, 0, 6)  # no joint for the floating base
+
+
+def test_count_idyntree(icub):
+    n_dofs = _urdf_counts(icub.root)[2]
+    im = icub.full
+    assert (im.getNrOfLinks(), im.getNrOfJoints(), im.getNrOfDOFs()) == (39, 38, n_dofs)
+    loader = idyn.ModelLoader()
+    assert loader.loadModelFromString(SINGLE_URDF)
+    assert (loader.model().getNrOfLinks(), loader.model().getNrOfJoints()) == (1, 0)
+
+
+def test_count_pinocchio(icub):
+    _, _, n_dofs = _urdf_counts(icub.root)
+    pm = icub.pm
+    assert (pm.nbodies, pm.njoints) == (n_dofs + 2, n_dofs + 2) == (34, 34)
+    assert pm.names[0] == "universe" and pm.names[1] == "root_joint"
+    one = pin.buildModelFromXML(SINGLE_URDF, pin.JointModelFreeFlyer())
+    assert (one.nbodies, one.njoints) == (2, 2)
+
+
+def _mass(link) -> float:
+    m = link.find("inertial/mass")
+    return float(m.get("value")) if m is not None else 0.0
+
+
+def test_fixed_bridge(icub):
+    model = bridge.load_urdf(icub.path)
+    fixed = [j for j in icub.root.findall("joint") if j.get("type") == "fixed"]
+    assert sum(not j.movable for j in model.joints) == len(fixed) == 180  # kept as FIXED joints
+    lumped = model.lumped()  # merging is explicit
+    assert len(lumped.links) == model.n_dofs + 1 and len(lumped.joints) == model.n_dofs
+    assert abs(lumped.total_mass - model.total_mass) < 1e-12
+
+
+def test_fixed_idyntree(icub):
+    root, im = icub.root, icub.full
+    links = {link.get("name"): link for link in root.findall("link")}
+    parent_joint = {j.find("child").get("link"): j for j in root.findall("joint")}
+    has_children = {j.find("parent").get("link") for j in root.findall("joint")}
+    idyn_links = {im.getLinkName(i) for i in range(im.getNrOfLinks())}
+    frames = {im.getFrameName(f) for f in range(im.getNrOfLinks(), im.getNrOfFrames())}
+    became_frames = set(links) - idyn_links
+    assert became_frames and became_frames <= frames
+    for name in became_frames:  # exactly the massless leaf links on fixed joints
+        assert _mass(links[name]) == 0.0 and name not in has_children
+        assert parent_joint[name].get("type") == "fixed"
+    for name in idyn_links:
+        pj = parent_joint.get(name)
+        if pj is not None and pj.get("type") == "fixed":
+            assert _mass(links[name]) > 0.0 or name in has_children  # kept as a FixedJoint
+    kept = [im.getJointName(i) for i in range(im.getNrOfJoints()) if im.getJoint(i).getNrOfDOFs() == 0]
+    assert len(kept) == 6
+
+
+def test_fixed_pinocchio(icub):
+    root, pm = icub.root, icub.pm
+    FT = pin.FrameType
+    fixed = [j.get("name") for j in root.findall("joint") if j.get("type") == "fixed"]
+    for name in fixed:  # every fixed joint is a FIXED_JOINT frame, not a joint
+        assert pm.existFrame(name) and pm.frames[pm.getFrameId(name)].type == FT.FIXED_JOINT
+        assert not pm.existJointName(name)
+    for link in root.findall("link"):  # every link is a BODY frame
+        assert pm.frames[pm.getFrameId(link.get("name"))].type == FT.BODY
+    # fixed-joint children are merged into their parent joint's inertia: the masses add up
+    urdf_mass = sum(_mass(link) for link in root.findall("link"))
+    assert abs(sum(pm.inertias[i].mass for i in range(pm.njoints)) - urdf_mass) < 1e-9
+
+
+# ---- Featherstone / spatial_v2 (bridge's featherstone backend)
+@pytest.fixture(scope="module")
+def icub_fs():
+    import icub_models
+
+    from bridge.backends.featherstone import to_featherstone
+
+    model = bridge.load_urdf(icub_models.get_model_file(ICUB))
+    return SimpleNamespace(model=model, fm=to_featherstone(model))
+
+
+def test_dof_order_spatial_v2(icub_fs):
+    model, fm = icub_fs.model, icub_fs.fm
+    assert all(0 <= p < i for i, p in enumerate(fm.parent, start=1))  # regular numbering
+    real = list(fm.joint_names[6:])
+    # bodies depth first from the base: the joint order of bridge.to_pinocchio
+    assert real == [j.name for j in model.depth_first_joints if j.movable]
+    pin_model = bridge.to_pinocchio(model)
+    assert real == [pin_model.names[i] for i in range(2, pin_model.njoints)]
+    assert real == [model.dof_names[k] for k in fm.dof_perm]  # q[k] = s[dof_perm[k]]
+
+
+def test_count_spatial_v2(icub_fs):
+    from bridge.backends.featherstone import to_featherstone
+
+    fm = icub_fs.fm
+    assert fm.NB == 6 + icub_fs.model.n_dofs == 38
+    assert fm.jtype[:6] == ("Px", "Py", "Pz", "Rx", "Ry", "Rz")
+    assert fm.parent[:6] == (0, 1, 2, 3, 4, 5)
+    assert np.all(fm.I[:5] == 0.0) and np.any(fm.I[5] != 0.0)  # 5 placeholders, then the base
+    assert all(np.array_equal(X, np.eye(6)) for X in fm.Xtree[:6])
+    one = to_featherstone(bridge.load_urdf(SINGLE_URDF))
+    assert one.NB == 6
+
+
+def test_fixed_spatial_v2(icub_fs):
+    model, fm = icub_fs.model, icub_fs.fm
+    assert set(fm.jtype) <= {"Rx", "Ry", "Rz", "Px", "Py", "Pz"}  # no fixed joints
+    assert sum(j.movable for j in model.joints) == fm.NB - 6
+    assert abs(fm.total_mass - model.total_mass) < 1e-9  # merged, not dropped
+    # every link of the URDF is still placed on some body (merged links too)
+    assert set(model.link_names) <= set(fm.placements)
+    body, _ = fm.placement("l_sole")
+    assert fm.body_names[body - 1] != "l_sole"  # l_sole is merged into another body
+
+
+def _fs_state(c, rep: str = "mixed"):
+    """The iCub fixture's state at t = 0 in Featherstone form: (state, fm, xfb, q, qd)."""
+    from bridge.backends.featherstone import to_featherstone, to_featherstone_state
+
+    H, s, vm, sd = traj(c, 0.0)
+    st = bridge.State(H, s, base_velocity(H, vm, rep), sd, rep)
+    fm = to_featherstone(c.model)
+    xfb, q, qd = to_featherstone_state(c.model, st)
+    return st, fm, xfb, q, qd
+
+
+def test_quat_spatial_v2(icub):
+    from bridge.backends.featherstone import rq
+
+    _, _, xfb, _, _ = _fs_state(icub)
+    R = traj(icub, 0.0)[0][:3, :3]
+    w, x, y, z = xfb[:4]
+    assert close(quat_xyzw_to_matrix([x, y, z, w]), R)  # (w, x, y, z) of the rotation A_R_B
+    assert close(rq(xfb[:4]), R.T)  # rq gives the coordinate transform E = A_R_B^T
+    th = 0.7
+    assert close(rq([np.cos(th / 2), 0.0, 0.0, np.sin(th / 2)]), rot_z(th).T)
+
+
+def test_base_pose_spatial_v2(icub):
+    from bridge.backends.featherstone import body_pose
+
+    _, fm, xfb, q, _ = _fs_state(icub)
+    H = traj(icub, 0.0)[0]
+    assert xfb.shape == (13,) and close(xfb[4:7], H[:3, 3])  # base origin in world coordinates
+    E, r = body_pose(fm, 6, q, xfb)  # body 6 is the floating base
+    assert close(E, H[:3, :3].T) and close(r, H[:3, 3])
+
+
+def test_joint_pos_spatial_v2():
+    from bridge.backends.featherstone import body_pose, to_featherstone, to_featherstone_state
+
+    model = bridge.load_urdf(CONTINUOUS_URDF)
+    fm = to_featherstone(model)
+    assert fm.jtype[6] == "Rz" and fm.n_real == 1
+    xfb, q, _ = to_featherstone_state(model, bridge.State(np.eye(4), [0.3], np.zeros(6), [0.0]))
+    assert q.shape == (1,) and q[0] == 0.3  # one angle
+    E, _ = body_pose(fm, 7, q, xfb)
+    assert close(E, rot_z(0.3).T)
+
+
+def test_base_vel_spatial_v2(icub):
+    from bridge.backends.featherstone import body_velocity
+
+    _, fm, xfb, q, qd = _fs_state(icub)
+    inertial = fd_frame_velocity(icub, "root_link", "inertial")  # definition, by finite differences
+    assert close(xfb[7:13], np.concatenate([inertial[3:], inertial[:3]]), FD_RTOL)  # angular first
+    assert close(body_velocity(fm, 6, q, qd, xfb), xfb[7:13])
+    body = base_velocity(*traj(icub, 0.0)[:1], traj(icub, 0.0)[2], "body")
+    assert close(body_velocity(fm, 6, q, qd, xfb, coordinates="local"), np.concatenate([body[3:], body[:3]]))
+
+
+def test_gen_acc_spatial_v2(icub):
+    from bridge.backends.featherstone import body_acceleration, to_featherstone_acceleration
+
+    c = icub
+    st, fm, xfb, q, qd = _fs_state(c)
+    nu_dot = np.concatenate([base_acceleration(c, "mixed"), c.sdd])
+    a_fb, qdd = to_featherstone_acceleration(c.model, st, nu_dot)
+    # the derivative of xfb[7:13] (the inertial velocity, angular first) along the trajectory
+    derivative = fd(lambda t: base_velocity(traj(c, t)[0], traj(c, t)[2], "inertial"))
+    assert close(a_fb, np.concatenate([derivative[3:], derivative[:3]]), FD_RTOL)
+    assert close(qdd, c.sdd[fm.dof_perm])
+    # which is the base's spatial acceleration in world coordinates
+    assert close(body_acceleration(fm, 6, q, qd, qdd, xfb, a_fb), a_fb)
+
+
+def test_gen_force_spatial_v2(icub):
+    from bridge.backends.featherstone import to_featherstone_force
+
+    c = icub
+    st, fm, xfb, _, qd = _fs_state(c, "body")
+    tau = np.random.default_rng(5).normal(size=6 + c.n)  # BODY: base wrench in base coordinates
+    f_fb, tau_q = to_featherstone_force(c.model, st, tau)
+    H = Transform(traj(c, 0.0)[0])
+    world_wrench = H.force_matrix() @ tau[:6]  # the same wrench, moment about the world origin
+    assert close(f_fb, np.concatenate([world_wrench[3:], world_wrench[:3]]))
+    assert close(tau_q, tau[6:][fm.dof_perm])
+    assert close(f_fb @ xfb[7:13] + tau_q @ qd, tau @ st.nu)  # dual to [xfb[7:13]; qd]
