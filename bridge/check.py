@@ -299,7 +299,7 @@ def _identities(
 
 def cross_validate(
     model: Model,
-    engines: Iterable[str] = ("pinocchio", "idyntree"),
+    engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
     seed: int = 0,

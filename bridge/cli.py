@@ -163,7 +163,9 @@ def check(
     allow_nonphysical: NonPhysicalOpt = False,
     samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    engines: Annotated[str, typer.Option(help="Comma-separated engines.")] = "pinocchio,idyntree",
+    engines: Annotated[
+        str, typer.Option(help="Comma-separated engines.")
+    ] = "pinocchio,idyntree,featherstone",
     representations: Annotated[
         str, typer.Option(help="Comma-separated representations.")
     ] = "body,inertial,mixed",

@@ -12,7 +12,7 @@ import bridge
 from bridge.check import cross_validate
 from tests.helpers import random_state, small_model
 
-ENGINES = ("pinocchio", "idyntree")
+ENGINES = ("pinocchio", "idyntree", "featherstone")
 
 
 def _assert_report_ok(report) -> None:
@@ -38,7 +38,8 @@ def test_gravity_forces_first_call_on_fresh_state() -> None:
             kd = bridge.KinDyn(model, engine, rep)
             kd.set_robot_state(st)
             results[engine] = kd.gravity_forces()
-        np.testing.assert_allclose(results["idyntree"], results["pinocchio"], rtol=1e-10, atol=1e-10)
+        for engine in ENGINES[1:]:
+            np.testing.assert_allclose(results[engine], results["pinocchio"], rtol=1e-10, atol=1e-10)
 
 
 def test_fixed_base_pose_is_honoured() -> None:

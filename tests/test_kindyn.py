@@ -13,7 +13,7 @@ from bridge.integration import integrate
 from bridge.state import State
 from tests.helpers import assert_close, random_state, small_model
 
-ENGINES = ["pinocchio", "idyntree"]
+ENGINES = ["pinocchio", "idyntree", "featherstone"]
 REPS = ["body", "inertial", "mixed"]
 
 
