@@ -18,7 +18,7 @@ __all__ = ["describe"]
 
 
 def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
-    """Counts and DOF orders of ``model`` in bridge, Pinocchio and iDynTree.
+    """Counts and DOF orders of ``model`` in bridge, Pinocchio, iDynTree and Featherstone.
 
     With ``urdf_path``, the libraries' own URDF loaders are described too (what users of each
     library get from the same file). Returns ``{"columns", "counts", "orders", "notes"}``.
@@ -26,23 +26,29 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     import idyntree.bindings as idyn
     import pinocchio as pin
 
+    from bridge.backends.featherstone import to_featherstone
     from bridge.backends.idyntree import to_idyntree
     from bridge.backends.pinocchio import pinocchio_layout, to_pinocchio
 
-    columns = ["bridge", "pinocchio", "idyntree"]
+    columns = ["bridge", "pinocchio", "idyntree", "featherstone"]
     pm = to_pinocchio(model)
     im = to_idyntree(model)
+    fm = to_featherstone(model)
+    n_fb = 6 if model.floating else 0
     n_fixed = sum(1 for j in model.joints if not j.movable)
     pin_fixed = sum(1 for f in pm.frames if f.type == pin.FrameType.FIXED_JOINT) - 1  # minus 'universe'
+    # Pinocchio: one body per joint ('universe' included); Featherstone: NB bodies, one joint each
+    # (floatbase: bodies 1-6 are the free base's six 1-DOF joints, 1-5 massless); fixed joints are
+    # merged into their parent body in both, and the merged links become frames / placements
     counts = {
-        "links / bodies": [len(model.links), pm.nbodies, im.getNrOfLinks()],
-        "joints": [len(model.joints), pm.njoints, im.getNrOfJoints()],
+        "links / bodies": [len(model.links), pm.njoints, im.getNrOfLinks(), fm.NB],
+        "joints": [len(model.joints), pm.njoints, im.getNrOfJoints(), fm.NB],
         # Pinocchio keeps fixed joints as FIXED_JOINT frames (one of which is 'universe')
-        "fixed joints": [n_fixed, pin_fixed, n_fixed],
-        "DOFs": [model.n_dofs, pm.nv - (6 if model.floating else 0), im.getNrOfDOFs()],
-        "frames": [len(model.frame_names), pm.nframes, im.getNrOfFrames()],
-        "nq": [model.n_dofs + (7 if model.floating else 0), pm.nq, im.getNrOfPosCoords() + 7],
-        "nv": [model.nv, pm.nv, im.getNrOfDOFs() + 6],
+        "fixed joints": [n_fixed, pin_fixed, n_fixed, 0],
+        "DOFs": [model.n_dofs, pm.nv - n_fb, im.getNrOfDOFs(), fm.NB - n_fb],
+        "frames": [len(model.frame_names), pm.nframes, im.getNrOfFrames(), len(fm.placements)],
+        "nq": [model.n_dofs + (7 if model.floating else 0), pm.nq, im.getNrOfPosCoords() + 7, fm.NB],
+        "nv": [model.nv, pm.nv, im.getNrOfDOFs() + 6, fm.NB],
     }
     layout = pinocchio_layout(model)
     base_v = 6 if model.floating else 0
@@ -50,6 +56,8 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
         "bridge": list(range(model.n_dofs)),
         "pinocchio": [int(i) - base_v for i in layout.idx_v],
         "idyntree": [im.getJointIndex(name) for name in model.dof_names],
+        # q[k] = s[dof_perm[k]]: the position of each neutral DOF in Featherstone's q (real joints)
+        "featherstone": np.argsort(np.asarray(fm.dof_perm)).tolist(),
     }
     notes = [
         "pinocchio counts 'universe' as a body and adds the universe and "
@@ -57,6 +65,14 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
         + "; links joined by fixed joints share one body (kept as BODY frames)",
         "pinocchio serializes DOFs depth first from the base; permutation bridge -> pinocchio: "
         + str(layout.perm.tolist()),
+        "featherstone (spatial_v2): regular numbering, one body per movable joint, axes aligned to "
+        "Rx/Ry/Rz/Px/Py/Pz by the choice of joint frames"
+        + (
+            "; floatbase layout: bodies 1-6 are the free base (5 massless), real joints from body 7, "
+            "xfb = [quaternion w,x,y,z; position; angular, linear velocity in base coordinates]"
+            if model.floating
+            else "; the fixed base is body 0"
+        ),
     ]
     if urdf_path is not None:
         path = str(urdf_path)
