@@ -186,6 +186,8 @@ def check(
         raise _fail("give exactly one of MODEL or --all")
     names = robot_names() if all_models else [model]
     reports = []
+    labels: list[str] = []
+    skipped: list[tuple[str, str]] = []
     status = 0
     try:
         engine_list = _split(engines) or []
@@ -200,7 +202,8 @@ def check(
             except BridgeError as exc:
                 if not all_models:
                     raise _fail(str(exc)) from None
-                console.print(f"[yellow]skipped {name}: {exc}[/yellow]")
+                msg = str(exc)  # the robot's name is shown: drop the path the message starts with
+                skipped.append((name, msg.split(": ", 1)[1] if msg.startswith("/") and ": " in msg else msg))
                 if overall is not None:
                     progress.advance(overall)
                 continue
@@ -225,10 +228,24 @@ def check(
             if overall is not None:
                 progress.advance(overall)
             reports.append(report)
+            labels.append(name)
             if not report.ok:
                 status = 1
-    for report in reports:
-        _print_report(console, report, compact=all_models)
+    for label, report in zip(labels, reports, strict=True):
+        _print_report(console, report, compact=all_models, label=label)
+    if all_models:
+        for name, why in skipped:
+            console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+        bad = sum(not r.ok for r in reports)
+        hint = (
+            ""
+            if mimic_independent and allow_nonphysical
+            else "; --mimic-independent and --allow-nonphysical load more"
+        )
+        console.print(
+            f"{len(reports) - bad} robots agree, {bad} disagree, {len(skipped)} skipped because they do "
+            f"not load (reasons above{hint})"
+        )
     if json_file is not None:
         import json
 
@@ -237,14 +254,17 @@ def check(
     raise typer.Exit(status)
 
 
-def _print_report(console, report, compact: bool = False) -> None:
+def _print_report(console, report, compact: bool = False, label: str | None = None) -> None:
     """One table per engine pair (rows: quantities, columns: representations) and one of identities."""
     from rich.table import Table
 
     if compact:
         worst = max((r.max_rel for r in report.results if " vs " in r.engines), default=0.0)
         mark = "[green]ok[/green]" if report.ok else f"[red]{len(report.failures)} disagree[/red]"
-        console.print(f"{report.model:<40} {mark}  worst rel {worst:.1e}  ({report.seconds:.1f} s)")
+        console.print(
+            f"{label or report.model:<40} {mark}  worst rel {worst:.1e}  ({report.seconds:.1f} s)",
+            highlight=False,
+        )
         return
     rows = report.summary_rows()
     groups: dict[str, dict[str, dict[str, object]]] = {}

@@ -115,3 +115,19 @@ def test_models_lists_robots() -> None:
     res = run("models")
     assert res.exit_code == 0
     assert "iCubGazeboV2_5" in res.output and "talos_reduced" in res.output
+
+
+def test_check_all_sweeps_the_registry_and_reports_skips(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bridge.robots
+
+    good, bad = str(MODELS / "offsets.urdf"), str(MODELS / "bad" / "negative_mass.urdf")
+    monkeypatch.setattr(bridge.robots, "robot_names", lambda: [good, bad])
+    res = run("check", "--all", "--samples", "2")
+    assert res.exit_code == 0, res.output
+    assert f"{good}" in res.output and " ok " in res.output
+    assert "skipped" in res.output and "negative_mass.urdf" in res.output and "mass" in res.output
+    assert "1 robots agree, 0 disagree, 1 skipped" in res.output
+    res = run("check", "--all", "--samples", "2", "--rtol", "1e-30")
+    assert res.exit_code == 1 and "0 robots agree, 1 disagree" in res.output
+    res = run("check", "offsets", "--all")
+    assert res.exit_code == 2 and "exactly one of MODEL or --all" in res.output
