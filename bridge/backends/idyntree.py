@@ -76,7 +76,8 @@ def _idyn_transform(T: Transform):
 
 def _transform(T) -> Transform:
     """A bridge Transform from an ``iDynTree.Transform``."""
-    return Transform._wrap(np.array(T.asHomogeneousTransform().toNumPy(), dtype=np.float64))
+    H = T.asHomogeneousTransform()  # named: the copy below must not read a freed temporary
+    return Transform._wrap(np.array(H.toNumPy(), dtype=np.float64))
 
 
 def _idyn_inertia(inertia: SpatialInertia):
