@@ -82,6 +82,79 @@ _CRF_B1 = np.array([1, 2, 0, 4, 5, 3, 4, 5, 3])
 
 # --------------------------------------------------------------------------- compiled trees
 @dataclass(eq=False)
+class _Level:
+    """One depth level of a compiled tree: the bodies at ``positions[start:stop]`` (see
+    :class:`_Levels`), revolute ones first, then prismatic ones (a free root is a level alone).
+
+    ``par`` (n,) are the parents' positions relative to the previous level's start (None for the
+    first level, whose parent is the fixed world). ``gather`` says how a child level reads its
+    parents' values: ``"bcast"`` (one parent for all: broadcast), ``"same"`` (child k's parent is
+    parent k) or ``"take"``; ``add`` how a level adds its values into its parents: ``"one"`` (a
+    single parent: a sum over the level), ``"slice"`` (distinct, consecutive parents), ``"unique"``
+    (distinct parents) or ``"matrix"`` (some parent has several children: a product with the 0/1
+    matrix ``Bsum`` (n_prev, n)).
+    """
+
+    start: int
+    stop: int
+    n: int
+    free: bool
+    rev: slice  # positions of the revolute bodies
+    pri: slice  # positions of the prismatic bodies
+    rev_q: slice  # the same as 1-DOF indices (position - off)
+    pri_q: slice
+    par: np.ndarray | None
+    prev: slice | None  # positions of the previous level
+    gather: str
+    add: str
+    add_slice: slice | None
+    Bsum: np.ndarray | None
+
+
+@dataclass(eq=False)
+class _Levels:
+    """The bodies of a compiled tree reordered by depth ("positions"), so that every depth level is
+    a contiguous block and the kernels loop over levels (about 10 for a humanoid), not bodies.
+
+    Each body's frame is also re-labelled by a cyclic permutation of its axes so that its joint
+    axis is the z axis (``P_i``, with ``E'_i = P_i E_i``; identity for a free body): then every
+    revolute joint rotates rows 0 and 1 of its pose and every prismatic joint moves along row 2,
+    and the constants below (in the permuted frames) absorb the permutations.
+
+    Per position: ``A`` (nb, 6, 4): rows 0-3 ``[[Et', 0], [rt'^T, 1]]``, so that a child's pose
+    ``G = [E'; r^T]`` (4 x 3) before its joint rotation is ``A[:4] @ G_parent``, and rows 4-5 rows 1
+    and -0 of that (what the joint rotation mixes in); ``X``/``XT`` (nb, 6, 6) Xtree' and its
+    transpose; ``I`` (nb, 6, 6) the body inertia in body coordinates; ``K`` (nb, 4, 4) whose
+    product with G gives three vectors ``y_k`` and ``sqrt(m) c`` (c the centre of mass in world)
+    with ``sum_k sig_k y_k y_k^T + m c c^T`` the body's second moment of mass about the world
+    origin in world axes (``sig`` (4, nb): signs, all +1 for a physical inertia).
+    """
+
+    order: np.ndarray  # (nb,) internal body at each position
+    pos: np.ndarray  # (nb,) position of each internal body
+    levels: list[_Level]
+    off: int  # first position with a 1-DOF joint (1 for a free tree)
+    qi: np.ndarray  # (nq,) index in q of the joint at position off + k
+    vi: np.ndarray  # (nq,) its velocity index
+    tau_src: np.ndarray  # (nq,) for velocity index one_v.start + k: row of the (6 * nb, N) forces
+    pos_by_v: np.ndarray  # (nq,) position of the body of velocity one_v.start + k
+    rev: slice | np.ndarray  # positions of every revolute / prismatic body
+    pri: slice | np.ndarray
+    A: np.ndarray
+    X: np.ndarray
+    XT: np.ndarray
+    I: np.ndarray  # noqa: E741
+    K: np.ndarray
+    sig: np.ndarray | None  # None when every sign is +1
+    sqm: np.ndarray  # (nb, 1) square roots of the masses
+    mass: np.ndarray  # (nb,)
+    msub: np.ndarray  # (nb,) subtree masses
+    fk_rows: np.ndarray  # (nb, 3) rows of G holding the rows of E (true axes) of each internal body
+    h_gather: np.ndarray  # (nv * nv,) gather of H from S^T F (N, nv, nv + 1) in level order (see _crba)
+    nmax: int  # bodies of the largest level
+
+
+@dataclass(eq=False)
 class _Tree:
     """A FeatherstoneModel compiled for the kernels (0-based bodies, parent -1 = fixed world).
 
@@ -113,19 +186,14 @@ class _Tree:
     mass_sub: np.ndarray  # (nb,) subtree masses
     one: slice  # bodies with a 1-DOF joint (all but a free body 0): a contiguous range
     one_v: slice  # their velocity indices (contiguous too, in body order)
-    rev: np.ndarray  # revolute bodies, their axis index and velocity index
-    rev_k: np.ndarray
-    rev_v: np.ndarray
-    pri: np.ndarray  # prismatic bodies, axis index, velocity index
-    pri_k: np.ndarray
-    pri_v: np.ndarray
-    h_gather: np.ndarray  # (nv * nv,) flat gather of H from S^T F (N, nv, nv + 1), see _crba
+    lv: _Levels
 
 
 _TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _compile(fmodel: FeatherstoneModel, free: bool) -> _Tree:
+    """The compiled tree of a model (cached on the model object: compiled once per model)."""
     cache = _TREES.get(fmodel)
     if cache is None:
         cache = _TREES[fmodel] = {}
@@ -187,20 +255,10 @@ def _compile(fmodel: FeatherstoneModel, free: bool) -> _Tree:
     for i in range(nb - 1, 0, -1):
         if parent[i] >= 0:
             mass_sub[parent[i]] += mass_sub[i]
-    one = [i for i in range(nb) if code[i] != FREE]
     if any(c == FREE for c in code[1:]):  # pragma: no cover - only body 0 of a free tree is free
         raise ModelError("internal: a free body other than the root")
-    rev = [i for i in one if code[i] < 3]
-    pri = [i for i in one if 3 <= code[i] < 6]
-
-    def ints(x) -> np.ndarray:
-        return np.array(x, dtype=np.intp)
-
-    # H[i, j] = P[min, max] for tree pairs (P[i, j] = S_i . F_j, row length nv + 1), else the zero column
-    gather = np.full((nv, nv), nv, dtype=np.intp)
-    iu, ju = np.nonzero(dof_anc)
-    gather[iu, ju] = iu * (nv + 1) + ju
-    gather[ju, iu] = iu * (nv + 1) + ju
+    Et = np.ascontiguousarray(Xtree[:, :3, :3])
+    rt = _plux_translation(Xtree)
     tree = _Tree(
         nb=nb,
         parent=parent,
@@ -208,8 +266,8 @@ def _compile(fmodel: FeatherstoneModel, free: bool) -> _Tree:
         free=free,
         Xtree=Xtree,
         XtreeT=np.ascontiguousarray(np.swapaxes(Xtree, -1, -2)),
-        Et=np.ascontiguousarray(Xtree[:, :3, :3]),
-        rt=_plux_translation(Xtree),
+        Et=Et,
+        rt=rt,
         I=inertia,
         mass=mass,
         com=np.ascontiguousarray(com),
@@ -225,16 +283,184 @@ def _compile(fmodel: FeatherstoneModel, free: bool) -> _Tree:
         mass_sub=mass_sub,
         one=slice(1 if free else 0, nb),
         one_v=slice(6 if free else 0, nv),
-        rev=ints(rev),
-        rev_k=ints([code[i] for i in rev]),
-        rev_v=ints([vidx[i] for i in rev]),
-        pri=ints(pri),
-        pri_k=ints([code[i] - 3 for i in pri]),
-        pri_v=ints([vidx[i] for i in pri]),
-        h_gather=gather.reshape(-1),
+        lv=None,  # type: ignore[arg-type]
     )
+    tree.lv = _compile_levels(tree)
     cache[free] = tree
     return tree
+
+
+def _axis_perm(code: int) -> np.ndarray:
+    """``sigma`` of the cyclic relabelling of a body's axes that makes its joint axis z: new axis j
+    is old axis ``sigma[j]``."""
+    if code == FREE:
+        return np.arange(3)
+    k = code % 3
+    return np.array([(k + 1) % 3, (k + 2) % 3, k])
+
+
+def _range_or_index(idx: list[int]) -> slice | np.ndarray:
+    if not idx:
+        return slice(0, 0)
+    if idx == list(range(idx[0], idx[0] + len(idx))):
+        return slice(idx[0], idx[0] + len(idx))
+    return np.array(idx, dtype=np.intp)
+
+
+def _compile_levels(tree: _Tree) -> _Levels:
+    """Level order, permuted body frames and the level-order constants (see :class:`_Levels`)."""
+    nb, parent, code = tree.nb, tree.parent, tree.code
+    depth = [0] * nb
+    for i in range(nb):  # parents come first
+        depth[i] = 0 if parent[i] < 0 else depth[parent[i]] + 1
+    order: list[int] = []
+    pos = np.zeros(nb, dtype=np.intp)
+    bounds = []
+    for d in range(max(depth) + 1 if nb else 0):
+        body = [i for i in range(nb) if depth[i] == d]
+        kind = {i: (0 if code[i] == FREE else 1 if code[i] < 3 else 2) for i in body}
+        body.sort(key=lambda i: (kind[i], pos[parent[i]] if parent[i] >= 0 else -1, i))
+        s = len(order)
+        for i in body:
+            pos[i] = len(order)
+            order.append(i)
+        bounds.append((s, len(order), [kind[i] for i in body]))
+    order_arr = np.array(order, dtype=np.intp)
+    off = 1 if tree.free else 0
+    levels: list[_Level] = []
+    for li, (s, e, kinds) in enumerate(bounds):
+        n = e - s
+        nrev, npri = kinds.count(1), kinds.count(2)
+        first = s + kinds.count(0)
+        rev = slice(first, first + nrev)
+        pri = slice(first + nrev, first + nrev + npri)
+        if li == 0:
+            par, prev, gather, add, add_slice, Bsum = None, None, "bcast", "none", None, None
+        else:
+            ps, pe, _ = bounds[li - 1]
+            prev = slice(ps, pe)
+            par = np.array([pos[parent[order[j]]] - ps for j in range(s, e)], dtype=np.intp)
+            n_prev = pe - ps
+            if n_prev == 1:
+                gather = "bcast"
+            elif n == n_prev and np.array_equal(par, np.arange(n)):
+                gather = "same"
+            else:
+                gather = "take"
+            add_slice, Bsum = None, None
+            if n_prev == 1:
+                add = "one"
+            elif len(set(par.tolist())) == n:
+                if np.array_equal(par, np.arange(par[0], par[0] + n)):
+                    add, add_slice = "slice", slice(int(par[0]), int(par[0]) + n)
+                else:
+                    add = "unique"
+            else:
+                add = "matrix"
+                Bsum = np.zeros((n_prev, n))
+                Bsum[par, np.arange(n)] = 1.0
+        levels.append(
+            _Level(
+                start=s,
+                stop=e,
+                n=n,
+                free=kinds == [0],
+                rev=rev,
+                pri=pri,
+                rev_q=slice(rev.start - off, rev.stop - off),
+                pri_q=slice(pri.start - off, pri.stop - off),
+                par=par,
+                prev=prev,
+                gather=gather,
+                add=add,
+                add_slice=add_slice,
+                Bsum=Bsum,
+            )
+        )
+    # constants in the permuted frames
+    perm = [_axis_perm(code[i]) for i in range(nb)]
+    P = np.zeros((nb, 3, 3))
+    for i in range(nb):
+        P[i, np.arange(3), perm[i]] = 1.0
+    A = np.zeros((nb, 6, 4))
+    X = np.zeros((nb, 6, 6))
+    Ib = np.zeros((nb, 6, 6))
+    K = np.zeros((nb, 4, 4))
+    sig = np.ones((nb, 4))
+    for j, i in enumerate(order):
+        Pi = P[i]
+        Pp = P[parent[i]] if parent[i] >= 0 else np.eye(3)
+        E = Pi @ tree.Et[i] @ Pp.T
+        r = Pp @ tree.rt[i]
+        A[j, :3, :3] = E
+        A[j, 3, :3] = r
+        A[j, 3, 3] = 1.0
+        A[j, 4] = A[j, 1]
+        A[j, 5] = -A[j, 0]
+        X[j, :3, :3] = E
+        X[j, 3:, 3:] = E
+        X[j, 3:, :3] = -E @ _skew_np(r)
+        P6 = np.zeros((6, 6))
+        P6[:3, :3] = P6[3:, 3:] = Pi
+        Ib[j] = P6 @ tree.I[i] @ P6.T
+        m = tree.mass[i]
+        Ic = Pi @ tree.Ic[i] @ Pi.T
+        # second moment about the centre of mass: Sigma = tr(Ic)/2 1 - Ic = sum lam_k u_k u_k^T
+        lam, U = np.linalg.eigh(0.5 * np.trace(Ic) * np.eye(3) - Ic)
+        K[j, :3, :3] = np.sqrt(np.abs(lam))[:, None] * U.T
+        sig[j, :3] = np.where(lam < 0, -1.0, 1.0)
+        K[j, 3, :3] = np.sqrt(m) * (Pi @ tree.com[i])
+        K[j, 3, 3] = np.sqrt(m)
+    # rows of G (nb * 4, 3, N) that hold each internal body's true E rows and r
+    fk_rows = np.array([np.argsort(perm[i]) for i in range(nb)], dtype=np.intp).reshape(nb, 3)
+    nq = tree.nq
+    one_pos = order_arr[off:]
+    qi = np.array([tree.qidx[i] for i in one_pos], dtype=np.intp)
+    vi = np.array([tree.vidx[i] for i in one_pos], dtype=np.intp)
+    v0 = tree.one_v.start
+    pos_by_v = np.empty(nq, dtype=np.intp)
+    tau_src = np.empty(nq, dtype=np.intp)
+    for k, i in enumerate(one_pos):
+        p = off + k
+        pos_by_v[vi[k] - v0] = p
+        tau_src[vi[k] - v0] = (2 if code[i] < 3 else 5) * nb + p
+    # H from P = S^T F (columns in level order: the 6 base dofs, then positions off..nb-1)
+    nv = tree.nv
+    col_of_v = np.empty(nv, dtype=np.intp)
+    col_of_v[:v0] = np.arange(v0)
+    col_of_v[vi] = v0 + np.arange(nq)
+    gather = np.full((nv, nv), nv, dtype=np.intp)
+    iu, ju = np.nonzero(tree.dof_anc)
+    ci, cj = col_of_v[iu], col_of_v[ju]
+    gather[iu, ju] = ci * (nv + 1) + cj
+    gather[ju, iu] = ci * (nv + 1) + cj
+    rev_pos = [p for p in range(nb) if code[order[p]] < 3]
+    pri_pos = [p for p in range(nb) if 3 <= code[order[p]] < 6]
+    msub = tree.mass_sub[order_arr]
+    return _Levels(
+        order=order_arr,
+        pos=pos,
+        levels=levels,
+        off=off,
+        qi=qi,
+        vi=vi,
+        tau_src=tau_src,
+        pos_by_v=pos_by_v,
+        rev=_range_or_index(rev_pos),
+        pri=_range_or_index(pri_pos),
+        A=A,
+        X=X,
+        XT=np.ascontiguousarray(np.swapaxes(X, -1, -2)),
+        I=Ib,
+        K=K,
+        sig=None if np.all(sig > 0) else np.ascontiguousarray(sig.T),
+        sqm=np.sqrt(tree.mass[order_arr])[:, None],
+        mass=np.ascontiguousarray(tree.mass[order_arr]),
+        msub=np.ascontiguousarray(msub),
+        fk_rows=fk_rows,
+        h_gather=gather.reshape(-1),
+        nmax=max((lv.n for lv in levels), default=0),
+    )
 
 
 def _skew_np(v: np.ndarray) -> np.ndarray:
@@ -321,6 +547,19 @@ _SYM = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 _SYM_INDEX = ((0, 1, 2), (1, 3, 4), (2, 4, 5))
 
 
+def _rotate_rows(x: np.ndarray, y: np.ndarray, c: np.ndarray, s: np.ndarray, t1: np.ndarray, t2: np.ndarray):
+    """``x, y <- c x + s y, c y - s x`` in place: the coordinate rotation about the third axis by the
+    angle of cosine c and sine s (its transpose with -s); ``t1``, ``t2`` scratch arrays of x's
+    shape."""
+    np.multiply(c, x, out=t1)
+    np.multiply(s, y, out=t2)
+    t1 += t2
+    np.multiply(s, x, out=t2)
+    y *= c
+    y -= t2
+    np.copyto(x, t1)
+
+
 class _Joints:
     """Joint positions of one batch for a compiled tree, with everything derived from them.
 
@@ -328,9 +567,13 @@ class _Joints:
     (coordinate rotation base_R_world (3, 3, N) and base origin in world (3, N)) or, for a fixed
     tree, an optional pose of the model's fixed world frame in an outer world frame.
 
-    Derived data (computed on first use): forward kinematics, world-coordinate motion subspaces
-    ``S`` (6, nv, N) and world inertias ``W`` (9, nb, N) = [m c (3); rotational inertia about the
-    world origin (6, symmetric storage)].
+    The kernels work in the tree's level order with permuted body frames (see :class:`_Levels`), on
+    arrays whose body axis is the second to last (``(..., nb, N)``: every component of a level is one
+    contiguous block). ``lc``, ``ls``, ``lns`` (nq, N) are cos q, sin q and -sin q of the joint at
+    position off + k, ``lq`` its position. Derived data (computed on first use): :meth:`pose`,
+    :meth:`lv_subspaces`, :meth:`lv_inertias`, and in internal body order and true body axes
+    :meth:`fk`, :meth:`subspaces` (6, nv, N) and :meth:`world_inertias` (9, nb, N) =
+    [m c (3); rotational inertia about the world origin (6, symmetric storage)].
     """
 
     def __init__(
@@ -343,179 +586,199 @@ class _Joints:
     ):
         self.tree = tree
         self.q = q
-        self.N = q.shape[-1] if q.shape[0] else (E0.shape[-1] if E0 is not None else 1)
+        self.N = N = q.shape[-1] if q.shape[0] else (E0.shape[-1] if E0 is not None else 1)
         self.E0 = E0
         self.r0 = r0
         self.arena = {} if arena is None else arena
-        self.cq = np.cos(q, out=self.buf("cq", q.shape))
-        self.sq = np.sin(q, out=self.buf("sq", q.shape))
-        self._fk: tuple[np.ndarray, ...] | None = None
+        nq = tree.nq
+        lq = self.lq = self.buf("lq", (nq, N))
+        np.take(q, tree.lv.qi, axis=0, out=lq)
+        # cos and sin from t = tan(q / 2): cos q = 2 / (1 + t^2) - 1, sin q = t 2 / (1 + t^2); np.tan is
+        # several times faster than np.cos plus np.sin, and the results agree with them to 4e-16
+        c = self.lc = self.buf("lc", (nq, N))
+        s = self.ls = self.buf("ls", (nq, N))
+        np.multiply(lq, 0.5, out=s)
+        np.tan(s, out=s)
+        np.multiply(s, s, out=c)
+        c += 1.0
+        np.divide(2.0, c, out=c)
+        s *= c
+        c -= 1.0
+        self.lns = np.negative(s, out=self.buf("lns", (nq, N)))
+        self._G: np.ndarray | None = None
+        self._Sl: np.ndarray | None = None
+        self._Wl: np.ndarray | None = None
+        self._fk: tuple[np.ndarray, np.ndarray] | None = None
         self._S: np.ndarray | None = None
         self._W: np.ndarray | None = None
 
     def buf(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
-        """An uninitialised work array called ``name``: reused from the arena when it has one of this
-        shape (large temporaries are not re-allocated call after call; see :func:`_arena`)."""
+        """An uninitialised contiguous work array called ``name``: a view of the arena's array of
+        that name when it is large enough (large temporaries are not re-allocated call after call,
+        and a smaller last chunk reuses them; see :func:`_run_chunks`)."""
+        size = 1
+        for k in shape:
+            size *= k
         a = self.arena.get(name)
-        if a is None or a.shape != shape:
-            a = self.arena[name] = np.empty(shape)
-        return a
+        if a is None or a.size < size:
+            a = self.arena[name] = np.empty(max(size, 1))
+        return a[:size].reshape(shape)
 
-    # ---- Xup = XJ(q) Xtree applied to motions and (transposed) to forces, body by body
-    def xup_motion(self, i: int, m: np.ndarray) -> np.ndarray:
-        """``Xup_i @ m`` for a (6, N) motion in the parent's coordinates (a new array)."""
-        tree = self.tree
-        y = tree.Xtree[i] @ m
-        code = tree.code[i]
-        k = code % 3
-        a, b = (k + 1) % 3, (k + 2) % 3
-        qi = tree.qidx[i]
-        if code < 3:
-            c, s = self.cq[qi], self.sq[qi]
-            ya, yb = y[a::3], y[b::3]  # rows (a, a + 3) and (b, b + 3)
-            t = c * ya
-            t += s * yb
-            yb *= c
-            yb -= s * ya
-            ya[...] = t
-        else:  # prismatic: v' = v - (q e_k) x w
-            q = self.q[qi]
-            y[3 + a] += q * y[b]
-            y[3 + b] -= q * y[a]
-        return y
+    def parents(self, src: np.ndarray, L: _Level, name: str) -> np.ndarray:
+        """The values of level L's parents from ``src`` (..., n_prev, N), the previous level's values
+        (or the world's, one body): broadcastable against level L's (..., n, N)."""
+        if L.gather != "take":
+            return src
+        return np.take(src, L.par, axis=-2, out=self.buf(name, (*src.shape[:-2], L.n, src.shape[-1])))
 
-    def xup_force_t(self, i: int, f: np.ndarray) -> np.ndarray:
-        """``Xup_i^T @ f`` for a (6, N) force in body i's coordinates (``f`` is overwritten)."""
-        tree = self.tree
-        code = tree.code[i]
-        k = code % 3
-        a, b = (k + 1) % 3, (k + 2) % 3
-        qi = tree.qidx[i]
-        if code < 3:
-            c, s = self.cq[qi], self.sq[qi]
-            fa, fb = f[a::3], f[b::3]
-            t = c * fa
-            t -= s * fb
-            fb *= c
-            fb += s * fa
-            fa[...] = t
-        else:  # prismatic: n' = n + (q e_k) x fl
-            q = self.q[qi]
-            f[a] -= q * f[3 + b]
-            f[b] += q * f[3 + a]
-        return tree.XtreeT[i] @ f
+    # ---- forward kinematics, level order and permuted frames
+    def pose(self) -> np.ndarray:
+        """``G`` (6, 3, nb, N) in level order: rows 0-2 the coordinate rotation E' = P body_R_world
+        (permuted axes; row 2 is the joint axis in world), row 3 the body origin in world (rows 4-5:
+        work space). Per level: one product per component with the constants ``A`` (the parents'
+        poses through Xtree), then ``[E'0; E'1] = c [M0; M1] + s [M1; -M0]`` for the revolute joints
+        and ``r += q E'2`` for the prismatic ones."""
+        if self._G is not None:
+            return self._G
+        tree, N = self.tree, self.N
+        lv = tree.lv
+        G = self.buf("G", (6, 3, tree.nb, N))
+        Gw = self.buf("Gw", (4, 3, 1, N))
+        if self.E0 is None:
+            Gw[...] = 0.0
+            for k in range(3):
+                Gw[k, k] = 1.0
+        else:
+            Gw[:3, :, 0] = self.E0
+            Gw[3, :, 0] = self.r0
+        for L in lv.levels:
+            sl = slice(L.start, L.stop)
+            if L.free:
+                G[:4, :, sl] = Gw
+                continue
+            par = self.parents(Gw if L.prev is None else G[:4, :, L.prev], L, "G_par")
+            for c in range(3):
+                np.matmul(lv.A[sl], par[:, c].swapaxes(0, 1), out=G[:, c, sl].swapaxes(0, 1))
+            R, P = L.rev, L.pri
+            if R.stop > R.start:
+                E01 = G[:2, :, R]
+                E01 *= self.lc[L.rev_q]
+                E01 += np.multiply(self.ls[L.rev_q], G[4:, :, R], out=self.buf("t_rot", E01.shape))
+            if P.stop > P.start:
+                G[3, :, P] += np.multiply(
+                    self.lq[L.pri_q], G[2, :, P], out=self.buf("t_rot", (3, P.stop - P.start, N))
+                )
+        self._G = G
+        return G
 
-    # ---- forward kinematics in world coordinates
     def fk(self) -> tuple[np.ndarray, np.ndarray]:
         """``(E, r)``: (nb, 3, 3, N) coordinate rotations body_R_world and (nb, 3, N) body origins in
-        world, i.e. ``plux(E[i], r[i]) = i_X_world``."""
-        return self._kinematics()[:2]
-
-    def _kinematics(self) -> tuple[np.ndarray, ...]:
-        """``(E, r, cw, A)``: poses, centres of mass in world (nb, 3, N) and ``Ic E`` (nb, 3, 3, N)."""
-        if self._fk is not None:
-            return self._fk
-        tree, N = self.tree, self.N
-        nb = tree.nb
-        E = self.buf("E", (nb, 3, 3, N))
-        r = self.buf("r", (nb, 3, N))
-        cw = self.buf("cw", (nb, 3, N))
-        A = self.buf("A", (nb, 3, 3, N))
-        for i in range(nb):
-            code = tree.code[i]
-            Ei, ri = E[i], r[i]
-            Ei2 = Ei.reshape(3, 3 * N)
-            if code == FREE:
-                Ei[...] = self.E0
-                ri[...] = self.r0
-            else:
-                p = tree.parent[i]
-                if p >= 0 or self.E0 is not None:
-                    Ep, rp = (E[p], r[p]) if p >= 0 else (self.E0, self.r0)
-                    Ep2 = Ep.reshape(3, 3 * N)
-                    np.matmul(tree.Et[i], Ep2, out=Ei2)
-                    np.matmul(tree.rt[i], Ep2, out=ri.reshape(3 * N))
-                    ri += rp
-                else:
-                    Ei[...] = tree.Et[i][:, :, None]
-                    ri[...] = tree.rt[i][:, None]
-                k = code % 3
-                qi = tree.qidx[i]
-                if code < 3:
-                    a, b = (k + 1) % 3, (k + 2) % 3
-                    c, s = self.cq[qi], self.sq[qi]
-                    Ea, Eb = Ei[a], Ei[b]
-                    t = c * Ea
-                    t += s * Eb
-                    Eb *= c
-                    Eb -= s * Ea
-                    Ea[...] = t
-                else:
-                    ri += self.q[qi] * Ei[k]
-            # centre of mass in world (E^T c + r) and Ic E, by two BLAS products
-            np.matmul(tree.com[i], Ei2, out=cw[i].reshape(3 * N))
-            cw[i] += ri
-            np.matmul(tree.Ic[i], Ei2, out=A[i].reshape(3, 3 * N))
-        self._fk = (E, r, cw, A)
+        world (internal body order), i.e. ``plux(E[i], r[i]) = i_X_world``."""
+        if self._fk is None:
+            lv = self.tree.lv
+            G = self.pose()
+            self._fk = (G[lv.fk_rows, :, lv.pos[:, None]], G[3, :, lv.pos])
         return self._fk
 
-    def subspaces(self) -> np.ndarray:
-        """World-coordinate motion subspaces (6, nv, N); a free base has the identity."""
-        if self._S is not None:
-            return self._S
-        tree = self.tree
-        E, r = self.fk()
-        S = self.buf("S", (6, tree.nv, self.N))
-        S[...] = 0.0
+    def lv_subspaces(self) -> np.ndarray:
+        """World-coordinate motion subspaces (6, nb, N) in level order (a free root's: zero)."""
+        if self._Sl is not None:
+            return self._Sl
+        tree, N = self.tree, self.N
+        lv = tree.lv
+        G = self.pose()
+        S = self.buf("Sl", (6, tree.nb, N))
         if tree.free:
-            for c in range(6):
-                S[c, c] = 1.0
-        if tree.rev.size:
-            n, N = tree.rev.size, self.N
-            # (n, 3, N): row k of E = the axis in world; the body origins
-            w = self.buf("Srev_w", (n, 3, N))
-            np.take(E.reshape(-1, 3, N), tree.rev * 3 + tree.rev_k, axis=0, out=w, mode="clip")
-            rr = self.buf("Srev_r", (n, 3, N))
-            np.take(r, tree.rev, axis=0, out=rr, mode="clip")
-            vi = tree.rev_v
-            wt = w.transpose(1, 0, 2)
-            S[:3, vi] = wt
-            lin = self.buf("Srev_lin", (3, n, N))
-            S[3:, vi] = _cross3(rr.transpose(1, 0, 2), wt, out=lin, tmp=self.buf("Srev_t", (n, N)))
-        if tree.pri.size:
-            w = E[tree.pri, tree.pri_k]
-            for c in range(3):
-                S[3 + c, tree.pri_v] = w[:, c]
-        self._S = S
+            S[:, 0] = 0.0
+        R, P = lv.rev, lv.pri
+        a, r = G[2][:, R], G[3][:, R]
+        if a.shape[1]:
+            S[:3, R] = a
+            if isinstance(R, slice):
+                _cross3(r, a, out=S[3:, R], tmp=self.buf("t_S", a.shape[1:]))
+            else:
+                S[3:, R] = _cross3(r, a)
+        if G[2][:, P].shape[1]:
+            S[:3, P] = 0.0
+            S[3:, P] = G[2][:, P]
+        self._Sl = S
         return S
+
+    def subspaces(self) -> np.ndarray:
+        """World-coordinate motion subspaces (6, nv, N) (velocity order); a free base has the
+        identity."""
+        if self._S is None:
+            tree = self.tree
+            S = self.buf("S", (6, tree.nv, self.N))
+            if tree.free:
+                S[:, :6] = 0.0
+                for c in range(6):
+                    S[c, c] = 1.0
+            if tree.nq:
+                S[:, tree.one_v] = self.lv_subspaces()[:, tree.lv.pos_by_v]
+            self._S = S
+        return self._S
+
+    def lv_inertias(self) -> np.ndarray:
+        """World inertias (9, nb, N) in level order: first moments m c (rows 0-2) and rotational
+        inertias about the world origin (rows 3-8, symmetric storage xx, xy, xz, yy, yz, zz), world
+        coordinates (masses: ``lv.mass``).
+
+        With the second moment ``Sigma = sum_k sig_k y_k y_k^T + m c c^T`` (from the products
+        ``K @ G``), the rotational inertia is ``tr(Sigma) 1 - Sigma``.
+        """
+        if self._Wl is not None:
+            return self._Wl
+        tree, N = self.tree, self.N
+        lv, nb = tree.lv, tree.nb
+        G = self.pose()
+        Y = self.buf("Y", (4, 3, nb, N))
+        for c in range(3):
+            np.matmul(lv.K, G[:4, c].swapaxes(0, 1), out=Y[:, c].swapaxes(0, 1))
+        Ys = Y if lv.sig is None else np.multiply(Y, lv.sig[:, None, :, None], out=self.buf("Ys", Y.shape))
+        W = self.buf("Wl", (9, nb, N))
+        np.multiply(lv.sqm, Y[3], out=W[:3])
+        t = self.buf("t_W", (4, nb, N))
+        D = self.buf("D_W", (3, nb, N))
+        for a in range(3):
+            np.multiply(Y[:, a], Ys[:, a], out=t)
+            np.sum(t, axis=0, out=D[a])
+        np.add(D[1], D[2], out=W[3])
+        np.add(D[0], D[2], out=W[6])
+        np.add(D[0], D[1], out=W[8])
+        for p, a, b in ((4, 0, 1), (5, 0, 2), (7, 1, 2)):
+            np.multiply(Y[:, a], Ys[:, b], out=t)
+            np.sum(t, axis=0, out=W[p])
+            np.negative(W[p], out=W[p])
+        self._Wl = W
+        return W
 
     def world_inertias(self) -> np.ndarray:
         """``W`` (9, nb, N): first moments m c (rows 0-2) and rotational inertias about the world
-        origin (rows 3-8, symmetric storage xx, xy, xz, yy, yz, zz) of every body, world
-        coordinates (masses: ``tree.mass``)."""
-        if self._W is not None:
-            return self._W
-        tree, N = self.tree, self.N
-        E, _, cw, A = self._kinematics()
-        W = self.buf("W", (9, tree.nb, N))
-        m = tree.mass[:, None]
-        h = W[:3]
-        for a in range(3):
-            np.multiply(m, cw[:, a], out=h[a])
-        mc2 = np.multiply(h[0], cw[:, 0], out=self.buf("mc2", (tree.nb, N)))
-        tmp = self.buf("tmp", (tree.nb, N))
-        mc2 += np.multiply(h[1], cw[:, 1], out=tmp)
-        mc2 += np.multiply(h[2], cw[:, 2], out=tmp)
-        R = np.einsum("bain,bajn->bijn", E, A, out=self.buf("R", E.shape))  # E^T Ic E
-        for p, (i, j) in enumerate(_SYM):
-            # + m (|c|^2 1 - c c^T)
-            t = W[3 + p]
-            np.multiply(h[i], cw[:, j], out=t)
-            np.subtract(R[:, i, j], t, out=t)
-            if i == j:
-                t += mc2
-        self._W = W
-        return W
+        origin (rows 3-8, symmetric storage xx, xy, xz, yy, yz, zz) of every body (internal order),
+        world coordinates (masses: ``tree.mass``)."""
+        if self._W is None:
+            tree = self.tree
+            W = self.buf("W", (9, tree.nb, self.N))
+            np.take(self.lv_inertias(), tree.lv.pos, axis=1, out=W)
+            self._W = W
+        return self._W
+
+
+def _add_to_parents(J: _Joints, dst: np.ndarray, src: np.ndarray, L: _Level) -> None:
+    """``dst`` (..., n_prev, N), the previous level's values, += the sum of ``src`` (..., n, N)
+    (level L's values) over each parent's children."""
+    if L.add == "one":
+        if L.n == 1:
+            dst += src
+        else:
+            dst += np.sum(src, axis=-2, keepdims=True, out=J.buf("t_add", dst.shape))
+    elif L.add == "slice":
+        dst[..., L.add_slice, :] += src
+    elif L.add == "unique":
+        dst[..., L.par, :] += src
+    else:
+        dst += np.matmul(L.Bsum, src, out=J.buf("t_add", dst.shape))
 
 
 # --------------------------------------------------------------------------- stacked spatial algebra
@@ -546,7 +809,7 @@ def _inertia_apply(
 ) -> np.ndarray:
     """``I x`` for inertias in parameter form (world coordinates), stacked on axis 1:
     m (n,), W (9, n, N) as :meth:`_Joints.world_inertias`, x (6, n, N) -> (6, n, N):
-    ``[IO w + h x v; m v - h x w]``."""
+    ``[IO w + h x v; m v - h x w]``. (W and x may have more axes between n and N, broadcast.)"""
     h, I6 = W[:3], W[3:]
     w, v = x[:3], x[3:]
     shape = np.broadcast_shapes(x.shape, (6, *W.shape[1:]))
@@ -561,7 +824,9 @@ def _inertia_apply(
             row += np.multiply(I6[_SYM_INDEX[i][j]], w[j], out=t)
     lin = out[3:]
     _cross3(w, h, out=lin, tmp=t)  # -h x w
-    mm = np.asarray(m)[:, None]
+    mm = np.asarray(m)
+    if mm.ndim == 1:
+        mm = mm[:, None]
     for k in range(3):
         lin[k] += np.multiply(mm, v[k], out=t)
     return out
@@ -633,73 +898,108 @@ def _rnea(
     a0: np.ndarray,
     fext: Mapping[int, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Recursive Newton-Euler inverse dynamics in body coordinates.
+    """Recursive Newton-Euler inverse dynamics in (permuted) body coordinates, level by level.
 
     ``nu``/``nu_dot`` (nv, N) generalized velocity and acceleration (None = zero); ``a0`` (6, N) or
     (6, 1) the acceleration of the model's fixed world in its own coordinates (``-a_grav``);
     ``fext`` body -> (6, N) force on the body in world coordinates. Returns the generalized forces
     (nv, N).
+
+    Per level: products with the constant Xtree' of the level's bodies carry the parents'
+    velocities and accelerations across the tree joints; the joint rotations (about z in the
+    permuted frames) mix rows 0/1 and 3/4; ``qd``/``qdd`` enter rows 2 or 5; the bias
+    ``crm(v) S qd`` is four products. The body forces ``I a + v x* I v`` are computed for all bodies
+    at once; the backward pass rotates each level's forces back and adds their products with
+    Xtree'^T into the parents.
     """
     tree, N = J.tree, J.N
-    nb = tree.nb
-    tau = np.empty((tree.nv, N))
-    f: list[np.ndarray] = [None] * nb  # type: ignore[list-item]
-    v: list[np.ndarray | None] = [None] * nb
-    a: list[np.ndarray] = [None] * nb  # type: ignore[list-item]
-    a0b = np.broadcast_to(a0, (6, N))
-    if fext:
-        E, r = J.fk()
-    for i in range(nb):
-        code = tree.code[i]
-        p = tree.parent[i]
-        k = code % 3
-        if code == FREE:
-            vi = _x_motion(J.E0, J.r0, nu[:6]) if nu is not None else None
-            acc = a0b + nu_dot[:6] if nu_dot is not None else a0b
-            ai = _x_motion(J.E0, J.r0, acc)
+    lv = tree.lv
+    nb, nq = tree.nb, tree.nq
+    M = J.buf("rn_M", (6, 2, nb, N))  # v and a of each body, body coordinates
+    QQ = J.buf("rn_QQ", (2, nq, N))
+    for k, x in enumerate((nu, nu_dot)):
+        if x is None:
+            QQ[k] = 0.0
         else:
-            j = tree.vidx[i]
-            col = k if code < 3 else 3 + k
-            # velocity
-            vp = v[p] if p >= 0 else None
-            if nu is not None:
-                vi = np.zeros((6, N)) if vp is None else J.xup_motion(i, vp)
-                qd = nu[j]
-                vi[col] += qd
-            else:
-                vi = None
-            # acceleration
-            ai = J.xup_motion(i, a[p] if p >= 0 else a0b)
-            if nu_dot is not None:
-                ai[col] += nu_dot[j]
-            if vp is not None:
-                a_, b_ = (k + 1) % 3, (k + 2) % 3
-                if code < 3:  # crm(v) e_k qd = [w x e_k; vl x e_k] qd
-                    ai[a_::3] += qd * vi[b_::3]
-                    ai[b_::3] -= qd * vi[a_::3]
-                else:  # crm(v) [0; e_k] qd = [0; w x e_k] qd
-                    ai[3 + a_] += qd * vi[b_]
-                    ai[3 + b_] -= qd * vi[a_]
-        v[i] = vi
-        a[i] = ai
-        Ii = tree.I[i]
-        fi = Ii @ ai
-        if vi is not None:
-            fi += _crf(vi, Ii @ vi)
-        if fext and i in fext:
-            fi -= _xs_force(E[i], r[i], fext[i])
-        f[i] = fi
-    for i in range(nb - 1, -1, -1):
-        code = tree.code[i]
-        fi = f[i]
-        if code == FREE:
-            tau[:6] = _xt_force(J.E0, J.r0, fi)
+            np.take(x, lv.vi, axis=0, out=QQ[k])
+    a0b = np.broadcast_to(a0, (6, N))
+    Mw = J.buf("rn_Mw", (6, 2, 1, N))  # the fixed world
+    Mw[:, 0] = 0.0
+    Mw[:, 1, 0] = a0b
+    for L in lv.levels:
+        sl = slice(L.start, L.stop)
+        if L.free:
+            v0 = nu[:6] if nu is not None else np.zeros((6, N))
+            acc = a0b + nu_dot[:6] if nu_dot is not None else a0b
+            M[:, 0, 0] = _x_motion(J.E0, J.r0, v0)
+            M[:, 1, 0] = _x_motion(J.E0, J.r0, acc)
             continue
-        k = code % 3
-        tau[tree.vidx[i]] = fi[k if code < 3 else 3 + k]
-        p = tree.parent[i]
-        if p >= 0:
-            f[p] += J.xup_force_t(i, fi)
+        par = J.parents(Mw if L.prev is None else M[:, :, L.prev], L, "rn_par")
+        for k in range(2):
+            np.matmul(lv.X[sl], par[:, k].swapaxes(0, 1), out=M[:, k, sl].swapaxes(0, 1))
+        R, Rq = L.rev, L.rev_q
+        nr = R.stop - R.start
+        if nr:
+            t1 = J.buf("t_rot1", (2, 2, nr, N))
+            t2 = J.buf("t_rot2", (2, 2, nr, N))
+            _rotate_rows(M[0::3, :, R], M[1::3, :, R], J.lc[Rq], J.ls[Rq], t1, t2)
+            M[2, :, R] += QQ[:, Rq]
+            # crm(v) e_z qd = [w x e_z; vl x e_z] qd: a rows (0, 3) += qd v rows (1, 4), rows (1, 4) -= ...
+            qd = QQ[0, Rq]
+            tb = t1[0]
+            M[0::3, 1, R] += np.multiply(qd, M[1::3, 0, R], out=tb)
+            M[1::3, 1, R] -= np.multiply(qd, M[0::3, 0, R], out=tb)
+        P, Pq = L.pri, L.pri_q
+        npr = P.stop - P.start
+        if npr:
+            q = J.lq[Pq]
+            tb = J.buf("t_rot1", (2, npr, N))
+            M[3, :, P] += np.multiply(q, M[1, :, P], out=tb)  # v - (q e_z) x w, velocities and accelerations
+            M[4, :, P] -= np.multiply(q, M[0, :, P], out=tb)
+            M[5, :, P] += QQ[:, Pq]
+            qd = QQ[0, Pq]
+            tc = tb[0]
+            M[3, 1, P] += np.multiply(qd, M[1, 0, P], out=tc)  # crm(v) [0; e_z] qd = [0; w x e_z] qd
+            M[4, 1, P] -= np.multiply(qd, M[0, 0, P], out=tc)
+    f = J.buf("rn_f", (6, nb, N))
+    if nu is None:
+        np.matmul(lv.I, M[:, 1].swapaxes(0, 1), out=f.swapaxes(0, 1))
+    else:
+        IM = J.buf("rn_IM", (6, 2, nb, N))
+        for k in range(2):
+            np.matmul(lv.I, M[:, k].swapaxes(0, 1), out=IM[:, k].swapaxes(0, 1))
+        _crf3(M[:, 0], IM[:, 0], out=f, tmp3=J.buf("rn_t3", (3, nb, N)))
+        f += IM[:, 1]
+    if fext:
+        G = J.pose()
+        for i, fw in fext.items():
+            p = lv.pos[i]
+            f[:, p] -= _xs_force(G[:3, :, p], G[3, :, p], fw)
+    for L in reversed(lv.levels):
+        if L.prev is None:
+            continue
+        sl = slice(L.start, L.stop)
+        R, Rq = L.rev, L.rev_q
+        nr = R.stop - R.start
+        if nr:  # Xj^T: the transposed rotation
+            t1 = J.buf("t_rot1", (2, nr, N))
+            t2 = J.buf("t_rot2", (2, nr, N))
+            _rotate_rows(f[0::3, R], f[1::3, R], J.lc[Rq], J.lns[Rq], t1, t2)
+        P, Pq = L.pri, L.pri_q
+        npr = P.stop - P.start
+        if npr:  # n + (q e_z) x fl
+            q = J.lq[Pq]
+            tc = J.buf("t_rot1", (npr, N))
+            f[0, P] -= np.multiply(q, f[4, P], out=tc)
+            f[1, P] += np.multiply(q, f[3, P], out=tc)
+        t = J.buf("rn_tf", (6, L.n, N))
+        np.matmul(lv.XT[sl], f[:, sl].swapaxes(0, 1), out=t.swapaxes(0, 1))
+        _add_to_parents(J, f[:, L.prev], t, L)
+    tau = np.empty((tree.nv, N))
+    if nq:  # rows 2 (revolute) and 5 (prismatic) are unchanged by the rotations above
+        np.take(f.reshape(6 * nb, N), lv.tau_src, axis=0, out=tau[tree.one_v])
+    if tree.free:
+        tau[:6] = _xt_force(J.E0, J.r0, f[:, 0])
     return tau
 
 
@@ -772,29 +1072,53 @@ def _composite(tree: _Tree, W: np.ndarray, out: np.ndarray | None = None) -> np.
     return C
 
 
+def _lv_composite(J: _Joints) -> np.ndarray:
+    """Composite (subtree) world inertias (9, nb, N) in level order (masses: ``lv.msub``)."""
+    lv = J.tree.lv
+    C = J.buf("Cl", (9, J.tree.nb, J.N))
+    np.copyto(C, J.lv_inertias())
+    for L in reversed(lv.levels):
+        if L.prev is not None:
+            _add_to_parents(J, C[:, L.prev], C[:, L.start : L.stop], L)
+    return C
+
+
 def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
     """Joint-space inertia matrix (N, nv, nv) by the composite-rigid-body algorithm in world
     coordinates: ``H[i, j] = S_i . (IC_j S_j)`` for dof i's body an ancestor of (or equal to) dof
     j's body; one batched matrix product gives every ``S_i . F_j`` and one gather keeps the pairs
     of the tree (both triangles) and zeros the others."""
     tree, N = J.tree, J.N
-    nv = tree.nv
-    S = J.subspaces()
-    C = _composite(tree, J.world_inertias(), out=J.buf("C", (9, tree.nb, N)))
-    F = _subtree_momenta(tree, C, S, out=J.buf("F", S.shape), tmp=J.buf("tq", (tree.nq, N)))
-    # (6, N, nv) buffers: each sample's (6, nv) block is a BLAS-ready strided matrix
+    lv = tree.lv
+    nv, nq, nb, off = tree.nv, tree.nq, tree.nb, lv.off
+    S = J.lv_subspaces()
+    C = _lv_composite(J)
+    o = slice(off, nb)
+    F = J.buf("Fl", (6, nq, N))
+    if nq:
+        _inertia_apply(lv.msub[o], C[:, o], S[:, o], out=F, tmp=J.buf("t_F", (nq, N)))
+    # (6, N, nv) buffers: each sample's (6, nv) block is a BLAS-ready strided matrix; columns in
+    # level order (the base dofs first), which the gather index accounts for
     Sb = J.buf("Sb", (6, N, nv))
     Fb = J.buf("Fb", (6, N, nv + 1))
     Fb[:, :, nv] = 0.0  # the extra zero column is what non-tree pairs gather
+    d0 = tree.one_v.start
     for c in range(6):
-        Sb[c] = S[c].T
-        Fb[c, :, :nv] = F[c].T
+        Sb[c, :, d0:] = S[c, o].T
+        Fb[c, :, d0:nv] = F[c].T
+    if tree.free:  # the base: S = 1, F = IC_0
+        Sb[:, :, :6] = 0.0
+        for c in range(6):
+            Sb[c, :, c] = 1.0
+        IC0 = _inertia_matrices(lv.msub[:1], C[:, :1], out=J.buf("IC0", (1, 6, 6, N)))[0]
+        for c in range(6):
+            Fb[c, :, :6] = IC0[c].T
     P = J.buf("P", (N, nv, nv + 1))
     np.matmul(Sb.transpose(1, 2, 0), Fb.transpose(1, 0, 2), out=P)
     if out is None:
         out = np.empty((N, nv, nv))
     # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
-    np.take(P.reshape(N, nv * (nv + 1)), tree.h_gather, axis=1, out=out.reshape(N, nv * nv), mode="clip")
+    np.take(P.reshape(N, nv * (nv + 1)), lv.h_gather, axis=1, out=out.reshape(N, nv * nv), mode="clip")
     return out
 
 
@@ -819,63 +1143,106 @@ def _aba(
     a0: np.ndarray,
     fext: Mapping[int, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Articulated-body forward dynamics in world coordinates: nu_dot (nv, N) for the generalized
-    forces ``tau`` (nv, N) (a free base's entries: the wrench on it in world coordinates), ``a0`` the
-    world's acceleration (``-a_grav``) and ``fext`` body -> world-coordinate force on the body."""
+    """Articulated-body forward dynamics in world coordinates, level by level: nu_dot (nv, N) for
+    the generalized forces ``tau`` (nv, N) (a free base's entries: the wrench on it in world
+    coordinates), ``a0`` the world's acceleration (``-a_grav``) and ``fext`` body -> world-coordinate
+    force on the body.
+
+    The bias accelerations ``c_i = v_i x S_i qd_i`` are accumulated from the root (``chat_i =
+    chat_parent + c_i``) and moved into the bias forces (``p_i + I_i chat_i``): the recursion then
+    runs on ``a_i - chat_i``, which has no bias term, so the backward pass never multiplies an
+    articulated inertia by a vector. Articulated inertias and bias forces are kept together as
+    (6, 7) blocks ``[IA | pA]``: one product ``S^T [IA | pA]`` gives ``U`` and ``S . pA``, one outer
+    product updates both.
+    """
     tree, N = J.tree, J.N
-    nb = tree.nb
-    S = J.subspaces()
-    W = J.world_inertias()
-    v = _velocities(J, nu)
-    IA = _inertia_matrices(tree.mass, W, out=J.buf("IA", (nb, 6, 6, N)))
-    momenta = _inertia_apply(tree.mass, W, v, out=J.buf("p", (6, nb, N)), tmp=J.buf("t_nb", (nb, N)))
-    pA = _crf3(v, momenta, out=J.buf("pA", (6, nb, N)), tmp3=J.buf("t3_nb", (3, nb, N)))
+    lv = tree.lv
+    nb, nq, nv, off = tree.nb, tree.nq, tree.nv, lv.off
+    S = J.lv_subspaces()
+    W = J.lv_inertias()
+    o = slice(off, nb)
+    QD = np.take(nu, lv.vi, axis=0, out=J.buf("ab_QD", (nq, N)))
+    V = J.buf("ab_V", (6, 2, nb, N))  # v and chat of each body, world coordinates
+    v, ch = V[:, 0], V[:, 1]
+    vJ = np.multiply(S[:, o], QD, out=J.buf("ab_vJ", (6, nq, N)))
+    for L in lv.levels:  # velocities
+        sl = slice(L.start, L.stop)
+        if L.free:
+            v[:, 0] = nu[:6]
+            continue
+        qs = slice(L.start - off, L.stop - off)
+        if L.prev is None:
+            np.copyto(v[:, sl], vJ[:, qs])
+        else:
+            np.add(J.parents(v[:, L.prev], L, "ab_par"), vJ[:, qs], out=v[:, sl])
+    cinc = J.buf("ab_c", (6, nq, N))
+    if nq:
+        _crm3(v[:, o], vJ, out=cinc, tmp3=J.buf("ab_t3q", (3, nq, N)))
+    for L in lv.levels:  # cumulative bias accelerations
+        sl = slice(L.start, L.stop)
+        if L.free:
+            ch[:, 0] = 0.0
+            continue
+        qs = slice(L.start - off, L.stop - off)
+        if L.prev is None:
+            np.copyto(ch[:, sl], cinc[:, qs])
+        else:
+            np.add(J.parents(ch[:, L.prev], L, "ab_par"), cinc[:, qs], out=ch[:, sl])
+    # bias forces pA = v x* I v + I chat - f_ext, articulated inertias IA = I (world coordinates)
+    IV = J.buf("ab_IV", (6, 2, nb, N))
+    _inertia_apply(lv.mass[:, None], W[:, None], V, out=IV, tmp=J.buf("ab_t", (2, nb, N)))
+    aug = J.buf("ab_aug", (6, 7, nb, N))
+    pA = aug[:, 6]
+    _crf3(v, IV[:, 0], out=pA, tmp3=J.buf("ab_t3", (3, nb, N)))
+    pA += IV[:, 1]
     if fext:
-        for i, fi in fext.items():
-            pA[:, i] -= fi
-    c = _bias_increments(J, v, nu)
-    U: list[np.ndarray] = [None] * nb  # type: ignore[list-item]
-    Dinv: list[np.ndarray] = [None] * nb  # type: ignore[list-item]
-    u: list[np.ndarray] = [None] * nb  # type: ignore[list-item]
-    outer = J.buf("aba_outer", (6, 6, N))
-    for i in range(nb - 1, -1, -1):
-        if tree.code[i] == FREE:
+        for i, fw in fext.items():
+            pA[:, lv.pos[i]] -= fw
+    _inertia_matrices(lv.mass, W, out=aug[:, :6].transpose(2, 0, 1, 3))
+    TQ = np.take(tau, lv.vi, axis=0, out=J.buf("ab_TQ", (nq, N)))
+    SA = J.buf("ab_SA", (7, nq, N))  # [U | S.pA], then [U | -u]
+    Dinv = J.buf("ab_Dinv", (nq, N))
+    u = J.buf("ab_u", (nq, N))
+    for L in reversed(lv.levels):
+        if L.free:
             continue
-        j = tree.vidx[i]
-        Si = S[:, j]
-        IAi = IA[i]
-        pAi = pA[:, i]
-        Ui = np.einsum("ijn,jn->in", IAi, Si)
-        di = 1.0 / np.einsum("in,in->n", Si, Ui)
-        ui = tau[j] - np.einsum("in,in->n", Si, pAi)
-        U[i], Dinv[i], u[i] = Ui, di, ui
-        p = tree.parent[i]
-        if p < 0:
+        n = L.n
+        qs = slice(L.start - off, L.stop - off)
+        A = aug[:, :, L.start : L.stop]
+        Sl = S[:, L.start : L.stop]
+        sa = np.einsum("ijnk,ink->jnk", A, Sl, out=SA[:, qs])
+        U = sa[:6]
+        d = np.einsum("ink,ink->nk", Sl, U, out=Dinv[qs])
+        np.divide(1.0, d, out=d)
+        np.subtract(TQ[qs], sa[6], out=u[qs])
+        if L.prev is None:
             continue
-        Ud = Ui * di
-        # articulated inertia seen through the joint, in place: IA_i - U D^-1 U^T
-        IAi -= np.multiply(Ud[:, None, :], Ui[None, :, :], out=outer)
-        pAi += np.einsum("ijn,jn->in", IAi, c[:, i])
-        Ud *= ui
-        pAi += Ud
-        IA[p] += IAi
-        pA[:, p] += pAi
-    nu_dot = np.empty((tree.nv, N))
-    a = J.buf("acc", (6, nb, N))
+        np.negative(u[qs], out=sa[6])
+        Ud = np.multiply(U, d, out=J.buf("ab_Ud", (6, n, N)))
+        t = J.buf("ab_T", (7, n, N))
+        for i in range(6):  # [IA - U D^-1 U^T | pA + U D^-1 u]
+            A[i] -= np.multiply(Ud[i], sa, out=t)
+        _add_to_parents(J, aug[:, :, L.prev], A, L)
+    nu_dot = np.empty((nv, N))
+    Ah = J.buf("ab_A", (6, nb, N))  # a - chat (with the world's acceleration a0)
+    qdd = J.buf("ab_qdd", (nq, N))
     a0b = np.broadcast_to(a0, (6, N))
-    for i in range(nb):
-        p = tree.parent[i]
-        ai = a[:, i]
-        if tree.code[i] == FREE:
+    for L in lv.levels:
+        sl = slice(L.start, L.stop)
+        if L.free:
             # IA a' + pA = f_base with a' = a - a_grav = a + a0
-            ai[...] = _solve6(IA[i], tau[:6] - pA[:, i])
-            nu_dot[:6] = ai - a0b
+            Ah[:, 0] = _solve6(aug[:, :6, 0], tau[:6] - pA[:, 0])
+            np.subtract(Ah[:, 0], a0b, out=nu_dot[:6])
             continue
-        j = tree.vidx[i]
-        np.add(a[:, p] if p >= 0 else a0b, c[:, i], out=ai)
-        qdd = (u[i] - np.einsum("in,in->n", U[i], ai)) * Dinv[i]
-        ai += S[:, j] * qdd
-        nu_dot[j] = qdd
+        qs = slice(L.start - off, L.stop - off)
+        A = Ah[:, sl]
+        np.copyto(A, a0b[:, None] if L.prev is None else J.parents(Ah[:, L.prev], L, "ab_par"))
+        t = np.einsum("ink,ink->nk", SA[:6, qs], A, out=qdd[qs])
+        np.subtract(u[qs], t, out=t)
+        t *= Dinv[qs]
+        A += np.multiply(S[:, sl], t, out=J.buf("ab_Sq", (6, L.n, N)))
+    if nq:
+        nu_dot[lv.vi] = qdd
     return nu_dot
 
 
@@ -1018,7 +1385,7 @@ def _xfb_parts(xfb: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
 # --------------------------------------------------------------------------- chunks and arenas
 #: public functions process batches in chunks of at most this many states: the work arrays stay
 #: a few MB (cache friendly, bounded memory) and are reused from one chunk/call to the next
-_CHUNK = 1024
+_CHUNK = 512
 
 
 class _ArenaStore(threading.local):
