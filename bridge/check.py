@@ -53,6 +53,8 @@ QUANTITIES = (
     "com_position",
     "com_velocity",
     "com_jacobian",
+    "centroidal_momentum",
+    "total_momentum",
 )
 
 
@@ -231,6 +233,8 @@ def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str
         ("com_position", None): kd.com_position(),
         ("com_velocity", None): kd.com_velocity(),
         ("com_jacobian", None): kd.com_jacobian(),
+        ("centroidal_momentum", None): kd.centroidal_momentum(),
+        ("total_momentum", None): kd.total_momentum(),
     }
     if not model.massless_dofs:
         out[("forward_dynamics", None)] = kd.forward_dynamics(inputs["torques"])
@@ -265,6 +269,10 @@ def _identities(
         fd = kd.forward_dynamics(tau)
         M = kd.mass_matrix()
         results.append(_result("forward_dynamics", rep, f"{engine}: FD(ID(a)) = a", fd, nu_dot, rtol, M=M))
+    if model.floating:  # the base rows of the generalized momentum are the total momentum
+        Mnu = np.einsum("...ij,...j->...i", kd.mass_matrix(), kd.nu)[..., :6]
+        hB = kd.total_momentum()
+        results.append(_result("total_momentum", rep, f"{engine}: (M nu)[:6]", hB, Mnu, rtol))
     # finite differences on the first few samples
     k = min(fd_samples, nu_dot.shape[0])
     if k == 0:

@@ -3,7 +3,7 @@
 ``KinDyn`` is what iDynTree users know from ``KinDynComputations``: set a state, ask for the mass
 matrix, bias forces, inverse/forward dynamics, frame kinematics and centre of mass, all in the
 chosen representation (BODY, INERTIAL or MIXED; see :mod:`bridge.state`), with the joints in the
-model's DOF order. The same questions go to any engine ("pinocchio", "idyntree", later
+model's DOF order. The same questions go to any engine ("pinocchio", "idyntree",
 "featherstone"), which is what makes cross-validation possible.
 
 States may carry leading batch axes: every result then has the same leading axes. Results are
@@ -385,6 +385,46 @@ class KinDyn:
     def com_jacobian(self) -> np.ndarray:
         """(..., 3, nv) with ``com_velocity = J @ nu``."""
         return self._cached("Jcom", self._engine.com_jacobian)
+
+    # ------------------------------------------------------------------ momentum
+    def _base_axes(self, h: np.ndarray) -> np.ndarray:
+        """World axes -> the base's axes (``R^T`` on both halves of (..., 6))."""
+        R = self.state.world_H_base.matrix[..., :3, :3]
+        lin = np.einsum("...ji,...j->...i", R, h[..., :3])
+        ang = np.einsum("...ji,...j->...i", R, h[..., 3:])
+        return np.concatenate([lin, ang], axis=-1)
+
+    def centroidal_momentum(self) -> np.ndarray:
+        """Centroidal momentum (..., 6), linear first: the total linear momentum and the angular
+        momentum about the centre of mass G, expressed in G[B] (BODY) or G[A] (INERTIAL, MIXED),
+        iDynTree's ``getCentroidalTotalMomentum`` convention (Pinocchio's ``hg`` is G[A])."""
+
+        def compute() -> np.ndarray:
+            h = self._engine.centroidal_momentum()  # engines answer in G[A]
+            return self._base_axes(h) if self.representation is Representation.BODY else h
+
+        return self._cached("hG", compute)
+
+    def total_momentum(self) -> np.ndarray:
+        """Total momentum (..., 6), linear first, expressed in B (BODY), the world A (INERTIAL) or
+        B[A] (MIXED), B the base link's frame (iDynTree's ``getLinearAngularMomentum``). For a
+        floating base it is the first six rows of ``mass_matrix() @ nu``."""
+
+        def compute() -> np.ndarray:
+            native = getattr(self._engine, "total_momentum", None)
+            if native is not None:
+                return native()
+            h_G = self._cached("hG[A]", self._engine.centroidal_momentum)
+            p = h_G[..., :3]
+            rep = self.representation
+            # move the reference point from the centre of mass c to o: k_o = k_c + (c - o) x p
+            c = self.com_position()
+            o = self.state.world_H_base.matrix[..., :3, 3]
+            arm = c if rep is Representation.INERTIAL else c - o
+            h = np.concatenate(np.broadcast_arrays(p, h_G[..., 3:] + np.cross(arm, p)), axis=-1)
+            return self._base_axes(h) if rep is Representation.BODY else h
+
+        return self._cached("hB", compute)
 
     def __repr__(self) -> str:
         return (

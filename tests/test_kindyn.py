@@ -151,7 +151,6 @@ def test_kinetic_energy_and_power_are_representation_invariant(engine: str) -> N
     model = small_model(rng)
     st = random_state(model, rng, "body")
     energies, powers = [], []
-    wrench = rng.normal(size=6)
     for rep in REPS:
         kd = bridge.KinDyn(model, engine=engine, representation=rep)
         s = st.to(rep)
@@ -160,7 +159,57 @@ def test_kinetic_energy_and_power_are_representation_invariant(engine: str) -> N
         powers.append(kd.nu @ kd.gravity_forces())
     np.testing.assert_allclose(energies, energies[0], rtol=1e-12)
     np.testing.assert_allclose(powers, powers[0], rtol=1e-12, atol=1e-12)
-    del wrench
+
+
+def _world_axes(kd: bridge.KinDyn, h: np.ndarray) -> np.ndarray:
+    """A momentum in the representation's axes (base axes for BODY) -> world axes."""
+    if kd.representation is not bridge.Representation.BODY:
+        return h
+    R = kd.state.world_H_base.matrix[:3, :3]
+    return np.concatenate([R @ h[:3], R @ h[3:]])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+def test_momentum_identities(engine: str, rep: str, floating: bool) -> None:
+    kd, model, st, _ = _kindyn(engine, rep, floating, seed=4)
+    h_G, h_B = kd.centroidal_momentum(), kd.total_momentum()
+    assert h_G.shape == h_B.shape == (6,)
+    # linear momentum = m * com velocity, in either frame
+    p = model.total_mass * kd.com_velocity()
+    assert_close(_world_axes(kd, h_G)[:3], p, 1e-12, "p = m vcom")
+    assert_close(_world_axes(kd, h_B)[:3], p, 1e-12, "p = m vcom (total)")
+    # the two differ by the change of reference point (G vs B, or the world origin for INERTIAL)
+    H = kd.state.world_H_base.matrix
+    point = np.zeros(3) if rep == "inertial" else H[:3, 3]
+    k_B = _world_axes(kd, h_G)[3:] + np.cross(kd.com_position() - point, p)
+    assert_close(_world_axes(kd, h_B)[3:], k_B, 1e-12, "k_B = k_G + (c - o) x p")
+    if floating:  # the base rows of the generalized momentum
+        assert_close(h_B, (kd.mass_matrix() @ kd.nu)[:6], 1e-12, "total momentum = (M nu)[:6]")
+    # kinetic energy from the momentum of a rigid motion: zero joint velocity, base velocity only
+    if floating:
+        kd0 = bridge.KinDyn(model, engine=engine, representation=rep)
+        kd0.set_state(st.world_H_base, st.s, st.base_velocity, np.zeros(model.n_dofs))
+        nu0 = kd0.nu
+        assert_close(kd0.total_momentum() @ nu0[:6], nu0 @ kd0.mass_matrix() @ nu0, 1e-12, "2 KE = h . v_B")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+def test_centroidal_momentum_rate_is_gravity_in_free_fall(engine: str, rep: str) -> None:
+    """With zero joint torques and no contact, d/dt h_G = (m g, 0) (in G[A]): a check on forward
+    dynamics, the centre of mass and the momentum together."""
+    kd, model, st, _ = _kindyn(engine, rep, seed=6)
+    nu_dot = kd.forward_dynamics(np.zeros(model.n_dofs))
+    ba, sdd = _split(model, nu_dot)
+
+    def factory():
+        return bridge.KinDyn(model, engine=engine, representation=rep)
+
+    rate = _fd(factory, st, ba, sdd, lambda k: _world_axes(k, k.centroidal_momentum()))
+    expected = np.concatenate([model.total_mass * np.array([0.0, 0.0, -9.81]), np.zeros(3)])
+    np.testing.assert_allclose(rate, expected, atol=1e-6 * model.total_mass * 9.81)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -182,6 +231,8 @@ def test_batched_state_equals_single_calls(engine: str) -> None:
         "J": kd.frame_jacobian("tool"),
         "acc": kd.frame_acceleration("tool", a[:, :6], a[:, 6:]),
         "com": kd.com_position(),
+        "hG": kd.centroidal_momentum(),
+        "hB": kd.total_momentum(),
     }
     assert batched["M"].shape == (N, model.nv, model.nv)
     single = bridge.KinDyn(model, engine=engine, representation="mixed")
@@ -195,6 +246,8 @@ def test_batched_state_equals_single_calls(engine: str) -> None:
             "J": single.frame_jacobian("tool"),
             "acc": single.frame_acceleration("tool", a[i, :6], a[i, 6:]),
             "com": single.com_position(),
+            "hG": single.centroidal_momentum(),
+            "hB": single.total_momentum(),
         }
         for key, value in ref.items():
             np.testing.assert_allclose(batched[key][i], value, rtol=1e-13, atol=1e-12, err_msg=key)

@@ -225,6 +225,23 @@ class IDynTreeEngine:
     def com_velocity(self) -> np.ndarray:
         return self._loop(lambda _i: _np(self.kd.getCenterOfMassVelocity()))
 
+    def centroidal_momentum(self) -> np.ndarray:
+        """In G[A] (iDynTree gives G[B] in its BODY_FIXED representation: rotated here)."""
+        body = self.representation is Representation.BODY
+
+        def one(i):
+            h = _np(self.kd.getCentroidalTotalMomentum().asVector())
+            if body:
+                R = self._H[i, :3, :3]
+                h = np.concatenate([R @ h[:3], R @ h[3:]])
+            return h
+
+        return self._loop(one)
+
+    def total_momentum(self) -> np.ndarray:
+        """``getLinearAngularMomentum``: in B, A or B[A] (the representation)."""
+        return self._loop(lambda _i: _np(self.kd.getLinearAngularMomentum().asVector()))
+
     def com_jacobian(self) -> np.ndarray:
         def one(_i):
             self.kd.getCenterOfMassJacobian(self._Jcom)

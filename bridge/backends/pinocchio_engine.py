@@ -608,6 +608,22 @@ class PinocchioEngine:
 
         return self._loop(one)
 
+    def centroidal_momentum(self) -> np.ndarray:
+        """``computeCentroidalMomentum`` (about Pinocchio's centre of mass, which leaves out a fixed
+        base's welded mass) moved to the robot's centre of mass: (..., 6) in G[A], linear first."""
+        pin, pm, d = self._pin, self.pm, self.data
+        com = self.com_position()
+        flat_com = com.reshape(-1, 3)
+
+        def one(i):
+            hg = pin.computeCentroidalMomentum(pm, d, self._q[i], self._v[i])
+            p, k = hg.linear.copy(), hg.angular.copy()
+            # angular momentum about the origin, then about the robot's centre of mass
+            k_origin = k + np.cross(d.com[0], p)
+            return np.concatenate([p, k_origin - np.cross(flat_com[i], p)])
+
+        return self._loop(one)
+
     def com_jacobian(self) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
         total, m0, _ = self._base_share()

@@ -1065,6 +1065,108 @@ def test_bias_mixed_bridge(icub):
     _bridge_bias(icub, "mixed")
 
 
+# ======================================================================= momentum
+def _momentum_world(c) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Definition: ``(p, k about the world origin, com)`` summed body by body from Pinocchio's
+    per-joint inertias and velocities at t = 0 (world axes)."""
+    q, v = pin_qv(c, 0.0)
+    d = c.pm.createData()
+    pin.forwardKinematics(c.pm, d, q, v)
+    h = np.zeros(6)
+    for j in range(1, c.pm.njoints):
+        h += d.oMi[j].act(c.pm.inertias[j] * d.v[j]).vector  # momentum of body j at the world origin
+    com = pin.centerOfMass(c.pm, d, q)
+    return h[:3], h[3:], com
+
+
+def _momentum_expected(c, rep: str, kind: str) -> np.ndarray:
+    p, k_A, com = _momentum_world(c)
+    H, _, _, _ = traj(c, 0.0)
+    R, o = H[:3, :3], H[:3, 3]
+    if kind == "centroidal":
+        h = np.concatenate([p, k_A - np.cross(com, p)])
+    elif rep == "inertial":
+        h = np.concatenate([p, k_A])
+    else:
+        h = np.concatenate([p, k_A - np.cross(o, p)])
+    return np.concatenate([R.T @ h[:3], R.T @ h[3:]]) if rep == "body" else h
+
+
+def _idyn_momentum(c, rep: str, kind: str) -> None:
+    idyn_set(c, rep, 0.0)
+    get = c.kd.getCentroidalTotalMomentum if kind == "centroidal" else c.kd.getLinearAngularMomentum
+    assert close(np.array(get().asVector().toNumPy()), _momentum_expected(c, rep, kind))
+
+
+def _bridge_momentum(c, rep: str, kind: str) -> None:
+    expected = _momentum_expected(c, rep, kind)
+    for engine in ("pinocchio", "idyntree", "featherstone"):
+        kd = bridge_kd(c, rep, 0.0, engine)
+        h = kd.centroidal_momentum() if kind == "centroidal" else kd.total_momentum()
+        assert close(h, expected), engine
+        if kind == "total":
+            assert close(h, (kd.mass_matrix() @ kd.nu)[:6]), engine
+
+
+def test_momentum_total_body_idyntree(icub):
+    _idyn_momentum(icub, "body", "total")
+
+
+def test_momentum_total_inertial_idyntree(icub):
+    _idyn_momentum(icub, "inertial", "total")
+
+
+def test_momentum_total_mixed_idyntree(icub):
+    _idyn_momentum(icub, "mixed", "total")
+
+
+def test_momentum_centroidal_body_idyntree(icub):
+    _idyn_momentum(icub, "body", "centroidal")
+
+
+def test_momentum_centroidal_inertial_idyntree(icub):
+    _idyn_momentum(icub, "inertial", "centroidal")
+
+
+def test_momentum_centroidal_mixed_idyntree(icub):
+    _idyn_momentum(icub, "mixed", "centroidal")
+
+
+def test_momentum_total_body_bridge(icub):
+    _bridge_momentum(icub, "body", "total")
+
+
+def test_momentum_total_inertial_bridge(icub):
+    _bridge_momentum(icub, "inertial", "total")
+
+
+def test_momentum_total_mixed_bridge(icub):
+    _bridge_momentum(icub, "mixed", "total")
+
+
+def test_momentum_centroidal_body_bridge(icub):
+    _bridge_momentum(icub, "body", "centroidal")
+
+
+def test_momentum_centroidal_inertial_bridge(icub):
+    _bridge_momentum(icub, "inertial", "centroidal")
+
+
+def test_momentum_centroidal_mixed_bridge(icub):
+    _bridge_momentum(icub, "mixed", "centroidal")
+
+
+def test_momentum_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    d = c.pm.createData()
+    hg = pin.computeCentroidalMomentum(c.pm, d, q, v)
+    expected = _momentum_expected(c, "mixed", "centroidal")  # G[A]
+    assert close(hg.vector, expected)
+    assert close(np.concatenate([hg.linear, hg.angular]), expected)
+    assert close(d.com[0], _momentum_world(c)[2], 1e-14)
+
+
 # ======================================================================= table 5: model structure
 def _doc_movable(root) -> list[str]:
     return [j.get("name") for j in root.findall("joint") if j.get("type") != "fixed"]

@@ -336,6 +336,12 @@ class FeatherstoneEngine:
         lin = p[3:].sum(axis=1) / self._total_mass
         return self._out(np.ascontiguousarray(lin.T))
 
+    def centroidal_momentum(self) -> np.ndarray:
+        p = _inertia_apply(self.tree.mass, self._inertias(), self._v()).sum(axis=1)  # (6, N) at the origin
+        c = np.ascontiguousarray(self.com_position().reshape(self._N, 3).T)  # (3, N)
+        out = np.concatenate([p[3:], p[:3] - _cross_first(c, p[3:])])  # about the centre of mass
+        return self._out(np.ascontiguousarray(out.T))
+
     def com_jacobian(self) -> np.ndarray:
         tree = self.tree
         F = _subtree_momenta(tree, _composite(tree, self._inertias()), self._S())  # (6, nv, N)
