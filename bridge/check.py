@@ -272,7 +272,7 @@ def _identities(
     if model.floating:  # the base rows of the generalized momentum are the total momentum
         Mnu = np.einsum("...ij,...j->...i", kd.mass_matrix(), kd.nu)[..., :6]
         hB = kd.total_momentum()
-        results.append(_result("total_momentum", rep, f"{engine}: (M nu)[:6]", hB, Mnu, rtol))
+        results.append(_result("total_momentum", rep, f"{engine}: momentum = (M nu)[:6]", hB, Mnu, rtol))
     # finite differences on the first few samples
     k = min(fd_samples, nu_dot.shape[0])
     if k == 0:
