@@ -116,6 +116,10 @@ class KinDyn:
         # hot-path constants: a state given as arrays (see set_state), the frame names, gravity
         self._has_state = False
         self._set_single = getattr(self._engine, "set_single_state", None)
+        # engines may answer one unbatched query straight from its raw arguments (None: they
+        # return None when the state or the arguments are not the plain single case)
+        self._id_single = getattr(self._engine, "inverse_dynamics_single", None)
+        self._fd_single = getattr(self._engine, "forward_dynamics_single", None)
         self._frame_names = frozenset(model.frame_names)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
@@ -143,7 +147,7 @@ class KinDyn:
         # hot path: one state as plain arrays, checked by the engine's own single-state set-up (or
         # by single_state_arrays); anything else, including every invalid input, goes through
         # State, which raises the errors
-        g = self._gravity_array(gravity)
+        g = self._default_gravity if gravity is DEFAULT_GRAVITY else self._gravity_array(gravity)
         if g is not None:
             if self._set_single is not None:
                 if self._set_single(world_H_base, s, base_velocity, s_dot, g):
@@ -306,6 +310,10 @@ class KinDyn:
         ``base_acc`` (..., 6) is the time derivative of the base velocity in this representation
         (pass None for a fixed base).
         """
+        if self._id_single is not None and self._has_state and external_wrenches is None:
+            tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
+            if tau is not None:
+                return tau
         nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
         return self._engine.inverse_dynamics(nu_dot, self._wrenches(external_wrenches))
@@ -328,7 +336,11 @@ class KinDyn:
             )
         n, nv = self._n_dofs, self._nv
         t = np.asarray(joint_torques, dtype=np.float64)
-        if t.shape == (n,) and n != nv and all_finite(t):  # hot path: joint torques only
+        if t.shape == (n,) and self._fd_single is not None and self._has_state and external_wrenches is None:
+            nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
+            if nu_dot is not None:
+                return nu_dot
+        if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
             tau = np.zeros(nv)
             tau[nv - n :] = t
         elif t.ndim >= 1 and t.shape[-1] == nv:

@@ -22,7 +22,10 @@ computed once per engine, T is applied through its blocks (rotation blocks R or 
 base pose, for MIXED; T^{-1} = T^T there, so no solve), its derivative enters only where it is not
 zero (``T_dot nu = (-omega_B x v_B, 0, ...)`` for MIXED, zero for BODY and INERTIAL), and the
 State and VelocityTransform objects of the general path are built only if a general-path query
-asks for them.
+asks for them. The state's copies (Pinocchio's q and v) go to two buffers allocated once, used
+in turn, and inverse and forward dynamics without external wrenches take KinDyn's raw arguments
+(:meth:`PinocchioEngine.inverse_dynamics_single`, :meth:`PinocchioEngine.forward_dynamics_single`),
+writing Pinocchio's acceleration or torque straight into a per-engine buffer.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from bridge.state import (
 __all__ = ["PinocchioEngine"]
 
 _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+_F64 = np.dtype(np.float64)
 
 # flat indices into a (4, 4) pose H giving blkdiag(R^T, R^T) (6, 6); 12 is H[3, 0] == 0
 _BLKDIAG_RT = np.full((6, 6), 12, dtype=np.intp)
@@ -153,6 +157,21 @@ class PinocchioEngine:
         self._qc_dst1 = self._qc_dst + 1
         self._shape_n = (n,)
         self._finite_w = finite_weights(lay.nq + nv + 6)
+        # two buffers [q | v | base velocity], alternately the current state's and the spare
+        # (see set_single_state), with their views sliced once
+        nq, qb = lay.nq, self._qb
+        self._bufs = []
+        for _ in range(2):
+            buf = np.empty(nq + nv + 6)
+            q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+            self._bufs.append((buf, q, v, vb, q[:qb], q[qb:], v[:nb], v[nb:]))
+        self._spare = 0
+        # the Pinocchio-order arguments of the single-state inverse and forward dynamics
+        a = np.empty(nv)
+        self._acc = (a, a[:nb], a[nb:])
+        tau = np.zeros(nv)
+        self._tau = (tau, tau[nb:])
+        self._finite_w_nv = finite_weights(nv)
         self._zero_base = np.zeros(6)
         self._zero_base.setflags(write=False)
         self._g_last: np.ndarray | None = None
@@ -195,10 +214,10 @@ class PinocchioEngine:
         are not one valid state (the caller then builds a State, which raises the error). The
         inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
         """
-        if isinstance(world_H_base, Transform):
-            world_H_base = world_H_base.matrix
+        H = world_H_base
         try:
-            H = np.asarray(world_H_base, dtype=np.float64)
+            if type(H) is not np.ndarray or H.dtype is not _F64:
+                H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
             if type(s) is not np.ndarray:
                 s = np.asarray(s, dtype=np.float64)
             if type(s_dot) is not np.ndarray:
@@ -221,18 +240,18 @@ class PinocchioEngine:
         rows = H.tolist()
         if not pose_rows_valid(rows):
             return False
-        nb, nv, nq, perm = self._nb, self._nv, self._nq, self._perm
-        # one buffer: q, v, a copy of the base velocity (for the State), checked by one dot
-        buf = np.empty(nq + nv + 6)
-        q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+        nb, perm = self._nb, self._perm
+        # the copies go to the spare one of two buffers, so that the current state stays intact
+        # until this one is known to be valid: q, v, a copy of the base velocity (for the State)
+        buf, q, v, vb, q_base, q_joints, v_base, v_joints = self._bufs[self._spare]
         vb[...] = base_velocity
-        v[nb:] = s_dot if perm is None else s_dot[perm]
+        v_joints[...] = s_dot if perm is None else s_dot[perm]
         X = X_inv = None
         if nb:
-            q[:7] = _rows_to_q7(rows)
+            q_base[...] = _rows_to_q7(rows)
             rep = self.representation
             if rep is _BODY:
-                v[:6] = vb
+                v_base[...] = vb
             else:
                 # base block of T: X = B_X_W (6, 6), W = B[A] (MIXED) or A (INERTIAL); one take
                 # reads blkdiag(R^T, R^T) out of H (its zeros from H[3, 0], checked to be 0)
@@ -241,9 +260,9 @@ class PinocchioEngine:
                     px, py, pz = rows[0][3], rows[1][3], rows[2][3]
                     X[:3, 3:] = X[:3, :3] @ np.array([[0.0, pz, -py], [-pz, 0.0, px], [py, -px, 0.0]])
                     X_inv = Transform._wrap(np.array(rows)).motion_matrix()
-                v[:6] = X.dot(vb)
+                v_base[...] = X.dot(vb)
         if self._q_joints_perm_only:
-            q[self._qb :] = s if perm is None else s[perm]
+            q_joints[...] = s if perm is None else s[perm]
             s_copy = None
         else:
             if not all_finite(s_copy := np.array(s, dtype=np.float64)):
@@ -254,7 +273,8 @@ class PinocchioEngine:
             q[self._qc_dst1] = np.sin(sc)
         if not math.isfinite(buf.dot(self._finite_w)):  # one finiteness test (see all_finite)
             return False
-        # ---- valid: commit
+        # ---- valid: commit (this buffer is now the current state's, the other one the spare)
+        self._spare ^= 1
         self._X, self._X_inv = X, X_inv
         self._vb1 = vb if nb else self._zero_base
         self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
@@ -295,7 +315,8 @@ class PinocchioEngine:
                 s = q[self._qb :].copy() if inv is None else q[self._qb :][inv]
             s_dot = v[nb:nv].copy() if inv is None else v[nb:nv][inv]
             H = Transform._wrap(np.array(self._rows))
-            self._state = State._trusted(H, s, self._vb1, s_dot, self.representation)
+            vb = self._vb1.copy() if self._nb else self._vb1  # the buffer is reused later
+            self._state = State._trusted(H, s, vb, s_dot, self.representation)
         return self._state
 
     @property
@@ -397,9 +418,10 @@ class PinocchioEngine:
             X = self._X
             if X is not None:
                 # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy
-                G = X.T.dot(M[:6])
-                M[:6] = G
-                M[:6, :6] = G[:, :6].dot(X)
+                M6 = M[:6]
+                G = X.T.dot(M6)
+                M6[...] = G
+                M6[:, :6] = G[:, :6].dot(X)
                 if self._M_idx is None:
                     M[6:, :6] = G[:, 6:].T
                     return M
@@ -424,10 +446,18 @@ class PinocchioEngine:
             pin, pm, d = self._pin, self.pm, self.data
             ab = self._bias_acc()
             if ab is None:
-                return self._from_pin(pin.nle(pm, d, self._q1, self._v1))
-            a = self._a_bias  # zero but for the base-linear part (Pinocchio copies its arguments)
-            a[:3] = ab
-            return self._from_pin(pin.rnea(pm, d, self._q1, self._v1, a))
+                h = pin.nle(pm, d, self._q1, self._v1)
+            else:
+                a = self._a_bias  # zero but for the base-linear part (Pinocchio copies its arguments)
+                a[:3] = ab
+                h = pin.rnea(pm, d, self._q1, self._v1, a)
+            # T^T h (_from_pin, inlined)
+            if self._cols is not None:
+                h = h[self._cols]
+            X = self._X
+            if X is not None:
+                h[:6] = X.T.dot(h[:6])
+            return h
         a_pin = self.vt.apply_derivative(self.nu)
         return self.vt.transpose_apply(self._rnea(a_pin, None))
 
@@ -482,6 +512,66 @@ class PinocchioEngine:
 
         a_pin = self._loop(one, tau_pin)
         return self.vt.solve(a_pin - self.vt.apply_derivative(self.nu))
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
+        ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), ``a = T nu_dot + T_dot nu``
+        written straight into Pinocchio's order (no nu_dot in between).
+
+        None, doing nothing, unless the state is one single state and the arguments are one finite
+        acceleration of the right shapes: the caller's general path then takes batches and raises
+        the errors.
+        """
+        if not self._single:
+            return None
+        nb = self._nb
+        try:
+            if type(s_ddot) is not np.ndarray:
+                s_ddot = np.asarray(s_ddot, dtype=np.float64)
+            if nb and type(base_acc) is not np.ndarray:
+                base_acc = np.asarray(base_acc, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
+            return None
+        if not nb:
+            if base_acc is not None:
+                return None
+        elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
+            return None
+        a, a_base, a_joints = self._acc  # Pinocchio copies its arguments: one buffer per engine
+        a_joints[...] = s_ddot if self._perm is None else s_ddot[self._perm]
+        if nb:
+            X = self._X
+            a_base[...] = base_acc if X is None else X.dot(base_acc)
+            ab = self._bias_acc()
+            if ab is not None:  # element by element: cheaper than a numpy call for 3 numbers
+                a[0] += ab[0]
+                a[1] += ab[1]
+                a[2] += ab[2]
+        if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
+            return None
+        return self._from_pin(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a))
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
+        joint torques ``t`` (n,) (a float array; the base wrench is zero, so ``T^{-T} tau`` is the
+        permuted ``t`` behind six zeros).
+
+        None, doing nothing, when the state is not one single state or ``t`` is not finite (the
+        caller's general path then takes it and raises the errors).
+        """
+        if not self._single or not all_finite(t):
+            return None
+        tau, tau_joints = self._tau  # its base part stays zero
+        tau_joints[...] = t if self._perm is None else t[self._perm]
+        a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
+        ab = self._bias_acc()
+        if ab is not None:
+            a[0] -= ab[0]
+            a[1] -= ab[1]
+            a[2] -= ab[2]
+        return self._from_pin(a, accelerations=True)
 
     def _fext(self, wrenches: Mapping[str, np.ndarray] | None) -> list | None:
         """Per-sample lists of Pinocchio joint forces (joint-local) from frame wrenches."""
