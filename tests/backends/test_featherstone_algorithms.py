@@ -296,6 +296,7 @@ def test_chunked_batches_equal_one_chunk(monkeypatch) -> None:
     }
     whole = {k: f() for k, f in calls.items()}
     monkeypatch.setattr(algorithms, "_CHUNK", 3)
+    monkeypatch.setattr(algorithms, "_CRBA_BLOCK", 2)  # the CRBA's last stage in blocks too
     for k, f in calls.items():
         for _ in range(2):  # the second call reuses the arena of the first
             got = f()

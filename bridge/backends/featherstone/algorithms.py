@@ -40,6 +40,7 @@ base in world coordinates.
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Mapping, Sequence
@@ -547,6 +548,27 @@ _SYM = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
 _SYM_INDEX = ((0, 1, 2), (1, 3, 4), (2, 4, 5))
 
 
+def _ia_rows() -> np.ndarray:
+    """Row of :meth:`_Joints.lv_inertia_rows` holding each entry (i, j) of a dense angular-first
+    inertia ``[[IO, h^], [h^T, m 1]]`` (h = m c), flattened (36,)."""
+    rows = np.full((6, 6), 13, dtype=np.intp)
+    for i in range(3):
+        for j in range(3):
+            rows[i, j] = 3 + _SYM_INDEX[i][j]
+        rows[3 + i, 3 + i] = 12
+    # h^ = [[0, -h2, h1], [h2, 0, -h0], [-h1, h0, 0]]; lower-left -h^
+    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        rows[i, 3 + j] = 9 + k  # -h_k
+        rows[j, 3 + i] = k
+        rows[3 + j, i] = 9 + k
+        rows[3 + i, j] = k
+    return rows.reshape(36)
+
+
+_IA_ROWS = _ia_rows()
+_EYE6 = np.eye(6)
+
+
 def _rotate_rows(x: np.ndarray, y: np.ndarray, c: np.ndarray, s: np.ndarray, t1: np.ndarray, t2: np.ndarray):
     """``x, y <- c x + s y, c y - s x`` in place: the coordinate rotation about the third axis by the
     angle of cosine c and sine s (its transpose with -s); ``t1``, ``t2`` scratch arrays of x's
@@ -582,7 +604,7 @@ class _Joints:
         q: np.ndarray,
         E0: np.ndarray | None = None,
         r0: np.ndarray | None = None,
-        arena: dict[str, np.ndarray] | None = None,
+        arena: dict | None = None,
     ):
         self.tree = tree
         self.q = q
@@ -592,7 +614,7 @@ class _Joints:
         self.arena = {} if arena is None else arena
         nq = tree.nq
         lq = self.lq = self.buf("lq", (nq, N))
-        np.take(q, tree.lv.qi, axis=0, out=lq)
+        np.take(q, tree.lv.qi, axis=0, out=lq, mode="clip")  # clip: no buffer
         # cos and sin from t = tan(q / 2): cos q = 2 / (1 + t^2) - 1, sin q = t 2 / (1 + t^2); np.tan is
         # several times faster than np.cos plus np.sin, and the results agree with them to 4e-16
         c = self.lc = self.buf("lc", (nq, N))
@@ -615,21 +637,28 @@ class _Joints:
     def buf(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         """An uninitialised contiguous work array called ``name``: a view of the arena's array of
         that name when it is large enough (large temporaries are not re-allocated call after call,
-        and a smaller last chunk reuses them; see :func:`_run_chunks`)."""
-        size = 1
-        for k in shape:
-            size *= k
-        a = self.arena.get(name)
-        if a is None or a.size < size:
-            a = self.arena[name] = np.empty(max(size, 1))
-        return a[:size].reshape(shape)
+        and a smaller last chunk reuses them; see :func:`_run_chunks`). The arena keeps, per name,
+        the array and its views by shape: a call with a known shape costs two look-ups."""
+        entry = self.arena.get(name)
+        if entry is not None:
+            view = entry[1].get(shape)
+            if view is not None:
+                return view
+        size = math.prod(shape)
+        if entry is None or entry[0].size < size or len(entry[1]) > 32:
+            # a new array (or too many shapes: batch sizes vary): forget the old views
+            entry = self.arena[name] = (np.empty(max(size, 1 if entry is None else entry[0].size)), {})
+        view = entry[1][shape] = entry[0][:size].reshape(shape)
+        return view
 
     def parents(self, src: np.ndarray, L: _Level, name: str) -> np.ndarray:
         """The values of level L's parents from ``src`` (..., n_prev, N), the previous level's values
         (or the world's, one body): broadcastable against level L's (..., n, N)."""
         if L.gather != "take":
             return src
-        return np.take(src, L.par, axis=-2, out=self.buf(name, (*src.shape[:-2], L.n, src.shape[-1])))
+        return np.take(
+            src, L.par, axis=-2, out=self.buf(name, (*src.shape[:-2], L.n, src.shape[-1])), mode="clip"
+        )
 
     # ---- forward kinematics, level order and permuted frames
     def pose(self) -> np.ndarray:
@@ -736,22 +765,28 @@ class _Joints:
         for c in range(3):
             np.matmul(lv.K, G[:4, c].swapaxes(0, 1), out=Y[:, c].swapaxes(0, 1))
         Ys = Y if lv.sig is None else np.multiply(Y, lv.sig[:, None, :, None], out=self.buf("Ys", Y.shape))
-        W = self.buf("Wl", (9, nb, N))
+        W = self.buf("Wl", (14, nb, N))[:9]  # rows 9-13: see lv_inertia_rows
         np.multiply(lv.sqm, Y[3], out=W[:3])
-        t = self.buf("t_W", (4, nb, N))
-        D = self.buf("D_W", (3, nb, N))
-        for a in range(3):
-            np.multiply(Y[:, a], Ys[:, a], out=t)
-            np.sum(t, axis=0, out=D[a])
+        D = np.einsum("kanN,kanN->anN", Y, Ys, out=self.buf("D_W", (3, nb, N)))  # diagonal of Sigma
         np.add(D[1], D[2], out=W[3])
         np.add(D[0], D[2], out=W[6])
         np.add(D[0], D[1], out=W[8])
-        for p, a, b in ((4, 0, 1), (5, 0, 2), (7, 1, 2)):
-            np.multiply(Y[:, a], Ys[:, b], out=t)
-            np.sum(t, axis=0, out=W[p])
-            np.negative(W[p], out=W[p])
+        np.einsum("knN,kanN->anN", Y[:, 0], Ys[:, 1:], out=W[4:6])  # -(xy, xz)
+        np.einsum("knN,knN->nN", Y[:, 1], Ys[:, 2], out=W[7])  # -yz
+        np.negative(W[4:6], out=W[4:6])
+        np.negative(W[7], out=W[7])
         self._Wl = W
         return W
+
+    def lv_inertia_rows(self) -> np.ndarray:
+        """(14, nb, N): :meth:`lv_inertias` (rows 0-8), then ``-m c`` (9-11), the mass (12) and zero
+        (13): every entry of the dense 6x6 world inertias (see ``_IA_ROWS``)."""
+        W = self.lv_inertias()
+        Wx = self.buf("Wl", (14, self.tree.nb, self.N))
+        np.negative(W[:3], out=Wx[9:12])
+        Wx[12] = self.tree.lv.mass[:, None]
+        Wx[13] = 0.0
+        return Wx
 
     def world_inertias(self) -> np.ndarray:
         """``W`` (9, nb, N): first moments m c (rows 0-2) and rotational inertias about the world
@@ -760,7 +795,7 @@ class _Joints:
         if self._W is None:
             tree = self.tree
             W = self.buf("W", (9, tree.nb, self.N))
-            np.take(self.lv_inertias(), tree.lv.pos, axis=1, out=W)
+            np.take(self.lv_inertias(), tree.lv.pos, axis=1, out=W, mode="clip")
             self._W = W
         return self._W
 
@@ -921,7 +956,7 @@ def _rnea(
         if x is None:
             QQ[k] = 0.0
         else:
-            np.take(x, lv.vi, axis=0, out=QQ[k])
+            np.take(x, lv.vi, axis=0, out=QQ[k], mode="clip")
     a0b = np.broadcast_to(a0, (6, N))
     Mw = J.buf("rn_Mw", (6, 2, 1, N))  # the fixed world
     Mw[:, 0] = 0.0
@@ -997,7 +1032,7 @@ def _rnea(
         _add_to_parents(J, f[:, L.prev], t, L)
     tau = np.empty((tree.nv, N))
     if nq:  # rows 2 (revolute) and 5 (prismatic) are unchanged by the rotations above
-        np.take(f.reshape(6 * nb, N), lv.tau_src, axis=0, out=tau[tree.one_v])
+        np.take(f.reshape(6 * nb, N), lv.tau_src, axis=0, out=tau[tree.one_v], mode="clip")
     if tree.free:
         tau[:6] = _xt_force(J.E0, J.r0, f[:, 0])
     return tau
@@ -1097,28 +1132,39 @@ def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
     F = J.buf("Fl", (6, nq, N))
     if nq:
         _inertia_apply(lv.msub[o], C[:, o], S[:, o], out=F, tmp=J.buf("t_F", (nq, N)))
-    # (6, N, nv) buffers: each sample's (6, nv) block is a BLAS-ready strided matrix; columns in
-    # level order (the base dofs first), which the gather index accounts for
-    Sb = J.buf("Sb", (6, N, nv))
-    Fb = J.buf("Fb", (6, N, nv + 1))
-    Fb[:, :, nv] = 0.0  # the extra zero column is what non-tree pairs gather
-    d0 = tree.one_v.start
-    for c in range(6):
-        Sb[c, :, d0:] = S[c, o].T
-        Fb[c, :, d0:nv] = F[c].T
-    if tree.free:  # the base: S = 1, F = IC_0
-        Sb[:, :, :6] = 0.0
-        for c in range(6):
-            Sb[c, :, c] = 1.0
-        IC0 = _inertia_matrices(lv.msub[:1], C[:, :1], out=J.buf("IC0", (1, 6, 6, N)))[0]
-        for c in range(6):
-            Fb[c, :, :6] = IC0[c].T
-    P = J.buf("P", (N, nv, nv + 1))
-    np.matmul(Sb.transpose(1, 2, 0), Fb.transpose(1, 0, 2), out=P)
+    if tree.free:
+        C0 = J.buf("C0x", (14, 1, N))  # the rows of lv_inertia_rows for the whole tree
+        C0[:9] = C[:, :1]
+        np.negative(C[:3, :1], out=C0[9:12])
+        C0[12] = lv.msub[0]
+        C0[13] = 0.0
+        IC0 = np.take(C0, _IA_ROWS, axis=0, out=J.buf("IC0", (36, 1, N)), mode="clip").reshape(6, 6, N)
     if out is None:
         out = np.empty((N, nv, nv))
-    # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
-    np.take(P.reshape(N, nv * (nv + 1)), lv.h_gather, axis=1, out=out.reshape(N, nv * nv), mode="clip")
+    # (6, n, nv) buffers: each sample's (6, nv) block is a BLAS-ready strided matrix; columns in
+    # level order (the base dofs first), which the gather index accounts for. Blocks of _CRBA_BLOCK
+    # samples keep the products P (n, nv, nv + 1) in cache for the gather.
+    B = min(N, _CRBA_BLOCK)
+    Sb = J.buf("Sb", (6, B, nv))
+    Fb = J.buf("Fb", (6, B, nv + 1))
+    P = J.buf("P", (B, nv, nv + 1))
+    d0 = tree.one_v.start
+    Fb[:, :, nv] = 0.0  # the extra zero column is what non-tree pairs gather
+    if tree.free:  # the base: S = 1
+        Sb[:, :, :6] = _EYE6[:, None, :]
+    for b0 in range(0, N, B):
+        b1 = min(b0 + B, N)
+        n = b1 - b0
+        Sn, Fn, Pn = Sb[:, :n], Fb[:, :n], P[:n]
+        Sn[:, :, d0:] = S[:, o, b0:b1].transpose(0, 2, 1)
+        Fn[:, :, d0:nv] = F[:, :, b0:b1].transpose(0, 2, 1)
+        if tree.free:  # F = IC_0
+            Fn[:, :, :6] = IC0[:, :, b0:b1].transpose(0, 2, 1)
+        np.matmul(Sn.transpose(1, 2, 0), Fn.transpose(1, 0, 2), out=Pn)
+        # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
+        np.take(
+            Pn.reshape(n, nv * (nv + 1)), lv.h_gather, axis=1, out=out[b0:b1].reshape(n, nv * nv), mode="clip"
+        )
     return out
 
 
@@ -1161,7 +1207,7 @@ def _aba(
     S = J.lv_subspaces()
     W = J.lv_inertias()
     o = slice(off, nb)
-    QD = np.take(nu, lv.vi, axis=0, out=J.buf("ab_QD", (nq, N)))
+    QD = np.take(nu, lv.vi, axis=0, out=J.buf("ab_QD", (nq, N)), mode="clip")
     V = J.buf("ab_V", (6, 2, nb, N))  # v and chat of each body, world coordinates
     v, ch = V[:, 0], V[:, 1]
     vJ = np.multiply(S[:, o], QD, out=J.buf("ab_vJ", (6, nq, N)))
@@ -1191,15 +1237,18 @@ def _aba(
     # bias forces pA = v x* I v + I chat - f_ext, articulated inertias IA = I (world coordinates)
     IV = J.buf("ab_IV", (6, 2, nb, N))
     _inertia_apply(lv.mass[:, None], W[:, None], V, out=IV, tmp=J.buf("ab_t", (2, nb, N)))
-    aug = J.buf("ab_aug", (6, 7, nb, N))
-    pA = aug[:, 6]
+    # aug[j, i]: IA[i, j] (symmetric) for j < 6, pA[i] for j = 6
+    aug = J.buf("ab_aug", (7, 6, nb, N))
+    pA = aug[6]
     _crf3(v, IV[:, 0], out=pA, tmp3=J.buf("ab_t3", (3, nb, N)))
     pA += IV[:, 1]
     if fext:
         for i, fw in fext.items():
             pA[:, lv.pos[i]] -= fw
-    _inertia_matrices(lv.mass, W, out=aug[:, :6].transpose(2, 0, 1, 3))
-    TQ = np.take(tau, lv.vi, axis=0, out=J.buf("ab_TQ", (nq, N)))
+    # the dense world inertias: one gather of the rows [m c; IO; -m c; m; 0] (see lv_inertias)
+    Wx = J.lv_inertia_rows()
+    np.take(Wx, _IA_ROWS, axis=0, out=aug[:6].reshape(36, nb, N), mode="clip")
+    TQ = np.take(tau, lv.vi, axis=0, out=J.buf("ab_TQ", (nq, N)), mode="clip")
     SA = J.buf("ab_SA", (7, nq, N))  # [U | S.pA], then [U | -u]
     Dinv = J.buf("ab_Dinv", (nq, N))
     u = J.buf("ab_u", (nq, N))
@@ -1210,7 +1259,7 @@ def _aba(
         qs = slice(L.start - off, L.stop - off)
         A = aug[:, :, L.start : L.stop]
         Sl = S[:, L.start : L.stop]
-        sa = np.einsum("ijnk,ink->jnk", A, Sl, out=SA[:, qs])
+        sa = np.einsum("jink,ink->jnk", A, Sl, out=SA[:, qs])
         U = sa[:6]
         d = np.einsum("ink,ink->nk", Sl, U, out=Dinv[qs])
         np.divide(1.0, d, out=d)
@@ -1219,9 +1268,8 @@ def _aba(
             continue
         np.negative(u[qs], out=sa[6])
         Ud = np.multiply(U, d, out=J.buf("ab_Ud", (6, n, N)))
-        t = J.buf("ab_T", (7, n, N))
-        for i in range(6):  # [IA - U D^-1 U^T | pA + U D^-1 u]
-            A[i] -= np.multiply(Ud[i], sa, out=t)
+        # [IA - U D^-1 U^T | pA + U D^-1 u]: one outer product
+        A -= np.multiply(sa[:, None], Ud[None], out=J.buf("ab_T", (7, 6, n, N)))
         _add_to_parents(J, aug[:, :, L.prev], A, L)
     nu_dot = np.empty((nv, N))
     Ah = J.buf("ab_A", (6, nb, N))  # a - chat (with the world's acceleration a0)
@@ -1231,7 +1279,7 @@ def _aba(
         sl = slice(L.start, L.stop)
         if L.free:
             # IA a' + pA = f_base with a' = a - a_grav = a + a0
-            Ah[:, 0] = _solve6(aug[:, :6, 0], tau[:6] - pA[:, 0])
+            Ah[:, 0] = _solve6(aug[:6, :, 0].swapaxes(0, 1), tau[:6] - pA[:, 0])
             np.subtract(Ah[:, 0], a0b, out=nu_dot[:6])
             continue
         qs = slice(L.start - off, L.stop - off)
@@ -1247,10 +1295,31 @@ def _aba(
 
 
 def _solve6(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve A x = b per sample: A (6, 6, N), b (6, N)."""
-    At = np.moveaxis(A, -1, 0)
-    bt = np.moveaxis(b, -1, 0)[..., None]
-    return np.moveaxis(np.linalg.solve(At, bt)[..., 0], 0, -1)
+    """Solve A x = b per sample: A (6, 6, N) symmetric positive definite (a composite or
+    articulated inertia), b (6, N). Gaussian elimination without pivoting on the batch-last arrays
+    (LAPACK's per-matrix overhead is about a microsecond per 6x6 system) for large batches, LAPACK
+    for small ones (fewer numpy calls); raises ``np.linalg.LinAlgError`` on a singular matrix."""
+    N = b.shape[-1]
+    if N < 16:
+        x = np.linalg.solve(np.moveaxis(A, -1, 0), np.moveaxis(b, -1, 0)[..., None])
+        return np.moveaxis(x[..., 0], 0, -1)
+    M = np.empty((6, 7, N))
+    M[:, :6] = A
+    M[:, 6] = b
+    x = np.empty((6, N))
+    with np.errstate(divide="raise", invalid="raise"):
+        try:
+            for k in range(5):
+                f = M[k + 1 :, k] / M[k, k]
+                M[k + 1 :, k + 1 :] -= f[:, None] * M[k, k + 1 :]
+            for k in range(5, -1, -1):
+                r = M[k, 6].copy()
+                for j in range(k + 1, 6):
+                    r -= M[k, j] * x[j]
+                np.divide(r, M[k, k], out=x[k])
+        except FloatingPointError:
+            raise np.linalg.LinAlgError("singular matrix") from None
+    return x
 
 
 # --------------------------------------------------------------------------- quaternions (spatial_v2)
@@ -1300,8 +1369,10 @@ def rqd(quaternion: object, omega_body: object) -> np.ndarray:
 def _batch_last(x: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
     """(..., k) -> (k, N) with the batch broadcast and flattened."""
     k = x.shape[-1]
-    n = int(np.prod(batch, dtype=int))
-    return np.ascontiguousarray(np.broadcast_to(x, (*batch, k)).reshape(n, k).T)
+    n = math.prod(batch)
+    if x.shape[:-1] != batch:
+        x = np.broadcast_to(x, (*batch, k))
+    return np.ascontiguousarray(x.reshape(n, k).T)
 
 
 def _batch_first(x: np.ndarray, batch: tuple[int, ...]) -> np.ndarray:
@@ -1371,21 +1442,53 @@ def _check_q(x: object, name: str, n: int) -> np.ndarray:
     return as_float_array(x, name, (n,))
 
 
-def _xfb_parts(xfb: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _check_xfb(xfb: object) -> np.ndarray:
+    """xfb (..., 13) as a float array, its quaternion checked for unit norm."""
     x = as_float_array(xfb, "xfb", (13,))
     quat = x[..., :4]
-    norm = np.linalg.norm(quat, axis=-1)
+    norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
     if np.any(np.abs(norm - 1.0) > 1e-6):
         raise InvalidValueError(
             f"xfb: the quaternion xfb[0:4] is not unit norm (norm {norm.reshape(-1)[0]:.9g})"
         )
+    return x
+
+
+def _xfb_parts(xfb: object) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    x = _check_xfb(xfb)
+    quat = x[..., :4]
+    norm = np.linalg.norm(quat, axis=-1)
     return x, rq(quat / norm[..., None]), x[..., 4:7], x[..., 7:13]
 
 
+def _rq_last(q: np.ndarray) -> np.ndarray:
+    """:func:`rq` of unit quaternions stored batch-last (4, N): E (3, 3, N)."""
+    w, x, y, z = q
+    E = np.empty((3, 3, q.shape[-1]))
+    ww, xx, yy, zz = w * w, x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    E[0, 0] = ww + xx - yy - zz
+    E[0, 1] = 2 * (xy + wz)
+    E[0, 2] = 2 * (xz - wy)
+    E[1, 0] = 2 * (xy - wz)
+    E[1, 1] = ww - xx + yy - zz
+    E[1, 2] = 2 * (yz + wx)
+    E[2, 0] = 2 * (xz + wy)
+    E[2, 1] = 2 * (yz - wx)
+    E[2, 2] = ww - xx - yy + zz
+    E /= ww + xx + yy + zz
+    return E
+
+
 # --------------------------------------------------------------------------- chunks and arenas
-#: public functions process batches in chunks of at most this many states: the work arrays stay
-#: a few MB (cache friendly, bounded memory) and are reused from one chunk/call to the next
-_CHUNK = 512
+#: public functions process batches in chunks of at most this many states: the work arrays are
+#: bounded (about 65 MB after RNEA, CRBA and ABA on iCub) and reused from one chunk/call to the
+#: next; each chunk pays the fixed cost of the level loops (about 0.5 to 1.2 ms on iCub)
+_CHUNK = 1024
+
+#: the last stage of the CRBA (products S_i . F_j and their gather into H) runs on blocks of this
+#: many states, whose products stay in cache
+_CRBA_BLOCK = 128
 
 
 class _ArenaStore(threading.local):
@@ -1518,15 +1621,12 @@ def FDcrb(model: FeatherstoneModel, q: object, qd: object, tau: object, f_ext: o
 # --------------------------------------------------------------------------- public: floating base
 @dataclass(eq=False)
 class _FB:
-    """A floating-base batch: the compiled free tree, the xfb parts in the caller's shapes
-    (normalised-quaternion xfb, E, r, base velocity), the base pose and every other array
-    batch-last, f_ext (batch-last), the batch shape and size."""
+    """A floating-base batch: the compiled free tree, the normalised base quaternion (4, N), the
+    base pose and every other array batch-last (the base velocity ``vals["vw"]``), f_ext
+    (batch-last), the batch shape and size."""
 
     tree: _Tree
-    x: np.ndarray
-    E: np.ndarray
-    r: np.ndarray
-    vw: np.ndarray
+    quat: np.ndarray  # (4, N)
     E0: np.ndarray  # (3, 3, N)
     r0: np.ndarray  # (3, N)
     vals: dict[str, np.ndarray]
@@ -1553,35 +1653,39 @@ def _fb_setup(
     ``six`` (..., 6) broadcast with xfb (..., 13) and f_ext."""
     tree = _compile(model, True)
     n = model.NB - 6
-    x, E, r, vw = _xfb_parts(xfb)
+    x = _check_xfb(xfb)
     vals = {k: _check_q(v, k, n) for k, v in arrays.items()}
     vals.update({k: as_float_array(v, k, (6,)) for k, v in (six or {}).items()})
     batch = np.broadcast_shapes(x.shape[:-1], *(v.shape[:-1] for v in vals.values()))
     fx, batch = _fext_arrays(f_ext, model, tree, batch)
-    N = int(np.prod(batch, dtype=int))
-    E0 = np.ascontiguousarray(np.moveaxis(np.broadcast_to(E, (*batch, 3, 3)).reshape(N, 3, 3), 0, -1))
-    vals["vw"] = vw
+    N = math.prod(batch)
+    xl = _batch_last(x, batch)  # (13, N)
+    q0, q1, q2, q3 = xl[:4]
+    quat = xl[:4] / np.sqrt(q0 * q0 + q1 * q1 + q2 * q2 + q3 * q3)
     vals = {k: _batch_last(v, batch) for k, v in vals.items()}
-    return _FB(tree, x, E, r, vw, E0, _batch_last(r, batch), vals, _fext_batch_last(fx, batch), batch, N)
+    vals["vw"] = xl[7:13]
+    return _FB(tree, quat, _rq_last(quat), xl[4:7], vals, _fext_batch_last(fx, batch), batch, N)
 
 
 def _xdfb(fb: _FB, a_fb: np.ndarray) -> np.ndarray:
-    """``[quaternion rate; position rate; a_fb]`` (..., 13) (xfb's parts broadcast with a_fb)."""
-    x, E, r, vw = fb.x, fb.E, fb.r, fb.vw
-    w_world = vw[..., :3]
-    w_body = np.einsum("...ij,...j->...i", E, w_world)
-    quat = x[..., :4] / np.linalg.norm(x[..., :4], axis=-1, keepdims=True)
-    qd = rqd(quat, w_body)
-    rd = vw[..., 3:] + np.cross(w_world, r)  # velocity of the base origin in world
-    batch = np.broadcast_shapes(qd.shape[:-1], a_fb.shape[:-1])
-    return np.concatenate(
-        [
-            np.broadcast_to(qd, (*batch, 4)),
-            np.broadcast_to(rd, (*batch, 3)),
-            np.broadcast_to(a_fb, (*batch, 6)),
-        ],
-        axis=-1,
-    )
+    """``[quaternion rate; position rate; a_fb]`` (..., 13) for the base acceleration a_fb (6, N)."""
+    vw = fb.vals["vw"]
+    w = vw[:3]
+    out = np.empty((13, fb.N))
+    wb = _matvec(fb.E0, w)  # angular velocity in base coordinates
+    # q_dot = 1/2 q * (0, w_B) (Hamilton product, w first)
+    qw, qv = fb.quat[0], fb.quat[1:]
+    np.multiply(qv[0], wb[0], out=out[0])
+    out[0] += qv[1] * wb[1]
+    out[0] += qv[2] * wb[2]
+    out[0] *= -0.5
+    _cross3(qv, wb, out=out[1:4])
+    out[1:4] += qw * wb
+    out[1:4] *= 0.5
+    _cross3(w, fb.r0, out=out[4:7])  # velocity of the base origin in world
+    out[4:7] += vw[3:]
+    out[7:] = a_fb
+    return _batch_first(out, fb.batch)
 
 
 def FDfb(
@@ -1608,7 +1712,7 @@ def FDfb(
             raise SingularMassMatrixError(
                 f"FDfb: model {model.name!r} has a joint that moves no inertia"
             ) from None
-    return _xdfb(fb, _batch_first(nd[:6], fb.batch)), _batch_first(nd[6:], fb.batch)
+    return _xdfb(fb, nd[:6]), _batch_first(nd[6:], fb.batch)
 
 
 def IDfb(
@@ -1646,7 +1750,7 @@ def IDfb(
         _run_chunks(tree, fb.N, chunk)
     except np.linalg.LinAlgError:
         raise SingularMassMatrixError(f"IDfb: model {model.name!r} has a massless floating base") from None
-    return _xdfb(fb, _batch_first(a_fb, fb.batch)), _batch_first(tau, fb.batch)
+    return _xdfb(fb, a_fb), _batch_first(tau, fb.batch)
 
 
 def IDfree(
