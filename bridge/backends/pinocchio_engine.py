@@ -496,12 +496,7 @@ class PinocchioEngine:
                 a = pin.aba(pm, d, self._q1, self._v1, t)
             else:
                 a = pin.aba(pm, d, self._q1, self._v1, t, fext[0])
-            ab = self._bias_acc()
-            if ab is not None:
-                a[0] -= ab[0]
-                a[1] -= ab[1]
-                a[2] -= ab[2]
-            return self._from_pin(a, accelerations=True)
+            return self._nu_dot_from_pin(a)
         tau_pin = self.vt.transpose_solve(tau)
         fext = self._fext(wrenches)
 
@@ -565,7 +560,11 @@ class PinocchioEngine:
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         tau_joints[...] = t if self._perm is None else t[self._perm]
-        a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
+        return self._nu_dot_from_pin(self._pin.aba(self.pm, self.data, self._q1, self._v1, tau))
+
+    def _nu_dot_from_pin(self, a: np.ndarray) -> np.ndarray:
+        """One state's Pinocchio acceleration (nv,) -> nu_dot: subtract ``T_dot nu`` (three numbers
+        for MIXED, in place) and undo T."""
         ab = self._bias_acc()
         if ab is not None:
             a[0] -= ab[0]
