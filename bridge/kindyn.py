@@ -27,7 +27,7 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.errors import BridgeError, InvalidValueError, ShapeError, StateError
 from bridge.model.model import Model
-from bridge.spatial import Transform
+from bridge.spatial import Force, Transform
 from bridge.state import Representation, State, all_finite, single_state_arrays
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
@@ -401,23 +401,24 @@ class KinDyn:
         return self._cached("Jcom", self._engine.com_jacobian)
 
     # ------------------------------------------------------------------ momentum
-    def _base_axes(self, h: np.ndarray) -> np.ndarray:
-        """World axes -> the base's axes (``R^T`` on both halves of (..., 6))."""
-        R = self.state.world_H_base.matrix[..., :3, :3]
-        lin = np.einsum("...ji,...j->...i", R, h[..., :3])
-        ang = np.einsum("...ji,...j->...i", R, h[..., 3:])
-        return np.concatenate([lin, ang], axis=-1)
-
     def centroidal_momentum(self) -> np.ndarray:
         """Centroidal momentum (..., 6), linear first: the total linear momentum and the angular
         momentum about the centre of mass G, expressed in G[B] (BODY) or G[A] (INERTIAL, MIXED),
         iDynTree's ``getCentroidalTotalMomentum`` convention (Pinocchio's ``hg`` is G[A])."""
 
         def compute() -> np.ndarray:
-            h = self._engine.centroidal_momentum()  # engines answer in G[A]
-            return self._base_axes(h) if self.representation is Representation.BODY else h
+            h = self._centroidal_world()
+            if self.representation is not Representation.BODY:
+                return h
+            # G[A] -> G[B]: the dual action of G[B]_H_G[A], a pure rotation R^T
+            A_R_B = Transform.from_rotation_translation(self.state.world_H_base.rotation, check=False)
+            return (A_R_B.inverse() @ Force(h)).vector
 
         return self._cached("hG", compute)
+
+    def _centroidal_world(self) -> np.ndarray:
+        """The engine's centroidal momentum, always in G[A] (cached)."""
+        return self._cached("hG[A]", self._engine.centroidal_momentum)
 
     def total_momentum(self) -> np.ndarray:
         """Total momentum (..., 6), linear first, expressed in B (BODY), the world A (INERTIAL) or
@@ -428,15 +429,15 @@ class KinDyn:
             native = getattr(self._engine, "total_momentum", None)
             if native is not None:
                 return native()
-            h_G = self._cached("hG[A]", self._engine.centroidal_momentum)
-            p = h_G[..., :3]
+            # G[A] -> A, then A -> B[A] (MIXED) or B (BODY), by the dual action of the poses
+            A_H_G = Transform.from_translation(self.com_position())
+            h = A_H_G @ Force(self._centroidal_world())
             rep = self.representation
-            # move the reference point from the centre of mass c to o: k_o = k_c + (c - o) x p
-            c = self.com_position()
-            o = self.state.world_H_base.matrix[..., :3, 3]
-            arm = c if rep is Representation.INERTIAL else c - o
-            h = np.concatenate(np.broadcast_arrays(p, h_G[..., 3:] + np.cross(arm, p)), axis=-1)
-            return self._base_axes(h) if rep is Representation.BODY else h
+            if rep is Representation.INERTIAL:
+                return h.vector
+            H = self.state.world_H_base
+            A_H_W = H if rep is Representation.BODY else Transform.from_translation(H.translation)
+            return (A_H_W.inverse() @ h).vector
 
         return self._cached("hB", compute)
 

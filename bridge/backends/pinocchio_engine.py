@@ -451,13 +451,7 @@ class PinocchioEngine:
                 a = self._a_bias  # zero but for the base-linear part (Pinocchio copies its arguments)
                 a[:3] = ab
                 h = pin.rnea(pm, d, self._q1, self._v1, a)
-            # T^T h (_from_pin, inlined)
-            if self._cols is not None:
-                h = h[self._cols]
-            X = self._X
-            if X is not None:
-                h[:6] = X.T.dot(h[:6])
-            return h
+            return self._from_pin(h)
         a_pin = self.vt.apply_derivative(self.nu)
         return self.vt.transpose_apply(self._rnea(a_pin, None))
 
@@ -706,10 +700,9 @@ class PinocchioEngine:
 
         def one(i):
             hg = pin.computeCentroidalMomentum(pm, d, self._q[i], self._v[i])
-            p, k = hg.linear.copy(), hg.angular.copy()
-            # angular momentum about the origin, then about the robot's centre of mass
-            k_origin = k + np.cross(d.com[0], p)
-            return np.concatenate([p, k_origin - np.cross(flat_com[i], p)])
+            p = hg.linear.copy()
+            # from Pinocchio's centre of mass to the robot's: k_c = k_pin + (c_pin - c) x p
+            return np.concatenate([p, hg.angular + np.cross(d.com[0] - flat_com[i], p)])
 
         return self._loop(one)
 
