@@ -74,12 +74,6 @@ __all__ = [
 
 FREE = 6  # joint code of a free floating body (internal)
 
-# crf(v) f = [w x n + vl x fl; w x fl] as one product of gathered rows: rows of v and f
-_CRF_A1 = np.array([1, 2, 0, 4, 5, 3, 1, 2, 0])
-_CRF_B2 = np.array([2, 0, 1, 5, 3, 4, 5, 3, 4])
-_CRF_A2 = np.array([2, 0, 1, 5, 3, 4, 2, 0, 1])
-_CRF_B1 = np.array([1, 2, 0, 4, 5, 3, 4, 5, 3])
-
 
 # --------------------------------------------------------------------------- compiled trees
 @dataclass(eq=False)
@@ -152,7 +146,6 @@ class _Levels:
     msub: np.ndarray  # (nb,) subtree masses
     fk_rows: np.ndarray  # (nb, 3) rows of G holding the rows of E (true axes) of each internal body
     h_gather: np.ndarray  # (nv * nv,) gather of H from S^T F (N, nv, nv + 1) in level order (see _crba)
-    nmax: int  # bodies of the largest level
 
 
 @dataclass(eq=False)
@@ -169,7 +162,6 @@ class _Tree:
     code: list[int]
     free: bool
     Xtree: np.ndarray  # (nb, 6, 6)
-    XtreeT: np.ndarray  # (nb, 6, 6) transposes, contiguous
     Et: np.ndarray  # (nb, 3, 3) rotation part of Xtree
     rt: np.ndarray  # (nb, 3) translation part of Xtree
     I: np.ndarray  # noqa: E741 - (nb, 6, 6) body inertias (angular first, body coordinates)
@@ -266,7 +258,6 @@ def _compile(fmodel: FeatherstoneModel, free: bool) -> _Tree:
         code=code,
         free=free,
         Xtree=Xtree,
-        XtreeT=np.ascontiguousarray(np.swapaxes(Xtree, -1, -2)),
         Et=Et,
         rt=rt,
         I=inertia,
@@ -460,7 +451,6 @@ def _compile_levels(tree: _Tree) -> _Levels:
         msub=np.ascontiguousarray(msub),
         fk_rows=fk_rows,
         h_gather=gather.reshape(-1),
-        nmax=max((lv.n for lv in levels), default=0),
     )
 
 
@@ -494,16 +484,6 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     np.subtract(a1 * b2, a2 * b1, out=out[..., 0, :])
     np.subtract(a2 * b0, a0 * b2, out=out[..., 1, :])
     np.subtract(a0 * b1, a1 * b0, out=out[..., 2, :])
-    return out
-
-
-def _crf(v: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """``crf(v) f = [w x n + vl x fl; w x fl]`` for (6, N) motion v and force f."""
-    P = v[_CRF_A1] * f[_CRF_B2]
-    P -= v[_CRF_A2] * f[_CRF_B1]
-    out = np.empty_like(P[:6])
-    np.add(P[0:3], P[3:6], out=out[:3])
-    out[3:] = P[6:9]
     return out
 
 
