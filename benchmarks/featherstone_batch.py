@@ -179,6 +179,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 8192], help="batch sizes N")
     parser.add_argument("--quick", action="store_true", help="short timing runs")
     parser.add_argument(
+        "--mimic-independent",
+        action="store_true",
+        help="load mimic joints as independent DOFs (as Pinocchio and iDynTree do; e.g. talos, romeo)",
+    )
+    parser.add_argument(
+        "--allow-nonphysical", action="store_true", help="accept non-physical inertias (e.g. anymal)"
+    )
+    parser.add_argument(
         "--json",
         type=Path,
         default=Path(__file__).parent / "results" / "featherstone_batch.json",
@@ -188,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
 
     import pinocchio as pin
 
-    model = bridge.load_urdf(robot_path(args.robot))
+    model = bridge.load_urdf(
+        robot_path(args.robot),
+        mimic="independent" if args.mimic_independent else "error",
+        check_inertia=not args.allow_nonphysical,
+    )
     if not model.floating:  # pragma: no cover - the default robots are floating
         raise SystemExit(f"{args.robot}: this benchmark needs a floating-base robot")
     fm = to_featherstone(model)

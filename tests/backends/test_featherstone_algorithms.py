@@ -309,6 +309,78 @@ def test_chunked_batches_equal_one_chunk(monkeypatch) -> None:
                     assert_close(g, w, 1e-11, k)
 
 
+def _dense_mass_matrix(model: FeatherstoneModel, q: np.ndarray, xfb: np.ndarray | None) -> np.ndarray:
+    """``H = sum_b J_b^T (X_b^T I_b X_b) J_b`` from the world Jacobians and poses of every body
+    (b_X_world = plux(E, r)): the mass matrix without the CRBA."""
+    H = np.zeros((model.NB, model.NB))
+    for b in range(1 if xfb is None else 6, model.NB + 1):
+        E, r = body_pose(model, b, q, xfb)
+        X = plux(E, r)
+        Jb = body_jacobian(model, b, q, xfb)
+        H += Jb.T @ X.T @ model.I[b - 1] @ X @ Jb
+    return H
+
+
+#: random trees (28 links, no fixed joints) whose levels read their parents every way: chains and
+#: side branches (branching 0.3), random recursive trees (1.0: levels with scattered parents)
+BRANCHY = [(0.3, 100), (0.3, 101), (1.0, 100), (1.0, 101)]
+
+
+def _branchy(branching: float, seed: int) -> FeatherstoneModel:
+    kinds = ("revolute", "continuous", "prismatic")
+    return to_featherstone(bridge.random_model(28, seed, branching=branching, joint_kinds=kinds))
+
+
+@pytest.mark.parametrize(("branching", "seed"), BRANCHY)
+def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(branching: float, seed: int) -> None:
+    """CRBA, HandC and HandCfree on wide random trees (every way a level reads its parents: one
+    parent, in order, a few runs, a gather) = the dense sum over bodies; ID = H qdd + C and
+    FDab = FDcrb on the same trees."""
+    rng = np.random.default_rng(seed)
+    model = _branchy(branching, seed)
+    N = 3 + seed % 2  # odd and even batches
+    xfb = np.stack([random_xfb(rng) for _ in range(N)])
+    q, qd, qdd = _random_args(rng, model.NB, (N,))
+    qf = q[:, 6:]
+    H = CRBA(model, q)
+    Hf = CRBA(model, qf, xfb)
+    Hc, C = HandC(model, q, qd)
+    Hcf, _ = HandCfree(model, xfb, qf, qd[:, 6:])
+    for k in range(N):
+        assert_close(H[k], _dense_mass_matrix(model, q[k], None), 1e-12, "CRBA fixed")
+        assert_close(Hf[k], _dense_mass_matrix(model, qf[k], xfb[k]), 1e-12, "CRBA free")
+    assert_close(Hc, H, 1e-14, "HandC H")
+    assert_close(Hcf, Hf, 1e-14, "HandCfree H")
+    assert_close(ID(model, q, qd, qdd), np.einsum("nij,nj->ni", H, qdd) + C, 1e-10, "ID = H qdd + C")
+    assert_close(FDab(model, q, qd, qdd), FDcrb(model, q, qd, qdd), 1e-9, "FDab = FDcrb")
+
+
+def test_levels_read_their_parents_every_way() -> None:
+    """The trees of the test above cover every gather kind, the gather fallback included."""
+    from bridge.backends.featherstone import algorithms
+
+    kinds = set()
+    for branching, seed in BRANCHY:
+        model = _branchy(branching, seed)
+        for free in (False, True):
+            for L in algorithms._compile(model, free).lv.levels[1:]:
+                kinds.add(L.gather if L.gather != "take" else ("take", L.segments is None))
+    assert kinds >= {"bcast", "same", ("take", False), ("take", True)}
+
+
+def test_parent_runs_and_chunk_widths() -> None:
+    from bridge.backends.featherstone.algorithms import _CHUNK, _gather_runs, _padded_width
+
+    par = np.array([0, 0, 0, 1, 2])
+    assert _gather_runs(par) == [(slice(0, 3), slice(0, 1)), (slice(3, 5), slice(1, 3))]
+    assert _gather_runs(np.array([2, 0, 3, 1, 4, 0])) is None  # too many runs: a gather
+    for N in (1, 2, 7, 64, 1023, 1024, 1025, 4096, 8192, 10_000):
+        Np, w = _padded_width(N)
+        assert w % 2 == 1 and w <= _CHUNK + 1 and Np % w == 0 and N <= Np < N + Np // w + 1
+    assert _padded_width(1024) == (1025, 1025)
+    assert _padded_width(0)[0] == 0
+
+
 def test_leading_batch_axes_broadcast() -> None:
     model = two_link()
     rng = np.random.default_rng(4)

@@ -1152,18 +1152,26 @@ def _composite(tree: _Tree, W: np.ndarray, out: np.ndarray | None = None) -> np.
     return C
 
 
-def _lv_composite(J: _Joints) -> np.ndarray:
-    """Composite (subtree) world inertias (9, nb, N) in level order (masses: ``lv.msub``)."""
+def _lv_composite(J: _Joints, consume: bool = False) -> np.ndarray:
+    """Composite (subtree) world inertias (9, nb, N) in level order (masses: ``lv.msub``).
+
+    With ``consume`` the sums run in place in the array of :meth:`_Joints.lv_inertias`, which J
+    then forgets (a later use computes them again): one copy fewer when nothing needs them after.
+    """
     lv = J.tree.lv
-    C = J.buf("Cl", (9, J.tree.nb, J.N))
-    np.copyto(C, J.lv_inertias())
+    if consume:
+        C = J.lv_inertias()
+        J._Wl = None
+    else:
+        C = J.buf("Cl", (9, J.tree.nb, J.N))
+        np.copyto(C, J.lv_inertias())
     for L in reversed(lv.levels):
         if L.prev is not None:
             _add_to_parents(J, C[:, L.prev], C[:, L.start : L.stop], L)
     return C
 
 
-def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
+def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> np.ndarray:
     """Joint-space inertia matrix (N, nv, nv) by the composite-rigid-body algorithm in world
     coordinates: ``H[a, p] = S_a . (IC_p S_p)`` for dof a's body an ancestor of (or equal to) dof
     p's body, zero for unrelated dofs (a free base's S is the identity: its rows are ``IC_p S_p``).
@@ -1172,7 +1180,8 @@ def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
     distance), into the rows of a value array (see :class:`_CrbaPlan`); one transpose to
     sample-major and one gather then write both triangles of H. The value array's rows are padded
     to an odd length: with N a multiple of 512 (a common batch size), rows 4 kB apart map to the
-    same cache sets and the transpose runs several times slower.
+    same cache sets and the transpose runs several times slower. ``consume``: see
+    :func:`_lv_composite`.
     """
     tree, N = J.tree, J.N
     lv = tree.lv
@@ -1181,7 +1190,7 @@ def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
     V = J.buf("Vc", (plan.K, N + 1 - N % 2))[:, :N]
     if nq:
         S = J.lv_subspaces()
-        C = _lv_composite(J)
+        C = _lv_composite(J, consume)
         o = slice(off, nb)
         F = V[plan.F_row : plan.F_row + 6 * nq].reshape(6, nq, N)
         _inertia_apply(lv.msub[o], C[:, o], S[:, o], out=F, tmp=J.buf("t_F", (nq, N)))
@@ -1197,7 +1206,7 @@ def _crba(J: _Joints, out: np.ndarray | None = None) -> np.ndarray:
                 np.einsum("cpN,cpN->pN", Sa, FL, out=V[r : r + L.n])
             prev = cur
     else:
-        C = _lv_composite(J)
+        C = _lv_composite(J, consume)
     if tree.free:  # the rows of lv_inertia_rows for the whole tree, then its 36 entries
         C0 = J.buf("C0x", (14, N))
         C0[:9] = C[:, 0]
@@ -1556,6 +1565,7 @@ def _padded_width(N: int) -> tuple[int, int]:
     w += 1 - w % 2
     return k * w, w
 
+
 class _ArenaStore(threading.local):
     """The work arrays of the last public call in this thread (for one compiled tree)."""
 
@@ -1639,7 +1649,7 @@ def HandC(
     def chunk(sl: slice, arena: dict) -> None:
         J = _Joints(tree, v["q"][:, sl], arena=arena)
         C[:, sl] = _rnea(J, v["qd"][:, sl], None, a0, _fext_slice(fx, sl))
-        _crba(J, out=H[sl])
+        _crba(J, out=H[sl], consume=True)  # (after the RNEA: nothing needs J's inertias then)
 
     _run_chunks(tree, N, chunk)
     return H[:N].reshape(*batch, tree.nv, tree.nv), _batch_first(C, batch)
@@ -1869,7 +1879,7 @@ def HandCfree(
     def chunk(sl: slice, arena: dict) -> None:
         J = fb.joints(sl, arena)
         C[:, sl] = _rnea(J, fb.nu(sl), None, a0, _fext_slice(fb.fext, sl))
-        _crba(J, out=H[sl])
+        _crba(J, out=H[sl], consume=True)  # (after the RNEA: nothing needs J's inertias then)
 
     _run_chunks(fb.tree, fb.N, chunk)
     return H[: fb.N].reshape(*fb.batch, nv, nv), _batch_first(C, fb.batch)
@@ -1890,7 +1900,7 @@ def CRBA(model: FeatherstoneModel, q: object, xfb: object = None) -> np.ndarray:
     H = np.empty((Np, tree.nv, tree.nv))
 
     def chunk(sl: slice, arena: dict) -> None:
-        _crba(joints(sl, arena), out=H[sl])
+        _crba(joints(sl, arena), out=H[sl], consume=True)
 
     _run_chunks(tree, N, chunk)
     return H[:N].reshape(*batch, tree.nv, tree.nv)
