@@ -331,11 +331,17 @@ def _branchy(branching: float, seed: int) -> FeatherstoneModel:
     return to_featherstone(bridge.random_model(28, seed, branching=branching, joint_kinds=kinds))
 
 
+@pytest.mark.parametrize("views", [False, True], ids=["gathers", "views"])
 @pytest.mark.parametrize(("branching", "seed"), BRANCHY)
-def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(branching: float, seed: int) -> None:
+def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(
+    branching: float, seed: int, views: bool, monkeypatch
+) -> None:
     """CRBA, HandC and HandCfree on wide random trees (every way a level reads its parents: one
-    parent, in order, a few runs, a gather) = the dense sum over bodies; ID = H qdd + C and
-    FDab = FDcrb on the same trees."""
+    parent, in order, a few runs, a gather; the ancestor products of small and of large batches)
+    = the dense sum over bodies; ID = H qdd + C and FDab = FDcrb on the same trees."""
+    from bridge.backends.featherstone import algorithms
+
+    monkeypatch.setattr(algorithms, "_CRBA_VIEWS_MIN_N", 0 if views else 10**9)
     rng = np.random.default_rng(seed)
     model = _branchy(branching, seed)
     N = 3 + seed % 2  # odd and even batches

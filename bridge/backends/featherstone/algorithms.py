@@ -118,13 +118,17 @@ class _CrbaPlan:
     products ``S_a . F_p`` for every 1-DOF joint p and its ancestor-or-self a at distance k (``dots``:
     per k, the row where its block starts and the first position ``lo`` with k such ancestors: the
     positions lo..nb-1, level by level), and a zero row last. ``levels`` are the 1-DOF levels;
-    ``gather`` (nv * nv,) the row of V holding each entry of H (both triangles).
+    ``anc``/``desc`` (P,) the ancestor's position and the joint's 1-DOF index of every dot row (for
+    small batches: two gathers and one product); ``gather`` (nv * nv,) the row of V holding each
+    entry of H (both triangles).
     """
 
     K: int
     F_row: int
     levels: list[_Level]
     dots: list[tuple[int, int]]
+    anc: np.ndarray
+    desc: np.ndarray
     gather: np.ndarray
 
 
@@ -499,6 +503,8 @@ def _crba_plan(
             gather[c, v] = gather[v, c] = F_row + c * nq + (p - off)
     r += 6 * nq
     dots: list[tuple[int, int]] = []
+    anc: list[int] = []
+    desc: list[int] = []
     one_levels = [L for L in levels if not L.free]
     for k, L in enumerate(one_levels):
         lo = L.start
@@ -506,12 +512,22 @@ def _crba_plan(
         cur = list(range(lo, nb))
         for _ in range(k):
             cur = [ppos[p] for p in cur]
+        anc += cur
+        desc += [p - off for p in range(lo, nb)]
         for j, (a, p) in enumerate(zip(cur, range(lo, nb), strict=True)):
             va, vp = vi[a - off], vi[p - off]
             gather[va, vp] = gather[vp, va] = r + j
         r += nb - lo
     gather[gather == zero] = r
-    return _CrbaPlan(K=r + 1, F_row=F_row, levels=one_levels, dots=dots, gather=gather.reshape(-1))
+    return _CrbaPlan(
+        K=r + 1,
+        F_row=F_row,
+        levels=one_levels,
+        dots=dots,
+        anc=np.array(anc, dtype=np.intp),
+        desc=np.array(desc, dtype=np.intp),
+        gather=gather.reshape(-1),
+    )
 
 
 def _skew_np(v: np.ndarray) -> np.ndarray:
@@ -1194,10 +1210,15 @@ def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> n
         o = slice(off, nb)
         F = V[plan.F_row : plan.F_row + 6 * nq].reshape(6, nq, N)
         _inertia_apply(lv.msub[o], C[:, o], S[:, o], out=F, tmp=J.buf("t_F", (nq, N)))
-        # per level and ancestor distance k: the ancestors' subspaces are a view of the previous
-        # level's (k - 1) ones (a gather only where the level's parents are not in order)
+        if N < _CRBA_VIEWS_MIN_N:  # few numpy calls: gather both sides of every product
+            P = plan.anc.size
+            A = np.take(S, plan.anc, axis=1, out=J.buf("S_anc", (6, P, N)), mode="clip")
+            B = np.take(F, plan.desc, axis=1, out=J.buf("F_desc", (6, P, N)), mode="clip")
+            np.einsum("cpN,cpN->pN", A, B, out=V[plan.dots[0][0] : plan.K - 1])
+        # else per level and ancestor distance k: the ancestors' subspaces are a view of the
+        # previous level's (k - 1) ones (a gather only where the level's parents are not in order)
         prev: list[np.ndarray] = []
-        for t, L in enumerate(plan.levels):
+        for t, L in enumerate(plan.levels if N >= _CRBA_VIEWS_MIN_N else []):
             cur = [S[:, L.start : L.stop]]
             cur += [J.parents(a, L, f"S_anc{t}_{k}") for k, a in enumerate(prev)]
             FL = F[:, L.start - off : L.stop - off]
@@ -1547,6 +1568,10 @@ def _rq_last(q: np.ndarray) -> np.ndarray:
 #: bounded (about 65 MB after RNEA, CRBA and ABA on iCub) and reused from one chunk/call to the
 #: next; each chunk pays the fixed cost of the level loops (about 0.5 to 1.2 ms on iCub)
 _CHUNK = 1024
+
+#: the CRBA computes its ancestor products level by level on views (no gather, more numpy calls)
+#: for batches of at least this many states, else by two gathers and one product
+_CRBA_VIEWS_MIN_N = 320
 
 
 def _padded_width(N: int) -> tuple[int, int]:
