@@ -295,7 +295,9 @@ def test_chunked_batches_equal_one_chunk(monkeypatch) -> None:
         "FDab": lambda: FDab(model, qf, qdf, qddf),
     }
     whole = {k: f() for k, f in calls.items()}
-    # chunks of 4 then 3 (even and odd widths: the CRBA pads its rows for even ones), then 3, 3, 1
+    # chunks of 5, 5 (odd widths: 7 states padded to 10), then 3, 3, 3 (7 padded to 9); the CRBA's
+    # last stage in blocks of 2 states
+    monkeypatch.setattr(algorithms, "_CRBA_BLOCK", 2)
     for chunk in (4, 3):
         monkeypatch.setattr(algorithms, "_CHUNK", chunk)
         for k, f in calls.items():

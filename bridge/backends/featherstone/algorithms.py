@@ -1236,12 +1236,16 @@ def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> n
         C0[13] = 0.0
         V[:36] = np.take(C0, _IA_ROWS, axis=0, out=J.buf("IC0", (36, N)), mode="clip")
     V[plan.K - 1] = 0.0
-    Vt = J.buf("Vt", (N, plan.K))
-    np.copyto(Vt, V.T)
     if out is None:
         out = np.empty((N, nv, nv))
-    # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
-    np.take(Vt, plan.gather, axis=1, out=out.reshape(N, nv * nv), mode="clip")
+    out2 = out.reshape(N, nv * nv)
+    B = _CRBA_BLOCK
+    for b0 in range(0, N, B):  # blocks of states whose sample-major values stay in cache
+        b1 = min(b0 + B, N)
+        Vt = J.buf("Vt", (b1 - b0, plan.K))
+        np.copyto(Vt, V[:, b0:b1].T)
+        # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
+        np.take(Vt, plan.gather, axis=1, out=out2[b0:b1], mode="clip")
     return out
 
 
@@ -1572,6 +1576,9 @@ _CHUNK = 1024
 #: the CRBA computes its ancestor products level by level on views (no gather, more numpy calls)
 #: for batches of at least this many states, else by two gathers and one product
 _CRBA_VIEWS_MIN_N = 320
+
+#: the CRBA's last stage (transpose to sample-major, gather into H) runs on blocks of this many states
+_CRBA_BLOCK = 128
 
 
 def _padded_width(N: int) -> tuple[int, int]:
