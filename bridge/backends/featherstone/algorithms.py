@@ -1187,17 +1187,39 @@ def _lv_composite(J: _Joints, consume: bool = False) -> np.ndarray:
     return C
 
 
+def _ancestor_products(J: _Joints, S: np.ndarray, F: np.ndarray, V: np.ndarray) -> None:
+    """The rows ``S_a . F_p`` of the CRBA's value array V (see :class:`_CrbaPlan`) from the level-
+    order subspaces S (6, nb, N) and the momenta F (6, nq, N)."""
+    N, plan, off = J.N, J.tree.lv.crba, J.tree.lv.off
+    if N < _CRBA_VIEWS_MIN_N:  # few numpy calls: gather both sides of every product
+        P = plan.anc.size
+        A = np.take(S, plan.anc, axis=1, out=J.buf("S_anc", (6, P, N)), mode="clip")
+        B = np.take(F, plan.desc, axis=1, out=J.buf("F_desc", (6, P, N)), mode="clip")
+        np.einsum("cpN,cpN->pN", A, B, out=V[plan.dots[0][0] : plan.K - 1])
+        return
+    # per level and ancestor distance k: the ancestors' subspaces are views of the previous level's
+    # (k - 1) ones (copies only where the level's parents are not in order)
+    prev: list[np.ndarray] = []
+    for t, L in enumerate(plan.levels):
+        cur = [S[:, L.start : L.stop]]
+        cur += [J.parents(a, L, f"S_anc{t}_{k}") for k, a in enumerate(prev)]
+        FL = F[:, L.start - off : L.stop - off]
+        for k, Sa in enumerate(cur):
+            r = plan.dots[k][0] + L.start - plan.dots[k][1]
+            np.einsum("cpN,cpN->pN", Sa, FL, out=V[r : r + L.n])
+        prev = cur
+
+
 def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> np.ndarray:
     """Joint-space inertia matrix (N, nv, nv) by the composite-rigid-body algorithm in world
     coordinates: ``H[a, p] = S_a . (IC_p S_p)`` for dof a's body an ancestor of (or equal to) dof
     p's body, zero for unrelated dofs (a free base's S is the identity: its rows are ``IC_p S_p``).
 
-    Only the tree's pairs are computed, component-major (one product per level and ancestor
-    distance), into the rows of a value array (see :class:`_CrbaPlan`); one transpose to
-    sample-major and one gather then write both triangles of H. The value array's rows are padded
-    to an odd length: with N a multiple of 512 (a common batch size), rows 4 kB apart map to the
-    same cache sets and the transpose runs several times slower. ``consume``: see
-    :func:`_lv_composite`.
+    Only the tree's pairs are computed, component-major (:func:`_ancestor_products`), into the
+    rows of a value array (see :class:`_CrbaPlan`); a transpose to sample-major and a gather then
+    write both triangles of H, block by block of ``_CRBA_BLOCK`` states. The value array's rows
+    have an odd length (see :func:`_padded_width` for why; the public functions' chunks are odd
+    already, the engine's batches may not be). ``consume``: see :func:`_lv_composite`.
     """
     tree, N = J.tree, J.N
     lv = tree.lv
@@ -1210,22 +1232,7 @@ def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> n
         o = slice(off, nb)
         F = V[plan.F_row : plan.F_row + 6 * nq].reshape(6, nq, N)
         _inertia_apply(lv.msub[o], C[:, o], S[:, o], out=F, tmp=J.buf("t_F", (nq, N)))
-        if N < _CRBA_VIEWS_MIN_N:  # few numpy calls: gather both sides of every product
-            P = plan.anc.size
-            A = np.take(S, plan.anc, axis=1, out=J.buf("S_anc", (6, P, N)), mode="clip")
-            B = np.take(F, plan.desc, axis=1, out=J.buf("F_desc", (6, P, N)), mode="clip")
-            np.einsum("cpN,cpN->pN", A, B, out=V[plan.dots[0][0] : plan.K - 1])
-        # else per level and ancestor distance k: the ancestors' subspaces are a view of the
-        # previous level's (k - 1) ones (a gather only where the level's parents are not in order)
-        prev: list[np.ndarray] = []
-        for t, L in enumerate(plan.levels if N >= _CRBA_VIEWS_MIN_N else []):
-            cur = [S[:, L.start : L.stop]]
-            cur += [J.parents(a, L, f"S_anc{t}_{k}") for k, a in enumerate(prev)]
-            FL = F[:, L.start - off : L.stop - off]
-            for k, Sa in enumerate(cur):
-                r = plan.dots[k][0] + L.start - plan.dots[k][1]
-                np.einsum("cpN,cpN->pN", Sa, FL, out=V[r : r + L.n])
-            prev = cur
+        _ancestor_products(J, S, F, V)
     else:
         C = _lv_composite(J, consume)
     if tree.free:  # the rows of lv_inertia_rows for the whole tree, then its 36 entries
