@@ -92,22 +92,22 @@ class FeatherstoneEngine:
             state.base_velocity.shape[:-1],
             gravity.shape[:-1],
         )
-        N = int(np.prod(batch, dtype=int))
+        self.batch_shape = tuple(batch)
+        self._n = n_real = int(np.prod(batch, dtype=int))
+        # an even batch of 64 or more runs as one more state (a copy of the first, dropped from every
+        # output): work-array rows of an odd length (see algorithms._padded_width)
+        self._N = N = n_real + 1 if n_real >= 64 and n_real % 2 == 0 else n_real
         n = model.n_dofs
-        Hf = np.broadcast_to(H, (*batch, 4, 4)).reshape(N, 4, 4)
-        s = np.broadcast_to(state.s, (*batch, n)).reshape(N, n)
-        sd = np.broadcast_to(state.s_dot, (*batch, n)).reshape(N, n)
-        vb = np.broadcast_to(state.base_velocity, (*batch, 6)).reshape(N, 6)
-        g = np.broadcast_to(gravity, (*batch, 3)).reshape(N, 3)
+        Hf = self._batch_rows(H, (4, 4))
+        s = self._batch_rows(state.s, (n,))
+        sd = self._batch_rows(state.s_dot, (n,))
+        vb = self._batch_rows(state.base_velocity, (6,))
+        g = self._batch_rows(gravity, (3,))
         from bridge.spatial import Transform
 
-        flat = State._trusted(
-            Transform._wrap(Hf.copy()), s.copy(), vb.copy(), sd.copy(), state.representation
-        )
+        flat = State._trusted(Transform._wrap(Hf), s, vb, sd, state.representation)
         if state.representation is not self.representation:
             flat = flat.to(self.representation)
-        self.batch_shape = tuple(batch)
-        self._N = N
         self._state = flat
         self._ft = FeatherstoneTransform(self.fmodel, flat)
         ft = self._ft
@@ -150,13 +150,23 @@ class FeatherstoneEngine:
         """World-coordinate body velocities (6, nb, N)."""
         return self._get("v", lambda: _velocities(self._J, self._nu_F))
 
+    def _batch_rows(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
+        """(..., *tail) broadcast to the state's batch and flattened, plus the padding states
+        (copies of the first): a new (N, *tail) array."""
+        out = np.empty((self._N, *tail))
+        out[: self._n] = np.broadcast_to(x, (*self.batch_shape, *tail)).reshape(self._n, *tail)
+        out[self._n :] = out[:1]
+        return out
+
     def _batch_vec(self, x: np.ndarray, k: int) -> np.ndarray:
-        """(..., k) broadcast to the state's batch and flattened: (N, k)."""
-        return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self._N, k)
+        """(..., k) broadcast to the state's batch and flattened: (N, k) (padding included)."""
+        if self._n == self._N:
+            return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self._N, k)
+        return self._batch_rows(x, (k,))
 
     def _out(self, x: np.ndarray) -> np.ndarray:
-        """(N, ...) -> (*batch, ...)."""
-        return x.reshape(*self.batch_shape, *x.shape[1:])
+        """(N, ...) -> (*batch, ...) (padding dropped)."""
+        return x[: self._n].reshape(*self.batch_shape, *x.shape[1:])
 
     # ------------------------------------------------------------------ frames
     def _frame_pose(self, frame: str) -> tuple[int, np.ndarray, np.ndarray]:
@@ -338,7 +348,8 @@ class FeatherstoneEngine:
 
     def centroidal_momentum(self) -> np.ndarray:
         p = _inertia_apply(self.tree.mass, self._inertias(), self._v()).sum(axis=1)  # (6, N) at the origin
-        c = np.ascontiguousarray(self.com_position().reshape(self._N, 3).T)  # (3, N)
+        moving, base = self._com_parts()
+        c = (moving + base) / self._total_mass  # (3, N)
         out = np.concatenate([p[3:], p[:3] - _cross_first(c, p[3:])])  # about the centre of mass
         return self._out(np.ascontiguousarray(out.T))
 
