@@ -1099,22 +1099,33 @@ def _rnea(
     return tau
 
 
-def _velocities(J: _Joints, nu: np.ndarray) -> np.ndarray:
-    """World-coordinate body velocities (6, nb, N) for the generalized velocity nu (nv, N)."""
-    tree = J.tree
-    S = J.subspaces()
-    v = J.buf("v", (6, tree.nb, J.N))
-    for i in range(tree.nb):
-        p = tree.parent[i]
-        vi = v[:, i]
-        if tree.code[i] == FREE:
-            vi[...] = nu[:6]
+def _lv_accumulate(J: _Joints, out: np.ndarray, inc: np.ndarray, root: object = None) -> None:
+    """Fill ``out`` (6, nb, N), level order, from the root down: each body's value is its parent's
+    plus its joint's increment ``inc`` (6, nq, N) (1-DOF joints, level order; the fixed world's
+    value is zero), a free root's is ``root``."""
+    off = J.tree.lv.off
+    for L in J.tree.lv.levels:
+        sl = slice(L.start, L.stop)
+        if L.free:
+            out[:, 0] = root
             continue
-        j = tree.vidx[i]
-        np.multiply(S[:, j], nu[j], out=vi)
-        if p >= 0:
-            vi += v[:, p]
-    return v
+        qs = slice(L.start - off, L.stop - off)
+        if L.prev is None:
+            np.copyto(out[:, sl], inc[:, qs])
+        else:
+            np.add(J.parents(out[:, L.prev], L, "acc_par"), inc[:, qs], out=out[:, sl])
+
+
+def _velocities(J: _Joints, nu: np.ndarray) -> np.ndarray:
+    """World-coordinate body velocities (6, nb, N) (internal body order) for the generalized
+    velocity nu (nv, N)."""
+    tree, N = J.tree, J.N
+    lv, nb, nq = tree.lv, tree.nb, tree.nq
+    QD = np.take(nu, lv.vi, axis=0, out=J.buf("v_QD", (nq, N)), mode="clip")
+    vJ = np.multiply(J.lv_subspaces()[:, lv.off :], QD, out=J.buf("v_J", (6, nq, N)))
+    vl = J.buf("v_lv", (6, nb, N))
+    _lv_accumulate(J, vl, vJ, nu[:6] if tree.free else None)
+    return np.take(vl, lv.pos, axis=1, out=J.buf("v", (6, nb, N)), mode="clip")
 
 
 def _bias_increments(J: _Joints, v: np.ndarray, nu: np.ndarray) -> np.ndarray:
@@ -1154,20 +1165,6 @@ def _accelerations(
     return a
 
 
-def _composite(tree: _Tree, W: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Composite (subtree) world inertias (9, nb, N) (masses: ``tree.mass_sub``)."""
-    if out is None:
-        C = W.copy()
-    else:
-        C = out
-        np.copyto(C, W)
-    for i in range(tree.nb - 1, 0, -1):
-        p = tree.parent[i]
-        if p >= 0:
-            C[:, p] += C[:, i]
-    return C
-
-
 def _lv_composite(J: _Joints, consume: bool = False) -> np.ndarray:
     """Composite (subtree) world inertias (9, nb, N) in level order (masses: ``lv.msub``).
 
@@ -1185,6 +1182,13 @@ def _lv_composite(J: _Joints, consume: bool = False) -> np.ndarray:
         if L.prev is not None:
             _add_to_parents(J, C[:, L.prev], C[:, L.start : L.stop], L)
     return C
+
+
+def _composite(J: _Joints) -> np.ndarray:
+    """Composite (subtree) world inertias (9, nb, N) in internal body order (masses:
+    ``tree.mass_sub``)."""
+    tree = J.tree
+    return np.take(_lv_composite(J), tree.lv.pos, axis=1, out=J.buf("C", (9, tree.nb, J.N)), mode="clip")
 
 
 def _ancestor_products(J: _Joints, S: np.ndarray, F: np.ndarray, V: np.ndarray) -> None:
@@ -1217,15 +1221,15 @@ def _crba(J: _Joints, out: np.ndarray | None = None, consume: bool = False) -> n
 
     Only the tree's pairs are computed, component-major (:func:`_ancestor_products`), into the
     rows of a value array (see :class:`_CrbaPlan`); a transpose to sample-major and a gather then
-    write both triangles of H, block by block of ``_CRBA_BLOCK`` states. The value array's rows
-    have an odd length (see :func:`_padded_width` for why; the public functions' chunks are odd
-    already, the engine's batches may not be). ``consume``: see :func:`_lv_composite`.
+    write both triangles of H, block by block of ``_CRBA_BLOCK`` states (the transpose reads
+    across rows: fast for the odd batch widths of :func:`_padded_width`). ``consume``: see
+    :func:`_lv_composite`.
     """
     tree, N = J.tree, J.N
     lv = tree.lv
     plan = lv.crba
     nv, nq, nb, off = tree.nv, tree.nq, tree.nb, lv.off
-    V = J.buf("Vc", (plan.K, N + 1 - N % 2))[:, :N]
+    V = J.buf("Vc", (plan.K, N))
     if nq:
         S = J.lv_subspaces()
         C = _lv_composite(J, consume)
@@ -1299,29 +1303,11 @@ def _aba(
     V = J.buf("ab_V", (6, 2, nb, N))  # v and chat of each body, world coordinates
     v, ch = V[:, 0], V[:, 1]
     vJ = np.multiply(S[:, o], QD, out=J.buf("ab_vJ", (6, nq, N)))
-    for L in lv.levels:  # velocities
-        sl = slice(L.start, L.stop)
-        if L.free:
-            v[:, 0] = nu[:6]
-            continue
-        qs = slice(L.start - off, L.stop - off)
-        if L.prev is None:
-            np.copyto(v[:, sl], vJ[:, qs])
-        else:
-            np.add(J.parents(v[:, L.prev], L, "ab_par"), vJ[:, qs], out=v[:, sl])
+    _lv_accumulate(J, v, vJ, nu[:6])  # velocities
     cinc = J.buf("ab_c", (6, nq, N))
     if nq:
         _crm3(v[:, o], vJ, out=cinc, tmp3=J.buf("ab_t3q", (3, nq, N)))
-    for L in lv.levels:  # cumulative bias accelerations
-        sl = slice(L.start, L.stop)
-        if L.free:
-            ch[:, 0] = 0.0
-            continue
-        qs = slice(L.start - off, L.stop - off)
-        if L.prev is None:
-            np.copyto(ch[:, sl], cinc[:, qs])
-        else:
-            np.add(J.parents(ch[:, L.prev], L, "ab_par"), cinc[:, qs], out=ch[:, sl])
+    _lv_accumulate(J, ch, cinc, 0.0)  # cumulative bias accelerations
     # bias forces pA = v x* I v + I chat - f_ext, articulated inertias IA = I (world coordinates)
     IV = J.buf("ab_IV", (6, 2, nb, N))
     _inertia_apply(lv.mass[:, None], W[:, None], V, out=IV, tmp=J.buf("ab_t", (2, nb, N)))
@@ -1860,7 +1846,7 @@ def IDfb(
         nu_dot = np.concatenate([np.broadcast_to(-a0, (6, n)), fb.vals["qdd"][:, sl]], axis=0)
         tau0 = _rnea(J, fb.nu(sl), nu_dot, a0, _fext_slice(fb.fext, sl))
         S = J.subspaces()
-        C = _composite(tree, J.world_inertias(), out=J.buf("C", (9, tree.nb, n)))
+        C = _composite(J)
         IC0 = _inertia_matrices(tree.mass_sub[:1], C[:, :1])[0]
         ab = _solve6(IC0, -tau0[:6])  # base acceleration relative to gravity, world coordinates
         o = tree.one

@@ -341,13 +341,16 @@ class FeatherstoneEngine:
         moving, base = self._com_parts()
         return self._out(np.ascontiguousarray(((moving + base) / self._total_mass).T))
 
+    def _momenta(self) -> np.ndarray:
+        """The bodies' spatial momenta (6, nb, N), world coordinates, about the world origin."""
+        return self._get("momenta", lambda: _inertia_apply(self.tree.mass, self._inertias(), self._v()))
+
     def com_velocity(self) -> np.ndarray:
-        p = _inertia_apply(self.tree.mass, self._inertias(), self._v())  # (6, nb, N) momenta
-        lin = p[3:].sum(axis=1) / self._total_mass
+        lin = self._momenta()[3:].sum(axis=1) / self._total_mass
         return self._out(np.ascontiguousarray(lin.T))
 
     def centroidal_momentum(self) -> np.ndarray:
-        p = _inertia_apply(self.tree.mass, self._inertias(), self._v()).sum(axis=1)  # (6, N) at the origin
+        p = self._momenta().sum(axis=1)  # (6, N) about the world origin
         moving, base = self._com_parts()
         c = (moving + base) / self._total_mass  # (3, N)
         out = np.concatenate([p[3:], p[:3] - _cross_first(c, p[3:])])  # about the centre of mass
@@ -355,7 +358,7 @@ class FeatherstoneEngine:
 
     def com_jacobian(self) -> np.ndarray:
         tree = self.tree
-        F = _subtree_momenta(tree, _composite(tree, self._inertias()), self._S())  # (6, nv, N)
+        F = _subtree_momenta(tree, _composite(self._J), self._S())  # (6, nv, N)
         Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
         return self._out(self._ft.jacobian_back(Jc))
 
