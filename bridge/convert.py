@@ -1,8 +1,11 @@
-"""Convert joint-space quantities between velocity conventions.
+"""Convert generalized velocities and joint-space quantities between conventions.
 
-Conventions: "body", "inertial", "mixed" (base velocity representation, joints in the model's DOF
-order) and "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order). With
-``nu_t = T nu_s`` (``T, T_dot = velocity_transform(model, state, s, t)``):
+Conventions, by name: "body", "inertial", "mixed" (the base velocity representation, joints in the
+model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order) and
+"featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
+body order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign ones are
+defined by their backends and imported when first named. With ``nu_t = T nu_s``
+(``T, T_dot = velocity_transform(model, state, s, t)``):
 
 * velocities: ``nu_t = T nu_s``;
 * accelerations: ``nu_dot_t = T nu_dot_s + T_dot nu_s`` (the derivative of ``nu_t``);
@@ -18,62 +21,118 @@ functions accept leading batch axes.
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
+from bridge.change_of_variables import (
+    BODY,
+    INERTIAL,
+    MIXED,
+    ChangeOfVariables,
+    Convention,
+    change_of_variables,
+)
+from bridge.errors import InvalidValueError
 from bridge.model.model import Model
-from bridge.state import State, structured_velocity_transform
+from bridge.state import Representation, State
 
 __all__ = [
+    "CONVENTIONS",
+    "convention",
     "convert_acceleration",
     "convert_bias_forces",
     "convert_generalized_force",
     "convert_jacobian",
     "convert_mass_matrix",
     "convert_velocity",
+    "velocity_change",
+    "velocity_transform",
 ]
 
+#: convention name -> the Convention, or "module:attribute" where a backend defines it
+CONVENTIONS: dict[str, Convention | str] = {
+    "body": BODY,
+    "inertial": INERTIAL,
+    "mixed": MIXED,
+    "pinocchio": "bridge.backends.pinocchio.state:PINOCCHIO",
+    "featherstone": "bridge.backends.featherstone.state:FEATHERSTONE",
+}
 
-def _nu(model: Model, state: State, source: object) -> np.ndarray:
-    """The state's generalized velocity in ``source`` convention."""
-    vt = structured_velocity_transform(model, state, state.representation, source)
-    nu = state.nu if model.floating else state.s_dot
-    return vt.apply(nu)
+
+def convention(value: object) -> Convention:
+    """The :class:`Convention` named by ``value``: a Convention, a :class:`Representation`, a
+    representation alias ("local", "world", "MIXED_REPRESENTATION", ...) or a foreign convention
+    name ("pinocchio", "featherstone")."""
+    if isinstance(value, Convention):
+        return value
+    key = str(getattr(value, "value", value)).strip().lower()
+    conv = CONVENTIONS.get(key)
+    if conv is None:
+        try:
+            return CONVENTIONS[Representation.parse(value).value]  # type: ignore[return-value]
+        except InvalidValueError:
+            raise InvalidValueError(
+                f"unknown velocity convention {value!r}; use one of {', '.join(CONVENTIONS)}"
+            ) from None
+    if isinstance(conv, str):
+        module, attr = conv.split(":")
+        conv = CONVENTIONS[key] = getattr(importlib.import_module(module), attr)
+    return conv
+
+
+def velocity_change(model: Model, state: State, source: object, target: object) -> ChangeOfVariables:
+    """The :class:`ChangeOfVariables` ``nu_target = T nu_source`` at ``state`` (batched)."""
+    return change_of_variables(model, state, convention(source), convention(target))
+
+
+def velocity_transform(
+    model: Model, state: State, source: object, target: object
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, T_dot)`` with ``nu_target = T @ nu_source`` at ``state``, both (..., nv, nv).
+
+    ``source``/``target``: any convention name (see :data:`CONVENTIONS`). ``T_dot`` is the exact
+    time derivative of T along the motion described by ``state``.
+    """
+    cov = velocity_change(model, state, source, target)
+    return cov.matrix(), cov.derivative()
+
+
+def _f(x: object) -> np.ndarray:
+    return np.asarray(x, dtype=float)
 
 
 def convert_velocity(
     model: Model, state: State, nu: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``nu_t = T nu_s``, (..., nv)."""
-    return structured_velocity_transform(model, state, source, target).apply(np.asarray(nu, dtype=float))
+    return velocity_change(model, state, source, target).velocity(_f(nu))
 
 
 def convert_acceleration(
     model: Model, state: State, nu_dot: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``nu_dot_t = T nu_dot_s + T_dot nu_s``, (..., nv)."""
-    vt = structured_velocity_transform(model, state, source, target)
-    return vt.apply(np.asarray(nu_dot, dtype=float)) + vt.apply_derivative(_nu(model, state, source))
+    return velocity_change(model, state, source, target).acceleration(_f(nu_dot))
 
 
 def convert_jacobian(model: Model, state: State, J: np.ndarray, source: object, target: object) -> np.ndarray:
     """``J_t = J_s T_{t->s}`` for (..., m, nv) Jacobians with ``v = J nu``."""
-    return structured_velocity_transform(model, state, target, source).right_apply(np.asarray(J, dtype=float))
+    return velocity_change(model, state, target, source).jacobian_back(_f(J))
 
 
 def convert_generalized_force(
     model: Model, state: State, tau: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``tau_t = T_{t->s}^T tau_s`` for (..., nv) generalized forces (power-preserving)."""
-    return structured_velocity_transform(model, state, target, source).transpose_apply(
-        np.asarray(tau, dtype=float)
-    )
+    return velocity_change(model, state, target, source).force_back(_f(tau))
 
 
 def convert_mass_matrix(
     model: Model, state: State, M: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``M_t = T_{t->s}^T M_s T_{t->s}`` for (..., nv, nv)."""
-    return structured_velocity_transform(model, state, target, source).congruence(np.asarray(M, dtype=float))
+    return velocity_change(model, state, target, source).matrix_back(_f(M))
 
 
 def convert_bias_forces(
@@ -83,9 +142,4 @@ def convert_bias_forces(
 
     ``M`` is the mass matrix in the *source* convention.
     """
-    vt = structured_velocity_transform(model, state, target, source)
-    nu_t = _nu(model, state, target)
-    a_s = vt.apply_derivative(nu_t)
-    return vt.transpose_apply(
-        np.asarray(h, dtype=float) + np.einsum("...ij,...j->...i", np.asarray(M, dtype=float), a_s)
-    )
+    return velocity_change(model, state, target, source).bias_back(_f(h), _f(M))

@@ -28,27 +28,37 @@ from bridge._array import as_float_array
 from bridge.errors import BridgeError, InvalidValueError, ShapeError, StateError
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import Representation, State, all_finite, single_state_arrays
+from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
 #: engine name -> "module:Class"
 ENGINES: dict[str, str] = {
-    "pinocchio": "bridge.backends.pinocchio_engine:PinocchioEngine",
-    "idyntree": "bridge.backends.idyntree_engine:IDynTreeEngine",
+    "pinocchio": "bridge.backends.pinocchio.engine:PinocchioEngine",
+    "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
     "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
 }
 
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
-
-
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
-    """What an engine implements. Arrays carry the state's batch axes in front."""
+    """What an engine implements. Arrays carry the state's batch axes in front.
+
+    The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
+    ``forward_dynamics_single`` and ``total_momentum`` have defaults in
+    :class:`bridge.backends.base.EngineBase`.
+    """
 
     name: str
+    batch_shape: tuple[int, ...]
 
     def __init__(self, model: Model, representation: Representation) -> None: ...
     def set_state(self, state: State, gravity: np.ndarray) -> None: ...
+    @property
+    def state(self) -> State: ...  # the current state (rebuilt by engines with a hot path)
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool: ...  # one unbatched state as arrays; False (nothing changed) if not one valid state
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None: ...
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None: ...
     def mass_matrix(self) -> np.ndarray: ...
     def bias_forces(self) -> np.ndarray: ...
     def gravity_forces(self) -> np.ndarray: ...
@@ -65,7 +75,7 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def com_velocity(self) -> np.ndarray: ...
     def com_jacobian(self) -> np.ndarray: ...
     def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
-    # optional: total_momentum() (..., 6) in the representation's B / A / B[A] (else derived)
+    def total_momentum(self) -> np.ndarray | None: ...  # in B / A / B[A]; None: derived by KinDyn
 
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
@@ -117,17 +127,15 @@ class KinDyn:
         self._cache: dict[Any, np.ndarray] = {}
         # hot-path constants: a state given as arrays (see set_state), the frame names, gravity
         self._has_state = False
-        self._set_single = getattr(self._engine, "set_single_state", None)
-        # engines may answer one unbatched query straight from its raw arguments (None: they
-        # return None when the state or the arguments are not the plain single case)
-        self._id_single = getattr(self._engine, "inverse_dynamics_single", None)
-        self._fd_single = getattr(self._engine, "forward_dynamics_single", None)
+        self._set_single = self._engine.set_single_state
+        # engines may answer one unbatched query straight from its raw arguments (they return
+        # None when the state or the arguments are not the plain single case)
+        self._id_single = self._engine.inverse_dynamics_single
+        self._fd_single = self._engine.forward_dynamics_single
         self._frame_names = frozenset(model.frame_names)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
         self._floating = model.floating
-        self._zero_base = np.zeros(6)
-        self._zero_base.flags.writeable = False
         self._default_gravity = np.array(DEFAULT_GRAVITY)
         self._default_gravity.flags.writeable = False
 
@@ -150,27 +158,12 @@ class KinDyn:
         # by single_state_arrays); anything else, including every invalid input, goes through
         # State, which raises the errors
         g = self._default_gravity if gravity is DEFAULT_GRAVITY else self._gravity_array(gravity)
-        if g is not None:
-            if self._set_single is not None:
-                if self._set_single(world_H_base, s, base_velocity, s_dot, g):
-                    self._state = None  # the engine rebuilds it if asked (see state)
-                    self._gravity = g
-                    self._cache = {}
-                    self._has_state = True
-                    return
-            else:
-                fast = single_state_arrays(world_H_base, s, base_velocity, s_dot, self._n_dofs)
-                if fast is not None:
-                    H, s, v, sd = fast
-                    if not self._floating:
-                        v = self._zero_base  # a fixed base has no base velocity
-                    state = State._trusted(Transform._wrap(H), s, v, sd, self.representation)
-                    self._engine.set_state(state, g)
-                    self._state = state
-                    self._gravity = g
-                    self._cache = {}
-                    self._has_state = True
-                    return
+        if g is not None and self._set_single(world_H_base, s, base_velocity, s_dot, g):
+            self._state = None  # the engine's (rebuilt if it has to be; see state)
+            self._gravity = g
+            self._cache = {}
+            self._has_state = True
+            return
         state = State(world_H_base, s, base_velocity, s_dot, self.representation)
         self.set_robot_state(state, gravity)
 
@@ -312,7 +305,7 @@ class KinDyn:
         ``base_acc`` (..., 6) is the time derivative of the base velocity in this representation
         (pass None for a fixed base).
         """
-        if self._id_single is not None and self._has_state and external_wrenches is None:
+        if self._has_state and external_wrenches is None:
             tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
             if tau is not None:
                 return tau
@@ -338,7 +331,7 @@ class KinDyn:
             )
         n, nv = self._n_dofs, self._nv
         t = np.asarray(joint_torques, dtype=np.float64)
-        if t.shape == (n,) and self._fd_single is not None and self._has_state and external_wrenches is None:
+        if t.shape == (n,) and self._has_state and external_wrenches is None:
             nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
             if nu_dot is not None:
                 return nu_dot
@@ -426,9 +419,9 @@ class KinDyn:
         floating base it is the first six rows of ``mass_matrix() @ nu``."""
 
         def compute() -> np.ndarray:
-            native = getattr(self._engine, "total_momentum", None)
+            native = self._engine.total_momentum()
             if native is not None:
-                return native()
+                return native
             # G[A] -> A, then A -> B[A] (MIXED) or B (BODY), by the dual action of the poses
             A_H_G = Transform.from_translation(self.com_position())
             h = A_H_G @ Force(self._centroidal_world())

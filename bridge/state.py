@@ -1,4 +1,4 @@
-"""Robot states, velocity representations and the change of variables T (with its derivative).
+"""Robot states and velocity representations.
 
 A neutral state is ``(world_H_base, s, base_velocity, s_dot)`` with the base velocity in one of
 three representations of the base frame B relative to the world A:
@@ -7,19 +7,14 @@ three representations of the base frame B relative to the world A:
 * INERTIAL (``INERTIAL_FIXED_REPRESENTATION``, ``WORLD``): ``A_v_A,B``;
 * MIXED (``MIXED_REPRESENTATION``, ``LOCAL_WORLD_ALIGNED``): ``B[A]_v_A,B`` = (d/dt A_o_B, omega in A).
 
-The generalized velocity is ``nu = [base velocity; s_dot]`` (DOF order = ``model.dof_names``). The
-``"pinocchio"`` convention is BODY for the base with the joints in Pinocchio's depth-first order.
-
-``velocity_transform(model, state, source, target)`` returns ``(T, T_dot)`` with
-``nu_target = T @ nu_source`` and ``T_dot`` the exact time derivative of T along the state's
-motion (so ``nu_dot_target = T @ nu_dot_source + T_dot @ nu_source``). Generalized forces are dual:
-``tau_source = T^T tau_target``.
+The generalized velocity is ``nu = [base velocity; s_dot]`` (DOF order = ``model.dof_names``).
+The base-velocity matrices here define the three representations; the change of variables between
+whole generalized velocities (and foreign conventions) is :mod:`bridge.change_of_variables`.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -34,7 +29,10 @@ from bridge.spatial.transform import ROTATION_TOLERANCE, ensure_transform
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
 
-__all__ = ["Convention", "Representation", "State", "VelocityTransform", "velocity_transform"]
+__all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "rotation_blocks"]
+
+#: gravity (3,) in world coordinates used when none is given
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 class Representation(str, Enum):
@@ -71,28 +69,6 @@ _ALIASES = {
     "mixed_representation": Representation.MIXED,
     "local_world_aligned": Representation.MIXED,
 }
-
-
-class Convention(str, Enum):
-    """Conventions of the generalized velocity that :func:`velocity_transform` converts between."""
-
-    BODY = "body"
-    INERTIAL = "inertial"
-    MIXED = "mixed"
-    PINOCCHIO = "pinocchio"
-
-    @classmethod
-    def parse(cls, value: object) -> Convention:
-        if isinstance(value, Convention):
-            return value
-        if str(value).strip().lower() == "pinocchio":
-            return Convention.PINOCCHIO
-        return Convention(Representation.parse(value).value)
-
-    @property
-    def representation(self) -> Representation:
-        """Representation of the base velocity in this convention."""
-        return Representation.BODY if self is Convention.PINOCCHIO else Representation(self.value)
 
 
 def _wrap_state_error(fn):
@@ -133,7 +109,24 @@ class State:
         base_velocity: object,
         s_dot: object,
         representation: object = Representation.MIXED,
+        *,
+        check: bool = True,
     ) -> None:
+        """Validate and copy the arrays (a State never aliases the caller's arrays).
+
+        ``check=False`` is for arrays that are already validated and owned: ``world_H_base`` a
+        Transform, the vectors float arrays of the right shapes, ``representation`` a
+        Representation; no checks and no copies (the vectors are made read-only).
+        """
+        if not check:
+            for arr in (s, base_velocity, s_dot):
+                arr.setflags(write=False)
+            object.__setattr__(self, "world_H_base", world_H_base)
+            object.__setattr__(self, "s", s)
+            object.__setattr__(self, "base_velocity", base_velocity)
+            object.__setattr__(self, "s_dot", s_dot)
+            object.__setattr__(self, "representation", representation)
+            return
         H = ensure_transform(world_H_base, "world_H_base")
         s_arr = np.asarray(s)
         if s_arr.ndim == 0:
@@ -148,27 +141,6 @@ class State:
         object.__setattr__(self, "base_velocity", v)
         object.__setattr__(self, "s_dot", s_dot)
         object.__setattr__(self, "representation", Representation.parse(representation))
-
-    @classmethod
-    def _trusted(
-        cls,
-        world_H_base: Transform,
-        s: np.ndarray,
-        base_velocity: np.ndarray,
-        s_dot: np.ndarray,
-        representation: Representation,
-    ) -> State:
-        """A State from arrays that are already validated and owned (no checks, no copies; the
-        arrays are made read-only)."""
-        for arr in (s, base_velocity, s_dot):
-            arr.setflags(write=False)
-        obj = cls.__new__(cls)
-        object.__setattr__(obj, "world_H_base", world_H_base)
-        object.__setattr__(obj, "s", s)
-        object.__setattr__(obj, "base_velocity", base_velocity)
-        object.__setattr__(obj, "s_dot", s_dot)
-        object.__setattr__(obj, "representation", representation)
-        return obj
 
     @property
     def n_dofs(self) -> int:
@@ -272,8 +244,8 @@ def single_state_arrays(
 
     This is the hot path of ``KinDyn.set_state``: a handful of cheap calls (one copy of the three
     vectors into one buffer, one finiteness test, the pose checked in Python floats). The vectors
-    are views of that buffer, owned by the caller from now on; :meth:`State._trusted` makes them
-    read-only.
+    are views of that buffer, owned by the caller from now on; ``State(..., check=False)`` makes
+    them read-only.
     """
     try:
         if isinstance(world_H_base, Transform):
@@ -312,7 +284,8 @@ def single_state_arrays(
     return H, s_, v_, sd_
 
 
-def _rotation_blocks(R: np.ndarray) -> np.ndarray:
+def rotation_blocks(R: np.ndarray) -> np.ndarray:
+    """``blkdiag(R, R)`` (..., 6, 6) of rotations R (..., 3, 3)."""
     X = np.zeros((*R.shape[:-2], 6, 6))
     X[..., :3, :3] = R
     X[..., 3:, 3:] = R
@@ -326,7 +299,7 @@ def base_to_body_matrix(world_H_base: Transform, representation: Representation)
     if rep is Representation.BODY:
         return np.broadcast_to(np.eye(6), (*R.shape[:-2], 6, 6)).copy()
     if rep is Representation.MIXED:
-        return _rotation_blocks(np.swapaxes(R, -1, -2))
+        return rotation_blocks(np.swapaxes(R, -1, -2))
     return world_H_base.inverse().motion_matrix()
 
 
@@ -337,7 +310,7 @@ def body_to_base_matrix(world_H_base: Transform, representation: Representation)
     if rep is Representation.BODY:
         return np.broadcast_to(np.eye(6), (*R.shape[:-2], 6, 6)).copy()
     if rep is Representation.MIXED:
-        return _rotation_blocks(R)
+        return rotation_blocks(R)
     return world_H_base.motion_matrix()
 
 
@@ -345,236 +318,3 @@ def base_velocity_matrix(world_H_base: Transform, source: object, target: object
     """(..., 6, 6) matrix mapping a base velocity from ``source`` to ``target`` representation."""
     src, tgt = Representation.parse(source), Representation.parse(target)
     return body_to_base_matrix(world_H_base, tgt) @ base_to_body_matrix(world_H_base, src)
-
-
-def _base_maps(state: State, rep: Representation) -> tuple[np.ndarray, ...]:
-    """``(W_X_B, d/dt W_X_B, B_X_W, d/dt B_X_W)`` for the representation frame W of ``rep``.
-
-    With ``v = B_v_A,B`` the body velocity: d/dt A_X_B = A_X_B crm(v) and
-    d/dt B_X_A = -crm(v) B_X_A; for W = B[A] only the angular part of v enters (the errata of
-    DESIGN.md: d/dt B_X_B[A] = B_X_B[A] crm([0, -omega_A])).
-    """
-    from bridge.spatial.vectors import crm
-
-    H = state.world_H_base
-    v = state.base_velocity_in(Representation.BODY)
-    batch = np.broadcast_shapes(H.batch_shape, v.shape[:-1])
-    if rep is Representation.BODY:
-        eye = np.broadcast_to(np.eye(6), (*batch, 6, 6))
-        zero = np.zeros((*batch, 6, 6))
-        return eye, zero, eye, zero
-    if rep is Representation.MIXED:
-        v = np.concatenate([np.zeros_like(v[..., :3]), v[..., 3:]], axis=-1)
-        from_body = _rotation_blocks(H.rotation)
-        to_body = _rotation_blocks(np.swapaxes(H.rotation, -1, -2))
-    else:
-        from_body = H.motion_matrix()
-        to_body = H.inverse().motion_matrix()
-    C = crm(v)
-    return from_body, from_body @ C, to_body, -C @ to_body
-
-
-class VelocityTransform:
-    """Block-structured change of variables ``nu_target = T nu_source``.
-
-    ``T = blkdiag(X, P)`` with ``X`` (..., 6, 6) acting on the base velocity (absent for a fixed
-    base) and ``P`` a permutation of the joint velocities given as an index array ``perm``
-    (``(P s_dot)[i] = s_dot[perm[i]]``; None means identity). ``X_dot`` is the time derivative of X.
-    """
-
-    def __init__(
-        self,
-        X: np.ndarray | None,
-        X_dot: np.ndarray | None,
-        perm: np.ndarray | None,
-        n_dofs: int,
-        X_inv: np.ndarray | None = None,
-    ):
-        self.X = X
-        self.X_dot = X_dot
-        self.perm = perm
-        self.n_dofs = n_dofs
-        # the inverse of X when known in closed form (products of motion transforms), so that
-        # solve/transpose_solve need no linear solve
-        self.X_inv = X_inv
-        self._inverse_perm: np.ndarray | None = None
-
-    @property
-    def floating(self) -> bool:
-        return self.X is not None
-
-    @property
-    def inverse_perm(self) -> np.ndarray | None:
-        if self.perm is None:
-            return None
-        if self._inverse_perm is None:
-            self._inverse_perm = np.argsort(self.perm)
-        return self._inverse_perm
-
-    def _perm_matrix(self) -> np.ndarray:
-        P = np.eye(self.n_dofs)
-        return P if self.perm is None else P[self.perm]
-
-    def matrix(self) -> np.ndarray:
-        """Dense T, (..., nv, nv)."""
-        P = self._perm_matrix()
-        if self.X is None:
-            return P
-        batch = self.X.shape[:-2]
-        n = self.n_dofs
-        T = np.zeros((*batch, 6 + n, 6 + n))
-        T[..., :6, :6] = self.X
-        T[..., 6:, 6:] = P
-        return T
-
-    def derivative(self) -> np.ndarray:
-        """Dense T_dot, (..., nv, nv)."""
-        n = self.n_dofs
-        if self.X is None:
-            return np.zeros((n, n))
-        batch = self.X_dot.shape[:-2]
-        Td = np.zeros((*batch, 6 + n, 6 + n))
-        Td[..., :6, :6] = self.X_dot
-        return Td
-
-    # ---- block-structured products (no dense (6+n)x(6+n) algebra) --------------------------
-    @staticmethod
-    def _joints(y: np.ndarray, perm: np.ndarray | None) -> np.ndarray:
-        return y if perm is None else y[..., perm]
-
-    def apply(self, nu: np.ndarray) -> np.ndarray:
-        """``T @ nu`` for (..., nv) vectors."""
-        if self.X is None:
-            return self._joints(nu, self.perm)
-        base = np.einsum("...ij,...j->...i", self.X, nu[..., :6])
-        return _cat(base, self._joints(nu[..., 6:], self.perm))
-
-    def apply_derivative(self, nu: np.ndarray) -> np.ndarray:
-        """``T_dot @ nu`` for (..., nv) vectors."""
-        if self.X is None:
-            return np.zeros_like(nu)
-        base = np.einsum("...ij,...j->...i", self.X_dot, nu[..., :6])
-        return _cat(base, np.zeros((*base.shape[:-1], self.n_dofs)))
-
-    def solve(self, y: np.ndarray) -> np.ndarray:
-        """``T^{-1} @ y`` for (..., nv) vectors."""
-        if self.X is None:
-            return self._joints(y, self.inverse_perm)
-        if self.X_inv is not None:
-            base = np.einsum("...ij,...j->...i", self.X_inv, y[..., :6])
-        else:
-            X, yb = np.broadcast_arrays(self.X, y[..., :6, None])
-            base = np.linalg.solve(X, yb)[..., 0]
-        return _cat(base, self._joints(y[..., 6:], self.inverse_perm))
-
-    def transpose_apply(self, tau: np.ndarray) -> np.ndarray:
-        """``T^T @ tau`` for (..., nv) generalized forces (target -> source)."""
-        if self.X is None:
-            return self._joints(tau, self.inverse_perm)
-        base = np.einsum("...ji,...j->...i", self.X, tau[..., :6])
-        return _cat(base, self._joints(tau[..., 6:], self.inverse_perm))
-
-    def transpose_solve(self, tau: np.ndarray) -> np.ndarray:
-        """``T^{-T} @ tau`` for (..., nv) generalized forces (source -> target)."""
-        if self.X is None:
-            return self._joints(tau, self.perm)
-        if self.X_inv is not None:
-            base = np.einsum("...ji,...j->...i", self.X_inv, tau[..., :6])
-        else:
-            Xt, tb = np.broadcast_arrays(np.swapaxes(self.X, -1, -2), tau[..., :6, None])
-            base = np.linalg.solve(Xt, tb)[..., 0]
-        return _cat(base, self._joints(tau[..., 6:], self.perm))
-
-    def right_apply(self, J: np.ndarray) -> np.ndarray:
-        """``J @ T`` for (..., m, nv) matrices (e.g. Jacobians: target -> source)."""
-        if self.X is None:
-            return self._joints(J, self.inverse_perm)
-        base = J[..., :, :6] @ self.X
-        return _cat(base, self._joints(J[..., :, 6:], self.inverse_perm))
-
-    def congruence(self, M: np.ndarray) -> np.ndarray:
-        """``T^T @ M @ T`` for (..., nv, nv) matrices (e.g. mass matrices: target -> source)."""
-        n = self.n_dofs
-        ip = self.inverse_perm
-        if self.X is None:
-            return M if ip is None else M[..., ip[:, None], ip[None, :]]
-        if ip is not None:
-            idx = np.concatenate([np.arange(6), 6 + ip])
-            M = M[..., idx[:, None], idx[None, :]]
-        X = self.X
-        Xt = np.swapaxes(X, -1, -2)
-        batch = np.broadcast_shapes(M.shape[:-2], X.shape[:-2])
-        out = np.empty((*batch, 6 + n, 6 + n))
-        out[..., :6, :6] = Xt @ M[..., :6, :6] @ X
-        out[..., :6, 6:] = Xt @ M[..., :6, 6:]
-        out[..., 6:, :6] = M[..., 6:, :6] @ X
-        out[..., 6:, 6:] = M[..., 6:, 6:]
-        return out
-
-
-def _cat(base: np.ndarray, joints: np.ndarray) -> np.ndarray:
-    """Concatenate base and joint blocks along the last axis, broadcasting the leading axes."""
-    lead = np.broadcast_shapes(base.shape[:-1], joints.shape[:-1])
-    return np.concatenate(
-        [np.broadcast_to(base, (*lead, base.shape[-1])), np.broadcast_to(joints, (*lead, joints.shape[-1]))],
-        axis=-1,
-    )
-
-
-# per-model joint permutations between conventions, computed once (models are immutable)
-_PERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _joint_perm(model: Model, src: Convention, tgt: Convention) -> np.ndarray | None:
-    """``perm`` with ``nu_t[i] = nu_s[perm[i]]`` on the joints; None for the identity."""
-    if src is not Convention.PINOCCHIO and tgt is not Convention.PINOCCHIO:
-        return None
-    cache = _PERMS.get(model)
-    if cache is None:
-        cache = _PERMS[model] = {}
-    key = (src is Convention.PINOCCHIO, tgt is Convention.PINOCCHIO)
-    if key not in cache:
-        from bridge.backends.pinocchio import pinocchio_dof_permutation
-
-        n = model.n_dofs
-        p = pinocchio_dof_permutation(model)
-        ps, pt = (p if key[0] else None), (p if key[1] else None)
-        # nu_s = nu_c[ps] and nu_t = nu_c[pt] (canonical c)
-        inv_s = np.argsort(ps) if ps is not None else np.arange(n)
-        perm = inv_s[pt] if pt is not None else inv_s
-        if np.array_equal(perm, np.arange(n)):
-            perm = None
-        else:
-            perm.flags.writeable = False
-        cache[key] = perm
-    return cache[key]
-
-
-def structured_velocity_transform(
-    model: Model, state: State, source: object, target: object
-) -> VelocityTransform:
-    """Block form of :func:`velocity_transform`."""
-    state.check_model(model)
-    src, tgt = Convention.parse(source), Convention.parse(target)
-    perm = _joint_perm(model, src, tgt)
-    n = model.n_dofs
-    if not model.floating:
-        return VelocityTransform(None, None, perm, n)
-    from_body_t, from_body_dot, to_body_t, _ = _base_maps(state, tgt.representation)
-    from_body_s, _, to_body, to_body_dot = _base_maps(state, src.representation)
-    X = from_body_t @ to_body
-    X_dot = from_body_dot @ to_body + from_body_t @ to_body_dot
-    return VelocityTransform(X, X_dot, perm, n, X_inv=from_body_s @ to_body_t)
-
-
-def velocity_transform(
-    model: Model, state: State, source: object, target: object
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(T, T_dot)`` with ``nu_target = T @ nu_source`` at ``state``, both (..., nv, nv).
-
-    ``source``/``target``: "body", "inertial", "mixed" (base velocity representation, joints in the
-    model's DOF order) or "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order).
-    ``T_dot`` is the exact time derivative of T along the motion described by ``state``.
-    """
-    vt = structured_velocity_transform(model, state, source, target)
-    return vt.matrix(), vt.derivative()

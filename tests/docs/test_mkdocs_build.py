@@ -38,7 +38,7 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     for page in ("index.html", "conventions/index.html", "theory/index.html", "tutorials/reroot/index.html"):
         assert (site / page).is_file(), page
     # the API reference is generated from the docstrings
-    state_api = (site / "api" / "state" / "index.html").read_text(encoding="utf-8")
-    assert "velocity_transform" in state_api and "nu_target = T @ nu_source" in state_api
+    convert_api = (site / "api" / "convert" / "index.html").read_text(encoding="utf-8")
+    assert "velocity_transform" in convert_api and "nu_target = T @ nu_source" in convert_api
     conventions = (site / "conventions" / "index.html").read_text(encoding="utf-8")
     assert conventions.count("<table>") >= 6

@@ -30,6 +30,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from bridge.backends.base import EngineBase
+from bridge.change_of_variables import NEUTRAL, change_of_variables
 from bridge.model.model import Model
 from bridge.state import Representation, State
 
@@ -47,14 +49,14 @@ from .algorithms import (
     _velocities,
 )
 from .model import to_featherstone
-from .state import FeatherstoneTransform
+from .state import FEATHERSTONE
 
 __all__ = ["FeatherstoneEngine"]
 
 _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 
 
-class FeatherstoneEngine:
+class FeatherstoneEngine(EngineBase):
     """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on bridge's batched
     Featherstone algorithms (:mod:`bridge.backends.featherstone.algorithms`)."""
 
@@ -64,6 +66,7 @@ class FeatherstoneEngine:
     def __init__(self, model: Model, representation: Representation) -> None:
         self.model = model
         self.representation = Representation.parse(representation)
+        self.convention = NEUTRAL[self.representation]
         self.fmodel = to_featherstone(model)
         self.tree = _compile(self.fmodel, model.floating)
         tree = self.tree
@@ -105,17 +108,15 @@ class FeatherstoneEngine:
         g = self._batch_rows(gravity, (3,))
         from bridge.spatial import Transform
 
-        flat = State._trusted(Transform._wrap(Hf), s, vb, sd, state.representation)
+        self._state = state
+        flat = State(Transform(Hf, check=False), s, vb, sd, state.representation, check=False)
         if state.representation is not self.representation:
             flat = flat.to(self.representation)
-        self._state = flat
-        self._ft = FeatherstoneTransform(self.fmodel, flat)
-        ft = self._ft
-        nu = flat.nu if model.floating else flat.s_dot
-        self._nu = nu  # (N, nv) neutral
-        self._nu_F = np.ascontiguousarray(ft.velocity(nu).T)  # (nv, N)
-        self._Tdnu = ft.vt.apply_derivative(nu)  # (N, nv) neutral order
-        self._Tdnu_F = np.ascontiguousarray(self._Tdnu[:, ft.fidx].T)
+        self._flat_state = flat
+        ft = self._ft = change_of_variables(model, flat, self.convention, FEATHERSTONE)
+        self._nu = ft.nu  # (N, nv) neutral
+        self._nu_F = np.ascontiguousarray(ft.velocity(ft.nu).T)  # (nv, N)
+        self._Tdnu_F = np.ascontiguousarray(ft.bias_acceleration.T)
         qF = np.ascontiguousarray(s[:, self.fmodel.dof_perm].T)
         R = Hf[:, :3, :3]
         E0 = np.ascontiguousarray(np.transpose(R, (2, 1, 0)))  # (3, 3, N): E0[i, j] = R[j, i]

@@ -12,10 +12,11 @@ Featherstone's generalized velocity is therefore ``nu_F = [v_fb (world, angular 
 acceleration ``[a_fb; qdd]`` with ``a_fb`` the time derivative of ``v_fb`` (a spatial acceleration,
 not a classical one), and its generalized force ``[f_fb; tau]`` with ``f_fb`` the wrench on the base
 in world coordinates (angular first, moment about the world origin). From a neutral
-representation: ``nu_F = P T nu`` with T the change of variables to INERTIAL
-(:func:`bridge.state.velocity_transform`) and P the permutation (halves swapped, joints in
-Featherstone order), so ``nu_dot_F = P (T nu_dot + T_dot nu)``, ``tau = T^T P^T tau_F``,
-``M = T^T P^T H_F P T`` and ``J = J_F P T``.
+representation: ``nu_F = P T nu`` with T the change of variables to INERTIAL and P the permutation
+(halves swapped, joints in Featherstone order), one :class:`~bridge.change_of_variables.ChangeOfVariables`
+to :data:`FEATHERSTONE` (the swap is part of its base block), so
+``nu_dot_F = P (T nu_dot + T_dot nu)``, ``tau = T^T P^T tau_F``, ``M = T^T P^T H_F P T`` and
+``J = J_F P T``.
 
 A fixed base has no xfb (None): the model's fixed world is the base link, and q, qd are the joints.
 """
@@ -25,16 +26,17 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array
+from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
 from bridge.errors import BridgeError, StateError
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.conventions import to_angular_first, to_linear_first
-from bridge.state import Representation, State, structured_velocity_transform
+from bridge.state import Representation, State
 
 from .model import FeatherstoneModel, to_featherstone
 
 __all__ = [
-    "FeatherstoneTransform",
+    "FEATHERSTONE",
     "featherstone_velocity_transform",
     "from_featherstone_acceleration",
     "from_featherstone_force",
@@ -53,15 +55,6 @@ def _fmodel(model: Model | FeatherstoneModel) -> FeatherstoneModel:
     if isinstance(model, Model):
         return to_featherstone(model)
     raise StateError(f"expected a bridge.Model or a FeatherstoneModel, got {type(model).__name__}")
-
-
-def featherstone_index(fm: FeatherstoneModel) -> tuple[np.ndarray, np.ndarray]:
-    """``(fidx, inv)``: ``x_F = x_N[..., fidx]`` from a neutral INERTIAL generalized vector (linear
-    first base, model DOF order) to Featherstone's, and ``x_N = x_F[..., inv]``."""
-    perm = np.asarray(fm.dof_perm, dtype=np.intp)
-    fidx = np.concatenate([_SWAP, 6 + perm]) if fm.floating else perm.copy()
-    inv = np.argsort(fidx)
-    return fidx, inv
 
 
 def to_featherstone_state(
@@ -128,51 +121,21 @@ def from_featherstone_state(
     return st if rep is Representation.INERTIAL else st.to(rep)
 
 
-class FeatherstoneTransform:
-    """The change of variables ``nu_F = P T nu`` from a neutral representation (the state's) to
-    Featherstone's generalized velocity, with the maps of accelerations, forces, matrices."""
-
-    def __init__(self, model: Model | FeatherstoneModel, state: State):
-        fm = _fmodel(model)
-        self.fmodel = fm
-        self.state = state
-        self.vt = structured_velocity_transform(fm, state, state.representation, Representation.INERTIAL)
-        self.fidx, self.inv = featherstone_index(fm)
-        self.nu = state.nu if fm.floating else state.s_dot
-
-    def velocity(self, nu: np.ndarray) -> np.ndarray:
-        """``nu_F = P T nu`` (..., nv)."""
-        return self.vt.apply(nu)[..., self.fidx]
-
-    def acceleration(self, nu_dot: np.ndarray) -> np.ndarray:
-        """``nu_dot_F = P (T nu_dot + T_dot nu)`` (..., nv)."""
-        return (self.vt.apply(nu_dot) + self.vt.apply_derivative(self.nu))[..., self.fidx]
-
-    def acceleration_back(self, nu_dot_F: np.ndarray) -> np.ndarray:
-        """``nu_dot = T^-1 (P^T nu_dot_F - T_dot nu)`` (..., nv)."""
-        return self.vt.solve(nu_dot_F[..., self.inv] - self.vt.apply_derivative(self.nu))
-
-    def force(self, tau: np.ndarray) -> np.ndarray:
-        """``tau_F = P T^-T tau`` (..., nv)."""
-        return self.vt.transpose_solve(tau)[..., self.fidx]
-
-    def force_back(self, tau_F: np.ndarray) -> np.ndarray:
-        """``tau = T^T P^T tau_F`` (..., nv)."""
-        return self.vt.transpose_apply(tau_F[..., self.inv])
-
-    def matrix_back(self, H_F: np.ndarray) -> np.ndarray:
-        """``M = T^T P^T H_F P T`` (..., nv, nv)."""
-        inv = self.inv
-        return self.vt.congruence(H_F[..., inv[:, None], inv[None, :]])
-
-    def jacobian_back(self, J_F: np.ndarray) -> np.ndarray:
-        """``J = J_F P T`` (..., m, nv)."""
-        return self.vt.right_apply(J_F[..., self.inv])
+def _joint_order(model: Model | FeatherstoneModel) -> np.ndarray:
+    return _fmodel(model).dof_perm
 
 
-def featherstone_velocity_transform(model: Model | FeatherstoneModel, state: State) -> FeatherstoneTransform:
-    """The :class:`FeatherstoneTransform` at ``state`` (from the state's representation)."""
-    return FeatherstoneTransform(model, state)
+#: Featherstone's generalized velocity: the base spatial velocity in world coordinates, angular
+#: first (bridge's INERTIAL with its halves swapped), joints in body order
+FEATHERSTONE = Convention(
+    "featherstone", Representation.INERTIAL, base_left=np.eye(6)[_SWAP], joint_order=_joint_order
+)
+
+
+def featherstone_velocity_transform(model: Model | FeatherstoneModel, state: State) -> ChangeOfVariables:
+    """The :class:`~bridge.change_of_variables.ChangeOfVariables` ``nu_F = P T nu`` from the
+    state's representation to :data:`FEATHERSTONE` at ``state`` (batched)."""
+    return change_of_variables(_fmodel(model), state, NEUTRAL[state.representation], FEATHERSTONE)
 
 
 def _split(fm: FeatherstoneModel, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -196,7 +159,7 @@ def to_featherstone_acceleration(
     ``a_fb`` the base spatial acceleration in world coordinates (angular first)."""
     fm = _fmodel(model)
     nd = as_float_array(nu_dot, "nu_dot", (fm.n_real + (6 if fm.floating else 0),))
-    return _split(fm, FeatherstoneTransform(fm, state).acceleration(nd))
+    return _split(fm, featherstone_velocity_transform(fm, state).acceleration(nd))
 
 
 def from_featherstone_acceleration(
@@ -204,7 +167,7 @@ def from_featherstone_acceleration(
 ) -> np.ndarray:
     """``(a_fb, qdd)`` -> the neutral generalized acceleration in the state's representation."""
     fm = _fmodel(model)
-    return FeatherstoneTransform(fm, state).acceleration_back(_join(fm, a_fb, qdd, "qdd"))
+    return featherstone_velocity_transform(fm, state).acceleration_back(_join(fm, a_fb, qdd, "qdd"))
 
 
 def to_featherstone_force(
@@ -214,7 +177,7 @@ def to_featherstone_force(
     wrench on the base in world coordinates (angular first), ``tau_q`` the joints in body order."""
     fm = _fmodel(model)
     t = as_float_array(tau, "tau", (fm.n_real + (6 if fm.floating else 0),))
-    return _split(fm, FeatherstoneTransform(fm, state).force(t))
+    return _split(fm, featherstone_velocity_transform(fm, state).force(t))
 
 
 def from_featherstone_force(
@@ -222,4 +185,4 @@ def from_featherstone_force(
 ) -> np.ndarray:
     """``(f_fb, tau_q)`` -> the neutral generalized force in the state's representation."""
     fm = _fmodel(model)
-    return FeatherstoneTransform(fm, state).force_back(_join(fm, f_fb, tau_q, "tau"))
+    return featherstone_velocity_transform(fm, state).force_back(_join(fm, f_fb, tau_q, "tau"))

@@ -1,20 +1,17 @@
 """Dynamics engine over iDynTree's ``KinDynComputations``.
 
-iDynTree already works in the neutral semantics (base velocity and every quantity in the chosen
-representation, accelerations as derivatives of velocities in that representation, DOF order of
-the model, because ``to_idyntree`` serializes the DOFs in ``model.dof_names`` order), so this
-engine only moves numbers in and out.
+iDynTree already works in the neutral semantics (see :mod:`.kindyn`), so this engine only moves
+numbers in and out: its change of variables is the identity.
 
 * Forward dynamics is not part of ``KinDynComputations``: it solves ``M nu_dot = tau - ID(0, f)``
   with iDynTree's own mass matrix and inverse dynamics (Cholesky).
 * External wrenches on a frame F are moved to F's link L in L's representation frame
   (L, A or L[A]) and passed as ``LinkWrenches``, which KinDynComputations reads in that frame.
-* ``generalizedGravityForces`` is preceded by a forward-kinematics refresh (see the comment there:
-  iDynTree 15.1 otherwise converts its base wrench with stale link poses).
+* Gravity forces refresh the kinematics first (:func:`.kindyn.gravity_forces`).
 * A fixed base: iDynTree models are always floating; the base velocity and acceleration are held
   at zero and the joint blocks of every quantity are returned.
 
-iDynTree is not batched: batched states loop over samples here.
+iDynTree is not batched: batched states loop over samples (:class:`~bridge.backends.batch.FlatBatch`).
 """
 
 from __future__ import annotations
@@ -23,31 +20,26 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from bridge.backends.base import EngineBase
+from bridge.backends.batch import FlatBatch
+from bridge.errors import BackendError
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
 from bridge.state import Representation, State
 
+from .kindyn import bias_forces, generalized_forces, gravity_forces, kindyn, mass_matrix
+from .kindyn import to_numpy as _np
+
 __all__ = ["IDynTreeEngine"]
 
 
-def _np(obj) -> np.ndarray:
-    """Copy an iDynTree vector/matrix to numpy while ``obj`` is guaranteed alive.
-
-    Several iDynTree getters return temporaries whose ``toNumPy()`` views their memory: copying
-    inside this call (``obj`` is held by the argument) avoids reading freed memory.
-    """
-    return np.array(obj.toNumPy(), copy=True)
-
-
-class IDynTreeEngine:
-    """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on iDynTree."""
+class IDynTreeEngine(EngineBase):
+    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on iDynTree."""
 
     name = "idyntree"
 
     def __init__(self, model: Model, representation: Representation) -> None:
         import idyntree.bindings as idyn
-
-        from bridge.backends.idyntree import kindyn
 
         self._idyn = idyn
         self.model = model
@@ -60,77 +52,37 @@ class IDynTreeEngine:
         self._Jcom = idyn.MatrixDynSize(3, 6 + model.n_dofs)
         self._floating = model.floating
         self._sl = slice(None) if model.floating else slice(6, None)
+        self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
-        H = state.world_H_base.matrix
-        batch = np.broadcast_shapes(
-            H.shape[:-2],
-            state.s.shape[:-1],
-            state.base_velocity.shape[:-1],
-            state.s_dot.shape[:-1],
-            gravity.shape[:-1],
-        )
-        n = int(np.prod(batch, dtype=int))
-        k = self.model.n_dofs
-        self.batch_shape = batch
-        self._n = n
-        self._H = np.ascontiguousarray(np.broadcast_to(H, (*batch, 4, 4)).reshape(n, 4, 4))
-        self._s = np.ascontiguousarray(np.broadcast_to(state.s, (*batch, k)).reshape(n, k))
-        self._v = np.ascontiguousarray(np.broadcast_to(state.base_velocity, (*batch, 6)).reshape(n, 6))
-        self._sd = np.ascontiguousarray(np.broadcast_to(state.s_dot, (*batch, k)).reshape(n, k))
-        self._g = np.ascontiguousarray(np.broadcast_to(gravity, (*batch, 3)).reshape(n, 3))
+        self._state = state
+        self._flat = FlatBatch(state, gravity)
+        self.batch_shape = self._flat.batch_shape
         self._current = -1
 
     def _select(self, i: int) -> None:
         if self._current == i:
             return
-        from bridge.errors import BackendError
-
-        v = self._v[i] if self._floating else np.zeros(6)
-        if not self.kd.setRobotState(self._H[i], self._s[i], v, self._sd[i], self._g[i]):
+        flat = self._flat
+        v = flat.base_velocity[i] if self._floating else np.zeros(6)
+        if not self.kd.setRobotState(flat.H[i], flat.s[i], v, flat.s_dot[i], flat.gravity[i]):
             raise BackendError("iDynTree rejected the robot state (setRobotState returned false)")
         self._current = i
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
-        flat = [np.broadcast_to(a, (*self.batch_shape, a.shape[-1])).reshape(self._n, -1) for a in vectors]
-        out = []
-        for i in range(self._n):
-            self._select(i)
-            out.append(fn(i, *(a[i] for a in flat)))
-        arr = np.asarray(out)
-        return arr.reshape(*self.batch_shape, *arr.shape[1:])
+        return self._flat.loop(fn, *vectors, select=self._select)
 
     # ------------------------------------------------------------------ joint space
-    def _full_mass_matrix(self, _i: int) -> np.ndarray:
-        self.kd.getFreeFloatingMassMatrix(self._M)
-        return self._M.toNumPy().copy()
-
     def mass_matrix(self) -> np.ndarray:
         sl = self._sl
-        return self._loop(lambda i: self._full_mass_matrix(i)[sl, sl])
-
-    def _generalized(self) -> np.ndarray:
-        return np.concatenate([_np(self._tau.baseWrench()), _np(self._tau.jointTorques())])
+        return self._loop(lambda _i: mass_matrix(self.kd, self._M)[sl, sl])
 
     def bias_forces(self) -> np.ndarray:
-        def one(_i):
-            self.kd.generalizedBiasForces(self._tau)
-            return self._generalized()[self._sl]
-
-        return self._loop(one)
+        return self._loop(lambda _i: bias_forces(self.kd, self._tau)[self._sl])
 
     def gravity_forces(self) -> np.ndarray:
-        def one(_i):
-            # iDynTree (checked on 15.1) converts the base wrench of generalizedGravityForces with the
-            # link poses of the *last* forward-kinematics pass without refreshing them: in INERTIAL
-            # and MIXED it returns a stale base wrench unless kinematics are up to date. Any call
-            # that refreshes them (getWorldTransform) first makes the result exact.
-            self.kd.getWorldTransform(self.model.base)
-            self.kd.generalizedGravityForces(self._tau)
-            return self._generalized()[self._sl]
-
-        return self._loop(one)
+        return self._loop(lambda _i: gravity_forces(self.kd, self._tau)[self._sl])
 
     def _link_wrenches(self, i: int, wrenches: Mapping[str, np.ndarray] | None):
         idyn = self._idyn
@@ -141,7 +93,7 @@ class IDynTreeEngine:
         rep = self.representation
         for name, w in wrenches.items():
             link, link_H_frame = self.model.frame_placement(name)
-            f = Force(np.broadcast_to(w, (*self.batch_shape, 6)).reshape(self._n, 6)[i])
+            f = Force(self._flat.flat_view(w, 6)[i])
             if rep is Representation.BODY:
                 f = link_H_frame @ f
             elif rep is Representation.MIXED:
@@ -162,13 +114,11 @@ class IDynTreeEngine:
         else:
             base_acc, sdd = np.zeros(6), nu_dot
         ext = self._link_wrenches(i, wrenches)
-        from bridge.errors import BackendError
-
         if not self.kd.inverseDynamics(
             np.ascontiguousarray(base_acc), np.ascontiguousarray(sdd), ext, self._tau
         ):
             raise BackendError("iDynTree inverseDynamics failed")
-        return self._generalized()[self._sl]
+        return generalized_forces(self._tau)[self._sl]
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         return self._loop(lambda i, a: self._inverse_dynamics_one(i, a, wrenches), nu_dot)
@@ -178,7 +128,7 @@ class IDynTreeEngine:
         nv = self.model.nv
 
         def one(i, t):
-            M = self._full_mass_matrix(i)[sl, sl]
+            M = mass_matrix(self.kd, self._M)[sl, sl]
             rhs = t - self._inverse_dynamics_one(i, np.zeros(nv), wrenches)
             L = np.linalg.cholesky(M)
             return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
@@ -198,8 +148,6 @@ class IDynTreeEngine:
         return self._loop(lambda _i: _np(self.kd.getFrameVel(frame)))
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
-        from bridge.errors import BackendError
-
         def one(_i):
             if not self.kd.getFrameFreeFloatingJacobian(frame, self._J):
                 raise BackendError(f"iDynTree getFrameFreeFloatingJacobian failed for frame {frame!r}")
@@ -232,7 +180,7 @@ class IDynTreeEngine:
         def one(i):
             h = _np(self.kd.getCentroidalTotalMomentum().asVector())
             if body:
-                R = self._H[i, :3, :3]
+                R = self._flat.H[i, :3, :3]
                 h = np.concatenate([R @ h[:3], R @ h[3:]])
             return h
 

@@ -1,6 +1,6 @@
-"""Pinocchio backend: neutral models and states to and from Pinocchio.
+"""Neutral models to and from Pinocchio.
 
-Model layout (``to_pinocchio``), following ../shared/reference/003:
+Model layout (``to_pinocchio``; docs/theory.md, "Pinocchio's joint frames"):
 
 * a floating base is a ``JointModelFreeFlyer`` named ``root_joint`` whose body is the base link; a
   fixed base attaches the base link to ``universe``;
@@ -15,37 +15,23 @@ Model layout (``to_pinocchio``), following ../shared/reference/003:
   appended to the parent's Pinocchio joint and a ``FIXED_JOINT`` frame is added;
 * every link is a ``BODY`` frame and every extra frame an ``OP_FRAME``, with the same names.
 
-Pinocchio orders the joint velocities depth first; :func:`pinocchio_dof_permutation` gives the map
-``v_pin[6:] = s_dot[perm]`` from the model's DOF order.
+Pinocchio orders the joint velocities depth first (:mod:`.state` has the layout and the states).
 """
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.errors import BackendError, BridgeError, StateError
+from bridge.errors import BackendError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
-from bridge.state import Representation, State, base_to_body_matrix, body_to_base_matrix
 
 if TYPE_CHECKING:  # pragma: no cover
     import pinocchio
 
-__all__ = [
-    "PinocchioLayout",
-    "from_pinocchio",
-    "from_pinocchio_state",
-    "pinocchio_dof_permutation",
-    "pinocchio_layout",
-    "to_pinocchio",
-    "to_pinocchio_state",
-]
+__all__ = ["ROOT_JOINT", "from_pinocchio", "to_pinocchio"]
 
 ROOT_JOINT = "root_joint"
 _AXIS_TOL = 1e-12
@@ -194,125 +180,6 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     return pm
 
 
-# --------------------------------------------------------------------------- layout and permutation
-@dataclass(frozen=True)
-class PinocchioLayout:
-    """Where each neutral DOF lives in Pinocchio's q and v.
-
-    ``perm``: ``v_pin[base:] = s_dot[perm]`` (length n); ``idx_q``/``idx_v`` per neutral DOF;
-    ``continuous`` per neutral DOF (q uses cos, sin); ``base`` = 6 if floating else 0 for v and
-    7 or 0 for q.
-    """
-
-    perm: np.ndarray
-    idx_q: np.ndarray
-    idx_v: np.ndarray
-    continuous: np.ndarray
-    nq: int
-    nv: int
-    floating: bool
-
-
-@lru_cache(maxsize=64)
-def _layout_cached(key: tuple) -> PinocchioLayout:
-    floating, kinds, depth_first = key
-    n = len(kinds)
-    q_base, v_base = (7, 6) if floating else (0, 0)
-    idx_q = np.zeros(n, dtype=np.intp)
-    idx_v = np.zeros(n, dtype=np.intp)
-    qi, vi = q_base, v_base
-    for k in depth_first:
-        idx_q[k] = qi
-        idx_v[k] = vi
-        qi += 2 if kinds[k] == "continuous" else 1
-        vi += 1
-    perm = np.asarray(depth_first, dtype=np.intp)
-    cont = np.array([k == "continuous" for k in kinds], dtype=bool)
-    return PinocchioLayout(perm, idx_q, idx_v, cont, qi, vi, floating)
-
-
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def pinocchio_layout(model: Model) -> PinocchioLayout:
-    """The q/v layout of ``to_pinocchio(model)`` relative to the model's DOF order (computed once
-    per model: models are immutable)."""
-    lay = _LAYOUTS.get(model)
-    if lay is None:
-        index = {d: i for i, d in enumerate(model.dof_names)}
-        depth_first = tuple(index[j.name] for j in model.depth_first_joints if j.movable)
-        kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
-        lay = _LAYOUTS[model] = _layout_cached((model.floating, kinds, depth_first))
-    return lay
-
-
-def pinocchio_dof_permutation(model: Model) -> np.ndarray:
-    """``perm`` with ``v_pin_joints = s_dot[perm]`` (Pinocchio's depth-first order)."""
-    return pinocchio_layout(model).perm
-
-
-# --------------------------------------------------------------------------- states
-def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
-    """Neutral state -> Pinocchio ``(q, v)`` for ``to_pinocchio(model)``, batched (..., nq), (..., nv).
-
-    q = [A_o_B, quaternion (x, y, z, w) of A_R_B, joints]; v = [B_v_A,B (LOCAL); joints], joints in
-    Pinocchio's depth-first order, continuous joints as (cos, sin) in q. For a fixed base, Pinocchio's
-    world is the base link frame: ``world_H_base`` and the base velocity are not part of (q, v).
-    """
-    state.check_model(model)
-    lay = pinocchio_layout(model)
-    H = state.world_H_base
-    batch = np.broadcast_shapes(
-        H.batch_shape, state.s.shape[:-1], state.s_dot.shape[:-1], state.base_velocity.shape[:-1]
-    )
-    q = np.zeros((*batch, lay.nq))
-    v = np.zeros((*batch, lay.nv))
-    s = state.s
-    c = lay.continuous
-    q[..., lay.idx_q[~c]] = s[..., ~c]
-    q[..., lay.idx_q[c]] = np.cos(s[..., c])
-    q[..., lay.idx_q[c] + 1] = np.sin(s[..., c])
-    v[..., lay.idx_v] = state.s_dot
-    if model.floating:
-        q[..., :3] = H.translation
-        q[..., 3:7] = H.as_quaternion_xyzw()
-        v[..., :6] = state.base_velocity_in(Representation.BODY)
-    return q, v
-
-
-def from_pinocchio_state(
-    model: Model, q: object, v: object, representation: object = Representation.MIXED
-) -> State:
-    """Pinocchio ``(q, v)`` of ``to_pinocchio(model)`` -> neutral State in ``representation``."""
-    lay = pinocchio_layout(model)
-    try:
-        q = as_float_array(q, "q", (lay.nq,))
-        v = as_float_array(v, "v", (lay.nv,))
-    except Exception as exc:
-        raise StateError(f"pinocchio state for model {model.name!r}: {exc}") from None
-    c = lay.continuous
-    n = model.n_dofs
-    s = np.zeros((*q.shape[:-1], n))
-    s[..., ~c] = q[..., lay.idx_q[~c]]
-    if np.any(c):
-        cs, sn = q[..., lay.idx_q[c]], q[..., lay.idx_q[c] + 1]
-        if np.any(np.abs(np.hypot(cs, sn) - 1.0) > 1e-6):
-            raise StateError("pinocchio state: a continuous joint's (cos, sin) pair is not unit norm")
-        s[..., c] = np.arctan2(sn, cs)
-    s_dot = v[..., lay.idx_v]
-    rep = Representation.parse(representation)
-    if model.floating:
-        try:
-            H = Transform.from_quaternion_xyzw(q[..., 3:7], q[..., :3])
-        except BridgeError as exc:
-            raise StateError(f"pinocchio state: base {exc}") from None
-        vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v[..., :6])
-    else:
-        H = Transform.identity(q.shape[:-1])
-        vb = np.zeros((*q.shape[:-1], 6))
-    return State(H, s, vb, s_dot, rep)
-
-
 # --------------------------------------------------------------------------- back to neutral
 def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> Model:
     """Neutral model from a ``pinocchio.Model`` (e.g. from ``pin.buildModelFromUrdf``).
@@ -331,12 +198,11 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     has_ff = jm0 is not None and jm0.shortname() == "JointModelFreeFlyer"
     if floating is None:
         floating = has_ff
-    # choose the link frame of each joint body: a BODY frame on that joint with identity-rotation
-    # placement is not required; we use the BODY frame (if any) as the link frame.
+    # the link frame of each joint body: the first BODY frame on that joint (in frame order),
+    # whatever its placement in the joint frame; joints without one get a link at the joint frame
     link_of_joint: dict[int, tuple[str, Transform]] = {}
     for f in pin_model.frames:
         if f.type == FT.BODY and f.parentJoint not in link_of_joint:
-            # the first BODY frame whose parent frame is the joint frame itself is the link
             link_of_joint[f.parentJoint] = (f.name, _transform(f.placement))
     links: list[Link] = []
     joints: list[Joint] = []
@@ -381,8 +247,6 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
         else:
             axis_J = np.eye(3)[axis_index]
         parent = pin_model.parents[jid]
-        if parent == 0 and not has_ff and base_joint == 0:
-            pass
         pname, pjH = link_of_joint[parent]
         cname, cjH = link_of_joint[jid]
         placement = _transform(pin_model.jointPlacements[jid])
@@ -417,11 +281,3 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     return Model(
         pin_model.name or "robot", tuple(links), tuple(joints), tuple(frames), base, dof_names, floating
     )
-
-
-def base_velocity_to_pinocchio(
-    world_H_base: Transform, base_velocity: np.ndarray, representation
-) -> np.ndarray:
-    """Base velocity in ``representation`` -> Pinocchio's LOCAL, (..., 6)."""
-    X = base_to_body_matrix(world_H_base, Representation.parse(representation))
-    return np.einsum("...ij,...j->...i", X, base_velocity)

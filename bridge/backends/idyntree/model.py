@@ -1,4 +1,4 @@
-"""iDynTree backend: neutral models to and from ``iDynTree.Model``, plus small state helpers.
+"""Neutral models to and from ``iDynTree.Model``.
 
 Models are built through iDynTree's own API (links, ``RevoluteJoint`` / ``PrismaticJoint`` /
 ``FixedJoint``, additional frames), never by writing URDF text, so a model iDynTree built in code or
@@ -38,25 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.errors import BackendError, ModelError, ShapeError, UnknownNameError, UnsupportedError
+from bridge.errors import BackendError, ModelError, UnknownNameError, UnsupportedError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
-from bridge.state import Representation
 
 if TYPE_CHECKING:  # pragma: no cover
     import idyntree.bindings as idyn_t
 
-__all__ = [
-    "bias_forces",
-    "from_idyntree",
-    "gravity_forces",
-    "idyntree_representation",
-    "kindyn",
-    "mass_matrix",
-    "set_idyntree_state",
-    "to_idyntree",
-]
+__all__ = ["from_idyntree", "to_idyntree"]
 
 _INVALID_INDEX = -1  # iDynTree's LINK_INVALID_INDEX / JOINT_INVALID_INDEX / FRAME_INVALID_INDEX
 _DBL_MAX = float(np.finfo(np.float64).max)  # iDynTree's "no limit" value
@@ -334,104 +323,3 @@ def from_idyntree(
         for f in range(n_links, im.getNrOfFrames())
     ]
     return Model(name, links, ordered, frames, link_names[base_index], dof_names, bool(floating))
-
-
-# ---------------------------------------------------------------------------------- KinDynComputations
-def idyntree_representation(representation: object) -> int:
-    """iDynTree's ``FrameVelocityRepresentation`` for ``"body"`` / ``"inertial"`` / ``"mixed"``.
-
-    Also accepts :class:`bridge.Representation`, the iDynTree and Pinocchio names, and iDynTree's own
-    enum values. Raises :class:`bridge.InvalidValueError` naming the valid values otherwise.
-    """
-    idyn = _idyn()
-    table = {
-        Representation.BODY: idyn.BODY_FIXED_REPRESENTATION,
-        Representation.INERTIAL: idyn.INERTIAL_FIXED_REPRESENTATION,
-        Representation.MIXED: idyn.MIXED_REPRESENTATION,
-    }
-    is_int = isinstance(representation, int | np.integer) and not isinstance(representation, bool)
-    if is_int and int(representation) in table.values():
-        return int(representation)
-    return table[Representation.parse(representation)]
-
-
-def kindyn(model: Model, representation: object = "mixed") -> idyn_t.KinDynComputations:
-    """``KinDynComputations`` loaded with ``to_idyntree(model)``.
-
-    The frame velocity representation is ``representation`` (see :func:`idyntree_representation`)
-    and the floating base is ``model.base``. For a fixed-base model see the module docstring.
-    """
-    idyn = _idyn()
-    rep = idyntree_representation(representation)
-    kd = idyn.KinDynComputations()
-    if not kd.loadRobotModel(to_idyntree(model)):
-        raise BackendError(f"iDynTree KinDynComputations rejected model {model.name!r}")
-    if not kd.setFrameVelocityRepresentation(rep):
-        raise BackendError(f"iDynTree rejected frame velocity representation {representation!r}")
-    if not kd.setFloatingBase(model.base):
-        raise BackendError(f"iDynTree rejected floating base {model.base!r} of model {model.name!r}")
-    return kd
-
-
-def set_idyntree_state(
-    kd: idyn_t.KinDynComputations,
-    world_H_base: Transform | np.ndarray,
-    s: object,
-    base_velocity: object,
-    s_dot: object,
-    gravity: object = (0.0, 0.0, -9.81),
-) -> None:
-    """``kd.setRobotState`` for one state (no batch axes), with shape checks.
-
-    Args:
-        world_H_base: pose of the floating base in the world, Transform or (4, 4).
-        s: joint positions (n,) in the iDynTree model's DOF order.
-        base_velocity: (6,) base velocity (linear first) in ``kd``'s representation.
-        s_dot: joint velocities (n,).
-        gravity: (3,) gravity acceleration in world coordinates.
-    """
-    n = int(kd.getNrOfDegreesOfFreedom())
-    H = world_H_base.matrix if isinstance(world_H_base, Transform) else world_H_base
-    args = {
-        "world_H_base": (H, (4, 4)),
-        "s": (s, (n,)),
-        "base_velocity": (base_velocity, (6,)),
-        "s_dot": (s_dot, (n,)),
-        "gravity": (gravity, (3,)),
-    }
-    arrays = []
-    for what, (value, shape) in args.items():
-        a = as_float_array(value, what, shape)
-        if a.shape != shape:
-            raise ShapeError(f"{what}: expected shape {shape} (iDynTree takes one state), got {a.shape}")
-        arrays.append(np.ascontiguousarray(a))
-    if not kd.setRobotState(*arrays):
-        raise BackendError("iDynTree rejected the robot state (setRobotState returned false)")
-
-
-def mass_matrix(kd: idyn_t.KinDynComputations) -> np.ndarray:
-    """Free-floating mass matrix (6+n, 6+n) in ``kd``'s representation and DOF order."""
-    M = _idyn().FreeFloatingMassMatrix(kd.model())
-    if not kd.getFreeFloatingMassMatrix(M):
-        raise BackendError("iDynTree getFreeFloatingMassMatrix failed")
-    return np.array(M.toNumPy(), dtype=np.float64)
-
-
-def _generalized(tau) -> np.ndarray:
-    return np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()]).astype(np.float64)
-
-
-def bias_forces(kd: idyn_t.KinDynComputations) -> np.ndarray:
-    """Generalized bias forces ``h = C nu + g`` (6+n,) = [base wrench; joint torques]."""
-    tau = _idyn().FreeFloatingGeneralizedTorques(kd.model())
-    if not kd.generalizedBiasForces(tau):
-        raise BackendError("iDynTree generalizedBiasForces failed")
-    return _generalized(tau)
-
-
-def gravity_forces(kd: idyn_t.KinDynComputations) -> np.ndarray:
-    """Generalized gravity forces (6+n,) = [base wrench; joint torques]."""
-    tau = _idyn().FreeFloatingGeneralizedTorques(kd.model())
-    if not kd.generalizedGravityForces(tau):
-        raise BackendError("iDynTree generalizedGravityForces failed")
-    return _generalized(tau)

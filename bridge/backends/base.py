@@ -1,0 +1,64 @@
+"""Defaults of the optional hooks of the engine protocol (:class:`bridge.kindyn.Engine`).
+
+An engine without a hot path for one unbatched state inherits :class:`EngineBase`: its
+``set_single_state`` checks the arrays once (:func:`bridge.state.single_state_arrays`) and hands an
+unchecked :class:`State` to the engine's ``set_state``; its ``*_single`` hooks decline (None: KinDyn
+then takes the general path) and ``total_momentum`` is left to KinDyn (derived from the centroidal
+momentum).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.state import Representation, State, single_state_arrays
+
+__all__ = ["EngineBase"]
+
+_ZERO_BASE = np.zeros(6)
+_ZERO_BASE.setflags(write=False)
+
+
+class EngineBase:
+    """The optional hooks of the engine protocol, with their default behaviour."""
+
+    model: Model
+    representation: Representation
+    _state: State | None = None
+
+    @property
+    def state(self) -> State:
+        """The current state (in the engine's representation, with the user's batch axes)."""
+        return self._state
+
+    def set_state(self, state: State, gravity: np.ndarray) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """One unbatched state given as arrays: set it and return True, or return False, changing
+        nothing, when the arrays are not one valid state (the caller's State then raises)."""
+        fast = single_state_arrays(world_H_base, s, base_velocity, s_dot, self.model.n_dofs)
+        if fast is None:
+            return False
+        H, s, v, sd = fast
+        if not self.model.floating:
+            v = _ZERO_BASE  # a fixed base has no base velocity
+        self.set_state(State(Transform(H, check=False), s, v, sd, self.representation, check=False), gravity)
+        return True
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Inverse dynamics of one single state from raw arguments, or None (general path)."""
+        return None
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Forward dynamics of one single state for joint torques ``t`` (n,), or None (general path)."""
+        return None
+
+    def total_momentum(self) -> np.ndarray | None:
+        """The total momentum (..., 6) in the representation's B / A / B[A], or None when the engine
+        does not compute it natively (KinDyn then derives it from the centroidal momentum)."""
+        return None

@@ -1,0 +1,85 @@
+"""The batch preamble every engine shares: a state's arrays broadcast to one batch and flattened.
+
+A :class:`State` and gravity may each carry different (broadcastable) leading axes. Engines work on
+``n`` flattened samples: :class:`FlatBatch` broadcasts every array to the common batch shape and
+flattens it to ``(n, ...)`` (optionally followed by ``pad`` copies of the first sample, for the
+Featherstone kernels' odd widths), runs per-sample loops for libraries that are not batched, and
+gives results their batch axes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from bridge.state import State
+
+__all__ = ["FlatBatch"]
+
+
+class FlatBatch:
+    """A state and gravity as flat per-sample arrays.
+
+    Attributes:
+        batch_shape: the broadcast leading axes of the state and gravity.
+        n: the number of samples (``prod(batch_shape)``).
+        rows: ``n + pad`` (the flat arrays' first axis).
+        H: (rows, 4, 4) base poses; s, s_dot: (rows, k); base_velocity: (rows, 6);
+        gravity: (rows, 3); all new C-contiguous arrays.
+    """
+
+    __slots__ = ("H", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
+
+    def __init__(self, state: State, gravity: np.ndarray, pad: int = 0) -> None:
+        H = state.world_H_base.matrix
+        self.batch_shape = tuple(
+            np.broadcast_shapes(
+                H.shape[:-2],
+                state.s.shape[:-1],
+                state.s_dot.shape[:-1],
+                state.base_velocity.shape[:-1],
+                gravity.shape[:-1],
+            )
+        )
+        self.n = int(np.prod(self.batch_shape, dtype=int))
+        self.rows = self.n + pad
+        k = state.s.shape[-1]
+        self.H = self.flatten(H, (4, 4))
+        self.s = self.flatten(state.s, (k,))
+        self.s_dot = self.flatten(state.s_dot, (k,))
+        self.base_velocity = self.flatten(state.base_velocity, (6,))
+        self.gravity = self.flatten(gravity, (3,))
+
+    def flatten(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
+        """``x`` (..., *tail) broadcast to the batch and flattened: a new (rows, *tail) array (the
+        padding rows are copies of the first sample)."""
+        out = np.empty((self.rows, *tail))
+        out[: self.n] = np.broadcast_to(x, (*self.batch_shape, *tail)).reshape(self.n, *tail)
+        if self.rows > self.n:
+            out[self.n :] = out[:1]
+        return out
+
+    def flat_view(self, x: np.ndarray, k: int) -> np.ndarray:
+        """``x`` (..., k) broadcast to the batch and flattened to (rows, k), a view when possible."""
+        if self.rows == self.n:
+            return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self.n, k)
+        return self.flatten(x, (k,))
+
+    def unflatten(self, arr: np.ndarray) -> np.ndarray:
+        """(rows, ...) or (n, ...) per-sample results -> (*batch_shape, ...) (padding dropped)."""
+        arr = arr[: self.n] if arr.shape[0] != self.n else arr
+        return arr.reshape(*self.batch_shape, *arr.shape[1:])
+
+    def loop(
+        self, fn: Callable, *vectors: np.ndarray, select: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """``fn(i, *vectors_i)`` for every sample i (after ``select(i)``), stacked with the batch
+        axes in front; ``vectors`` (..., k) broadcast to the batch."""
+        flat = [np.broadcast_to(a, (*self.batch_shape, a.shape[-1])).reshape(self.n, -1) for a in vectors]
+        out = []
+        for i in range(self.n):
+            if select is not None:
+                select(i)
+            out.append(fn(i, *(a[i] for a in flat)))
+        return self.unflatten(np.asarray(out))

@@ -1,0 +1,296 @@
+"""The Pinocchio engine's single-state hot path.
+
+One unbatched state takes the same mathematics as the general path with no per-call set-up: the
+index arrays (the joint order, the combined permute-and-symmetrise index of M, the q layout) are
+computed once per engine, and the change of variables comes from
+:func:`bridge.change_of_variables.single_to_body` (its base block read off the pose, its ``T_dot nu``
+evaluated only when asked for), applied through its blocks. The state's copies (Pinocchio's q and
+v) go to two buffers allocated once, used in turn; inverse and forward dynamics without external
+wrenches take KinDyn's raw arguments (:meth:`SingleStatePath.inverse_dynamics_single`,
+:meth:`SingleStatePath.forward_dynamics_single`) and write Pinocchio's argument straight into a
+per-engine buffer. The State of the general path is rebuilt only if a query asks for it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from bridge.change_of_variables import JointOrder, single_to_body
+from bridge.spatial import Transform
+from bridge.state import State, all_finite, finite_weights, pose_rows_valid
+
+from .state import PinocchioLayout
+
+__all__ = ["SingleStatePath"]
+
+_F64 = np.dtype(np.float64)
+
+
+def _rows_to_q7(rows: list) -> list[float]:
+    """``[A_o_B, quaternion (x, y, z, w), w >= 0]`` of one pose given as its rows (``H.tolist()``).
+
+    The same branch choice (largest of trace and diagonal, first one on ties) and sign convention
+    as :func:`bridge.spatial.so3.matrix_to_quaternion_xyzw`, in Python floats, without its
+    batched numpy calls.
+    """
+    (m00, m01, m02, px), (m10, m11, m12, py), (m20, m21, m22, pz), _ = rows
+    tr = m00 + m11 + m22
+    if tr >= m00 and tr >= m11 and tr >= m22:
+        x, y, z, w = m21 - m12, m02 - m20, m10 - m01, 1.0 + tr
+    elif m00 >= m11 and m00 >= m22:
+        x, y, z, w = 1.0 + m00 - m11 - m22, m01 + m10, m02 + m20, m21 - m12
+    elif m11 >= m22:
+        x, y, z, w = m01 + m10, 1.0 - m00 + m11 - m22, m12 + m21, m02 - m20
+    else:
+        x, y, z, w = m02 + m20, m12 + m21, 1.0 - m00 - m11 + m22, m10 - m01
+    k = 1.0 / (x * x + y * y + z * z + w * w) ** 0.5
+    if w < 0.0:
+        k = -k
+    return [px, py, pz, x * k, y * k, z * k, w * k]
+
+
+class SingleStatePath:
+    """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: one unbatched state.
+
+    Uses the engine's ``model``, ``representation``, ``pm``, ``data``, ``_pin``, ``joints``
+    (:class:`JointOrder` to Pinocchio's order) and its general path's ``_batch``/``_prepare``.
+    """
+
+    def _init_single(self, lay: PinocchioLayout, joints: JointOrder) -> None:
+        pin, model = self._pin, self.model
+        n, nv = model.n_dofs, model.nv
+        nb = joints.nb
+        self._nb, self._nv, self._nq, self._qb = nb, nv, lay.nq, (7 if nb else 0)
+        # M = M_pin[back][:, back], read from the upper triangle: one take permutes and symmetrises
+        cols = joints.back if joints.back is not None else np.arange(nv)
+        i, j = cols[:, None], cols[None, :]
+        self._M_idx = np.minimum(i, j) * nv + np.maximum(i, j)
+        if joints.perm is None and nv:
+            # no permutation: skip the take if Pinocchio's crba returns the full symmetric matrix
+            # (its Python binding does; checked once here)
+            M0 = pin.crba(self.pm, self.data, pin.neutral(self.pm))
+            if M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None:
+                self._M_idx = None
+        cont = np.asarray(lay.continuous, dtype=bool)
+        self._q_joints_perm_only = not bool(cont.any())  # then q[qb:] = s[perm]
+        self._q_dst, self._q_src = lay.idx_q[~cont], np.flatnonzero(~cont)
+        self._qc_dst, self._qc_src = lay.idx_q[cont], np.flatnonzero(cont)
+        self._qc_dst1 = self._qc_dst + 1
+        self._shape_n = (n,)
+        self._finite_w = finite_weights(lay.nq + nv + 6)
+        self._finite_w_nv = finite_weights(nv)
+        # two buffers [q | v | base velocity], alternately the current state's and the spare
+        # (see set_single_state), with their views sliced once
+        nq, qb = lay.nq, self._qb
+        self._bufs = []
+        for _ in range(2):
+            buf = np.empty(nq + nv + 6)
+            q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+            self._bufs.append((buf, q, v, vb, q[:qb], q[qb:], v[:nb], v[nb:]))
+        self._spare = 0
+        self._covs: list = [None, None]  # one change of variables per buffer, filled again each time
+        self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
+        tau = np.zeros(nv)
+        self._tau = (tau, tau[nb:])
+        self._zero_base = np.zeros(6)
+        self._zero_base.setflags(write=False)
+        self._g_last: np.ndarray | None = None
+        self._single = False
+
+    # ------------------------------------------------------------------ state
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """Hot path of ``set_state`` for one unbatched state given as arrays (``world_H_base``
+        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
+        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
+
+        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
+        are not one valid state (the caller then builds a State, which raises the error). The
+        inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
+        """
+        H = world_H_base
+        try:
+            if type(H) is not np.ndarray or H.dtype is not _F64:
+                H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
+            if type(s) is not np.ndarray:
+                s = np.asarray(s, dtype=np.float64)
+            if type(s_dot) is not np.ndarray:
+                s_dot = np.asarray(s_dot, dtype=np.float64)
+            if type(base_velocity) is not np.ndarray:
+                base_velocity = np.asarray(base_velocity, dtype=np.float64)
+        except (TypeError, ValueError):
+            return False
+        shape = self._shape_n
+        if (
+            H.shape != (4, 4)
+            or s.shape != shape
+            or s_dot.shape != shape
+            or base_velocity.shape != (6,)
+            or s.dtype.kind not in "fiu"
+            or s_dot.dtype.kind not in "fiu"
+            or base_velocity.dtype.kind not in "fiu"
+        ):
+            return False
+        rows = H.tolist()
+        if not pose_rows_valid(rows):
+            return False
+        nb = self._nb
+        # the copies go to the spare one of two buffers, so that the current state stays intact
+        # until this one is known to be valid: q, v, a copy of the base velocity (for the State)
+        spare = self._spare
+        buf, q, v, vb, q_base, q_joints, v_base, v_joints = self._bufs[spare]
+        vb[...] = base_velocity
+        cov = self._covs[spare] = single_to_body(
+            H, rows, self.representation, self.joints, v_base, into=self._covs[spare]
+        )
+        cov.velocity_into(vb, s_dot, v_base, v_joints)
+        if nb:
+            q_base[...] = _rows_to_q7(rows)
+        perm = self.joints.perm
+        if self._q_joints_perm_only:
+            q_joints[...] = s if perm is None else s[perm]
+            s_copy = None
+        else:
+            if not all_finite(s_copy := np.array(s, dtype=np.float64)):
+                return False
+            q[self._q_dst] = s_copy[self._q_src]
+            sc = s_copy[self._qc_src]
+            q[self._qc_dst] = np.cos(sc)
+            q[self._qc_dst1] = np.sin(sc)
+        if not math.isfinite(buf.dot(self._finite_w)):  # one finiteness test (see all_finite)
+            return False
+        # ---- valid: commit (this buffer is now the current state's, the other one the spare)
+        self._spare ^= 1
+        self._cov1 = cov
+        self._vb1 = vb if nb else self._zero_base
+        self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
+        self._single = True
+        self._state = None
+        self._cov = None
+        self._q = None  # the general path's (1, k) views, made on demand (_batch)
+        if gravity is not self._g_last:
+            self._g_last = gravity
+            g = gravity.tolist()
+            if g != self._g_list:
+                self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
+                self._g_list = g
+        if not nb and rows != self._world_fixed:
+            self._batch()
+            self._prepare(0)  # the fixed base pose
+        return True
+
+    def _single_state(self) -> State:
+        """The current single state, rebuilt from the copies."""
+        nb, nv, inv = self._nb, self._nv, self.joints.inverse
+        q, v = self._q1, self._v1
+        if self._s_copy is not None:
+            s = self._s_copy
+        else:
+            s = q[self._qb :].copy() if inv is None else q[self._qb :][inv]
+        s_dot = v[nb:nv].copy() if inv is None else v[nb:nv][inv]
+        H = Transform(np.array(self._rows), check=False)
+        vb = self._vb1.copy() if nb else self._vb1  # the buffer is reused later
+        return State(H, s, vb, s_dot, self.representation, check=False)
+
+    # ------------------------------------------------------------------ queries
+    def _mass_matrix_single(self) -> np.ndarray:
+        M = self._pin.crba(self.pm, self.data, self._q1)
+        X = self._cov1.X
+        if X is not None:
+            # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy
+            M6 = M[:6]
+            G = X.T.dot(M6)
+            M6[...] = G
+            M6[:, :6] = G[:, :6].dot(X)
+            if self._M_idx is None:
+                M[6:, :6] = G[:, 6:].T
+                return M
+        # one take permutes the joints and mirrors the upper triangle (base columns included)
+        return M if self._M_idx is None else M.take(self._M_idx)
+
+    def _bias_forces_single(self) -> np.ndarray:
+        pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
+        b = cov.base_bias
+        if b is None:
+            h = pin.nle(pm, d, self._q1, self._v1)
+        else:
+            a = self._acc  # zero but for the base part (Pinocchio copies its arguments)
+            a[6:] = 0.0
+            a[:6] = b
+            h = pin.rnea(pm, d, self._q1, self._v1, a)
+        return cov.force_back(h)
+
+    def _gravity_forces_single(self) -> np.ndarray:
+        return self._cov1.force_back(self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1))
+
+    def _inverse_dynamics_single(self, nu_dot: np.ndarray, fext: list | None) -> np.ndarray:
+        pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
+        a = cov.acceleration(nu_dot)
+        if fext is None:
+            return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a))
+        return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a, fext[0]))
+
+    def _forward_dynamics_single(self, tau: np.ndarray, fext: list | None) -> np.ndarray:
+        pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
+        t = cov.force(tau)
+        if fext is None:
+            a = pin.aba(pm, d, self._q1, self._v1, t)
+        else:
+            a = pin.aba(pm, d, self._q1, self._v1, t, fext[0])
+        return cov.acceleration_back(a)
+
+    def _frame_jacobian_single(self, fid: int) -> np.ndarray:
+        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, fid, self._ref)
+        if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
+            J = J.reshape(6, self._nv)
+        return self._cov1.jacobian_back(J)
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
+        ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), ``a = T nu_dot + T_dot nu``
+        written straight into Pinocchio's order (no nu_dot in between).
+
+        None, doing nothing, unless the state is one single state and the arguments are one finite
+        acceleration of the right shapes: the caller's general path then takes batches and raises
+        the errors.
+        """
+        if not self._single:
+            return None
+        nb = self._nb
+        try:
+            if type(s_ddot) is not np.ndarray:
+                s_ddot = np.asarray(s_ddot, dtype=np.float64)
+            if nb and type(base_acc) is not np.ndarray:
+                base_acc = np.asarray(base_acc, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
+            return None
+        if not nb:
+            if base_acc is not None:
+                return None
+        elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
+            return None
+        a = self._cov1.acceleration_into(base_acc, s_ddot, self._acc)  # Pinocchio copies it
+        if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
+            return None
+        return self._cov1.force_back(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a))
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
+        joint torques ``t`` (n,) (a float array; the base wrench is zero, so ``T^{-T} tau`` is the
+        permuted ``t`` behind six zeros).
+
+        None, doing nothing, when the state is not one single state or ``t`` is not finite (the
+        caller's general path then takes it and raises the errors).
+        """
+        if not self._single or not all_finite(t):
+            return None
+        tau, tau_joints = self._tau  # its base part stays zero
+        perm = self.joints.perm
+        tau_joints[...] = t if perm is None else t[perm]
+        a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
+        return self._cov1.acceleration_back(a)

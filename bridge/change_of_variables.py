@@ -1,0 +1,575 @@
+"""The change of variables between generalized-velocity conventions: one object, named maps.
+
+A *convention* says how a generalized velocity is laid out: which 6D base velocity comes first
+(BODY, INERTIAL or MIXED, possibly re-ordered or mixed further by a foreign library) and in which
+order the joints follow. Between two conventions the generalized velocities are related by
+
+    nu_t = T nu_s,        T = blkdiag(X, P),
+
+with ``X`` (6, 6) the base block (any invertible 6x6 that depends on the base pose and velocity, not
+only the rotation blocks of the three neutral representations) and ``P`` a permutation of the joint
+velocities. Differentiating, ``nu_dot_t = T nu_dot_s + T_dot nu_s``, and power ``tau . nu`` being
+invariant, generalized forces map with ``T^-T``. docs/theory.md ("One change of variables") derives
+every map from these two lines; :class:`ChangeOfVariables` implements them, block by block, never
+forming the dense (6+n) x (6+n) matrices unless asked for.
+
+Every engine that does not compute natively in the user's representation (Pinocchio in LOCAL with
+depth-first joints, bridge's own Featherstone algorithms in world coordinates angular first, ...)
+converts through one :class:`ChangeOfVariables` from the user's convention to its own: ``velocity``,
+``acceleration`` (with ``T_dot nu``), ``force`` on the way in; ``force_back``, ``matrix_back``,
+``jacobian_back``, ``acceleration_back``, ``bias_back`` on the way out.
+
+This module is neutral: each backend describes its own convention with a :class:`Convention`
+(its base map relative to BODY and its joint order) and nothing here names a library.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bridge.spatial import Transform
+from bridge.spatial.vectors import crm
+from bridge.state import Representation, State, rotation_blocks
+
+if TYPE_CHECKING:  # pragma: no cover
+    from bridge.model.model import Model
+
+__all__ = [
+    "BODY",
+    "INERTIAL",
+    "MIXED",
+    "NEUTRAL",
+    "ChangeOfVariables",
+    "Convention",
+    "JointOrder",
+    "change_of_variables",
+    "neutral_base_maps",
+    "single_to_body",
+]
+
+#: ``(L, L_dot, L_inv, L_inv_dot)`` (each (..., 6, 6)): a convention's base velocity is
+#: ``L @ v_B`` with ``v_B`` the BODY base velocity, ``L_inv`` its inverse, dots the time derivatives
+#: along the state's motion. ``L_dot``/``L_inv_dot`` may be None for zero.
+BaseMaps = tuple[np.ndarray, "np.ndarray | None", np.ndarray, "np.ndarray | None"]
+
+
+def neutral_base_maps(world_H_base: Transform, v_body: np.ndarray, rep: Representation) -> BaseMaps:
+    """The :data:`BaseMaps` of a neutral representation W (frame W = B, A or B[A]).
+
+    ``L = W_X_B`` maps the BODY base velocity to W. With ``v = B_v_A,B``:
+    d/dt A_X_B = A_X_B crm(v) and d/dt B_X_A = -crm(v) B_X_A; for W = B[A] only the angular part of
+    v enters (docs/theory.md, "Time derivative of the change of variables"):
+    d/dt B_X_B[A] = -crm([0, omega_B]) B_X_B[A].
+    """
+    if rep is Representation.BODY:
+        eye = np.eye(6)
+        return eye, None, eye, None
+    H = world_H_base
+    if rep is Representation.MIXED:
+        v = np.concatenate([np.zeros_like(v_body[..., :3]), v_body[..., 3:]], axis=-1)
+        from_body = rotation_blocks(H.rotation)
+        to_body = rotation_blocks(np.swapaxes(H.rotation, -1, -2))
+    else:
+        v = v_body
+        from_body = H.motion_matrix()
+        to_body = H.inverse().motion_matrix()
+    C = crm(v)
+    return from_body, from_body @ C, to_body, -C @ to_body
+
+
+@dataclass(frozen=True, eq=False)
+class Convention:
+    """A generalized-velocity convention: its base velocity and its joint order.
+
+    Attributes:
+        name: the name users pass ("body", "pinocchio", ...).
+        representation: the neutral representation the base velocity is made from.
+        base_left: optional constant (6, 6) matrix ``L0``: the convention's base velocity is
+            ``L0 @ v_rep`` (e.g. the swap to angular-first order).
+        joint_order: optional ``model -> perm`` with ``native_joints[i] = model_joints[perm[i]]``
+            (None: the model's DOF order).
+        base_maps: optional override of the base maps relative to BODY (see :data:`BaseMaps`), for
+            conventions that are no constant matrix away from a neutral representation.
+    """
+
+    name: str
+    representation: Representation
+    base_left: np.ndarray | None = None
+    joint_order: Callable[[Model], np.ndarray | None] | None = None
+    base_maps: Callable[[Transform, np.ndarray], BaseMaps] | None = None
+    _perms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.base_left is not None:
+            L = np.array(self.base_left, dtype=np.float64)
+            L.setflags(write=False)
+            object.__setattr__(self, "base_left", L)
+            Li = np.linalg.inv(L)
+            Li.setflags(write=False)
+            object.__setattr__(self, "_base_left_inv", Li)
+
+    def __repr__(self) -> str:
+        return f"Convention({self.name!r})"
+
+    def maps(self, world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
+        """The base maps of this convention at a pose and BODY base velocity (..., 6)."""
+        if self.base_maps is not None:
+            return self.base_maps(world_H_base, v_body)
+        L, Ld, Li, Lid = neutral_base_maps(world_H_base, v_body, self.representation)
+        if self.base_left is None:
+            return L, Ld, Li, Lid
+        L0, L0i = self.base_left, self._base_left_inv
+        return (
+            L0 @ L,
+            None if Ld is None else L0 @ Ld,
+            Li @ L0i,
+            None if Lid is None else Lid @ L0i,
+        )
+
+    def permutation(self, model: Model) -> np.ndarray | None:
+        """``perm`` (n,) with ``native[i] = model[perm[i]]``, None for the model's own order
+        (computed once per model)."""
+        if self.joint_order is None:
+            return None
+        try:
+            cached = self._perms.get(model, _MISSING)
+        except TypeError:  # not weak-referenceable: no cache
+            return _canonical_perm(self.joint_order(model))
+        if cached is _MISSING:
+            cached = _canonical_perm(self.joint_order(model))
+            self._perms[model] = cached
+        return cached
+
+
+_MISSING = object()
+
+
+def _canonical_perm(perm: object) -> np.ndarray | None:
+    if perm is None:
+        return None
+    p = np.array(perm, dtype=np.intp)
+    if np.array_equal(p, np.arange(p.shape[0])):
+        return None
+    p.setflags(write=False)
+    return p
+
+
+BODY = Convention("body", Representation.BODY)
+INERTIAL = Convention("inertial", Representation.INERTIAL)
+MIXED = Convention("mixed", Representation.MIXED)
+
+
+class JointOrder:
+    """The joint block P of T and the index arrays of its products, computed once per model.
+
+    ``(P x)[i] = x[perm[i]]``; ``nb`` is 6 for a floating base, 0 for a fixed one. Index arrays
+    are absolute column indices into (nv,) vectors: ``forward`` picks the joints of the target from a
+    source vector (``forward_full``: the same behind the base columns), ``back`` a whole source
+    vector from a target one (base columns first).
+    """
+
+    __slots__ = ("back", "forward", "forward_full", "inverse", "n", "nb", "nv", "perm")
+
+    def __init__(self, perm: np.ndarray | None, n: int, nb: int) -> None:
+        self.perm = perm
+        self.n, self.nb, self.nv = n, nb, nb + n
+        if perm is None:
+            self.inverse = self.forward = self.forward_full = self.back = None
+        else:
+            self.inverse = np.argsort(perm)
+            self.forward = nb + perm
+            self.forward_full = np.concatenate([np.arange(nb), self.forward]).astype(np.intp)
+            self.back = np.concatenate([np.arange(nb), nb + self.inverse]).astype(np.intp)
+
+    @classmethod
+    def between(cls, model: Model, source: Convention, target: Convention) -> JointOrder:
+        """The joint order from ``source`` to ``target`` for ``model`` (cached per model)."""
+        key = (source, target)
+        try:
+            cache = _ORDERS.setdefault(model, {})
+        except TypeError:
+            cache = {}
+        order = cache.get(key)
+        if order is None:
+            ps, pt = source.permutation(model), target.permutation(model)
+            n = model.n_dofs
+            # nu_s = nu_m[ps] and nu_t = nu_m[pt] (m: the model's order)
+            inv_s = np.argsort(ps) if ps is not None else np.arange(n)
+            perm = _canonical_perm(inv_s[pt] if pt is not None else inv_s)
+            order = cache[key] = cls(perm, n, 6 if model.floating else 0)
+        return order
+
+    def matrix(self) -> np.ndarray:
+        """Dense P (n, n)."""
+        P = np.eye(self.n)
+        return P if self.perm is None else P[self.perm]
+
+
+_ORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A @ x`` for (..., 6, 6) A and (..., 6) x (a BLAS call for one unbatched pair)."""
+    if A.ndim == 2 and x.ndim == 1:
+        return A.dot(x)
+    return np.einsum("...ij,...j->...i", A, x)
+
+
+def _mtv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A^T @ x`` for (..., 6, 6) A and (..., 6) x."""
+    if A.ndim == 2 and x.ndim == 1:
+        return x.dot(A)
+    return np.einsum("...ji,...j->...i", A, x)
+
+
+class ChangeOfVariables:
+    """``nu_t = T nu_s`` with ``T = blkdiag(X, P)`` at one (batched) state, and its named maps.
+
+    Args:
+        X: base block (..., 6, 6) or None for the identity (also for a fixed base).
+        X_inv: its inverse (..., 6, 6), or None to solve when needed (ignored if X is None).
+        joints: the :class:`JointOrder` (P and the layout: floating or fixed).
+        nu: the source generalized velocity (..., nv) at the state (T_dot nu needs it).
+        X_dot: time derivative of X (..., 6, 6), or None for zero.
+        bias: ``X_dot @ nu[..., :6]`` when already known, or a function computing it on first use
+            (else computed from X_dot on demand).
+
+    Shapes below: nv = 6 + n (floating) or n (fixed); every map broadcasts leading batch axes,
+    and one unbatched vector takes plain BLAS calls (the single-state hot paths of the engines).
+    """
+
+    __slots__ = ("X", "X_dot", "X_inv", "_bias", "joints", "nu")
+
+    def __init__(
+        self,
+        X: np.ndarray | None,
+        X_inv: np.ndarray | None,
+        joints: JointOrder,
+        nu: np.ndarray | None = None,
+        X_dot: np.ndarray | None = None,
+        bias: np.ndarray | None = None,
+    ) -> None:
+        floating = joints.nb == 6
+        self.X = X if floating else None
+        self.X_inv = X_inv if floating else None
+        self.X_dot = X_dot if floating else None
+        self.joints = joints
+        self.nu = nu
+        self._bias = bias if floating else None
+
+    # ------------------------------------------------------------------ blocks
+    @property
+    def floating(self) -> bool:
+        return self.joints.nb == 6
+
+    @property
+    def base_bias(self) -> np.ndarray | None:
+        """``X_dot nu_base`` (..., 6): the base part of ``T_dot nu`` (None when zero)."""
+        b = self._bias
+        if b is None:
+            if self.X_dot is not None and self.nu is not None:
+                b = self._bias = _mv(self.X_dot, self.nu[..., :6])
+        elif callable(b):
+            b = self._bias = b()
+        return b
+
+    @property
+    def bias_acceleration(self) -> np.ndarray:
+        """``T_dot nu`` (..., nv) in the target convention: the target acceleration of zero source
+        acceleration (what an engine's inverse dynamics takes to give the bias forces)."""
+        b = self.base_bias
+        nv = self.joints.nv
+        if b is None:
+            lead = () if self.nu is None else self.nu.shape[:-1]
+            return np.zeros((*lead, nv))
+        out = np.zeros((*b.shape[:-1], nv))
+        out[..., :6] = b
+        return out
+
+    def _base_inv(self) -> np.ndarray:
+        if self.X_inv is None:
+            self.X_inv = np.linalg.inv(self.X)
+        return self.X_inv
+
+    # ------------------------------------------------------------------ vectors
+    @staticmethod
+    def _assemble(x: np.ndarray, base: np.ndarray | None, cols: np.ndarray | None) -> np.ndarray:
+        """A new (..., nv) vector ``x[..., cols]`` (or a copy of x) with its base part replaced by
+        ``base`` (..., 6) when given (``cols`` keeps the base columns first)."""
+        if x.ndim == 1 and (base is None or base.ndim == 1):  # one state: no broadcasting
+            out = x[cols] if cols is not None else x.copy()
+            if base is not None:
+                out[:6] = base
+            return out
+        out = x[..., cols] if cols is not None else x.copy()
+        if base is not None:
+            if base.shape[:-1] != out.shape[:-1]:
+                lead = np.broadcast_shapes(out.shape[:-1], base.shape[:-1])
+                out = np.broadcast_to(out, (*lead, out.shape[-1])).copy()
+            out[..., :6] = base
+        return out
+
+    def velocity(self, nu: np.ndarray) -> np.ndarray:
+        """``T nu`` (..., nv): source -> target velocities."""
+        base = None if self.X is None else _mv(self.X, nu[..., :6])
+        return self._assemble(nu, base, self.joints.forward_full)
+
+    def velocity_into(
+        self, base: np.ndarray | None, joints: np.ndarray, out_base: np.ndarray, out_joints: np.ndarray
+    ) -> None:
+        """One state: write ``T [base; joints]`` into the base (6,) and joint (n,) parts of a target
+        vector (``base``/``out_base`` unused for a fixed base)."""
+        perm = self.joints.perm
+        out_joints[...] = joints if perm is None else joints[perm]
+        if self.joints.nb:
+            out_base[...] = base if self.X is None else self.X.dot(base)
+
+    def acceleration_into(self, base: np.ndarray | None, joints: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """One state: write ``T [base; joints] + T_dot nu`` into ``out`` (nv,)."""
+        nb, perm = self.joints.nb, self.joints.perm
+        out[nb:] = joints if perm is None else joints[perm]
+        if nb:
+            b = self.base_bias
+            out[:6] = base if self.X is None else self.X.dot(base)
+            if b is not None:
+                out[:6] += b
+        return out
+
+    def velocity_back(self, nu_t: np.ndarray) -> np.ndarray:
+        """``T^-1 nu_t`` (..., nv): target -> source velocities."""
+        base = None if self.X is None else _mv(self._base_inv(), nu_t[..., :6])
+        return self._assemble(nu_t, base, self.joints.back)
+
+    def acceleration(self, nu_dot: np.ndarray) -> np.ndarray:
+        """``T nu_dot + T_dot nu`` (..., nv): source -> target accelerations."""
+        out = self.velocity(nu_dot)
+        b = self.base_bias
+        if b is not None:
+            if out.ndim == 1 and b.ndim == 1:
+                out[:6] += b
+            else:
+                shape = np.broadcast_shapes(out.shape, (*b.shape[:-1], out.shape[-1]))
+                out = np.broadcast_to(out, shape).copy()
+                out[..., :6] += b
+        return out
+
+    def acceleration_back(self, nu_dot_t: np.ndarray) -> np.ndarray:
+        """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
+        b = self.base_bias
+        if b is not None:
+            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state
+                base = nu_dot_t[:6] - b
+                if self.X is not None:
+                    base = self._base_inv().dot(base)
+                return self._assemble(nu_dot_t, base, self.joints.back)
+            else:
+                lead = np.broadcast_shapes(nu_dot_t.shape[:-1], b.shape[:-1])
+                nu_dot_t = np.broadcast_to(nu_dot_t, (*lead, nu_dot_t.shape[-1])).copy()
+                nu_dot_t[..., :6] -= b
+        return self.velocity_back(nu_dot_t)
+
+    def apply_derivative(self, x: np.ndarray) -> np.ndarray:
+        """``T_dot x`` (..., nv) for any (..., nv) vector x."""
+        if self.X_dot is None:
+            return np.zeros_like(x)
+        base = _mv(self.X_dot, x[..., :6])
+        out = np.zeros((*base.shape[:-1], x.shape[-1]))
+        out[..., :6] = base
+        return out
+
+    # ------------------------------------------------------------------ forces
+    def force(self, tau: np.ndarray) -> np.ndarray:
+        """``T^-T tau`` (..., nv): source -> target generalized forces (power-preserving)."""
+        base = None if self.X is None else _mtv(self._base_inv(), tau[..., :6])
+        return self._assemble(tau, base, self.joints.forward_full)
+
+    def force_back(self, tau_t: np.ndarray) -> np.ndarray:
+        """``T^T tau_t`` (..., nv): target -> source generalized forces."""
+        base = None if self.X is None else _mtv(self.X, tau_t[..., :6])
+        return self._assemble(tau_t, base, self.joints.back)
+
+    def bias_back(self, h_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
+        """``T^T (h_t + M_t T_dot nu)`` (..., nv): the source bias forces from the target's bias
+        forces ``h_t`` and mass matrix ``M_t`` (zero source acceleration is the target acceleration
+        ``T_dot nu``)."""
+        b = self.base_bias
+        if b is not None:
+            h_t = h_t + np.einsum("...ij,...j->...i", M_t[..., :, :6], b)
+        return self.force_back(h_t)
+
+    # ------------------------------------------------------------------ matrices
+    def jacobian_back(self, J_t: np.ndarray) -> np.ndarray:
+        """``J_t T`` (..., m, nv): a target Jacobian (``v = J_t nu_t``) as a source one."""
+        back = self.joints.back
+        out = J_t[..., back] if back is not None else J_t.copy()
+        if self.X is not None:
+            out[..., :6] = J_t[..., :6] @ self.X
+        return out
+
+    def matrix_back(self, M_t: np.ndarray) -> np.ndarray:
+        """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one."""
+        back = self.joints.back
+        if back is not None:
+            M_t = M_t[..., back[:, None], back[None, :]]
+        if self.X is None:
+            return M_t if back is not None else M_t.copy()
+        X = self.X
+        Xt = np.swapaxes(X, -1, -2)
+        batch = np.broadcast_shapes(M_t.shape[:-2], X.shape[:-2])
+        nv = self.joints.nv
+        out = np.empty((*batch, nv, nv))
+        out[..., :6, :6] = Xt @ M_t[..., :6, :6] @ X
+        out[..., :6, 6:] = Xt @ M_t[..., :6, 6:]
+        out[..., 6:, :6] = M_t[..., 6:, :6] @ X
+        out[..., 6:, 6:] = M_t[..., 6:, 6:]
+        return out
+
+    # ------------------------------------------------------------------ dense forms
+    def matrix(self) -> np.ndarray:
+        """Dense T (..., nv, nv)."""
+        j = self.joints
+        P = j.matrix()
+        if not self.floating:
+            return P
+        X = np.eye(6) if self.X is None else self.X
+        T = np.zeros((*X.shape[:-2], j.nv, j.nv))
+        T[..., :6, :6] = X
+        T[..., 6:, 6:] = P
+        return T
+
+    def derivative(self) -> np.ndarray:
+        """Dense T_dot (..., nv, nv)."""
+        nv = self.joints.nv
+        if self.X_dot is None:
+            lead = () if self.X is None else self.X.shape[:-2]
+            return np.zeros((*lead, nv, nv))
+        Td = np.zeros((*self.X_dot.shape[:-2], nv, nv))
+        Td[..., :6, :6] = self.X_dot
+        return Td
+
+
+def change_of_variables(
+    model: Model, state: State, source: Convention, target: Convention
+) -> ChangeOfVariables:
+    """The :class:`ChangeOfVariables` from ``source`` to ``target`` at ``state`` (batched).
+
+    ``nu`` of the result is the state's generalized velocity in ``source``. With each convention's
+    base velocity ``L v_B``: ``X = L_t L_s^-1`` and ``X_dot = L_t_dot L_s^-1 + L_t d/dt(L_s^-1)``.
+    """
+    state.check_model(model)
+    joints = JointOrder.between(model, source, target)
+    if not model.floating:
+        return ChangeOfVariables(None, None, joints, _reorder(state.s_dot, source, model, 0))
+    H = state.world_H_base
+    v_body = state.base_velocity_in(Representation.BODY)
+    Lt, Lt_dot, Lt_inv, _ = target.maps(H, v_body)
+    Ls, _, Ls_inv, Ls_inv_dot = source.maps(H, v_body)
+    X = Lt @ Ls_inv
+    X_inv = Ls @ Lt_inv
+    X_dot = None
+    if Lt_dot is not None:
+        X_dot = Lt_dot @ Ls_inv
+    if Ls_inv_dot is not None:
+        X_dot = Lt @ Ls_inv_dot if X_dot is None else X_dot + Lt @ Ls_inv_dot
+    # the state's generalized velocity in the source convention
+    native = source.base_left is None and source.base_maps is None
+    if native and source.representation is state.representation:
+        v_source = state.base_velocity
+    else:
+        v_source = _mv(Ls, v_body)
+    nu = _cat(v_source, _reorder(state.s_dot, source, model, 0))
+    return ChangeOfVariables(X, X_inv, joints, nu, X_dot)
+
+
+def _reorder(x: np.ndarray, convention: Convention, model: Model, nb: int) -> np.ndarray:
+    """A model-order (..., nb + n) vector with its joints in ``convention``'s order."""
+    perm = convention.permutation(model)
+    if perm is None:
+        return x
+    return np.concatenate([x[..., :nb], x[..., nb:][..., perm]], axis=-1)
+
+
+def _cat(base: np.ndarray, joints: np.ndarray) -> np.ndarray:
+    lead = np.broadcast_shapes(base.shape[:-1], joints.shape[:-1])
+    return np.concatenate(
+        [np.broadcast_to(base, (*lead, 6)), np.broadcast_to(joints, (*lead, joints.shape[-1]))], axis=-1
+    )
+
+
+#: neutral convention of each representation
+NEUTRAL: dict[Representation, Convention] = {
+    Representation.BODY: BODY,
+    Representation.INERTIAL: INERTIAL,
+    Representation.MIXED: MIXED,
+}
+
+# flat indices into a (4, 4) pose H giving blkdiag(R^T, R^T) (6, 6); 12 is H[3, 0] == 0
+_BLKDIAG_RT = np.full((6, 6), 12, dtype=np.intp)
+for _i in range(3):
+    for _j in range(3):
+        _BLKDIAG_RT[_i, _j] = _BLKDIAG_RT[3 + _i, 3 + _j] = 4 * _j + _i
+del _i, _j
+
+
+class _MixedToBodyBias:
+    """``T_dot nu`` base part from MIXED to BODY, ``(-omega_B x v_B, 0)``, evaluated on first use
+    from a buffer holding the BODY velocity ``(v_B, omega_B)``."""
+
+    __slots__ = ("v_body",)
+
+    def __init__(self, v_body: np.ndarray) -> None:
+        self.v_body = v_body
+
+    def __call__(self) -> np.ndarray:
+        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+        return np.array([wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy, 0.0, 0.0, 0.0])
+
+
+def single_to_body(
+    H: np.ndarray,
+    rows: list,
+    rep: Representation,
+    joints: JointOrder,
+    v_body: np.ndarray,
+    into: ChangeOfVariables | None = None,
+) -> ChangeOfVariables:
+    """The change of variables from ``rep`` to a BODY-based convention at one unbatched state.
+
+    The single-state hot path of BODY-native engines: ``H`` (4, 4) the base pose and ``rows`` its
+    ``tolist()`` (Python floats: cheaper than numpy calls at this size), ``v_body`` (6,) a buffer
+    that holds the state's BODY base velocity by the time ``T_dot nu`` is first asked for (it is
+    read lazily: ``-omega_B x v_B`` for MIXED, zero for BODY and INERTIAL, where
+    ``T_dot nu = -crm(v_B) v_B = 0``). ``X = B_X_W`` is read out of H with one ``take`` (MIXED:
+    ``blkdiag(R^T, R^T)``, whose inverse is its transpose); INERTIAL adds the translation block.
+    ``into``: an object made by an earlier call with the same ``joints`` to fill again (no
+    allocation; its previous values are lost).
+    """
+    if into is None:
+        cov = ChangeOfVariables.__new__(ChangeOfVariables)
+        cov.joints, cov.nu, cov.X_dot = joints, None, None
+    else:
+        cov = into
+    if not joints.nb or rep is _BODY_REP:
+        cov.X = cov.X_inv = cov._bias = None
+        return cov
+    X = H.take(_BLKDIAG_RT)
+    if rep is _INERTIAL_REP:  # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
+        px, py, pz = rows[0][3], rows[1][3], rows[2][3]
+        X[:3, 3:] = X[:3, :3] @ np.array([[0.0, pz, -py], [-pz, 0.0, px], [py, -px, 0.0]])
+        # A_X_B = [[R, skew(p) R], [0, R]]: X^T with its off-diagonal blocks swapped
+        Xi = X.T.copy()
+        Xi[:3, 3:] = Xi[3:, :3]
+        Xi[3:, :3] = 0.0
+        cov.X, cov.X_inv, cov._bias = X, Xi, None
+    else:
+        cov.X, cov.X_inv = X, X.T
+        cov._bias = _MixedToBodyBias(v_body)
+    return cov
+
+
+_BODY_REP, _INERTIAL_REP = Representation.BODY, Representation.INERTIAL
