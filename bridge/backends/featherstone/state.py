@@ -99,7 +99,7 @@ def from_featherstone_state(
 
     For a fixed base ``xfb`` must be None; ``world_H_base`` (default identity) places the base.
     """
-    from .algorithms import rq
+    from .quaternions import rq
 
     fm = _fmodel(model)
     n = fm.n_real
