@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bridge.errors import ModelError, ModelFileNotFoundError
+from bridge.errors import ModelError, ModelFileNotFoundError, UnsupportedError
 from bridge.spatial import Transform
 
-from .model import DEFAULT_GRAVITY, FeatherstoneModel
+from .model import DEFAULT_GRAVITY, FeatherstoneModel, normalise_jtype
 
 __all__ = ["load_mat", "save_mat"]
 
@@ -59,7 +59,7 @@ def save_mat(fmodel: FeatherstoneModel, path: str | Path, variable: str = "model
 
 def _flat_cells(x: object) -> list:
     """Elements of a MATLAB cell array / numeric row as loaded by scipy (any shape) in order."""
-    if isinstance(x, np.ndarray) and x.dtype == object:
+    if isinstance(x, np.ndarray) and (x.dtype == object or x.dtype.names):  # a cell or a struct array
         return [e for e in x.reshape(-1, order="F")]
     return [x]
 
@@ -84,12 +84,45 @@ def _numeric(x: object) -> np.ndarray:
     return np.asarray(a, dtype=np.float64)
 
 
+def _joint_code(x: object, path: Path) -> str:
+    """One jtype entry: a string, or a struct whose string field ``code`` is the joint code (as
+    spatial_v2's ``jcalc`` accepts; a helical joint's ``pars`` are not read: it is unsupported)."""
+    a = x
+    if isinstance(a, np.ndarray) and a.dtype == object and a.size == 1:
+        a = a.reshape(-1)[0]
+    if isinstance(a, np.ndarray | np.void) and a.dtype.names:  # a struct (or one of a struct array)
+        if "code" not in a.dtype.names:
+            raise ModelError(f"{path}: a jtype entry is a struct without a 'code' field {a.dtype.names}")
+        return _as_str((a.reshape(-1)[0] if isinstance(a, np.ndarray) else a)["code"])
+    return _as_str(a)
+
+
+def _matrices(raw: object, field: str, path: Path) -> list[np.ndarray]:
+    """The 6x6 matrices of a cell field (Xtree or I)."""
+    out = []
+    for i, e in enumerate(_flat_cells(raw), start=1):
+        a = _numeric(e)
+        if a.size == 9:
+            raise UnsupportedError(
+                f"{path}: {field}{{{i}}} of body {i} is 3x3: a planar model, which bridge does not model "
+                "(spatial 6x6 trees only)"
+            )
+        if a.size != 36:
+            raise ModelError(f"{path}: {field}{{{i}}} of body {i} must be 6x6, got shape {a.shape}")
+        out.append(a.reshape(6, 6))
+    return out
+
+
 def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel:
     """Read a spatial_v2 model struct from a ``.mat`` file (written by :func:`save_mat` or MATLAB).
 
     ``variable`` is the struct's name (default: "model", else the only struct in the file). Missing
-    ``gravity`` means spatial_v2's default [0; 0; -9.81]. The bridge metadata fields are used when
-    present.
+    ``gravity`` means spatial_v2's default [0; 0; -9.81]; a longer one is read as spatial_v2's
+    ``get_gravity`` reads it: its first three entries (so a 6-element ``[0; 0; 0; 0; 0; -9.81]`` is
+    zero gravity, as in spatial_v2). A ``jtype`` entry may be a joint code or a struct with a
+    ``code`` field. Joint codes bridge does not model (helical ``'H'``, the planar ``'r'``, ``'px'``,
+    ``'py'``) and planar models (3x3 ``Xtree``) raise :class:`bridge.UnsupportedError` naming the body.
+    The bridge metadata fields are used when present.
     """
     import scipy.io
 
@@ -120,17 +153,20 @@ def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel
     NB = round(float(_numeric(get("NB")).reshape(-1)[0]))
     parent = [round(float(v)) for v in _numeric(get("parent")).reshape(-1)]
     jtype_raw = get("jtype")
-    jtype = (
-        [_as_str(e) for e in _flat_cells(jtype_raw)] if jtype_raw.dtype == object else [_as_str(jtype_raw)]
-    )
+    if jtype_raw.dtype == object or jtype_raw.dtype.names:  # a cell, or a struct array of codes
+        jtype = [_joint_code(e, p) for e in _flat_cells(jtype_raw)]
+    else:
+        jtype = [_as_str(jtype_raw)]
     if NB == 1 and len(jtype) != 1:
         jtype = ["".join(jtype)]
-    Xtree = [_numeric(e).reshape(6, 6) for e in _flat_cells(get("Xtree"))]
-    inertias = [_numeric(e).reshape(6, 6) for e in _flat_cells(get("I"))]
+    for i, code in enumerate(jtype, start=1):  # before the matrices: a planar model has 3x3 ones
+        normalise_jtype(code, i, str(p))
+    Xtree = _matrices(get("Xtree"), "Xtree", p)
+    inertias = _matrices(get("I"), "I", p)
     gravity = get("gravity")
     g = _numeric(gravity).reshape(-1) if gravity is not None else np.array(DEFAULT_GRAVITY)
-    if g.shape == (6,):  # spatial_v2 also accepts a 6D spatial gravity (angular first)
-        g = g[3:]
+    if g.size > 3:  # spatial_v2's get_gravity reads g(1:3) whatever the length
+        g = g[:3]
     kw: dict[str, object] = {}
     if "bridge_name" in fields:
         kw["name"] = _as_str(get("bridge_name"))

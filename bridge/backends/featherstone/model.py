@@ -47,8 +47,10 @@ __all__ = [
     "FLOATBASE_JTYPES",
     "JTYPES",
     "FeatherstoneModel",
+    "base_placement",
     "floatbase",
     "from_featherstone",
+    "normalise_jtype",
     "to_featherstone",
 ]
 
@@ -117,7 +119,7 @@ class FeatherstoneModel:
             raise ModelError(f"Featherstone model {self.name!r}: NB must be >= 0, got {self.NB}")
         object.__setattr__(self, "NB", NB)
         parent = tuple(int(p) for p in self.parent)
-        jtype = tuple(_normalise_jtype(j, i + 1, self.name) for i, j in enumerate(self.jtype))
+        jtype = tuple(normalise_jtype(j, i + 1, self.name) for i, j in enumerate(self.jtype))
         if len(parent) != NB or len(jtype) != NB:
             raise ModelError(
                 f"Featherstone model {self.name!r}: NB = {NB} but {len(parent)} parents and "
@@ -241,15 +243,31 @@ class FeatherstoneModel:
         return f"FeatherstoneModel({self.name!r}, NB={self.NB}, {kind} base)"
 
 
-def _normalise_jtype(j: object, body: int, name: str) -> str:
+#: joint codes of spatial_v2 that bridge does not model, and what they are
+UNSUPPORTED_JTYPES = {
+    "H": "helical",
+    "r": "planar revolute",
+    "px": "planar prismatic",
+    "py": "planar prismatic",
+}
+
+
+def normalise_jtype(j: object, body: int, name: str) -> str:
+    """The joint code of body ``body`` (1-based) as one of :data:`JTYPES`: a string (``'R'`` and
+    ``'P'`` are spatial_v2's shorthands for ``'Rz'`` and ``'Pz'``) or a mapping with a ``'code'`` entry
+    (a struct as spatial_v2's ``jcalc`` accepts). Raises :class:`~bridge.UnsupportedError` naming the
+    body and the code for anything else (helical, planar, unknown codes)."""
+    if isinstance(j, Mapping) and "code" in j:
+        j = j["code"]
     s = str(j).strip()
-    aliases = {"R": "Rz", "P": "Pz", "r": "Rz", "p": "Pz"}
-    s = aliases.get(s, s)
+    s = {"R": "Rz", "P": "Pz"}.get(s, s)
     if len(s) == 2 and s[0] in "RP" and s[1] in "xyzXYZ":
         s = s[0] + s[1].lower()
     if s not in JTYPES:
+        what = UNSUPPORTED_JTYPES.get(s, "unknown")
         raise UnsupportedError(
-            f"Featherstone model {name!r}: body {body} has joint type {j!r}; supported: {', '.join(JTYPES)}"
+            f"Featherstone model {name!r}: body {body} has joint code {s!r} ({what}), which bridge does "
+            f"not model; supported: {', '.join(JTYPES)} (and 'R', 'P' for 'Rz', 'Pz')"
         )
     return s
 
@@ -449,6 +467,19 @@ def floatbase(fmodel: FeatherstoneModel) -> FeatherstoneModel:
 
 
 # --------------------------------------------------------------------------- Featherstone -> neutral
+def base_placement(fmodel: FeatherstoneModel) -> Transform:
+    """``body_H_base``: the pose of the base link of ``from_featherstone(fmodel)`` in the frame of its
+    body (body 6, the floating base, for a floatbase layout; the fixed world, body 0, otherwise).
+
+    The identity for :func:`to_featherstone` exports; for :func:`floatbase` of a fixed-base export the
+    base is the old first joint's child link, whose frame need not be body 6's (the joint frame).
+    """
+    b = 6 if fmodel.floating else 0
+    name = (fmodel.body_names[b - 1] if (b >= 1 and fmodel.body_names) else fmodel.base) or f"body{b}"
+    pl = fmodel.placements.get(name)
+    return pl[1] if pl is not None and pl[0] == b else Transform.identity()
+
+
 def _inertia_from_af(I_af: np.ndarray, where: str) -> SpatialInertia:
     try:
         return SpatialInertia.from_matrix(reorder_matrix(I_af))
