@@ -11,7 +11,7 @@ Algorithms (floating base, the same model for both libraries: ``bridge.to_feathe
 ``bridge.to_pinocchio(model)`` of ``bridge.load_urdf(robot)``):
 
 * ``RNEA``: inverse dynamics with a given base acceleration — bridge's
-  :func:`~bridge.backends.featherstone.algorithms.IDfree` on a batch, Pinocchio's ``rnea``;
+  :func:`~bridge.backends.featherstone.spatial_v2.IDfree` on a batch, Pinocchio's ``rnea``;
 * ``CRBA``: the joint-space inertia matrix — bridge's ``CRBA(model, q, xfb)`` (full symmetric
   matrix), Pinocchio's ``crba`` (upper triangle);
 * ``ABA``: forward dynamics with an unactuated base — bridge's ``FDfb``, Pinocchio's ``aba``.

@@ -276,7 +276,7 @@ def test_batched_calls_equal_single_calls() -> None:
 
 def test_chunked_batches_equal_one_chunk(monkeypatch) -> None:
     """Batches larger than the chunk size are processed chunk by chunk with reused work arrays."""
-    from bridge.backends.featherstone import algorithms
+    from bridge.backends.featherstone import kernels, workspace
 
     model = to_featherstone(bridge.random_model(9, 4))
     rng = np.random.default_rng(9)
@@ -297,9 +297,9 @@ def test_chunked_batches_equal_one_chunk(monkeypatch) -> None:
     whole = {k: f() for k, f in calls.items()}
     # chunks of 5, 5 (odd widths: 7 states padded to 10), then 3, 3, 3 (7 padded to 9); the CRBA's
     # last stage in blocks of 2 states
-    monkeypatch.setattr(algorithms, "_CRBA_BLOCK", 2)
+    monkeypatch.setattr(kernels, "_CRBA_BLOCK", 2)
     for chunk in (4, 3):
-        monkeypatch.setattr(algorithms, "_CHUNK", chunk)
+        monkeypatch.setattr(workspace, "CHUNK", chunk)
         for k, f in calls.items():
             for _ in range(2):  # the second call reuses the arena of the first
                 got = f()
@@ -341,9 +341,9 @@ def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(
     """CRBA, HandC and HandCfree on wide random trees (every way a level reads its parents: one
     parent, in order, a few runs, a gather; the ancestor products of small and of large batches)
     = the dense sum over bodies; ID = H qdd + C and FDab = FDcrb on the same trees."""
-    from bridge.backends.featherstone import algorithms
+    from bridge.backends.featherstone import kernels
 
-    monkeypatch.setattr(algorithms, "_CRBA_VIEWS_MIN_N", 0 if views else 10**9)
+    monkeypatch.setattr(kernels, "_CRBA_VIEWS_MIN_N", 0 if views else 10**9)
     rng = np.random.default_rng(seed)
     model = _branchy(branching, seed)
     N = 3 + seed % 2  # odd and even batches
@@ -365,28 +365,29 @@ def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(
 
 def test_levels_read_their_parents_every_way() -> None:
     """The trees of the test above cover every gather kind, the gather fallback included."""
-    from bridge.backends.featherstone import algorithms
+    from bridge.backends.featherstone.tree import compile_tree
 
     kinds = set()
     for branching, seed in BRANCHY:
         model = _branchy(branching, seed)
         for free in (False, True):
-            for L in algorithms._compile(model, free).lv.levels[1:]:
+            for L in compile_tree(model, free).lv.levels[1:]:
                 kinds.add(L.gather if L.gather != "take" else ("take", L.segments is None))
     assert kinds >= {"bcast", "same", ("take", False), ("take", True)}
 
 
 def test_parent_runs_and_chunk_widths() -> None:
-    from bridge.backends.featherstone.algorithms import _CHUNK, _gather_runs, _padded_width
+    from bridge.backends.featherstone.tree import _gather_runs
+    from bridge.backends.featherstone.workspace import CHUNK, padded_width
 
     par = np.array([0, 0, 0, 1, 2])
     assert _gather_runs(par) == [(slice(0, 3), slice(0, 1)), (slice(3, 5), slice(1, 3))]
     assert _gather_runs(np.array([2, 0, 3, 1, 4, 0])) is None  # too many runs: a gather
     for N in (1, 2, 7, 64, 1023, 1024, 1025, 4096, 8192, 10_000):
-        Np, w = _padded_width(N)
-        assert w % 2 == 1 and w <= _CHUNK + 1 and Np % w == 0 and N <= Np < N + Np // w + 1
-    assert _padded_width(1024) == (1025, 1025)
-    assert _padded_width(0)[0] == 0
+        Np, w = padded_width(N)
+        assert w % 2 == 1 and w <= CHUNK + 1 and Np % w == 0 and N <= Np < N + Np // w + 1
+    assert padded_width(1024) == (1025, 1025)
+    assert padded_width(0)[0] == 0
 
 
 def test_leading_batch_axes_broadcast() -> None:
@@ -511,3 +512,30 @@ def test_argument_errors() -> None:
         FDcrb(massless, np.zeros(2), np.zeros(2), np.zeros(2))
     with pytest.raises(bridge.InvalidValueError, match="coordinates"):
         body_velocity(model, 2, np.zeros(2), np.zeros(2), coordinates="mixed")
+
+
+def test_workspace_is_shared_per_model_and_a_nested_call_gets_its_own_arena() -> None:
+    """The spatial_v2 functions run on the model's shared workspace (the tree compiled once, the
+    work arrays kept between calls); a call while it is in use gets fresh work arrays; the engine
+    holds a workspace of its own."""
+    from bridge.backends.featherstone.engine import FeatherstoneEngine
+    from bridge.backends.featherstone.workspace import Workspace
+
+    neutral = bridge.random_model(5, 11)
+    model = to_featherstone(neutral)
+    ws = Workspace.of(model, False)
+    assert Workspace.of(model, False) is ws and Workspace.of(model, True) is not ws
+    rng = np.random.default_rng(11)
+    q, qd, qdd = _random_args(rng, model.NB, (3,))
+    tau = ID(model, q, qd, qdd)
+    assert ws.arena  # the work arrays of the call are kept
+    arenas = []
+
+    def nested(sl: slice, arena: dict) -> None:
+        arenas.append(arena)
+        assert_close(ID(model, q, qd, qdd), tau, 1e-14, "nested ID")  # runs while ws is in use
+
+    ws.run(3, nested)
+    assert arenas[0] is ws.arena
+    eng = FeatherstoneEngine(neutral, bridge.Representation.MIXED)
+    assert eng.workspace is not Workspace.of(model, True) and eng.tree is Workspace.of(model, True).tree

@@ -163,7 +163,7 @@ def test_batched_state_equals_single_states(rep: str, floating: bool) -> None:
 def test_engine_flags_and_single_state_fast_path() -> None:
     model = small_model(np.random.default_rng(3))
     eng = FeatherstoneEngine(model, bridge.Representation.MIXED)
-    assert eng.batched is True and eng.name == "featherstone"
+    assert eng.name == "featherstone"
     kd = bridge.KinDyn(model, "featherstone", "mixed")
     rng = np.random.default_rng(4)
     st = random_state(model, rng, "mixed")

@@ -1444,3 +1444,123 @@ def test_gen_force_spatial_v2(icub):
     assert close(f_fb, np.concatenate([world_wrench[3:], world_wrench[:3]]))
     assert close(tau_q, tau[6:][fm.dof_perm])
     assert close(f_fb @ xfb[7:13] + tau_q @ qd, tau @ st.nu)  # dual to [xfb[7:13]; qd]
+
+
+# ========================================================================== floating-base exports
+def _floatbase_export():
+    """A fixed-base export whose body 1 is the only child of the world and whose first joint's
+    frame is not its child link's, with its floatbase(): (fixed export, floatbase export)."""
+    from bridge.backends.featherstone import floatbase, to_featherstone
+
+    seed = 0
+    while True:
+        seed += 1
+        fm = to_featherstone(bridge.random_model(4, seed=seed).with_fixed_base())
+        if fm.parent.count(0) != 1:
+            continue
+        fb = floatbase(fm)
+        if not np.allclose(fb.placements[fb.base][1].matrix, np.eye(4)) and fb.I[5, 5, 5] > 0.1:
+            return fm, fb
+
+
+def _random_xfb(rng):
+    quat = rng.normal(size=4)
+    return np.concatenate([quat / np.linalg.norm(quat), rng.normal(size=3), rng.normal(size=6)])
+
+
+def test_fbexport_body6_to_featherstone(icub):
+    from bridge.backends.featherstone import from_featherstone, to_featherstone
+    from bridge.backends.featherstone.model import base_placement
+
+    fm = to_featherstone(icub.model)
+    body, pose = fm.placements[icub.model.base]
+    assert body == 6 and close(pose.matrix, np.eye(4)) and close(base_placement(fm).matrix, np.eye(4))
+    assert from_featherstone(fm).base == icub.model.base
+
+
+def test_fbexport_body6_floatbase():
+    from bridge.backends.featherstone import from_featherstone
+    from bridge.backends.featherstone.model import base_placement
+
+    fm, fb = _floatbase_export()
+    child = fm.body_names[0]  # body 1's link: the first joint's child
+    assert from_featherstone(fb).base == child == fb.base
+    body, pose = fb.placements[child]
+    assert body == 6 and close(pose.matrix, fm.placements[child][1].matrix)  # where it sat on body 1
+    assert not close(pose.matrix, np.eye(4)) and close(base_placement(fb).matrix, pose.matrix)
+
+
+def test_fbexport_xfb_to_featherstone(icub):
+    from bridge.backends.featherstone import from_featherstone_state, rq
+
+    rng = np.random.default_rng(21)
+    xfb, q, qd = _random_xfb(rng), rng.normal(size=icub.n), rng.normal(size=icub.n)
+    st = from_featherstone_state(icub.model, xfb, q, qd, "inertial")
+    H = st.world_H_base.matrix
+    assert close(H[:3, :3], rq(xfb[:4]).T) and close(H[:3, 3], xfb[4:7])
+    assert close(st.base_velocity, np.concatenate([xfb[10:13], xfb[7:10]]))
+
+
+def test_fbexport_xfb_floatbase():
+    from bridge.backends.featherstone import (
+        body_velocity,
+        from_featherstone,
+        from_featherstone_state,
+        rq,
+        to_featherstone_state,
+    )
+    from bridge.backends.featherstone.model import base_placement
+
+    _, fb = _floatbase_export()
+    rng = np.random.default_rng(22)
+    xfb, q, qd = _random_xfb(rng), rng.normal(size=fb.n_real), rng.normal(size=fb.n_real)
+    st = from_featherstone_state(fb, xfb, q, qd, "inertial")
+    world_H_body6 = np.eye(4)
+    world_H_body6[:3, :3], world_H_body6[:3, 3] = rq(xfb[:4]).T, xfb[4:7]
+    assert close(st.world_H_base.matrix, world_H_body6 @ base_placement(fb).matrix)
+    assert close(st.base_velocity, np.concatenate([xfb[10:13], xfb[7:10]]))  # INERTIAL, linear first
+    # the same spatial velocity (world coordinates) as body 6's frame
+    base = from_featherstone(fb).base
+    assert close(body_velocity(fb, base, q, qd, xfb), body_velocity(fb, 6, q, qd, xfb))
+    back, _, _ = to_featherstone_state(fb, st)
+    assert close(rq(back[:4]), rq(xfb[:4])) and close(back[4:], xfb[4:])
+
+
+def test_fbexport_xtree6_to_featherstone(icub):
+    from bridge.backends.featherstone import to_featherstone
+
+    fm = to_featherstone(icub.model)
+    assert np.array_equal(fm.Xtree[5], np.eye(6))
+
+
+def test_fbexport_xtree6_floatbase():
+    from bridge.backends.featherstone import FDfb, FeatherstoneModel, body_pose
+    from bridge.backends.featherstone.quaternions import rq
+
+    fm, fb = _floatbase_export()
+    assert not np.allclose(fm.Xtree[0], np.eye(6)) and np.array_equal(fb.Xtree[5], np.eye(6))
+    rng = np.random.default_rng(23)
+    pos, ang, q = rng.normal(size=3), rng.normal(size=3), rng.normal(size=fb.n_real)
+    chain = np.concatenate([pos, ang, q])
+    E6, r6 = body_pose(fb, 6, chain)
+    c, s = np.cos(ang), np.sin(ang)
+    E = (
+        np.array([[c[2], s[2], 0], [-s[2], c[2], 0], [0, 0, 1]])
+        @ np.array([[c[1], 0, -s[1]], [0, 1, 0], [s[1], 0, c[1]]])
+        @ np.array([[1, 0, 0], [0, c[0], s[0]], [0, -s[0], c[0]]])
+    )
+    assert close(E6, E) and close(r6, pos)  # position, then angles about x, y, z
+    quat = Transform.from_rotation_translation(E.T, pos).as_quaternion_wxyz()
+    xfb = np.concatenate([quat, pos, rng.normal(size=6)])
+    assert close(rq(quat), E)
+    assert all(close(a, b) for a, b in zip(body_pose(fb, 6, q, xfb), (E6, r6), strict=True))
+    # spatial_v2's layout, Xtree{6} = Xtree{1}: the chain puts body 6 elsewhere; a fixed model in bridge
+    sv2 = FeatherstoneModel(
+        NB=fb.NB, parent=fb.parent, jtype=fb.jtype, Xtree=np.concatenate([fb.Xtree[:5], fm.Xtree]), I=fb.I
+    )
+    assert not sv2.floating
+    E6b, r6b = body_pose(sv2, 6, chain)
+    assert not (close(E6b, E6) and close(r6b, r6))
+    # bridge's FDfb and IDfb need the floatbase layout; spatial_v2's is the six-joint chain of ID, HandC
+    with pytest.raises(bridge.ModelError, match="no floating base"):
+        FDfb(sv2, xfb, q, q, q)

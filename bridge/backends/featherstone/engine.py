@@ -35,21 +35,12 @@ from bridge.change_of_variables import NEUTRAL, change_of_variables
 from bridge.model.model import Model
 from bridge.state import Representation, State
 
-from .algorithms import (
-    _CHUNK,
-    _aba,
-    _accelerations,
-    _compile,
-    _composite,
-    _crba,
-    _inertia_apply,
-    _Joints,
-    _rnea,
-    _subtree_momenta,
-    _velocities,
-)
+from .batch_math import inertia_apply
+from .joints import Joints
+from .kernels import aba, accelerations, composite, crba, rnea, subtree_momenta, velocities
 from .model import to_featherstone
 from .state import FEATHERSTONE
+from .workspace import Workspace
 
 __all__ = ["FeatherstoneEngine"]
 
@@ -58,17 +49,18 @@ _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Represe
 
 class FeatherstoneEngine(EngineBase):
     """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on bridge's batched
-    Featherstone algorithms (:mod:`bridge.backends.featherstone.algorithms`)."""
+    Featherstone kernels (:mod:`bridge.backends.featherstone.kernels`)."""
 
     name = "featherstone"
-    batched = True
 
     def __init__(self, model: Model, representation: Representation) -> None:
         self.model = model
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.fmodel = to_featherstone(model)
-        self.tree = _compile(self.fmodel, model.floating)
+        self.tree = Workspace.of(self.fmodel, model.floating).tree  # compiled once per model
+        # the engine's own work arrays: its joint data keeps them from set_state to the queries
+        self.workspace = Workspace(self.tree)
         tree = self.tree
         first = tree.first_body
         # frame -> (internal body or -1 for the fixed world, frame_R_body (3, 3), origin in body (3,))
@@ -82,7 +74,6 @@ class FeatherstoneEngine(EngineBase):
         hx = bI[:3, 3:]
         self._base_h = np.array([hx[2, 1] - hx[1, 2], hx[0, 2] - hx[2, 0], hx[1, 0] - hx[0, 1]]) / 2
         self.batch_shape: tuple[int, ...] = ()
-        self._arena: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -98,7 +89,7 @@ class FeatherstoneEngine(EngineBase):
         self.batch_shape = tuple(batch)
         self._n = n_real = int(np.prod(batch, dtype=int))
         # an even batch of 64 or more runs as one more state (a copy of the first, dropped from every
-        # output): work-array rows of an odd length (see algorithms._padded_width)
+        # output): work-array rows of an odd length (see workspace.padded_width)
         self._N = N = n_real + 1 if n_real >= 64 and n_real % 2 == 0 else n_real
         n = model.n_dofs
         Hf = self._batch_rows(H, (4, 4))
@@ -123,7 +114,7 @@ class FeatherstoneEngine(EngineBase):
         r0 = np.ascontiguousarray(Hf[:, :3, 3].T)
         # work arrays are reused from one state to the next (batches up to the chunk size only, so
         # that a KinDyn does not hold on to hundreds of MB after one huge batch)
-        self._J = _Joints(self.tree, qF, E0, r0, arena=self._arena if N <= _CHUNK else None)
+        self._J = Joints(self.tree, qF, E0, r0, arena=self.workspace.arena_for(N))
         gT = np.ascontiguousarray(g.T)  # (3, N)
         self._a0w = np.concatenate([np.zeros((3, N)), -gT])  # world's acceleration, world coordinates
         if model.floating:
@@ -144,12 +135,12 @@ class FeatherstoneEngine(EngineBase):
         return self._J.subspaces()
 
     def _inertias(self) -> np.ndarray:
-        """World inertias (9, nb, N) (see ``_Joints.world_inertias``)."""
+        """World inertias (9, nb, N) (see ``Joints.world_inertias``)."""
         return self._J.world_inertias()
 
     def _v(self) -> np.ndarray:
         """World-coordinate body velocities (6, nb, N)."""
-        return self._get("v", lambda: _velocities(self._J, self._nu_F))
+        return self._get("v", lambda: velocities(self._J, self._nu_F))
 
     def _batch_rows(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
         """(..., *tail) broadcast to the state's batch and flattened, plus the padding states
@@ -266,7 +257,7 @@ class FeatherstoneEngine(EngineBase):
         if i < 0:
             return np.zeros((6, N))
         J = self._J
-        a = _accelerations(J, self._v(), self._nu_F, nd_F, np.zeros((6, 1)))[:, i]
+        a = accelerations(J, self._v(), self._nu_F, nd_F, np.zeros((6, 1)))[:, i]
         out = self._to_rep(a, E, o)
         if self.representation is _MIXED:
             v = self._v()[:, i]
@@ -305,27 +296,27 @@ class FeatherstoneEngine(EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
-        H = self._get("H", lambda: _crba(self._J))
+        H = self._get("H", lambda: crba(self._J))
         return self._out(self._ft.matrix_back(H))
 
     def bias_forces(self) -> np.ndarray:
-        tau = _rnea(self._J, self._nu_F, self._Tdnu_F, self._a0_rnea)
+        tau = rnea(self._J, self._nu_F, self._Tdnu_F, self._a0_rnea)
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def gravity_forces(self) -> np.ndarray:
-        tau = _rnea(self._J, None, None, self._a0_rnea)
+        tau = rnea(self._J, None, None, self._a0_rnea)
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         nd = self._batch_vec(nu_dot, self.model.nv)
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
-        tau = _rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
+        tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         t = self._batch_vec(tau, self.model.nv)
         t_F = np.ascontiguousarray(self._ft.force(t).T)
-        nd_F = _aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
+        nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
         return self._out(self._ft.acceleration_back(np.ascontiguousarray(nd_F.T)))
 
     # ------------------------------------------------------------------ centre of mass
@@ -344,7 +335,7 @@ class FeatherstoneEngine(EngineBase):
 
     def _momenta(self) -> np.ndarray:
         """The bodies' spatial momenta (6, nb, N), world coordinates, about the world origin."""
-        return self._get("momenta", lambda: _inertia_apply(self.tree.mass, self._inertias(), self._v()))
+        return self._get("momenta", lambda: inertia_apply(self.tree.mass, self._inertias(), self._v()))
 
     def com_velocity(self) -> np.ndarray:
         lin = self._momenta()[3:].sum(axis=1) / self._total_mass
@@ -359,7 +350,7 @@ class FeatherstoneEngine(EngineBase):
 
     def com_jacobian(self) -> np.ndarray:
         tree = self.tree
-        F = _subtree_momenta(tree, _composite(self._J), self._S())  # (6, nv, N)
+        F = subtree_momenta(tree, composite(self._J), self._S())  # (6, nv, N)
         Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
         return self._out(self._ft.jacobian_back(Jc))
 

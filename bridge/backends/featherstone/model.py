@@ -1,5 +1,5 @@
-"""Featherstone (spatial_v2 / RBDL) models: the data structure, conversions to and from the neutral
-Model, and MATLAB ``.mat`` files.
+"""Featherstone (spatial_v2 / RBDL) models: the data structure and the conversions to and from the
+neutral Model (MATLAB ``.mat`` files: :mod:`.mat`).
 
 A :class:`FeatherstoneModel` holds spatial_v2's fields (bodies numbered 1..NB):
 
@@ -31,15 +31,14 @@ metadata (``base_inertia``) so the centre of mass still counts it.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
 
-from bridge.errors import ModelError, ModelFileNotFoundError, ShapeError, UnknownNameError, UnsupportedError
+from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 from bridge.spatial.conventions import reorder_matrix, transform_from_plux, transform_to_plux
@@ -48,10 +47,10 @@ __all__ = [
     "FLOATBASE_JTYPES",
     "JTYPES",
     "FeatherstoneModel",
+    "base_placement",
     "floatbase",
     "from_featherstone",
-    "load_mat",
-    "save_mat",
+    "normalise_jtype",
     "to_featherstone",
 ]
 
@@ -120,7 +119,7 @@ class FeatherstoneModel:
             raise ModelError(f"Featherstone model {self.name!r}: NB must be >= 0, got {self.NB}")
         object.__setattr__(self, "NB", NB)
         parent = tuple(int(p) for p in self.parent)
-        jtype = tuple(_normalise_jtype(j, i + 1, self.name) for i, j in enumerate(self.jtype))
+        jtype = tuple(normalise_jtype(j, i + 1, self.name) for i, j in enumerate(self.jtype))
         if len(parent) != NB or len(jtype) != NB:
             raise ModelError(
                 f"Featherstone model {self.name!r}: NB = {NB} but {len(parent)} parents and "
@@ -244,15 +243,31 @@ class FeatherstoneModel:
         return f"FeatherstoneModel({self.name!r}, NB={self.NB}, {kind} base)"
 
 
-def _normalise_jtype(j: object, body: int, name: str) -> str:
+#: joint codes of spatial_v2 that bridge does not model, and what they are
+UNSUPPORTED_JTYPES = {
+    "H": "helical",
+    "r": "planar revolute",
+    "px": "planar prismatic",
+    "py": "planar prismatic",
+}
+
+
+def normalise_jtype(j: object, body: int, name: str) -> str:
+    """The joint code of body ``body`` (1-based) as one of :data:`JTYPES`: a string (``'R'`` and
+    ``'P'`` are spatial_v2's shorthands for ``'Rz'`` and ``'Pz'``) or a mapping with a ``'code'`` entry
+    (a struct as spatial_v2's ``jcalc`` accepts). Raises :class:`~bridge.UnsupportedError` naming the
+    body and the code for anything else (helical, planar, unknown codes)."""
+    if isinstance(j, Mapping) and "code" in j:
+        j = j["code"]
     s = str(j).strip()
-    aliases = {"R": "Rz", "P": "Pz", "r": "Rz", "p": "Pz"}
-    s = aliases.get(s, s)
+    s = {"R": "Rz", "P": "Pz"}.get(s, s)
     if len(s) == 2 and s[0] in "RP" and s[1] in "xyzXYZ":
         s = s[0] + s[1].lower()
     if s not in JTYPES:
+        what = UNSUPPORTED_JTYPES.get(s, "unknown")
         raise UnsupportedError(
-            f"Featherstone model {name!r}: body {body} has joint type {j!r}; supported: {', '.join(JTYPES)}"
+            f"Featherstone model {name!r}: body {body} has joint code {s!r} ({what}), which bridge does "
+            f"not model; supported: {', '.join(JTYPES)} (and 'R', 'P' for 'Rz', 'Pz')"
         )
     return s
 
@@ -452,6 +467,19 @@ def floatbase(fmodel: FeatherstoneModel) -> FeatherstoneModel:
 
 
 # --------------------------------------------------------------------------- Featherstone -> neutral
+def base_placement(fmodel: FeatherstoneModel) -> Transform:
+    """``body_H_base``: the pose of the base link of ``from_featherstone(fmodel)`` in the frame of its
+    body (body 6, the floating base, for a floatbase layout; the fixed world, body 0, otherwise).
+
+    The identity for :func:`to_featherstone` exports; for :func:`floatbase` of a fixed-base export the
+    base is the old first joint's child link, whose frame need not be body 6's (the joint frame).
+    """
+    b = 6 if fmodel.floating else 0
+    name = (fmodel.body_names[b - 1] if (b >= 1 and fmodel.body_names) else fmodel.base) or f"body{b}"
+    pl = fmodel.placements.get(name)
+    return pl[1] if pl is not None and pl[0] == b else Transform.identity()
+
+
 def _inertia_from_af(I_af: np.ndarray, where: str) -> SpatialInertia:
     try:
         return SpatialInertia.from_matrix(reorder_matrix(I_af))
@@ -528,151 +556,4 @@ def from_featherstone(fmodel: FeatherstoneModel) -> Model:
     dof_names = fmodel.dof_names if set(fmodel.dof_names) == set(real_joints) else real_joints
     return Model(
         fmodel.name, tuple(links), tuple(joints), tuple(frames), names[base_body], dof_names, floating
-    )
-
-
-# --------------------------------------------------------------------------- MATLAB files
-def _cell(items: Sequence[object]) -> np.ndarray:
-    out = np.empty((1, len(items)), dtype=object)
-    for i, x in enumerate(items):
-        out[0, i] = x
-    return out
-
-
-def save_mat(fmodel: FeatherstoneModel, path: str | Path, variable: str = "model") -> None:
-    """Write ``fmodel`` to a MATLAB ``.mat`` file as a struct spatial_v2 can use directly.
-
-    The struct has NB (double), parent (1xNB double), jtype (1xNB cell of char), Xtree and I (1xNB
-    cells of 6x6 double) and gravity (3x1 double); bridge's metadata is stored in extra fields
-    named ``bridge_*`` (spatial_v2 ignores them), so :func:`load_mat` restores the same model.
-    """
-    import scipy.io
-
-    placements = list(fmodel.placements.items())
-    struct = {
-        "NB": float(fmodel.NB),
-        "parent": np.array([fmodel.parent], dtype=np.float64).reshape(1, fmodel.NB),
-        "jtype": _cell(list(fmodel.jtype)),
-        "Xtree": _cell([np.array(x) for x in fmodel.Xtree]),
-        "I": _cell([np.array(x) for x in fmodel.I]),
-        "gravity": fmodel.gravity.reshape(3, 1).copy(),
-        "bridge_name": fmodel.name,
-        "bridge_base": fmodel.base,
-        "bridge_floating": float(bool(fmodel.floating)),
-        "bridge_body_names": _cell(list(fmodel.body_names)),
-        "bridge_joint_names": _cell(list(fmodel.joint_names)),
-        "bridge_joint_kinds": _cell(list(fmodel.joint_kinds)),
-        "bridge_dof_names": _cell(list(fmodel.dof_names)),
-        "bridge_dof_perm": np.array(fmodel.dof_perm, dtype=np.float64).reshape(1, -1),
-        "bridge_frame_names": _cell([n for n, _ in placements]),
-        "bridge_frame_bodies": np.array([float(b) for _, (b, _) in placements]).reshape(1, -1),
-        "bridge_frame_poses": _cell([np.array(H.matrix) for _, (_, H) in placements]),
-        "bridge_base_inertia": np.array(fmodel.base_inertia),
-    }
-    scipy.io.savemat(str(path), {variable: struct}, do_compression=True)
-
-
-def _flat_cells(x: object) -> list:
-    """Elements of a MATLAB cell array / numeric row as loaded by scipy (any shape) in order."""
-    if isinstance(x, np.ndarray) and x.dtype == object:
-        return [e for e in x.reshape(-1, order="F")]
-    return [x]
-
-
-def _as_str(x: object) -> str:
-    if isinstance(x, str):
-        return x
-    a = np.asarray(x)
-    if a.size == 0:
-        return ""
-    if a.dtype.kind in "US":
-        return "".join(str(s) for s in a.reshape(-1))
-    if a.dtype == object:
-        return _as_str(a.reshape(-1)[0])
-    raise ModelError(f"expected a string, got {a!r}")
-
-
-def _numeric(x: object) -> np.ndarray:
-    a = np.asarray(x)
-    if a.dtype == object:
-        a = np.asarray(a.reshape(-1)[0])
-    return np.asarray(a, dtype=np.float64)
-
-
-def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel:
-    """Read a spatial_v2 model struct from a ``.mat`` file (written by :func:`save_mat` or MATLAB).
-
-    ``variable`` is the struct's name (default: "model", else the only struct in the file). Missing
-    ``gravity`` means spatial_v2's default [0; 0; -9.81]. The bridge metadata fields are used when
-    present.
-    """
-    import scipy.io
-
-    p = Path(path)
-    if not p.is_file():
-        raise ModelFileNotFoundError(f"model file not found: {str(path)!r}")
-    try:
-        data = scipy.io.loadmat(str(p))
-    except Exception as exc:
-        raise ModelError(f"{p}: not a readable MATLAB file ({exc})") from None
-    structs = {k: v for k, v in data.items() if not k.startswith("__")}
-    if variable is None:
-        variable = "model" if "model" in structs else (next(iter(structs)) if len(structs) == 1 else None)
-    if variable is None or variable not in structs:
-        raise ModelError(f"{p}: no struct {variable or 'model'!r} (variables: {sorted(structs)})")
-    s = structs[variable]
-    if not (isinstance(s, np.ndarray) and s.dtype.names):
-        raise ModelError(f"{p}: variable {variable!r} is not a struct")
-    s = s.reshape(-1)[0]
-    fields = s.dtype.names
-
-    def get(name: str, default=None):
-        return s[name] if name in fields else default
-
-    for req in ("NB", "parent", "jtype", "Xtree", "I"):
-        if req not in fields:
-            raise ModelError(f"{p}: struct {variable!r} has no field {req!r}")
-    NB = round(float(_numeric(get("NB")).reshape(-1)[0]))
-    parent = [round(float(v)) for v in _numeric(get("parent")).reshape(-1)]
-    jtype_raw = get("jtype")
-    jtype = (
-        [_as_str(e) for e in _flat_cells(jtype_raw)] if jtype_raw.dtype == object else [_as_str(jtype_raw)]
-    )
-    if NB == 1 and len(jtype) != 1:
-        jtype = ["".join(jtype)]
-    Xtree = [_numeric(e).reshape(6, 6) for e in _flat_cells(get("Xtree"))]
-    inertias = [_numeric(e).reshape(6, 6) for e in _flat_cells(get("I"))]
-    gravity = get("gravity")
-    g = _numeric(gravity).reshape(-1) if gravity is not None else np.array(DEFAULT_GRAVITY)
-    if g.shape == (6,):  # spatial_v2 also accepts a 6D spatial gravity (angular first)
-        g = g[3:]
-    kw: dict[str, object] = {}
-    if "bridge_name" in fields:
-        kw["name"] = _as_str(get("bridge_name"))
-        kw["base"] = _as_str(get("bridge_base"))
-        kw["floating"] = bool(_numeric(get("bridge_floating")).reshape(-1)[0])
-        for key in ("body_names", "joint_names", "joint_kinds", "dof_names"):
-            raw = get(f"bridge_{key}")
-            kw[key] = tuple(_as_str(e) for e in _flat_cells(raw)) if raw is not None and raw.size else ()
-        perm = _numeric(get("bridge_dof_perm")).reshape(-1)
-        kw["dof_perm"] = np.round(perm).astype(np.intp)
-        names_raw = get("bridge_frame_names")
-        fnames = (
-            [_as_str(e) for e in _flat_cells(names_raw)] if names_raw is not None and names_raw.size else []
-        )
-        bodies = [round(float(b)) for b in _numeric(get("bridge_frame_bodies")).reshape(-1)] if fnames else []
-        poses_raw = get("bridge_frame_poses")
-        poses = [_numeric(e).reshape(4, 4) for e in _flat_cells(poses_raw)] if fnames else []
-        kw["placements"] = {n: (b, Transform(H)) for n, b, H in zip(fnames, bodies, poses, strict=True)}
-        kw["base_inertia"] = _numeric(get("bridge_base_inertia")).reshape(6, 6)
-    else:
-        kw["name"] = p.stem
-    return FeatherstoneModel(
-        NB=NB,
-        parent=tuple(parent),
-        jtype=tuple(jtype),
-        Xtree=np.array(Xtree),
-        I=np.array(inertias),
-        gravity=g,
-        **kw,
     )

@@ -33,7 +33,7 @@ from bridge.spatial import Transform
 from bridge.spatial.conventions import to_angular_first, to_linear_first
 from bridge.state import Representation, State
 
-from .model import FeatherstoneModel, to_featherstone
+from .model import FeatherstoneModel, base_placement, to_featherstone
 
 __all__ = [
     "FEATHERSTONE",
@@ -63,7 +63,9 @@ def to_featherstone_state(
     """Neutral state -> ``(xfb (..., 13) or None for a fixed base, q (..., n), qd (..., n))``.
 
     q and qd hold the real joints in Featherstone body order (bodies 7..NB, or 1..NB for a fixed
-    base); see the module docstring for xfb.
+    base); see the module docstring for xfb. The state is one of ``from_featherstone(model)`` (or of
+    ``model`` itself when it is a neutral Model): xfb is the pose of body 6, i.e. ``world_H_base @
+    base_placement(model).inverse()`` (the same pose unless the model comes from :func:`floatbase`).
     """
     fm = _fmodel(model)
     state.check_model(fm)
@@ -73,6 +75,10 @@ def to_featherstone_state(
     if not fm.floating:
         return None, q, qd
     H = state.world_H_base
+    body_H_base = base_placement(fm)
+    if not np.array_equal(body_H_base.matrix, np.eye(4)):
+        H = H @ body_H_base.inverse()  # world_H_body6
+    # the INERTIAL velocity (world coordinates) is the same for every frame fixed on the base
     v = to_angular_first(state.base_velocity_in(Representation.INERTIAL))
     parts = [H.as_quaternion_wxyz(), H.translation, v]
     batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
@@ -91,8 +97,11 @@ def from_featherstone_state(
     """``(xfb, q, qd)`` -> a neutral State in ``representation``.
 
     For a fixed base ``xfb`` must be None; ``world_H_base`` (default identity) places the base.
+    The state is one of ``from_featherstone(model)``: its base link sits at
+    :func:`~.model.base_placement` on body 6, so ``world_H_base = world_H_body6 @ body6_H_base``
+    (``world_H_body6`` from xfb; the same pose unless the model comes from :func:`floatbase`).
     """
-    from .algorithms import rq
+    from .quaternions import rq
 
     fm = _fmodel(model)
     n = fm.n_real
@@ -117,6 +126,9 @@ def from_featherstone_state(
     except BridgeError as exc:
         raise StateError(f"Featherstone state of model {fm.name!r}: {exc}") from None
     H = Transform.from_rotation_translation(np.swapaxes(E, -1, -2), x[..., 4:7], check=False)
+    body_H_base = base_placement(fm)
+    if not np.array_equal(body_H_base.matrix, np.eye(4)):
+        H = H @ body_H_base
     st = State(H, s, to_linear_first(x[..., 7:13]), s_dot, Representation.INERTIAL)
     return st if rep is Representation.INERTIAL else st.to(rep)
 
