@@ -10,6 +10,8 @@ modules import them from here (or from :mod:`bridge.spatial`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from bridge._array import as_float_array
@@ -41,42 +43,53 @@ _XYZW_FROM_WXYZ = np.array([1, 2, 3, 0])
 _WXYZ_FROM_XYZW = np.array([3, 0, 1, 2])
 
 
-def cross(a: object, b: object, *, axis: int = -1, out: np.ndarray | None = None) -> np.ndarray:
+def cross(
+    a: object,
+    b: object,
+    *,
+    axis: int = -1,
+    out: np.ndarray | None = None,
+    scratch: np.ndarray | None = None,
+) -> np.ndarray:
     """Cross product ``a x b`` of 3-vectors stored along ``axis``, broadcast over the other axes.
 
     Same values as ``np.cross`` (bit for bit) without its overhead. ``axis=-1`` is the usual
     (..., 3) layout; batch-last kernels store vectors as (3, ...) (``axis=0``) or (..., 3, N)
     (``axis=-2``). A non-negative ``axis`` counts from the front, so ``a`` and ``b`` must then have
     the same number of axes. Both factors are in the same frame; so is the result. ``out`` (the
-    broadcast shape, float64) receives the result and must not overlap ``a`` or ``b``.
+    broadcast shape, float64) receives the result and must not overlap ``a`` or ``b``; with it,
+    ``scratch`` (float64, the shape of one component: the broadcast shape without ``axis``) makes
+    the product allocate nothing, for kernels that run on large stacks.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"cross: expected arrays of 3-vectors, got shapes {a.shape} and {b.shape}")
-    if axis >= 0 and a.ndim != b.ndim:
-        raise ShapeError(f"cross: axis={axis} needs arrays of equal rank, got shapes {a.shape} and {b.shape}")
-    if (
-        not (-a.ndim <= axis < a.ndim and -b.ndim <= axis < b.ndim)
-        or a.shape[axis] != 3
-        or b.shape[axis] != 3
-    ):
-        raise ShapeError(f"cross: expected 3 components on axis {axis}, got shapes {a.shape} and {b.shape}")
-    if axis < 0:
-        tail = (slice(None),) * (-axis - 1)
-        a0, a1, a2 = (a[(Ellipsis, k, *tail)] for k in range(3))
-        b0, b1, b2 = (b[(Ellipsis, k, *tail)] for k in range(3))
-    else:
-        head = (slice(None),) * axis
-        a0, a1, a2 = (a[(*head, k)] for k in range(3))
-        b0, b1, b2 = (b[(*head, k)] for k in range(3))
+    try:
+        if a.shape[axis] != 3 or b.shape[axis] != 3 or (axis >= 0 and a.ndim != b.ndim):
+            raise IndexError
+    except IndexError:
+        raise ShapeError(
+            f"cross: expected 3-vectors on axis {axis} (arrays of equal rank for axis >= 0), "
+            f"got shapes {a.shape} and {b.shape}"
+        ) from None
+    i0, i1, i2 = _components(axis)
+    a0, a1, a2, b0, b1, b2 = a[i0], a[i1], a[i2], b[i0], b[i1], b[i2]
     if out is None:
-        return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
-    o = [out[(Ellipsis, k, *tail)] if axis < 0 else out[(*head, k)] for k in range(3)]
-    for k, (x, y, z, w) in enumerate(((a1, b2, a2, b1), (a2, b0, a0, b2), (a0, b1, a1, b0))):
-        np.multiply(x, y, out=o[k])
-        o[k] -= z * w
+        if a.size <= 48 and b.size <= 48:  # small: fewer numpy calls
+            return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    for i, x, y, z, w in ((i0, a1, b2, a2, b1), (i1, a2, b0, a0, b2), (i2, a0, b1, a1, b0)):
+        o = out[i]
+        np.multiply(x, y, out=o)
+        o -= z * w if scratch is None else np.multiply(z, w, out=scratch)
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _components(axis: int) -> tuple[tuple, tuple, tuple]:
+    """Indices of the three components of vectors stored along ``axis``."""
+    if axis < 0:
+        return tuple((Ellipsis, k, *(slice(None),) * (-axis - 1)) for k in range(3))
+    return tuple((*(slice(None),) * axis, k) for k in range(3))
 
 
 def skew(w: object) -> np.ndarray:

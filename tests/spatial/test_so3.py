@@ -41,7 +41,17 @@ def _mv(M: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- cross, skew, vee
-@pytest.mark.parametrize("sa, sb", [((3,), (3,)), ((5, 3), (5, 3)), ((4, 1, 3), (2, 3)), ((3,), (2, 4, 3))])
+@pytest.mark.parametrize(
+    "sa, sb",
+    [
+        ((3,), (3,)),
+        ((5, 3), (5, 3)),
+        ((4, 1, 3), (2, 3)),
+        ((3,), (2, 4, 3)),
+        ((50, 3), (3,)),
+        ((7, 1, 3), (9, 3)),
+    ],
+)
 def test_cross_is_numpy_cross_bit_for_bit(sa, sb) -> None:
     a, b = RNG.normal(size=sa), RNG.normal(size=sb)
     out = cross(a, b)
@@ -73,6 +83,10 @@ def test_cross_on_other_axes_and_into_out() -> None:
     out = np.empty((4, 3, 6))
     cross(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), axis=-2, out=out)
     assert np.array_equal(out, np.swapaxes(ref, -1, -2))
+    # with a scratch component the product allocates nothing
+    out, scratch = np.empty((3, 4, 6)), np.empty((4, 6))
+    cross(np.moveaxis(a, -1, 0), np.moveaxis(b, -1, 0), axis=0, out=out, scratch=scratch)
+    assert np.array_equal(out, np.moveaxis(ref, -1, 0))
 
 
 @pytest.mark.parametrize(
