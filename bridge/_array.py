@@ -25,11 +25,6 @@ def as_float_array(x: object, name: str, tail: tuple[int, ...]) -> np.ndarray:
     return arr
 
 
-def batch_shape_of(arr: np.ndarray, tail_ndim: int) -> tuple[int, ...]:
-    """Leading (batch) shape of ``arr`` given the number of trailing core axes."""
-    return arr.shape[: arr.ndim - tail_ndim]
-
-
 def broadcast_batch(what: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Broadcast batch shapes like numpy; raise :class:`ShapeError` naming ``what`` if they do not."""
     try:

@@ -54,11 +54,70 @@ def random_state(
     )
 
 
-def assert_close(actual: np.ndarray, expected: np.ndarray, rtol: float = 1e-10, what: str = "") -> None:
-    """Norm-wise relative comparison: ||a - e|| <= rtol * max(1, ||e||)."""
-    actual = np.asarray(actual)
-    expected = np.asarray(expected)
-    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
-    err = np.linalg.norm(actual - expected)
-    scale = max(1.0, float(np.linalg.norm(expected)))
-    assert err <= rtol * scale, f"{what}: |diff| = {err:.3e} > {rtol:.1e} * {scale:.3e}"
+def _compare(actual: object, desired: object, rtol: float, atol: float | None, norm: str) -> tuple[bool, str]:
+    """``(passed, description)`` of ``|actual - desired| <= max(atol, rtol * |desired|)``."""
+    a = np.asarray(actual, dtype=np.float64)
+    d = np.asarray(desired, dtype=np.float64)
+    if a.shape != d.shape:
+        return False, f"shape {a.shape} != {d.shape}"
+    diff = np.abs(a - d)
+    if norm == "fro":
+        err, size = float(np.linalg.norm(a - d)), float(np.linalg.norm(d))
+    elif norm == "max":
+        err, size = float(np.max(diff, initial=0.0)), float(np.max(np.abs(d), initial=0.0))
+    else:
+        raise ValueError(f"norm must be 'fro' or 'max', got {norm!r}")
+    floor = rtol if atol is None else atol
+    tol = max(floor, rtol * size)
+    passed = bool(err <= tol)  # False for NaN
+    text = (
+        f"|actual - desired| = {err:.3e} ({'Frobenius' if norm == 'fro' else 'max abs'} norm), "
+        f"tolerance {tol:.3e} = max(atol {floor:.1e}, rtol {rtol:.1e} * |desired| {size:.3e}); "
+        f"relative error {err / size if size else float('inf'):.3e}"
+    )
+    if diff.size:
+        flat = int(np.argmax(np.where(np.isnan(diff), np.inf, diff)))
+        where = np.unravel_index(flat, diff.shape)
+        text += (
+            f"; largest element error {float(diff.flat[flat]):.3e} at index {tuple(int(i) for i in where)}: "
+            f"actual {float(a.flat[flat])!r}, desired {float(d.flat[flat])!r}"
+        )
+    return passed, text
+
+
+def assert_close(
+    actual: object,
+    desired: object,
+    rtol: float = 1e-10,
+    what: str = "",
+    *,
+    atol: float | None = None,
+    norm: str = "fro",
+) -> None:
+    """Assert ``|actual - desired| <= max(atol, rtol * |desired|)`` and equal shapes.
+
+    ``|.|`` is the Frobenius norm of the whole array (``norm="fro"``, the default) or its largest
+    absolute entry (``norm="max"``). ``atol`` defaults to ``rtol``, so the default test is
+    ``err <= rtol * max(1, |desired|)``: relative for large values, absolute below 1. On failure
+    the message names ``what`` and gives the error, the tolerance, the relative error and the
+    largest element-wise error with its index and both values.
+    """
+    passed, text = _compare(actual, desired, rtol, atol, norm)
+    if not passed:
+        raise AssertionError(f"{what or 'arrays'} not close: {text}")
+
+
+def assert_not_close(
+    actual: object,
+    desired: object,
+    rtol: float = 1e-10,
+    what: str = "",
+    *,
+    atol: float | None = None,
+    norm: str = "fro",
+) -> None:
+    """Assert that :func:`assert_close` with the same arguments would fail (a wrong formula is
+    detected by the test that should catch it)."""
+    passed, text = _compare(actual, desired, rtol, atol, norm)
+    if passed:
+        raise AssertionError(f"{what or 'arrays'} unexpectedly close: {text}")

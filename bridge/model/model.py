@@ -1,8 +1,9 @@
 """The neutral multibody model: links, joints with axis and axis origin, extra frames, DOF order.
 
-Joint semantics follow iDynTree (see ../shared/reference/003): a joint connecting ``parent`` and
-``child`` has a rest transform ``parent_H_child`` (the pose at zero position), a unit ``axis`` and
-an ``axis_origin``, both in **child** coordinates. At position ``s``::
+Joint semantics follow iDynTree's (docs/conventions.md, section "Model structure from one URDF",
+compares the libraries' models): a joint connecting ``parent`` and ``child`` has a rest transform
+``parent_H_child`` (the pose at zero position), a unit ``axis`` and an ``axis_origin``, both in
+**child** coordinates. At position ``s``::
 
     parent_H_child(s) = parent_H_child_rest @ H(axis, axis_origin, s)
 
@@ -18,7 +19,7 @@ their original definition in :attr:`Joint.original`, so they can be released aga
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
@@ -27,7 +28,7 @@ import numpy as np
 
 from bridge.errors import ModelError, UnknownNameError
 from bridge.spatial import SpatialInertia, Transform
-from bridge.spatial.so3 import so3_exp
+from bridge.spatial.so3 import cross, so3_exp
 
 __all__ = ["Frame", "Joint", "JointKind", "JointLimits", "Link", "Model"]
 
@@ -114,7 +115,7 @@ class Joint:
         Revolute: ``(axis_origin x axis, axis)``; prismatic: ``(axis, 0)``; fixed: zeros.
         """
         if self.kind.rotational:
-            return np.concatenate([np.cross(self.axis_origin, self.axis), self.axis])
+            return np.concatenate([cross(self.axis_origin, self.axis), self.axis])
         if self.kind is JointKind.PRISMATIC:
             return np.concatenate([self.axis, np.zeros(3)])
         return np.zeros(6)
@@ -137,7 +138,7 @@ class Joint:
 
     def transform(self, position: object = 0.0) -> Transform:
         """``parent_H_child(s)``, batched over the shape of ``position``."""
-        return Transform._wrap(self.parent_H_child.matrix @ self.motion(position))
+        return Transform(self.parent_H_child.matrix @ self.motion(position), check=False)
 
     def reversed(self) -> Joint:
         """The same joint seen from the other side: parent and child swapped, same position sign.
@@ -531,8 +532,3 @@ class Model:
 
     def __repr__(self) -> str:
         return f"<{self.summary()}>"
-
-
-def default_dof_names(joints: Iterable[Joint]) -> tuple[str, ...]:
-    """Movable joints in the given (document) order."""
-    return tuple(j.name for j in joints if j.movable)

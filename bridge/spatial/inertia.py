@@ -6,7 +6,7 @@ import numpy as np
 
 from bridge._array import as_float_array, broadcast_batch
 from bridge.errors import InertiaError
-from bridge.spatial.so3 import skew
+from bridge.spatial.so3 import cross, skew, vee
 from bridge.spatial.transform import Transform
 from bridge.spatial.vectors import Force, Motion
 
@@ -54,13 +54,13 @@ class SpatialInertia:
         p[..., 0] = m
         p[..., 1:4] = c
         p[..., 4:] = _sym_to6(Ic)
-        p.flags.writeable = False
+        p.setflags(write=False)
         self._p = p
 
     @classmethod
     def _wrap(cls, p: np.ndarray) -> SpatialInertia:
         obj = cls.__new__(cls)
-        p.flags.writeable = False
+        p.setflags(write=False)
         obj._p = p
         return obj
 
@@ -106,7 +106,7 @@ class SpatialInertia:
             )
         m = np.trace(M[..., :3, :3], axis1=-2, axis2=-1) / 3.0
         with np.errstate(divide="ignore", invalid="ignore"):
-            mc = -_vee_anti(M[..., :3, 3:])
+            mc = -vee(M[..., :3, 3:])
             c = np.where(m[..., None] > 0, mc / np.where(m > 0, m, 1.0)[..., None], 0.0)
         return cls.from_mass_com_inertia_origin(m, c, M[..., 3:, 3:])
 
@@ -197,10 +197,10 @@ class SpatialInertia:
         m = self.mass[..., None]
         c = self.com
         v, w = motion.linear, motion.angular
-        f = m * (v - np.cross(c, w))
+        f = m * (v - cross(c, w))
         Icw = np.einsum("...ij,...j->...i", self.inertia_com, w)
-        tau = Icw + np.cross(c, f)
-        return Force._wrap(np.concatenate(np.broadcast_arrays(f, tau), axis=-1))
+        tau = Icw + cross(c, f)
+        return Force(np.concatenate(np.broadcast_arrays(f, tau), axis=-1), check=False)
 
     def transformed(self, A_H_B: Transform) -> SpatialInertia:
         """Given this inertia in B, return it expressed in A."""
@@ -277,10 +277,3 @@ class SpatialInertia:
             f"SpatialInertia(mass={float(self.mass)!r}, com={self.com.tolist()}, "
             f"inertia_com={self.inertia_com.tolist()})"
         )
-
-
-def _vee_anti(M: np.ndarray) -> np.ndarray:
-    """Vector of the antisymmetric 3x3 matrix M (M = skew(v))."""
-    return 0.5 * np.stack(
-        [M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], axis=-1
-    )

@@ -1,17 +1,32 @@
-"""Rotation-group helpers on raw arrays with leading batch axes.
+"""3-vector and rotation-group helpers on raw arrays with leading batch axes.
 
-All functions broadcast over leading axes. Angles are radians. Rotation matrices ``A_R_B`` map
-coordinates in B to coordinates in A.
+All functions broadcast over leading axes (numpy rules). Angles are radians. A rotation matrix
+``A_R_B`` maps coordinates in B to coordinates in A (``p_A = A_R_B @ p_B``); a unit quaternion of
+``A_R_B`` is the same rotation, stored ``(x, y, z, w)`` (Pinocchio, scipy) or ``(w, x, y, z)``
+(iDynTree, spatial_v2, MuJoCo, Drake). These are the package's only implementations of the cross
+product, ``skew``/``vee``, quaternion conversions and the rotation between two directions: other
+modules import them from here (or from :mod:`bridge.spatial`).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from bridge._array import as_float_array
+from bridge.errors import InvalidValueError, ShapeError
+
 __all__ = [
+    "cross",
+    "matrix_to_quaternion_wxyz",
     "matrix_to_quaternion_xyzw",
     "matrix_to_rpy",
+    "quaternion_wxyz_to_matrix",
+    "quaternion_wxyz_to_xyzw",
     "quaternion_xyzw_to_matrix",
+    "quaternion_xyzw_to_wxyz",
+    "rotation_between",
     "rpy_to_matrix",
     "skew",
     "so3_exp",
@@ -22,10 +37,66 @@ __all__ = [
 ]
 
 _SMALL = 1e-6
+# below this norm a vector's squared norm underflows: its direction cannot be normalised
+_TINY_NORM = float(np.sqrt(np.finfo(np.float64).tiny))
+_XYZW_FROM_WXYZ = np.array([1, 2, 3, 0])
+_WXYZ_FROM_XYZW = np.array([3, 0, 1, 2])
 
 
-def skew(w: np.ndarray) -> np.ndarray:
-    """Cross-product matrix: ``skew(w) @ x == cross(w, x)``. Shape (..., 3) -> (..., 3, 3)."""
+def cross(
+    a: object,
+    b: object,
+    *,
+    axis: int = -1,
+    out: np.ndarray | None = None,
+    scratch: np.ndarray | None = None,
+) -> np.ndarray:
+    """Cross product ``a x b`` of 3-vectors stored along ``axis``, broadcast over the other axes.
+
+    Same values as ``np.cross`` (bit for bit) without its overhead. ``axis=-1`` is the usual
+    (..., 3) layout; batch-last kernels store vectors as (3, ...) (``axis=0``) or (..., 3, N)
+    (``axis=-2``). A non-negative ``axis`` counts from the front, so ``a`` and ``b`` must then have
+    the same number of axes. Both factors are in the same frame; so is the result. ``out`` (the
+    broadcast shape, float64) receives the result and must not overlap ``a`` or ``b``; with it,
+    ``scratch`` (float64, the shape of one component: the broadcast shape without ``axis``) makes
+    the product allocate nothing, for kernels that run on large stacks.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    try:
+        if a.shape[axis] != 3 or b.shape[axis] != 3 or (axis >= 0 and a.ndim != b.ndim):
+            raise IndexError
+    except IndexError:
+        raise ShapeError(
+            f"cross: expected 3-vectors on axis {axis} (arrays of equal rank for axis >= 0), "
+            f"got shapes {a.shape} and {b.shape}"
+        ) from None
+    i0, i1, i2 = _components(axis)
+    a0, a1, a2, b0, b1, b2 = a[i0], a[i1], a[i2], b[i0], b[i1], b[i2]
+    if out is None:
+        if a.size <= 48 and b.size <= 48:  # small: fewer numpy calls
+            return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    for i, x, y, z, w in ((i0, a1, b2, a2, b1), (i1, a2, b0, a0, b2), (i2, a0, b1, a1, b0)):
+        o = out[i]
+        np.multiply(x, y, out=o)
+        o -= z * w if scratch is None else np.multiply(z, w, out=scratch)
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _components(axis: int) -> tuple[tuple, tuple, tuple]:
+    """Indices of the three components of vectors stored along ``axis``."""
+    if axis < 0:
+        return tuple((Ellipsis, k, *(slice(None),) * (-axis - 1)) for k in range(3))
+    return tuple((*(slice(None),) * axis, k) for k in range(3))
+
+
+def skew(w: object) -> np.ndarray:
+    """Cross-product matrix ``w^``: ``skew(w) @ x == cross(w, x)``. Shape (..., 3) -> (..., 3, 3).
+
+    The matrix acts in the frame whose coordinates ``w`` is given in.
+    """
     w = np.asarray(w, dtype=np.float64)
     out = np.zeros((*w.shape[:-1], 3, 3))
     out[..., 0, 1] = -w[..., 2]
@@ -37,8 +108,11 @@ def skew(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def vee(W: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`skew` (antisymmetric part). Shape (..., 3, 3) -> (..., 3)."""
+def vee(W: object) -> np.ndarray:
+    """Inverse of :func:`skew`: the vector of the antisymmetric part of ``W``, (..., 3, 3) -> (..., 3).
+
+    ``vee(skew(w)) == w``; a non-antisymmetric ``W`` gives the vector of ``(W - W^T) / 2``.
+    """
     W = np.asarray(W, dtype=np.float64)
     return 0.5 * np.stack(
         [W[..., 2, 1] - W[..., 1, 2], W[..., 0, 2] - W[..., 2, 0], W[..., 1, 0] - W[..., 0, 1]],
@@ -171,6 +245,68 @@ def quaternion_xyzw_to_matrix(q: np.ndarray) -> np.ndarray:
     R[..., 2, 1] = 2 * (yz + wx)
     R[..., 2, 2] = 1 - 2 * (xx + yy)
     return R
+
+
+def quaternion_xyzw_to_wxyz(q: object) -> np.ndarray:
+    """Reorder quaternions (..., 4) from ``(x, y, z, w)`` to ``(w, x, y, z)`` (a new array)."""
+    return np.asarray(q, dtype=np.float64)[..., _WXYZ_FROM_XYZW]
+
+
+def quaternion_wxyz_to_xyzw(q: object) -> np.ndarray:
+    """Reorder quaternions (..., 4) from ``(w, x, y, z)`` to ``(x, y, z, w)`` (a new array)."""
+    return np.asarray(q, dtype=np.float64)[..., _XYZW_FROM_WXYZ]
+
+
+def quaternion_wxyz_to_matrix(q: object) -> np.ndarray:
+    """Unit quaternion (w, x, y, z) (..., 4) of ``A_R_B`` -> ``A_R_B`` (..., 3, 3). No normalisation.
+
+    spatial_v2's ``rq`` is the transpose: it returns the coordinate transform ``E = B_R_A``.
+    """
+    return quaternion_xyzw_to_matrix(quaternion_wxyz_to_xyzw(q))
+
+
+def matrix_to_quaternion_wxyz(R: object) -> np.ndarray:
+    """Rotation matrix ``A_R_B`` (..., 3, 3) -> unit quaternion (w, x, y, z) (..., 4) with w >= 0."""
+    return quaternion_xyzw_to_wxyz(matrix_to_quaternion_xyzw(R))
+
+
+def rotation_between(a: object, b: object) -> np.ndarray:
+    """The minimal rotation ``R`` (..., 3, 3) with ``R @ a == b`` for directions a, b (..., 3).
+
+    ``a`` and ``b`` are normalised here (they must not be zero) and are given in the same frame;
+    ``R`` rotates about ``a x b`` by the angle between them, in that frame (it is ``A_R_B`` when
+    ``b`` is the direction, in A, of the vector that ``a`` gives in B coordinates). Parallel
+    directions give the identity. Antiparallel ones (``a x b == 0`` exactly, ``a . b < 0``) give the
+    half turn about the unit axis perpendicular to ``a`` closest to the coordinate axis ``e_k`` on
+    which ``a`` has its smallest component (the first such k): for ``a = ±e_z`` that is the half
+    turn about x, ``diag(1, -1, -1)``. Near the antiparallel case the axis is projected onto the
+    plane perpendicular to ``a``, so ``R`` stays orthonormal and ``R @ a`` equals ``b`` to rounding.
+    """
+    a = as_float_array(a, "rotation_between: a", (3,))
+    b = as_float_array(b, "rotation_between: b", (3,))
+    na = np.linalg.norm(a, axis=-1, keepdims=True)
+    nb = np.linalg.norm(b, axis=-1, keepdims=True)
+    if np.any(na == 0.0) or np.any(nb == 0.0):
+        raise InvalidValueError("rotation_between: a zero vector has no direction")
+    a, b = np.broadcast_arrays(a / na, b / nb)
+    c = np.einsum("...i,...i->...", a, b)
+    v = cross(a, b)
+    V = skew(v)
+    eye = np.eye(3)
+    # a . b > 0: R = I + V + V^2 / (1 + c), no cancellation
+    near = eye + V + (V @ V) / (1.0 + np.where(c > 0.0, c, 1.0))[..., None, None]
+    # a . b <= 0: Rodrigues R = I + sin N + (1 - cos) N^2 about the unit axis n (|v| = sin, c = cos)
+    s = np.linalg.norm(v, axis=-1)
+    p = v - np.einsum("...i,...i->...", v, a)[..., None] * a
+    pn = np.linalg.norm(p, axis=-1)
+    k = np.argmin(np.abs(a), axis=-1)
+    u = eye[k] - np.take_along_axis(a, k[..., None], axis=-1) * a
+    u = u / np.linalg.norm(u, axis=-1, keepdims=True)
+    good = pn > _TINY_NORM
+    n = np.where(good[..., None], p / np.where(good, pn, 1.0)[..., None], u)
+    N = skew(n)
+    far = eye + s[..., None, None] * N + (1.0 - c)[..., None, None] * (N @ N)
+    return np.where((c > 0.0)[..., None, None], near, far)
 
 
 def so3_log(R: np.ndarray) -> np.ndarray:

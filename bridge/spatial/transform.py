@@ -13,6 +13,7 @@ from bridge.spatial.vectors import Force, Motion
 
 __all__ = ["Transform"]
 
+_F64 = np.dtype(np.float64)
 ROTATION_TOLERANCE = 1e-8
 QUATERNION_TOLERANCE = 1e-6
 
@@ -49,19 +50,33 @@ class Transform:
     __slots__ = ("_m",)
 
     def __init__(self, matrix: object, *, check: bool = True) -> None:
+        """From a (..., 4, 4) homogeneous matrix ``A_H_B``.
+
+        ``check=True`` copies ``matrix`` and validates it (shape, finite, last row ``[0, 0, 0, 1]``,
+        orthonormal rotation with determinant +1). ``check=False`` is the trusted fast path for
+        matrices the caller built (as cheap as a bare object): nothing is validated, a float64
+        ndarray is adopted without a copy and made read-only (hand it over: do not write to it
+        through another view afterwards), anything else is converted to one.
+        """
+        if not check:
+            if type(matrix) is not np.ndarray or matrix.dtype is not _F64:
+                matrix = np.asarray(matrix, dtype=np.float64)
+            matrix.setflags(write=False)
+            self._m = matrix
+            return
         m = as_float_array(matrix, "homogeneous matrix", (4, 4)).copy()
-        if check:
-            bottom = m[..., 3, :]
-            if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > 1e-12):
-                raise InvalidValueError("homogeneous matrix: last row must be [0, 0, 0, 1]")
-            _check_rotation(m[..., :3, :3], "homogeneous matrix")
-        m.flags.writeable = False
+        bottom = m[..., 3, :]
+        if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > 1e-12):
+            raise InvalidValueError("homogeneous matrix: last row must be [0, 0, 0, 1]")
+        _check_rotation(m[..., :3, :3], "homogeneous matrix")
+        m.setflags(write=False)
         self._m = m
 
     @classmethod
     def _wrap(cls, m: np.ndarray) -> Transform:
+        """Internal to this module (other modules use ``Transform(m, check=False)``)."""
         obj = cls.__new__(cls)
-        m.flags.writeable = False
+        m.setflags(write=False)
         obj._m = m
         return obj
 
@@ -71,9 +86,9 @@ class Transform:
         return cls._wrap(np.broadcast_to(np.eye(4), (*batch_shape, 4, 4)).copy())
 
     @classmethod
-    def from_matrix(cls, matrix: object) -> Transform:
-        """From a (..., 4, 4) homogeneous matrix (checked)."""
-        return cls(matrix)
+    def from_matrix(cls, matrix: object, *, check: bool = True) -> Transform:
+        """From a (..., 4, 4) homogeneous matrix; same as ``Transform(matrix, check=check)``."""
+        return cls(matrix, check=check)
 
     @classmethod
     def from_rotation_translation(
@@ -105,7 +120,7 @@ class Transform:
     def from_quaternion_wxyz(cls, quaternion: object, translation: object | None = None) -> Transform:
         """From a unit quaternion (w, x, y, z) (..., 4) and an optional translation (..., 3)."""
         q = _normalised_quaternion(quaternion, "quaternion_wxyz")
-        return cls.from_quaternion_xyzw(np.roll(q, -1, axis=-1), translation)
+        return cls.from_quaternion_xyzw(so3.quaternion_wxyz_to_xyzw(q), translation)
 
     @classmethod
     def from_rpy(cls, rpy: object, xyz: object | None = None) -> Transform:
@@ -158,7 +173,7 @@ class Transform:
 
     def as_quaternion_wxyz(self) -> np.ndarray:
         """Unit quaternion (w, x, y, z) with w >= 0, (..., 4)."""
-        return np.roll(self.as_quaternion_xyzw(), 1, axis=-1)
+        return so3.matrix_to_quaternion_wxyz(self.rotation)
 
     def as_rpy(self) -> np.ndarray:
         """URDF roll-pitch-yaw (..., 3) of the rotation."""
@@ -216,16 +231,16 @@ class Transform:
         broadcast_batch("Transform @ Motion", self.batch_shape, motion.batch_shape)
         R, p = self.rotation, self.translation
         w = np.einsum("...ij,...j->...i", R, motion.angular)
-        v = np.einsum("...ij,...j->...i", R, motion.linear) + np.cross(p, w)
-        return Motion._wrap(np.concatenate(np.broadcast_arrays(v, w), axis=-1))
+        v = np.einsum("...ij,...j->...i", R, motion.linear) + so3.cross(p, w)
+        return Motion(np.concatenate(np.broadcast_arrays(v, w), axis=-1), check=False)
 
     def apply_force(self, force: Force) -> Force:
         """``A_Xs_B @ f`` (dual action): f' = (R f, R tau + p x R f)."""
         broadcast_batch("Transform @ Force", self.batch_shape, force.batch_shape)
         R, p = self.rotation, self.translation
         f = np.einsum("...ij,...j->...i", R, force.linear)
-        t = np.einsum("...ij,...j->...i", R, force.angular) + np.cross(p, f)
-        return Force._wrap(np.concatenate(np.broadcast_arrays(f, t), axis=-1))
+        t = np.einsum("...ij,...j->...i", R, force.angular) + so3.cross(p, f)
+        return Force(np.concatenate(np.broadcast_arrays(f, t), axis=-1), check=False)
 
     def motion_matrix(self) -> np.ndarray:
         """``A_X_B`` (..., 6, 6), linear-first: ``[[R, skew(p) R], [0, R]]``."""

@@ -12,10 +12,12 @@ from typing import TypeVar
 import numpy as np
 
 from bridge._array import as_float_array, broadcast_batch
+from bridge.spatial.so3 import cross, skew
 
 __all__ = ["Force", "Motion"]
 
 _V = TypeVar("_V", bound="_Spatial6")
+_F64 = np.dtype(np.float64)
 
 
 class _Spatial6:
@@ -24,16 +26,30 @@ class _Spatial6:
     __slots__ = ("_v",)
     _name = "spatial vector"
 
-    def __init__(self, vector: object) -> None:
+    def __init__(self, vector: object, *, check: bool = True) -> None:
+        """From a (..., 6) array, linear part first.
+
+        ``check=True`` copies ``vector`` and validates its shape and finiteness. ``check=False`` is
+        the trusted fast path for arrays the caller built: nothing is validated, a float64 ndarray
+        is adopted without a copy and made read-only (hand it over), anything else is converted.
+        """
+        if not check:
+            if type(vector) is not np.ndarray or vector.dtype is not _F64:
+                vector = np.asarray(vector, dtype=np.float64)
+            vector.setflags(write=False)
+            self._v = vector
+            return
         v = as_float_array(vector, self._name, (6,)).copy()
-        v.flags.writeable = False
+        v.setflags(write=False)
         self._v = v
 
     @classmethod
     def _wrap(cls: type[_V], v: np.ndarray) -> _V:
+        """Internal to this module (other modules use ``Motion(v, check=False)``)."""
         obj = cls.__new__(cls)
-        v = np.asarray(v, dtype=np.float64)
-        v.flags.writeable = False
+        if type(v) is not np.ndarray or v.dtype is not _F64:
+            v = np.asarray(v, dtype=np.float64)
+        v.setflags(write=False)
         obj._v = v
         return obj
 
@@ -113,13 +129,13 @@ class Motion(_Spatial6):
         v, w = self.linear, self.angular
         if isinstance(other, Motion):
             ml, mw = other.linear, other.angular
-            lin = np.cross(w, ml) + np.cross(v, mw)
-            ang = np.cross(w, mw)
+            lin = cross(w, ml) + cross(v, mw)
+            ang = cross(w, mw)
             return Motion._wrap(np.concatenate(np.broadcast_arrays(lin, ang), axis=-1))
         if isinstance(other, Force):
             fl, ft = other.linear, other.angular
-            lin = np.cross(w, fl)
-            ang = np.cross(w, ft) + np.cross(v, fl)
+            lin = cross(w, fl)
+            ang = cross(w, ft) + cross(v, fl)
             return Force._wrap(np.concatenate(np.broadcast_arrays(lin, ang), axis=-1))
         raise TypeError(f"Motion.cross expects a Motion or a Force, got {type(other).__name__}")
 
@@ -147,8 +163,6 @@ class Force(_Spatial6):
 
 def crm(v: np.ndarray) -> np.ndarray:
     """6x6 motion cross-product matrix, linear-first: ``[[skew(w), skew(v)], [0, skew(w)]]``."""
-    from bridge.spatial.so3 import skew
-
     v = np.asarray(v, dtype=np.float64)
     out = np.zeros((*v.shape[:-1], 6, 6))
     W = skew(v[..., 3:])

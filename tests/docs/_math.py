@@ -1,9 +1,12 @@
-"""Small closed-form rotation helpers for the documentation tests, independent of every library
-under test (bridge, Pinocchio, iDynTree)."""
+"""Small closed-form helpers for the documentation tests (rotations, the SO(3) left Jacobian,
+central finite differences, the iCub fixture's trajectory), independent of every library under
+test (bridge, Pinocchio, iDynTree)."""
 
 from __future__ import annotations
 
 import numpy as np
+
+DT = 1e-5  # central finite differences: truncation ~ DT^2, rounding ~ 1e-16 / DT
 
 
 def skew(w) -> np.ndarray:
@@ -64,3 +67,40 @@ def random_rotation(rng: np.random.Generator) -> np.ndarray:
 def rot_z(angle: float) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def left_jacobian(x: np.ndarray) -> np.ndarray:
+    """SO(3) left Jacobian: d/dt expm(x^) = (J(x) x_dot)^ expm(x^)."""
+    th = np.linalg.norm(x)
+    X = skew(x)
+    if th < 1e-8:
+        return np.eye(3) + 0.5 * X
+    return np.eye(3) + (1 - np.cos(th)) / th**2 * X + (th - np.sin(th)) / th**3 * X @ X
+
+
+def rng_pose(rng: np.random.Generator) -> np.ndarray:
+    """A random 4x4 pose: uniform rotation, normal translation."""
+    H = np.eye(4)
+    H[:3, :3] = random_rotation(rng)
+    H[:3, 3] = rng.normal(size=3)
+    return H
+
+
+def fd(f, dt: float = DT):
+    """Central finite difference ``(f(dt) - f(-dt)) / (2 dt)`` of ``f`` at 0."""
+    return (np.asarray(f(dt)) - np.asarray(f(-dt))) / (2 * dt)
+
+
+def traj(c, t: float, accelerate: bool = True):
+    """``(H, s, v_mixed, s_dot)`` at time t of the trajectory whose parameters ``c`` carries (the
+    ``icub`` fixture of conftest.py: R0, o0, od, odd, w, al, s0, sd, sdd), exact velocities."""
+    k = 1.0 if accelerate else 0.0
+    x = t * c.w + k * 0.5 * t * t * c.al
+    xd = c.w + k * t * c.al
+    H = np.eye(4)
+    H[:3, :3] = expm(skew(x)) @ c.R0
+    H[:3, 3] = c.o0 + t * c.od + k * 0.5 * t * t * c.odd
+    v = np.concatenate([c.od + k * t * c.odd, left_jacobian(x) @ xd])
+    s = c.s0 + t * c.sd + k * 0.5 * t * t * c.sdd
+    sd = c.sd + k * t * c.sdd
+    return H, s, v, sd

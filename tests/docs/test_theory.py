@@ -20,6 +20,7 @@ import pytest
 
 import bridge
 from tests.docs._math import expm, matrix_to_quat_xyzw, random_rotation, skew
+from tests.helpers import assert_close, assert_not_close
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "theory.md"
 REPS = {
@@ -30,12 +31,6 @@ REPS = {
 PIN_RF = {"body": pin.LOCAL, "inertial": pin.WORLD, "mixed": pin.LOCAL_WORLD_ALIGNED}
 GRAVITY = np.array([0.0, 0.0, -9.81])
 FRAME = "r_sole"
-RTOL = 1e-10
-
-
-def close(a, b, rtol=RTOL) -> bool:
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and float(np.linalg.norm(a - b)) <= rtol * max(1.0, float(np.linalg.norm(b)))
 
 
 def crm(v: np.ndarray) -> np.ndarray:
@@ -174,9 +169,9 @@ def test_velocity_definitions(robot):
     body = np.concatenate([R.T @ od, R.T @ w])
     inertial = np.concatenate([od - W @ o, w])
     mixed = np.concatenate([od, w])
-    assert close(body, xi, 1e-8)
-    assert close(inertial, motion_matrix(c.H) @ body, 1e-8)  # A_v = A_X_B B_v
-    assert close(mixed, blk(R) @ body, 1e-8)  # B[A]_v = B[A]_X_B B_v
+    assert_close(body, xi, 1e-8)
+    assert_close(inertial, motion_matrix(c.H) @ body, 1e-8)  # A_v = A_X_B B_v
+    assert_close(mixed, blk(R) @ body, 1e-8)  # B[A]_v = B[A]_X_B B_v
 
 
 def test_transform_derivative(robot):
@@ -191,9 +186,9 @@ def test_transform_derivative(robot):
     dt = 1e-6
     Xd = (X_at(dt) - X_at(-dt)) / (2 * dt)
     X = motion_matrix(c.H)
-    assert close(Xd, X @ crm(xi), 1e-8)
+    assert_close(Xd, X @ crm(xi), 1e-8)
     Xinv_d = (np.linalg.inv(X_at(dt)) - np.linalg.inv(X_at(-dt))) / (2 * dt)
-    assert close(Xinv_d, -crm(xi) @ np.linalg.inv(X), 1e-8)
+    assert_close(Xinv_d, -crm(xi) @ np.linalg.inv(X), 1e-8)
 
 
 def test_recap_table(robot):
@@ -209,13 +204,14 @@ def test_recap_table(robot):
     model = bridge.load_urdf(c.path, joints=c.idyn_names)
     for rep in REPS:
         fd = (B_X_W(H_at(dt), rep) - B_X_W(H_at(-dt), rep)) / (2 * dt)
-        assert close(B_X_W_dot(c.H, xi, rep), fd, 1e-8)
+        assert_close(B_X_W_dot(c.H, xi, rep), fd, 1e-8)
         st = bridge.State(c.H, c.s, np.linalg.solve(B_X_W(c.H, rep), xi), c.sd, rep)
         T, Td = bridge.velocity_transform(model, st, rep, "pinocchio")
-        assert close(T[:6, :6], B_X_W(c.H, rep)) and close(Td[:6, :6], B_X_W_dot(c.H, xi, rep))
+        assert_close(T[:6, :6], B_X_W(c.H, rep))
+        assert_close(Td[:6, :6], B_X_W_dot(c.H, xi, rep))
     R = c.H[:3, :3]
     wrong = blk(R.T) @ crm(np.concatenate([np.zeros(3), R @ xi[3:]]))
-    assert not close(wrong, B_X_W_dot(c.H, xi, "mixed"), 1e-3)
+    assert_not_close(wrong, B_X_W_dot(c.H, xi, "mixed"), 1e-3)
 
 
 def test_jacobian_through_T(robot):
@@ -231,7 +227,7 @@ def test_jacobian_through_T(robot):
         J = idyn.MatrixDynSize(6, 6 + c.n)
         assert c.kd.getFrameFreeFloatingJacobian(FRAME, J)
         T, _ = T_of(c, rep)
-        assert close(J.toNumPy(), pin.getFrameJacobian(c.pm, d, fid, PIN_RF[rep]) @ T)
+        assert_close(J.toNumPy(), pin.getFrameJacobian(c.pm, d, fid, PIN_RF[rep]) @ T)
 
 
 def test_mass_matrix_through_T(robot):
@@ -245,7 +241,7 @@ def test_mass_matrix_through_T(robot):
         idyn_set(c, rep)
         assert c.kd.getFreeFloatingMassMatrix(M)
         T, _ = T_of(c, rep)
-        assert close(M.toNumPy(), T.T @ M_pin @ T)
+        assert_close(M.toNumPy(), T.T @ M_pin @ T)
 
 
 def _idyn_id(c, rep: str, nu_dot: np.ndarray) -> np.ndarray:
@@ -265,8 +261,8 @@ def test_generalized_force_through_T(robot):
         nu_dot = np.concatenate([c.rng.normal(size=6), c.sdd])
         tau_pin = rnea(c, T @ nu_dot + Td @ nu)
         tau = _idyn_id(c, rep, nu_dot)
-        assert close(tau, T.T @ tau_pin)
-        assert close(tau @ nu, tau_pin @ (T @ nu))
+        assert_close(tau, T.T @ tau_pin)
+        assert_close(tau @ nu, tau_pin @ (T @ nu))
 
 
 def test_inverse_dynamics_through_T(robot):
@@ -276,10 +272,10 @@ def test_inverse_dynamics_through_T(robot):
         nu = idyn_set(c, rep)
         T, Td = T_of(c, rep)
         nu_dot = np.concatenate([c.rng.normal(size=6), c.sdd])
-        assert close(_idyn_id(c, rep, nu_dot), T.T @ rnea(c, T @ nu_dot + Td @ nu))
+        assert_close(_idyn_id(c, rep, nu_dot), T.T @ rnea(c, T @ nu_dot + Td @ nu))
         if rep == "mixed":
-            assert not close(_idyn_id(c, rep, nu_dot), T.T @ rnea(c, T @ nu_dot), 1e-6)
-            assert close(Td @ nu, np.concatenate([-np.cross(c.vB[3:], c.vB[:3]), np.zeros(3 + c.n)]))
+            assert_not_close(_idyn_id(c, rep, nu_dot), T.T @ rnea(c, T @ nu_dot), 1e-6)
+            assert_close(Td @ nu, np.concatenate([-np.cross(c.vB[3:], c.vB[:3]), np.zeros(3 + c.n)]))
         else:  # crm(v) v = 0
             assert np.linalg.norm(Td @ nu) <= 1e-12 * max(1.0, np.linalg.norm(nu))
 
@@ -297,12 +293,12 @@ def test_bias_forces_through_T(robot):
         assert c.kd.generalizedBiasForces(tau)
         T, Td = T_of(c, rep)
         h = idyn_generalized(tau)
-        assert close(h, T.T @ rnea(c, Td @ nu))
-        assert close(h, T.T @ (h_pin + M_pin @ Td @ nu))
+        assert_close(h, T.T @ rnea(c, Td @ nu))
+        assert_close(h, T.T @ (h_pin + M_pin @ Td @ nu))
         if rep == "mixed":
-            assert not close(h, T.T @ h_pin, 1e-6)
+            assert_not_close(h, T.T @ h_pin, 1e-6)
         else:
-            assert close(h, T.T @ h_pin)
+            assert_close(h, T.T @ h_pin)
 
 
 def test_gravity_through_T(robot):
@@ -317,7 +313,7 @@ def test_gravity_through_T(robot):
         c.kd.getWorldTransform(FRAME)
         assert c.kd.generalizedGravityForces(tau)
         T, _ = T_of(c, rep)
-        assert close(idyn_generalized(tau), T.T @ g_pin)
+        assert_close(idyn_generalized(tau), T.T @ g_pin)
 
 
 def test_forward_dynamics_through_T(robot):
@@ -349,7 +345,7 @@ def test_frame_bias_through_T(robot):
         pin.forwardKinematics(c.pm, d, q, v, Td @ nu)
         pin.updateFramePlacements(c.pm, d)
         get = pin.getFrameClassicalAcceleration if rep == "mixed" else pin.getFrameAcceleration
-        assert close(c.kd.getFrameBiasAcc(FRAME).toNumPy(), get(c.pm, d, fid, PIN_RF[rep]).vector)
+        assert_close(c.kd.getFrameBiasAcc(FRAME).toNumPy(), get(c.pm, d, fid, PIN_RF[rep]).vector)
 
 
 def test_spatial_vs_classical(robot):
@@ -364,5 +360,5 @@ def test_spatial_vs_classical(robot):
     spatial = pin.getFrameAcceleration(c.pm, d, fid, pin.LOCAL_WORLD_ALIGNED).vector
     classical = pin.getFrameClassicalAcceleration(c.pm, d, fid, pin.LOCAL_WORLD_ALIGNED).vector
     vel = pin.getFrameVelocity(c.pm, d, fid, pin.LOCAL_WORLD_ALIGNED).vector
-    assert close(spatial[:3], classical[:3] - np.cross(vel[3:], vel[:3]))
-    assert close(spatial[3:], classical[3:])
+    assert_close(spatial[:3], classical[:3] - np.cross(vel[3:], vel[:3]))
+    assert_close(spatial[3:], classical[3:])

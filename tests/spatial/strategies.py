@@ -131,16 +131,6 @@ def rotation_vectors(
     return axis * angle[..., None]
 
 
-def assert_close(actual: object, expected: object, tol: float = TOL, what: str = "") -> None:
-    """Element-wise ``|a - e| <= tol * max(1, max|e|)`` (scaled absolute tolerance) plus equal shapes."""
-    a = np.asarray(actual, dtype=np.float64)
-    e = np.asarray(expected, dtype=np.float64)
-    assert a.shape == e.shape, f"{what}: shape {a.shape} != {e.shape}"
-    scale = max(1.0, float(np.max(np.abs(e), initial=0.0)))
-    err = float(np.max(np.abs(a - e), initial=0.0))
-    assert err <= tol * scale, f"{what}: max |diff| = {err:.3e} > {tol:.1e} * {scale:.3e}"
-
-
 def mv(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """Batched matrix-vector product (..., n, k) x (..., k) -> (..., n) with broadcasting."""
     return np.einsum("...ij,...j->...i", matrix, vector)

@@ -24,10 +24,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bridge.spatial import SpatialInertia, Transform, crf, crm
+from tests.helpers import assert_close
 from tests.spatial.strategies import (
     PROPERTY,
+    TOL,
     arrays,
-    assert_close,
     forces,
     inertias,
     motions,
@@ -83,19 +84,27 @@ def test_transform(data: st.DataObject, batch: tuple[int, ...]) -> None:
     X, Xs, pts = A.motion_matrix(), A.force_matrix(), A.apply(points)
     for i in _each(batch):
         a, b = _transform(A, i), _transform(B, i)
-        assert_close(A.matrix[i], _H(a), what="asHomogeneousTransform")
-        assert_close(Ainv.matrix[i], _H(a.inverse()), what="inverse")
-        assert_close(AB.matrix[i], _H(a * b), what="Transform *")
-        assert_close(X[i], _np(a.asAdjointTransform()), what="asAdjointTransform")
-        assert_close(Xs[i], _np(a.asAdjointTransformWrench()), what="asAdjointTransformWrench")
-        assert_close(pts[i], _np(a * idyn.Position(np.array(points[i]))), what="Transform * Position")
+        assert_close(A.matrix[i], _H(a), what="asHomogeneousTransform", rtol=TOL, norm="max")
+        assert_close(Ainv.matrix[i], _H(a.inverse()), what="inverse", rtol=TOL, norm="max")
+        assert_close(AB.matrix[i], _H(a * b), what="Transform *", rtol=TOL, norm="max")
+        assert_close(X[i], _np(a.asAdjointTransform()), what="asAdjointTransform", rtol=TOL, norm="max")
+        assert_close(
+            Xs[i], _np(a.asAdjointTransformWrench()), what="asAdjointTransformWrench", rtol=TOL, norm="max"
+        )
+        assert_close(
+            pts[i],
+            _np(a * idyn.Position(np.array(points[i]))),
+            what="Transform * Position",
+            rtol=TOL,
+            norm="max",
+        )
         rot = a.getRotation()
         pos = a.getPosition()
-        assert_close(A.rotation[i], _np(rot))
-        assert_close(A.translation[i], _np(pos))
+        assert_close(A.rotation[i], _np(rot), rtol=TOL, norm="max")
+        assert_close(A.translation[i], _np(pos), rtol=TOL, norm="max")
         rebuilt = idyn.Transform()
         rebuilt.fromHomogeneousTransform(idyn.Matrix4x4(np.array(A.matrix[i])))
-        assert_close(A.matrix[i], _H(rebuilt), what="fromHomogeneousTransform")
+        assert_close(A.matrix[i], _H(rebuilt), what="fromHomogeneousTransform", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -107,12 +116,12 @@ def test_transform_on_motion_and_force(data: st.DataObject, batch: tuple[int, ..
     for i in _each(batch):
         a = _transform(A, i)
         tw, wr = _twist(v.vector[i]), _wrench(f.vector[i])
-        assert_close(Av.vector[i], _np(a * tw), what="Transform * Twist")
-        assert_close(Af.vector[i], _np(a * wr), what="Transform * Wrench")
+        assert_close(Av.vector[i], _np(a * tw), what="Transform * Twist", rtol=TOL, norm="max")
+        assert_close(Af.vector[i], _np(a * wr), what="Transform * Wrench", rtol=TOL, norm="max")
         smv, sfv = idyn.SpatialMotionVector(tw), idyn.SpatialForceVector(wr)
-        assert_close(Av.vector[i], _np(a * smv), what="Transform * SpatialMotionVector")
-        assert_close(Af.vector[i], _np(a * sfv), what="Transform * SpatialForceVector")
-        assert_close(f.dot(v)[i], smv.dot(sfv), what="SpatialMotionVector.dot")
+        assert_close(Av.vector[i], _np(a * smv), what="Transform * SpatialMotionVector", rtol=TOL, norm="max")
+        assert_close(Af.vector[i], _np(a * sfv), what="Transform * SpatialForceVector", rtol=TOL, norm="max")
+        assert_close(f.dot(v)[i], smv.dot(sfv), what="SpatialMotionVector.dot", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -125,10 +134,16 @@ def test_cross_products(data: st.DataObject, batch: tuple[int, ...]) -> None:
         tv = idyn.SpatialMotionVector(_twist(v.vector[i]))
         tm = idyn.SpatialMotionVector(_twist(m.vector[i]))
         wf = idyn.SpatialForceVector(_wrench(f.vector[i]))
-        assert_close(vm.vector[i], _np(tv.cross(tm)), what="cross(SpatialMotionVector)")
-        assert_close(vf.vector[i], _np(tv.cross(wf)), what="cross(SpatialForceVector)")
-        assert_close(Cm[i], _np(tv.asCrossProductMatrix()), what="asCrossProductMatrix")
-        assert_close(Cf[i], _np(tv.asCrossProductMatrixWrench()), what="asCrossProductMatrixWrench")
+        assert_close(vm.vector[i], _np(tv.cross(tm)), what="cross(SpatialMotionVector)", rtol=TOL, norm="max")
+        assert_close(vf.vector[i], _np(tv.cross(wf)), what="cross(SpatialForceVector)", rtol=TOL, norm="max")
+        assert_close(Cm[i], _np(tv.asCrossProductMatrix()), what="asCrossProductMatrix", rtol=TOL, norm="max")
+        assert_close(
+            Cf[i],
+            _np(tv.asCrossProductMatrixWrench()),
+            what="asCrossProductMatrixWrench",
+            rtol=TOL,
+            norm="max",
+        )
 
 
 @PROPERTY
@@ -142,26 +157,58 @@ def test_spatial_inertia(data: st.DataObject, batch: tuple[int, ...]) -> None:
     total = (inertia + other).as_matrix()
     for i in _each(batch):
         body = _inertia(inertia, i)
-        assert_close(M[i], _np(body.asMatrix()), what="asMatrix")
-        assert_close(params[i], _np(body.asVector()), what="asVector ordering")
+        assert_close(M[i], _np(body.asMatrix()), what="asMatrix", rtol=TOL, norm="max")
+        assert_close(params[i], _np(body.asVector()), what="asVector ordering", rtol=TOL, norm="max")
         assert_close(
             SpatialInertia.from_idyntree_parameters(_np(body.asVector())).parameters,
             inertia.parameters[i],
             what="from_idyntree_parameters",
+            rtol=TOL,
+            norm="max",
         )
-        assert_close(h.vector[i], _np(body * _twist(v.vector[i])), what="SpatialInertia * Twist")
-        assert_close(h.vector[i], _np(body.multiply(_twist(v.vector[i]))), what="SpatialInertia.multiply")
         assert_close(
-            IA.as_matrix()[i], _np((_transform(A, i) * body).asMatrix()), what="Transform * SpatialInertia"
+            h.vector[i], _np(body * _twist(v.vector[i])), what="SpatialInertia * Twist", rtol=TOL, norm="max"
         )
-        assert_close(total[i], _np((body + _inertia(other, i)).asMatrix()), what="SpatialInertia +")
-        assert_close(inertia.mass[i], body.getMass())
-        assert_close(inertia.com[i], _np(body.getCenterOfMass()))
-        assert_close(inertia.inertia_com[i], _np(body.getRotationalInertiaWrtCenterOfMass()), what="I_c")
-        assert_close(inertia.inertia_origin[i], _np(body.getRotationalInertiaWrtFrameOrigin()), what="I_o")
+        assert_close(
+            h.vector[i],
+            _np(body.multiply(_twist(v.vector[i]))),
+            what="SpatialInertia.multiply",
+            rtol=TOL,
+            norm="max",
+        )
+        assert_close(
+            IA.as_matrix()[i],
+            _np((_transform(A, i) * body).asMatrix()),
+            what="Transform * SpatialInertia",
+            rtol=TOL,
+            norm="max",
+        )
+        assert_close(
+            total[i],
+            _np((body + _inertia(other, i)).asMatrix()),
+            what="SpatialInertia +",
+            rtol=TOL,
+            norm="max",
+        )
+        assert_close(inertia.mass[i], body.getMass(), rtol=TOL, norm="max")
+        assert_close(inertia.com[i], _np(body.getCenterOfMass()), rtol=TOL, norm="max")
+        assert_close(
+            inertia.inertia_com[i],
+            _np(body.getRotationalInertiaWrtCenterOfMass()),
+            what="I_c",
+            rtol=TOL,
+            norm="max",
+        )
+        assert_close(
+            inertia.inertia_origin[i],
+            _np(body.getRotationalInertiaWrtFrameOrigin()),
+            what="I_o",
+            rtol=TOL,
+            norm="max",
+        )
         from_vec = idyn.SpatialInertia()
         from_vec.fromVector(idyn.Vector10(np.array(params[i])))
-        assert_close(M[i], _np(from_vec.asMatrix()), what="fromVector")
+        assert_close(M[i], _np(from_vec.asMatrix()), what="fromVector", rtol=TOL, norm="max")
         assert body.isPhysicallyConsistent()
 
 
@@ -192,10 +239,20 @@ def test_exp_log(data: st.DataObject, batch: tuple[int, ...]) -> None:
     log = T.log()
     for i in _each(batch):
         assert_close(
-            T.matrix[i], _H(idyn.SpatialMotionVector(_twist(xi[i])).exp()), what="SpatialMotionVector.exp"
+            T.matrix[i],
+            _H(idyn.SpatialMotionVector(_twist(xi[i])).exp()),
+            what="SpatialMotionVector.exp",
+            rtol=TOL,
+            norm="max",
         )
-        assert_close(log[i], _np(_transform(T, i).log()), what="Transform.log")
-        assert_close(T.log_so3()[i], _np(idyn.Rotation(np.array(T.rotation[i])).log()), what="Rotation.log")
+        assert_close(log[i], _np(_transform(T, i).log()), what="Transform.log", rtol=TOL, norm="max")
+        assert_close(
+            T.log_so3()[i],
+            _np(idyn.Rotation(np.array(T.rotation[i])).log()),
+            what="Rotation.log",
+            rtol=TOL,
+            norm="max",
+        )
 
 
 @PROPERTY
@@ -208,9 +265,11 @@ def test_quaternion_is_w_first(data: st.DataObject, batch: tuple[int, ...]) -> N
         R = idyn.Rotation(np.array(T.rotation[i]))
         theirs = _np(R.asQuaternion())
         sign = 1.0 if np.dot(theirs, wxyz[i]) >= 0 else -1.0  # q and -q: bridge fixes w >= 0
-        assert_close(wxyz[i], sign * theirs, what="asQuaternion is (w, x, y, z)")
+        assert_close(wxyz[i], sign * theirs, what="asQuaternion is (w, x, y, z)", rtol=TOL, norm="max")
         from_q = idyn.Rotation.RotationFromQuaternion(idyn.Vector4(np.roll(q[i], 1)))
-        assert_close(T.rotation[i], _np(from_q), what="RotationFromQuaternion(w, x, y, z)")
+        assert_close(
+            T.rotation[i], _np(from_q), what="RotationFromQuaternion(w, x, y, z)", rtol=TOL, norm="max"
+        )
 
 
 @PROPERTY
@@ -225,5 +284,7 @@ def test_rpy(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> None:
     out = T.as_rpy()
     for i in _each(BATCH):
         R = idyn.Rotation.RPY(*(float(x) for x in rpy[i]))
-        assert_close(T.rotation[i], _np(R), what="Rotation.RPY")
-        assert_close(out[i], _np(idyn.Rotation(np.array(T.rotation[i])).asRPY()), tol=1e-11, what="asRPY")
+        assert_close(T.rotation[i], _np(R), what="Rotation.RPY", rtol=TOL, norm="max")
+        assert_close(
+            out[i], _np(idyn.Rotation(np.array(T.rotation[i])).asRPY()), rtol=1e-11, what="asRPY", norm="max"
+        )

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from bridge.spatial import Force, Motion, SpatialInertia, Transform
 from bridge.spatial.so3 import so3_exp
+from tests.helpers import assert_close
 from tests.spatial.strategies import (
     PROPERTY,
+    TOL,
     arrays,
-    assert_close,
     forces,
     inertias,
     motions,
@@ -51,17 +52,17 @@ def test_se3(data: st.DataObject, batch: tuple[int, ...]) -> None:
     pA_fwd, pA_inv = A.apply(points), Ainv.apply(points)
     for i in _each(batch):
         a, b = _se3(A, i), _se3(B, i)
-        assert_close(A.matrix[i], a.homogeneous, what="homogeneous")
-        assert_close(A.rotation[i], a.rotation)
-        assert_close(A.translation[i], a.translation)
-        assert_close(Ainv.matrix[i], a.inverse().homogeneous, what="inverse")
-        assert_close(AB.matrix[i], (a * b).homogeneous, what="SE3 *")
-        assert_close(pA_fwd[i], a.act(points[i]), what="act(point)")
-        assert_close(pA_inv[i], a.actInv(points[i]), what="actInv(point)")
-        assert_close(X[i], a.action, what=".action")
-        assert_close(Xs[i], a.dualAction, what=".dualAction")
-        assert_close(Xs[i], a.toDualActionMatrix(), what="toDualActionMatrix")
-        assert_close(Xinv[i], a.actionInverse, what=".actionInverse")
+        assert_close(A.matrix[i], a.homogeneous, what="homogeneous", rtol=TOL, norm="max")
+        assert_close(A.rotation[i], a.rotation, rtol=TOL, norm="max")
+        assert_close(A.translation[i], a.translation, rtol=TOL, norm="max")
+        assert_close(Ainv.matrix[i], a.inverse().homogeneous, what="inverse", rtol=TOL, norm="max")
+        assert_close(AB.matrix[i], (a * b).homogeneous, what="SE3 *", rtol=TOL, norm="max")
+        assert_close(pA_fwd[i], a.act(points[i]), what="act(point)", rtol=TOL, norm="max")
+        assert_close(pA_inv[i], a.actInv(points[i]), what="actInv(point)", rtol=TOL, norm="max")
+        assert_close(X[i], a.action, what=".action", rtol=TOL, norm="max")
+        assert_close(Xs[i], a.dualAction, what=".dualAction", rtol=TOL, norm="max")
+        assert_close(Xs[i], a.toDualActionMatrix(), what="toDualActionMatrix", rtol=TOL, norm="max")
+        assert_close(Xinv[i], a.actionInverse, what=".actionInverse", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -74,11 +75,11 @@ def test_se3_on_motion_and_force(data: st.DataObject, batch: tuple[int, ...]) ->
     for i in _each(batch):
         a = _se3(A, i)
         pv, pf = pin.Motion(np.array(v.vector[i])), pin.Force(np.array(f.vector[i]))
-        assert_close(Av.vector[i], a.act(pv).vector, what="act(Motion)")
-        assert_close(Af.vector[i], a.act(pf).vector, what="act(Force)")
-        assert_close(Aiv.vector[i], a.actInv(pv).vector, what="actInv(Motion)")
-        assert_close(Aif.vector[i], a.actInv(pf).vector, what="actInv(Force)")
-        assert_close(Af.dot(Av)[i], a.act(pf).dot(a.act(pv)), what="power")
+        assert_close(Av.vector[i], a.act(pv).vector, what="act(Motion)", rtol=TOL, norm="max")
+        assert_close(Af.vector[i], a.act(pf).vector, what="act(Force)", rtol=TOL, norm="max")
+        assert_close(Aiv.vector[i], a.actInv(pv).vector, what="actInv(Motion)", rtol=TOL, norm="max")
+        assert_close(Aif.vector[i], a.actInv(pf).vector, what="actInv(Force)", rtol=TOL, norm="max")
+        assert_close(Af.dot(Av)[i], a.act(pf).dot(a.act(pv)), what="power", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -89,11 +90,11 @@ def test_motion_cross(data: st.DataObject, batch: tuple[int, ...]) -> None:
     for i in _each(batch):
         pv = pin.Motion(np.array(v.vector[i]))
         pm, pf = pin.Motion(np.array(m.vector[i])), pin.Force(np.array(f.vector[i]))
-        assert_close(vm.vector[i], (pv ^ pm).vector, what="Motion ^ Motion")
-        assert_close(vm.vector[i], pv.cross(pm).vector, what="Motion.cross(Motion)")
-        assert_close(vf.vector[i], (pv ^ pf).vector, what="Motion ^ Force")
-        assert_close(vf.vector[i], pv.cross(pf).vector, what="Motion.cross(Force)")
-        assert_close(np.asarray(pv.linear), v.linear[i], what="linear part first")
+        assert_close(vm.vector[i], (pv ^ pm).vector, what="Motion ^ Motion", rtol=TOL, norm="max")
+        assert_close(vm.vector[i], pv.cross(pm).vector, what="Motion.cross(Motion)", rtol=TOL, norm="max")
+        assert_close(vf.vector[i], (pv ^ pf).vector, what="Motion ^ Force", rtol=TOL, norm="max")
+        assert_close(vf.vector[i], pv.cross(pf).vector, what="Motion.cross(Force)", rtol=TOL, norm="max")
+        assert_close(np.asarray(pv.linear), v.linear[i], what="linear part first", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -106,21 +107,33 @@ def test_inertia(data: st.DataObject, batch: tuple[int, ...]) -> None:
     params = inertia.as_pinocchio_parameters()
     for i in _each(batch):
         pI = _inertia(inertia, i)
-        assert_close(M[i], pI.matrix(), what="Inertia.matrix()")
-        assert_close(h.vector[i], (pI * pin.Motion(np.array(v.vector[i]))).vector, what="Inertia * Motion")
+        assert_close(M[i], pI.matrix(), what="Inertia.matrix()", rtol=TOL, norm="max")
+        assert_close(
+            h.vector[i],
+            (pI * pin.Motion(np.array(v.vector[i]))).vector,
+            what="Inertia * Motion",
+            rtol=TOL,
+            norm="max",
+        )
         a = _se3(A, i)
-        assert_close(IA.as_matrix()[i], a.act(pI).matrix(), what="se3.act(Inertia)")
-        assert_close(IA.as_matrix()[i], pI.se3Action(a).matrix(), what="Inertia.se3Action")
-        assert_close(params[i], pI.toDynamicParameters(), what="toDynamicParameters")
+        assert_close(IA.as_matrix()[i], a.act(pI).matrix(), what="se3.act(Inertia)", rtol=TOL, norm="max")
+        assert_close(
+            IA.as_matrix()[i], pI.se3Action(a).matrix(), what="Inertia.se3Action", rtol=TOL, norm="max"
+        )
+        assert_close(params[i], pI.toDynamicParameters(), what="toDynamicParameters", rtol=TOL, norm="max")
         back = pin.Inertia.FromDynamicParameters(np.array(params[i]))
-        assert_close(M[i], back.matrix(), what="FromDynamicParameters")
+        assert_close(M[i], back.matrix(), what="FromDynamicParameters", rtol=TOL, norm="max")
         assert_close(
             SpatialInertia.from_pinocchio_parameters(pI.toDynamicParameters()).parameters,
             inertia.parameters[i],
             what="from_pinocchio_parameters",
+            rtol=TOL,
+            norm="max",
         )
-        assert_close(inertia.com[i], pI.lever)
-        assert_close(inertia.inertia_com[i], pI.inertia, what="Inertia.inertia is about the COM")
+        assert_close(inertia.com[i], pI.lever, rtol=TOL, norm="max")
+        assert_close(
+            inertia.inertia_com[i], pI.inertia, what="Inertia.inertia is about the COM", rtol=TOL, norm="max"
+        )
 
 
 @PROPERTY
@@ -134,12 +147,16 @@ def test_exp_log(data: st.DataObject, batch: tuple[int, ...]) -> None:
     R = Transform.exp_so3(w).rotation
     log6, log3 = T.log(), T.log_so3()
     for i in _each(batch):
-        assert_close(T.matrix[i], pin.exp6(pin.Motion(np.array(xi[i]))).homogeneous, what="exp6")
-        assert_close(T.matrix[i], pin.exp6(np.array(xi[i])).homogeneous, what="exp6(array)")
-        assert_close(log6[i], pin.log6(_se3(T, i)).vector, what="log6")
-        assert_close(log6[i], pin.log6(np.array(T.matrix[i])).vector, what="log6(4x4)")
-        assert_close(R[i], pin.exp3(np.array(w[i])), what="exp3")
-        assert_close(log3[i], pin.log3(np.array(T.rotation[i])), what="log3")
+        assert_close(
+            T.matrix[i], pin.exp6(pin.Motion(np.array(xi[i]))).homogeneous, what="exp6", rtol=TOL, norm="max"
+        )
+        assert_close(
+            T.matrix[i], pin.exp6(np.array(xi[i])).homogeneous, what="exp6(array)", rtol=TOL, norm="max"
+        )
+        assert_close(log6[i], pin.log6(_se3(T, i)).vector, what="log6", rtol=TOL, norm="max")
+        assert_close(log6[i], pin.log6(np.array(T.matrix[i])).vector, what="log6(4x4)", rtol=TOL, norm="max")
+        assert_close(R[i], pin.exp3(np.array(w[i])), what="exp3", rtol=TOL, norm="max")
+        assert_close(log3[i], pin.log3(np.array(T.rotation[i])), what="log3", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -149,9 +166,15 @@ def test_exp_at_all_angles_including_pi(w: np.ndarray) -> None:
     xi = np.concatenate([lin, w], -1)
     T = Transform.exp(xi)
     for i in range(8):
-        assert_close(T.matrix[i], pin.exp6(np.array(xi[i])).homogeneous, what="exp6")
+        assert_close(T.matrix[i], pin.exp6(np.array(xi[i])).homogeneous, what="exp6", rtol=TOL, norm="max")
         # at pi the two logs may differ by the axis sign, but both are logarithms of T
-        assert_close(Transform.exp(pin.log6(_se3(T, i)).vector).matrix, T.matrix[i], what="exp(pin.log6)")
+        assert_close(
+            Transform.exp(pin.log6(_se3(T, i)).vector).matrix,
+            T.matrix[i],
+            what="exp(pin.log6)",
+            rtol=TOL,
+            norm="max",
+        )
 
 
 @PROPERTY
@@ -163,14 +186,20 @@ def test_quaternion_order(data: st.DataObject, batch: tuple[int, ...]) -> None:
     q_out = T.as_quaternion_xyzw()
     for i in _each(batch):
         pq = pin.Quaternion(np.array(q[i]))
-        assert_close(T.rotation[i], pq.matrix(), what="Quaternion(xyzw).matrix()")
-        assert_close(np.asarray(pq.coeffs()), q[i], what="coeffs() is xyzw")
+        assert_close(T.rotation[i], pq.matrix(), what="Quaternion(xyzw).matrix()", rtol=TOL, norm="max")
+        assert_close(np.asarray(pq.coeffs()), q[i], what="coeffs() is xyzw", rtol=TOL, norm="max")
         x, y, z, w = q[i]
-        assert_close(pin.Quaternion(w, x, y, z).matrix(), T.rotation[i], what="Quaternion(w, x, y, z)")
+        assert_close(
+            pin.Quaternion(w, x, y, z).matrix(),
+            T.rotation[i],
+            what="Quaternion(w, x, y, z)",
+            rtol=TOL,
+            norm="max",
+        )
         coeffs = np.asarray(pin.Quaternion(np.array(T.rotation[i])).coeffs())
         sign = 1.0 if np.dot(coeffs, q_out[i]) >= 0 else -1.0  # q and -q: bridge fixes w >= 0
-        assert_close(q_out[i], sign * coeffs, what="Quaternion(R)")
-        assert_close(T.as_quaternion_wxyz()[i], np.roll(sign * coeffs, 1), what="wxyz")
+        assert_close(q_out[i], sign * coeffs, what="Quaternion(R)", rtol=TOL, norm="max")
+        assert_close(T.as_quaternion_wxyz()[i], np.roll(sign * coeffs, 1), what="wxyz", rtol=TOL, norm="max")
 
 
 @PROPERTY
@@ -184,9 +213,15 @@ def test_rpy(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> None:
     T = Transform.from_rpy(rpy)
     out = T.as_rpy()
     for i in _each(BATCH):
-        assert_close(T.rotation[i], pin.rpy.rpyToMatrix(np.array(rpy[i])), what="rpyToMatrix")
-        assert_close(T.rotation[i], pin.rpy.rpyToMatrix(*rpy[i]), what="rpyToMatrix(r, p, y)")
-        assert_close(out[i], pin.rpy.matrixToRpy(np.array(T.rotation[i])), tol=1e-11, what="matrixToRpy")
+        assert_close(
+            T.rotation[i], pin.rpy.rpyToMatrix(np.array(rpy[i])), what="rpyToMatrix", rtol=TOL, norm="max"
+        )
+        assert_close(
+            T.rotation[i], pin.rpy.rpyToMatrix(*rpy[i]), what="rpyToMatrix(r, p, y)", rtol=TOL, norm="max"
+        )
+        assert_close(
+            out[i], pin.rpy.matrixToRpy(np.array(T.rotation[i])), rtol=1e-11, what="matrixToRpy", norm="max"
+        )
 
 
 def test_rpy_near_gimbal_lock_both_reproduce_the_matrix() -> None:
@@ -195,12 +230,12 @@ def test_rpy_near_gimbal_lock_both_reproduce_the_matrix() -> None:
         for s in (1.0, -1.0):
             R = so3_exp(rng.normal(size=3)) @ pin.rpy.rpyToMatrix(0.3, s * (np.pi / 2 - d), -1.2)
             ours, theirs = Transform.from_rotation_translation(R).as_rpy(), pin.rpy.matrixToRpy(R)
-            assert_close(pin.rpy.rpyToMatrix(ours), R, tol=4e-15, what="bridge rpy")
-            assert_close(Transform.from_rpy(theirs).rotation, R, tol=4e-15, what="pinocchio rpy")
+            assert_close(pin.rpy.rpyToMatrix(ours), R, rtol=4e-15, what="bridge rpy", norm="max")
+            assert_close(Transform.from_rpy(theirs).rotation, R, rtol=4e-15, what="pinocchio rpy", norm="max")
 
 
 def test_pinocchio_vectors_are_linear_first() -> None:
     v = pin.Motion(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
-    assert_close(np.asarray(v.linear), Motion(v.vector).linear)
+    assert_close(np.asarray(v.linear), Motion(v.vector).linear, rtol=TOL, norm="max")
     f = pin.Force(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
-    assert_close(np.asarray(f.angular), Force(f.vector).angular)
+    assert_close(np.asarray(f.angular), Force(f.vector).angular, rtol=TOL, norm="max")

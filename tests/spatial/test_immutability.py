@@ -107,3 +107,28 @@ def test_no_attribute_assignment() -> None:
         Motion(np.ones(6)).bar = 1  # type: ignore[attr-defined]
     with pytest.raises(AttributeError):
         SpatialInertia.zero().baz = 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("cls", [Transform, Motion, Force])
+def test_unchecked_constructor_adopts_the_array(cls) -> None:
+    """``check=False`` is the trusted fast path: no copy, no validation, the array becomes read-only."""
+    arr = np.eye(4) if cls is Transform else np.arange(6.0)
+    obj = cls(arr, check=False)
+    data = obj.matrix if cls is Transform else obj.vector
+    assert data is arr
+    assert not arr.flags.writeable
+    # nothing is validated (a shear is not a rotation): the caller vouches for the values
+    shear = np.eye(4)
+    shear[0, 1] = 1.0
+    assert Transform(shear, check=False).matrix[0, 1] == 1.0
+    # non-float64 input is converted (then owned by the object)
+    ints = np.eye(4, dtype=int) if cls is Transform else np.arange(6)
+    conv = cls(ints, check=False)
+    assert (conv.matrix if cls is Transform else conv.vector).dtype == np.float64
+    assert ints.flags.writeable
+
+
+def test_from_matrix_passes_check() -> None:
+    H = np.eye(4)
+    assert Transform.from_matrix(H, check=False).matrix is H
+    assert Transform.from_matrix(np.eye(4)).matrix is not H
