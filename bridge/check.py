@@ -32,7 +32,7 @@ from bridge.errors import InvalidValueError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
-from bridge.spatial import Transform
+from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.state import Representation, State
 
 __all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
@@ -349,7 +349,7 @@ def cross_validate(
         "nu_dot": rng.normal(size=(samples, model.nv)),
         "torques": rng.normal(size=(samples, model.n_dofs)) * 10.0,
         "wrenches": {f: rng.normal(size=(samples, 6)) * 10.0 for f in frames[:3]},
-        "gravity": np.broadcast_to(np.array([0.0, 0.0, -9.81]), (samples, 3)),
+        "gravity": np.broadcast_to(np.array(DEFAULT_GRAVITY), (samples, 3)),
     }
     report = Report(model.name, engines, reps, samples, seed, rtol)
     if model.massless_dofs:

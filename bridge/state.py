@@ -23,7 +23,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import BridgeError, InvalidValueError, StateError
-from bridge.spatial import Transform
+from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.spatial.transform import ROTATION_TOLERANCE, ensure_transform
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,8 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "rotation_blocks"]
 
-#: gravity (3,) in world coordinates used when none is given
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 class Representation(str, Enum):

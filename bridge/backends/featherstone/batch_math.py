@@ -14,14 +14,14 @@ import math
 
 import numpy as np
 
+from bridge.spatial import cross
+
 __all__ = [
     "SYM_INDEX",
     "batch_first",
     "batch_last",
     "crf3",
     "crm3",
-    "cross",
-    "cross3",
     "inertia_apply",
     "inertia_matrices",
     "matvec",
@@ -35,17 +35,6 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- single vectors (3, N), (6, N)
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product of 3-vectors stored on axis -2 (batch last): (..., 3, N) x (..., 3, N)."""
-    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    np.subtract(a1 * b2, a2 * b1, out=out[..., 0, :])
-    np.subtract(a2 * b0, a0 * b2, out=out[..., 1, :])
-    np.subtract(a0 * b1, a1 * b0, out=out[..., 2, :])
-    return out
-
-
 def matvec(E: np.ndarray, x: np.ndarray) -> np.ndarray:
     """(3, 3, N) @ (3, N) per sample."""
     return np.einsum("ijn,jn->in", E, x)
@@ -60,7 +49,7 @@ def x_motion(E: np.ndarray, r: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``plux(E, r) m = [E w; E (v - r x w)]`` per sample: E (3, 3, N), r (3, N), m (6, N)."""
     out = np.empty(np.broadcast_shapes(m.shape, (*r.shape[:-2], 6, *r.shape[-1:])))
     out[:3] = matvec(E, m[:3])
-    out[3:] = matvec(E, m[3:] - cross(r, m[:3]))
+    out[3:] = matvec(E, m[3:] - cross(r, m[:3], axis=-2))
     return out
 
 
@@ -69,14 +58,14 @@ def xt_force(E: np.ndarray, r: np.ndarray, f: np.ndarray) -> np.ndarray:
     fl = tmatvec(E, f[3:])
     out = np.empty((6, fl.shape[-1]))
     out[3:] = fl
-    out[:3] = tmatvec(E, f[:3]) + cross(r, fl)
+    out[:3] = tmatvec(E, f[:3]) + cross(r, fl, axis=-2)
     return out
 
 
 def xs_force(E: np.ndarray, r: np.ndarray, f: np.ndarray) -> np.ndarray:
     """``plux(E, r)^-T f = [E (n - r x fl); E fl]`` (world force -> body force)."""
     out = np.empty((6, f.shape[-1]))
-    out[:3] = matvec(E, f[:3] - cross(r, f[3:]))
+    out[:3] = matvec(E, f[:3] - cross(r, f[3:], axis=-2))
     out[3:] = matvec(E, f[3:])
     return out
 
@@ -106,21 +95,6 @@ def _scratch(shape: tuple[int, ...], tmp: np.ndarray | None) -> np.ndarray:
     return np.empty(shape) if tmp is None else tmp
 
 
-def cross3(
-    a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None, tmp: np.ndarray | None = None
-) -> np.ndarray:
-    """Cross product of 3-vectors stored on axis 0: (3, ...) x (3, ...); ``out`` must not alias
-    ``a`` or ``b``."""
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    if out is None:
-        out = np.empty(shape)
-    t = _scratch(shape[1:], tmp)
-    for k, (i, j) in enumerate(((1, 2), (2, 0), (0, 1))):
-        np.multiply(a[i], b[j], out=out[k])
-        out[k] -= np.multiply(a[j], b[i], out=t)
-    return out
-
-
 def inertia_apply(
     m: np.ndarray, W: np.ndarray, x: np.ndarray, out: np.ndarray | None = None, tmp: np.ndarray | None = None
 ) -> np.ndarray:
@@ -134,13 +108,13 @@ def inertia_apply(
         out = np.empty(shape)
     t = _scratch(shape[1:], tmp)
     ang = out[:3]
-    cross3(h, v, out=ang, tmp=t)
+    cross(h, v, axis=0, out=ang, scratch=t)
     for i in range(3):
         row = ang[i]
         for j in range(3):
             row += np.multiply(I6[SYM_INDEX[i][j]], w[j], out=t)
     lin = out[3:]
-    cross3(w, h, out=lin, tmp=t)  # -h x w
+    cross(w, h, axis=0, out=lin, scratch=t)  # -h x w
     mm = np.asarray(m)
     if mm.ndim == 1:
         mm = mm[:, None]
@@ -158,9 +132,9 @@ def crf3(
         out = np.empty(shape)
     t3 = _scratch((3, *shape[1:]), tmp3)
     t = out[3]  # free until the last product below
-    cross3(v[:3], f[:3], out=out[:3], tmp=t)
-    out[:3] += cross3(v[3:], f[3:], out=t3, tmp=t)
-    cross3(v[:3], f[3:], out=out[3:], tmp=t3[0])
+    cross(v[:3], f[:3], axis=0, out=out[:3], scratch=t)
+    out[:3] += cross(v[3:], f[3:], axis=0, out=t3, scratch=t)
+    cross(v[:3], f[3:], axis=0, out=out[3:], scratch=t3[0])
     return out
 
 
@@ -172,9 +146,9 @@ def crm3(
     if out is None:
         out = np.empty(shape)
     t3 = _scratch((3, *shape[1:]), tmp3)
-    cross3(v[:3], m[3:], out=out[3:], tmp=out[0])
-    out[3:] += cross3(v[3:], m[:3], out=t3, tmp=out[0])
-    cross3(v[:3], m[:3], out=out[:3], tmp=t3[0])
+    cross(v[:3], m[3:], axis=0, out=out[3:], scratch=out[0])
+    out[3:] += cross(v[3:], m[:3], axis=0, out=t3, scratch=out[0])
+    cross(v[:3], m[:3], axis=0, out=out[:3], scratch=t3[0])
     return out
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from bridge.backends.base import EngineBase
 from bridge.change_of_variables import NEUTRAL, change_of_variables
 from bridge.model.model import Model
+from bridge.spatial import cross, vee
 from bridge.state import Representation, State
 
 from .batch_math import inertia_apply
@@ -72,7 +73,7 @@ class FeatherstoneEngine(EngineBase):
         bI = self.fmodel.base_inertia
         self._base_mass = float(np.trace(bI[3:, 3:]) / 3.0)
         hx = bI[:3, 3:]
-        self._base_h = np.array([hx[2, 1] - hx[1, 2], hx[0, 2] - hx[2, 0], hx[1, 0] - hx[0, 1]]) / 2
+        self._base_h = vee(hx)
         self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
@@ -191,7 +192,7 @@ class FeatherstoneEngine(EngineBase):
         if rep is _INERTIAL:
             out[:3], out[3:] = vl, w
             return out
-        lin = vl - _cross_first(o_, w)  # linear velocity of the point at o
+        lin = vl - cross(o_, w, axis=0)  # linear velocity of the point at o
         if rep is _MIXED:
             out[:3], out[3:] = lin, w
             return out
@@ -262,8 +263,8 @@ class FeatherstoneEngine(EngineBase):
         if self.representation is _MIXED:
             v = self._v()[:, i]
             w = v[:3]
-            pdot = v[3:] - _cross_first(o, w)
-            out[:3] += _cross_first(w, pdot)
+            pdot = v[3:] - cross(o, w, axis=0)
+            out[:3] += cross(w, pdot, axis=0)
         return out
 
     # ------------------------------------------------------------------ wrenches
@@ -290,7 +291,7 @@ class FeatherstoneEngine(EngineBase):
             if rep is _INERTIAL:
                 fw[:3] = n
             else:  # moment about the frame origin -> about the world origin
-                fw[:3] = n + _cross_first(o, f)
+                fw[:3] = n + cross(o, f, axis=0)
             out[i] = out[i] + fw if i in out else fw
         return out
 
@@ -345,7 +346,7 @@ class FeatherstoneEngine(EngineBase):
         p = self._momenta().sum(axis=1)  # (6, N) about the world origin
         moving, base = self._com_parts()
         c = (moving + base) / self._total_mass  # (3, N)
-        out = np.concatenate([p[3:], p[:3] - _cross_first(c, p[3:])])  # about the centre of mass
+        out = np.concatenate([p[3:], p[:3] - cross(c, p[3:], axis=0)])  # about the centre of mass
         return self._out(np.ascontiguousarray(out.T))
 
     def com_jacobian(self) -> np.ndarray:
@@ -353,8 +354,3 @@ class FeatherstoneEngine(EngineBase):
         F = subtree_momenta(tree, composite(self._J), self._S())  # (6, nv, N)
         Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
         return self._out(self._ft.jacobian_back(Jc))
-
-
-def _cross_first(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product of 3-vectors on axis 0 (any trailing axes)."""
-    return np.stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]], axis=0)

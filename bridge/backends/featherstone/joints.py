@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
-from .batch_math import SYM_INDEX, cross3
+from bridge.spatial import cross
+
+from .batch_math import SYM_INDEX
 from .tree import Level, Tree
 
 __all__ = ["IA_ROWS", "Joints"]
@@ -202,9 +204,9 @@ class Joints:
         if a.shape[1]:
             S[:3, R] = a
             if isinstance(R, slice):
-                cross3(r, a, out=S[3:, R], tmp=self.buf("t_S", a.shape[1:]))
+                cross(r, a, axis=0, out=S[3:, R], scratch=self.buf("t_S", a.shape[1:]))
             else:
-                S[3:, R] = cross3(r, a)
+                S[3:, R] = cross(r, a, axis=0)
         if G[2][:, P].shape[1]:
             S[:3, P] = 0.0
             S[3:, P] = G[2][:, P]

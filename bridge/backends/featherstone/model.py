@@ -40,7 +40,7 @@ import numpy as np
 
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
-from bridge.spatial import SpatialInertia, Transform
+from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform, rotation_between
 from bridge.spatial.conventions import reorder_matrix, transform_from_plux, transform_to_plux
 
 __all__ = [
@@ -58,7 +58,6 @@ __all__ = [
 JTYPES = ("Rx", "Ry", "Rz", "Px", "Py", "Pz")
 #: joint types of bodies 1..6 of a floating-base model (the floatbase layout)
 FLOATBASE_JTYPES = ("Px", "Py", "Pz", "Rx", "Ry", "Rz")
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 _AXIS_TOL = 1e-12
 _LAYOUT_TOL = 1e-14
 
@@ -286,14 +285,6 @@ def _is_floatbase_layout(parent, jtype, Xtree, inertia) -> bool:
 
 
 # --------------------------------------------------------------------------- neutral -> Featherstone
-def _rotation_from_to(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Minimal rotation R with R a = b for unit vectors with a . b > 0."""
-    c = float(a @ b)
-    v = np.cross(a, b)
-    V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-    return np.eye(3) + V + V @ V / (1.0 + c)
-
-
 def joint_frame_rotation(axis: np.ndarray) -> tuple[int, np.ndarray]:
     """``(k, child_R_J)``: the joint-frame orientation whose axis k (0, 1, 2 = x, y, z) is ``axis``.
 
@@ -315,8 +306,8 @@ def joint_frame_rotation(axis: np.ndarray) -> tuple[int, np.ndarray]:
     if np.max(np.abs(d + e)) < _AXIS_TOL:
         return k, flip
     if d[k] > 0:
-        return k, _rotation_from_to(e, d)
-    return k, _rotation_from_to(-e, d) @ flip
+        return k, rotation_between(e, d)
+    return k, rotation_between(-e, d) @ flip
 
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

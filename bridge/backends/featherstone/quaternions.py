@@ -11,6 +11,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import InvalidValueError
+from bridge.spatial import cross, quaternion_wxyz_to_matrix
 
 __all__ = ["check_xfb", "rq", "rq_last", "rqd", "xfb_parts"]
 
@@ -29,17 +30,8 @@ def rq(quaternion: object) -> np.ndarray:
         raise InvalidValueError(
             f"quaternion (w, x, y, z): not unit norm (norm {np.sqrt(n).reshape(-1)[0]:.9g})"
         )
-    E = np.empty((*q.shape[:-1], 3, 3))
-    E[..., 0, 0] = w * w + x * x - y * y - z * z
-    E[..., 0, 1] = 2 * (x * y + w * z)
-    E[..., 0, 2] = 2 * (x * z - w * y)
-    E[..., 1, 0] = 2 * (x * y - w * z)
-    E[..., 1, 1] = w * w - x * x + y * y - z * z
-    E[..., 1, 2] = 2 * (y * z + w * x)
-    E[..., 2, 0] = 2 * (x * z + w * y)
-    E[..., 2, 1] = 2 * (y * z - w * x)
-    E[..., 2, 2] = w * w - x * x - y * y + z * z
-    return E / n[..., None, None]
+    # A_R_B of the normalised quaternion, transposed
+    return np.swapaxes(quaternion_wxyz_to_matrix(q / np.sqrt(n)[..., None]), -1, -2)
 
 
 def rqd(quaternion: object, omega_body: object) -> np.ndarray:
@@ -53,7 +45,7 @@ def rqd(quaternion: object, omega_body: object) -> np.ndarray:
     w, v = q[..., :1], q[..., 1:]
     out = np.empty((*batch, 4))
     out[..., :1] = -0.5 * np.sum(v * om, axis=-1, keepdims=True)
-    out[..., 1:] = 0.5 * (w * om + np.cross(v, om))
+    out[..., 1:] = 0.5 * (w * om + cross(v, om))
     return out
 
 

@@ -29,8 +29,9 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import InvalidValueError, ShapeError, SingularMassMatrixError
+from bridge.spatial import cross
 
-from .batch_math import batch_first, batch_last, cross3, inertia_apply, inertia_matrices, matvec, solve6
+from .batch_math import batch_first, batch_last, inertia_apply, inertia_matrices, matvec, solve6
 from .joints import Joints
 from .kernels import aba, composite, crba, rnea
 from .model import FeatherstoneModel
@@ -272,10 +273,10 @@ def _xdfb(fb: _FB, a_fb: np.ndarray) -> np.ndarray:
     out[0] += qv[1] * wb[1]
     out[0] += qv[2] * wb[2]
     out[0] *= -0.5
-    cross3(qv, wb, out=out[1:4])
+    cross(qv, wb, axis=0, out=out[1:4])
     out[1:4] += qw * wb
     out[1:4] *= 0.5
-    cross3(w, fb.r0, out=out[4:7])  # velocity of the base origin in world
+    cross(w, fb.r0, axis=0, out=out[4:7])  # velocity of the base origin in world
     out[4:7] += vw[3:]
     out[7:] = a_fb
     return batch_first(out, fb.batch)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridge.errors import ModelError
+from bridge.spatial import skew, vee
 
 from .model import JTYPES, FeatherstoneModel
 
@@ -178,14 +179,11 @@ def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
     mass = np.trace(inertia[:, 3:, 3:], axis1=1, axis2=2) / 3.0
     # I = [[Ibar, h x], [-h x, m 1]] (angular first): h x is the upper-right block
     hx = inertia[:, :3, 3:]
-    h = (
-        np.stack([hx[:, 2, 1] - hx[:, 1, 2], hx[:, 0, 2] - hx[:, 2, 0], hx[:, 1, 0] - hx[:, 0, 1]], axis=-1)
-        / 2
-    )
+    h = vee(hx)
     safe = np.where(mass > 0, mass, 1.0)
     com = np.where(mass[:, None] > 0, h / safe[:, None], 0.0)
     Ibar = inertia[:, :3, :3]
-    cx = _skew_np(com)
+    cx = skew(com)
     Ic = Ibar + mass[:, None, None] * (cx @ cx)  # Ibar = Ic - m c^ c^
     vidx, qidx = [], []
     nv = 6 if free else 0
@@ -372,7 +370,7 @@ def _compile_levels(tree: Tree) -> Levels:
         A[j, 3, 3] = 1.0
         X[j, :3, :3] = E
         X[j, 3:, 3:] = E
-        X[j, 3:, :3] = -E @ _skew_np(r)
+        X[j, 3:, :3] = -E @ skew(r)
         P6 = np.zeros((6, 6))
         P6[:3, :3] = P6[3:, 3:] = Pi
         Ib[j] = P6 @ tree.I[i] @ P6.T
@@ -471,23 +469,6 @@ def _crba_plan(
     )
 
 
-def _skew_np(v: np.ndarray) -> np.ndarray:
-    out = np.zeros((*v.shape[:-1], 3, 3))
-    out[..., 0, 1] = -v[..., 2]
-    out[..., 0, 2] = v[..., 1]
-    out[..., 1, 0] = v[..., 2]
-    out[..., 1, 2] = -v[..., 0]
-    out[..., 2, 0] = -v[..., 1]
-    out[..., 2, 1] = v[..., 0]
-    return out
-
-
 def _plux_translation(X: np.ndarray) -> np.ndarray:
     """r of plux(E, r) (..., 6, 6): the lower-left block is -E r^, so r^ = -E^T X21."""
-    E = X[..., :3, :3]
-    M = -np.swapaxes(E, -1, -2) @ X[..., 3:, :3]
-    return (
-        np.stack([M[..., 2, 1] - M[..., 1, 2], M[..., 0, 2] - M[..., 2, 0], M[..., 1, 0] - M[..., 0, 1]], -1)
-        / 2
-    )
-
+    return vee(-np.swapaxes(X[..., :3, :3], -1, -2) @ X[..., 3:, :3])

@@ -66,7 +66,7 @@ def _idyn_transform(T: Transform):
 def _transform(T) -> Transform:
     """A bridge Transform from an ``iDynTree.Transform``."""
     H = T.asHomogeneousTransform()  # named: the copy below must not read a freed temporary
-    return Transform._wrap(np.array(H.toNumPy(), dtype=np.float64))
+    return Transform(np.array(H.toNumPy(), dtype=np.float64), check=False)
 
 
 def _idyn_inertia(inertia: SpatialInertia):

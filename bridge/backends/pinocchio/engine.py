@@ -28,6 +28,7 @@ from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.model.model import Model
+from bridge.spatial import cross
 from bridge.state import Representation, State
 
 from .model import to_pinocchio
@@ -328,7 +329,7 @@ class PinocchioEngine(SingleStatePath, EngineBase):
             hg = pin.computeCentroidalMomentum(pm, d, self._q[i], self._v[i])
             p = hg.linear.copy()
             # from Pinocchio's centre of mass to the robot's: k_c = k_pin + (c_pin - c) x p
-            return np.concatenate([p, hg.angular + np.cross(d.com[0] - flat_com[i], p)])
+            return np.concatenate([p, hg.angular + cross(d.com[0] - flat_com[i], p)])
 
         return self._loop(one)
 

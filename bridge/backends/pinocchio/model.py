@@ -26,7 +26,7 @@ import numpy as np
 
 from bridge.errors import BackendError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
-from bridge.spatial import SpatialInertia, Transform
+from bridge.spatial import SpatialInertia, Transform, rotation_between
 
 if TYPE_CHECKING:  # pragma: no cover
     import pinocchio
@@ -87,17 +87,6 @@ def _joint_model(joint: Joint):
     raise BackendError(f"joint {joint.name!r}: no Pinocchio joint model for kind {joint.kind.value!r}")
 
 
-def _rotation_z_to(d: np.ndarray) -> np.ndarray:
-    """A rotation R with R @ e_z = d (unit d)."""
-    z = np.array([0.0, 0.0, 1.0])
-    c = float(z @ d)
-    if c < -1.0 + 1e-12:
-        return np.diag([1.0, -1.0, -1.0])
-    v = np.cross(z, d)
-    V = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-    return np.eye(3) + V + V @ V / (1.0 + c)
-
-
 def _joint_frame(joint: Joint, jm) -> Transform:
     """``child_H_J``: the Pinocchio joint frame J at the axis origin, with the child's orientation
     unless the joint model needs the axis along z (unaligned continuous joints)."""
@@ -106,7 +95,8 @@ def _joint_frame(joint: Joint, jm) -> Transform:
         jm.shortname() == "JointModelRUBZ"
         and np.max(np.abs(joint.axis - np.array([0.0, 0.0, 1.0]))) >= _AXIS_TOL
     ):
-        return Transform.from_rotation_translation(_rotation_z_to(joint.axis), o, check=False)
+        z_to_axis = rotation_between((0.0, 0.0, 1.0), joint.axis)
+        return Transform.from_rotation_translation(z_to_axis, o, check=False)
     return Transform.from_translation(o)
 
 
