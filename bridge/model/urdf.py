@@ -633,10 +633,15 @@ def model_to_urdf(model: Model) -> str:
       centre of mass in link axes); links whose inertia is zero get no ``<inertial>``.
     * Limits that are not set are not written, except effort and velocity of revolute and prismatic
       joints (0, as urdfdom requires them).
+    * A coupled model (``mimic="coupled"``) is written as its full model with a ``<mimic>`` element
+      (master, multiplier, offset; chains resolved) on each mimic joint.
 
     Helper names get a numeric suffix if they would clash with an existing name. Numbers are
     written with ``repr`` (shortest round-trip form), so nothing is rounded.
     """
+    mimics = tuple(getattr(model, "mimics", ()))
+    if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
+        model = model.full
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(
@@ -666,5 +671,10 @@ def model_to_urdf(model: Model) -> str:
             _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)
     for f in model.frames:
         _write_joint(robot, _unique(f"{f.name}__fixed", joint_names), "fixed", f.link, f.name, f.link_H_frame)
+    elements = {el.get("name"): el for el in robot.findall("joint")}
+    for m in mimics:
+        ET.SubElement(
+            elements[m.joint], "mimic", joint=m.master, multiplier=repr(m.multiplier), offset=repr(m.offset)
+        )
     ET.indent(robot)
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"

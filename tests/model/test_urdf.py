@@ -26,7 +26,14 @@ from tests.helpers import assert_close
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 #: the edge-case models (every models/*.urdf)
-GOOD = ["defaults.urdf", "fixed_branches.urdf", "missing_mesh.urdf", "multi_child_root.urdf", "offsets.urdf"]
+GOOD = [
+    "defaults.urdf",
+    "fixed_branches.urdf",
+    "mimic_offsets.urdf",
+    "missing_mesh.urdf",
+    "multi_child_root.urdf",
+    "offsets.urdf",
+]
 
 #: every models/bad/*.urdf: (error class, pattern the message must match after the file name)
 BAD = {
@@ -668,9 +675,7 @@ def test_yourdfpy_problems_become_urdf_errors(monkeypatch: pytest.MonkeyPatch) -
         raise KeyError("name")
 
     monkeypatch.setattr(yourdfpy.URDF, "load", staticmethod(raises))
-    with pytest.raises(
-        bridge.URDFError, match=r"offsets\.urdf: cannot parse the URDF \(KeyError: 'name'\)$"
-    ):
+    with pytest.raises(bridge.URDFError, match=r"offsets\.urdf: cannot parse the URDF \(KeyError: 'name'\)$"):
         load_urdf(path)
 
     def logs_and_returns(*args, **kwargs):
@@ -679,9 +684,7 @@ def test_yourdfpy_problems_become_urdf_errors(monkeypatch: pytest.MonkeyPatch) -
         return yourdfpy.URDF.load(*args, **kwargs)
 
     monkeypatch.setattr(yourdfpy.URDF, "load", staticmethod(logs_and_returns))
-    with pytest.raises(
-        bridge.URDFError, match="problems reading the URDF values: Using different"
-    ):
+    with pytest.raises(bridge.URDFError, match="problems reading the URDF values: Using different"):
         load_urdf(path)
     assert logging.getLogger("yourdfpy").handlers == []  # the capture is removed again
 
