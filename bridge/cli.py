@@ -248,6 +248,13 @@ def check(
     rtol: Annotated[float, typer.Option(help="Relative tolerance (norm-wise).")] = 1e-10,
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the full report as JSON.")] = None,
     all_models: Annotated[bool, typer.Option("--all", help="Check every robot of `bridge models`.")] = False,
+    native: Annotated[
+        bool,
+        typer.Option(
+            "--native",
+            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences.",
+        ),
+    ] = False,
 ) -> None:
     """Do the engines agree on this robot? Exit 0 if all agree, 1 if any disagree, 2 for bad input."""
     from rich.console import Console
@@ -262,6 +269,8 @@ def check(
         raise _fail("give exactly one of MODEL or --all")
     mimic_mode = _mimic_mode(mimic, mimic_independent)
     n_warned = 0
+    if native and not all_models:
+        _check_native(console, model, samples, seed, rtol, representations, json_file)
     names = robot_names() if all_models else [model]
     reports = []
     labels: list[str] = []
@@ -332,6 +341,37 @@ def check(
         payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
         json_file.write_text(json.dumps(payload, indent=2))
     raise typer.Exit(status)
+
+
+def _check_native(console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file):
+    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained."""
+    from bridge.check import cross_validate
+    from bridge.errors import BridgeError
+
+    try:
+        report = cross_validate(
+            model,
+            native=True,
+            samples=samples,
+            seed=seed,
+            rtol=rtol,
+            representations=_split(representations) or [],
+        )
+    except BridgeError as exc:
+        raise _fail(str(exc)) from None
+    _print_report(console, report)
+    for f in report.findings:
+        subjects = ", ".join(f.subjects[:6]) + (
+            f" and {len(f.subjects) - 6} more" if len(f.subjects) > 6 else ""
+        )
+        effect = ""
+        if f.error_with is not None:
+            effect = f" [M/h/g error {f.error_with:.1e} as loaded, {f.error_without:.1e} without this cause]"
+        colour = "red" if f.cause == "unexplained" else "yellow" if f.error_with is not None else "cyan"
+        console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
+    if json_file is not None:
+        json_file.write_text(report.to_json())
+    raise typer.Exit(0 if report.ok else 1)
 
 
 def _print_report(console, report, compact: bool = False, label: str | None = None) -> None:

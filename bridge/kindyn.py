@@ -65,6 +65,7 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def com_velocity(self) -> np.ndarray: ...
     def com_jacobian(self) -> np.ndarray: ...
     def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
+
     # optional: total_momentum() (..., 6) in the representation's B / A / B[A] (else derived)
 
 
