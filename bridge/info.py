@@ -3,7 +3,7 @@
 Pinocchio counts the ``universe`` body and two extra joints (universe's own and the free flyer)
 and merges links joined by fixed joints into one body (kept as frames); iDynTree counts only real
 links and joints, has no joint for the floating base, and may serialize DOFs in another order
-(docs/theory.md, "Joint layouts and DOF orders").
+(docs/conventions.md, "Model structure from one URDF"; docs/theory.md, "The change of variables T").
 
 DOF orders are 0-based positions of each joint in each library's joint-space vector: bridge's ``s``,
 Pinocchio's ``v`` without its six free-flyer entries (``idx_v - 6``), iDynTree's joint positions, and

@@ -115,7 +115,8 @@ def _skew(r: np.ndarray) -> np.ndarray:
 
 def _base_change(model: Model, link: str, st: State, rep: Representation):
     """iDynTree's floating base ``link`` rigidly attached to Pinocchio's base B: (world_H_link, link
-    velocity, T, T_dot nu) with nu_link = T nu_B (docs/theory.md, "Velocity representations")."""
+    velocity, T, T_dot nu) with nu_link = T nu_B (docs/theory.md, "Three ways to write the velocity of the
+    base")."""
     B_H_L = model.forward_kinematics(np.zeros(model.n_dofs))[link].matrix  # fixed joints between
     world_H_B = st.world_H_base.matrix
     w = st.base_velocity[3:]
