@@ -12,16 +12,20 @@ from typing import TYPE_CHECKING, Any
 from bridge.errors import (
     BackendError,
     BridgeError,
+    BridgeWarning,
     InertiaError,
     InvalidValueError,
+    MimicJointWarning,
     ModelError,
     ModelFileNotFoundError,
+    NonPhysicalInertiaWarning,
     ShapeError,
     SingularMassMatrixError,
     StateError,
     UnknownNameError,
     UnsupportedError,
     URDFError,
+    URDFWarning,
 )
 from bridge.spatial import Force, Motion, SpatialInertia, Transform
 
@@ -60,30 +64,42 @@ _LAZY = {
     "convert_bias_forces": "bridge.convert",
     "integrate": "bridge.integration",
     "cross_validate": "bridge.check",
+    "robot_names": "bridge.robots",
+    "robot_path": "bridge.robots",
 }
 
 __all__ = [
     "BackendError",
     "BridgeError",
+    "BridgeWarning",
     "Force",
     "InertiaError",
     "InvalidValueError",
+    "MimicJointWarning",
     "ModelError",
     "ModelFileNotFoundError",
     "Motion",
+    "NonPhysicalInertiaWarning",
     "ShapeError",
     "SingularMassMatrixError",
     "SpatialInertia",
     "StateError",
     "Transform",
     "URDFError",
+    "URDFWarning",
     "UnknownNameError",
     "UnsupportedError",
     *sorted(_LAZY),
 ]
 
 
+#: submodules reachable as attributes after ``import bridge`` (imported on first access)
+_SUBMODULES = {"robots"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"bridge.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'bridge' has no attribute {name!r}")
@@ -93,7 +109,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -86,6 +86,9 @@ class Report:
     results: list[Result] = field(default_factory=list)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: with ``native=True``: the recognised differences between the libraries' own loaders
+    #: (:class:`bridge.native.Finding`)
+    findings: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -116,6 +119,7 @@ class Report:
             "ok": self.ok,
             "seconds": self.seconds,
             "notes": self.notes,
+            "findings": [f.to_dict() for f in self.findings],
             "results": [asdict(r) for r in self.results],
         }
 
@@ -136,6 +140,13 @@ class Report:
                 + ("ok" if r.passed else f"FAIL (sample {r.worst_sample})")
             )
         lines.extend(f"note: {note}" for note in self.notes)
+        for f in self.findings:
+            effect = (
+                f" (error {f.error_with:.1e} with it, {f.error_without:.1e} without)"
+                if f.error_with is not None
+                else ""
+            )
+            lines.append(f"finding {f.cause}: {', '.join(f.subjects)}: {f.message}{effect}")
         n_fail = len(self.failures)
         lines.append(
             f"{'all agree' if self.ok else f'{n_fail} of {len(self.results)} comparisons disagree'} "
@@ -306,7 +317,7 @@ def _identities(
 
 
 def cross_validate(
-    model: Model,
+    model: Model | str,
     engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
@@ -317,6 +328,7 @@ def cross_validate(
     fd_samples: int = 3,
     identities: bool = True,
     progress: Callable[[str], None] | None = None,
+    native: bool = False,
 ) -> Report:
     """Compare every facade quantity between every pair of ``engines`` at random states.
 
@@ -331,7 +343,26 @@ def cross_validate(
         fd_samples: how many of the samples the finite-difference identities use.
         identities: also check the engine-independent identities.
         progress: called with a short description before each step (for progress bars).
+        native: ``model`` is a URDF file (or a robot name): compare Pinocchio's and iDynTree's own
+            URDF loaders on it instead of bridge's engines (:func:`bridge.native.compare_native`;
+            the report's ``findings`` explain the differences).
+
+    ``model`` may also be a URDF path or robot name (loaded with :func:`bridge.load_urdf`).
     """
+    if native:
+        from bridge.native import compare_native
+
+        if isinstance(model, Model):
+            raise InvalidValueError(
+                "cross_validate(native=True) needs the URDF file (or robot name), not a Model"
+            )
+        return compare_native(
+            model, samples=min(samples, 5), seed=seed, rtol=rtol, representations=representations
+        )
+    if not isinstance(model, Model):
+        from bridge.model.urdf import load_urdf
+
+        model = load_urdf(model)
     engines = [str(e).strip().lower() for e in engines]
     for e in engines:
         if e not in ENGINES:

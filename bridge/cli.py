@@ -30,13 +30,28 @@ JointsOpt = Annotated[
 ]
 FixedOpt = Annotated[bool, typer.Option("--fixed-base", help="Fix the base link to the world.")]
 MimicOpt = Annotated[
-    bool,
+    str | None,
     typer.Option(
-        "--mimic-independent", help="Load mimic joints as independent DOFs (as Pinocchio/iDynTree do)."
+        "--mimic",
+        help="Mimic joints: independent (as Pinocchio/iDynTree load them; the default, with a warning), "
+        "coupled (one DOF per master) or error.",
     ),
 ]
+MimicIndependentOpt = Annotated[
+    bool, typer.Option("--mimic-independent", help="Same as --mimic independent.", hidden=True)
+]
 NonPhysicalOpt = Annotated[
-    bool, typer.Option("--allow-nonphysical", help="Load links whose inertia no rigid body can have.")
+    bool,
+    typer.Option(
+        "--allow-nonphysical", help="Do not check link inertias (no warning for non-physical ones)."
+    ),
+]
+StrictOpt = Annotated[
+    bool,
+    typer.Option(
+        "--strict",
+        help="Refuse what bridge warns about (non-physical inertias, mimic joints, a bogus XML declaration).",
+    ),
 ]
 
 
@@ -57,31 +72,54 @@ def _load(
     base: str | None,
     joints: str | None,
     fixed: bool,
-    mimic: bool = False,
+    mimic: str | None = None,
     nonphysical: bool = False,
+    strict: bool = False,
 ):
-    """Resolve and load a model; BridgeErrors propagate (the caller turns them into exit 2)."""
-    from bridge.errors import InertiaError, UnsupportedError
+    """Resolve and load a model: (model, path, warning messages). BridgeErrors propagate (the
+    caller turns them into exit 2); warnings are returned, never raised."""
+    import warnings
+
+    from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
     from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
 
     path = resolve_model_path(model)
     try:
-        loaded = load_urdf(
-            path,
-            base=base,
-            joints=_split(joints),
-            floating=not fixed,
-            check_inertia=not nonphysical,
-            mimic="independent" if mimic else "error",
-        )
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", BridgeWarning)
+            loaded = load_urdf(
+                path,
+                base=base,
+                joints=_split(joints),
+                floating=not fixed,
+                check_inertia=not nonphysical,
+                mimic=mimic,
+                strict=strict,
+            )
     except InertiaError as exc:
-        raise InertiaError(f"{exc} (use --allow-nonphysical to load it anyway)") from None
+        raise InertiaError(f"{exc} (without --strict it loads with a warning)") from None
     except UnsupportedError as exc:
         if "mimic" in str(exc):
-            raise UnsupportedError(f"{str(exc).split('; pass')[0]} (use --mimic-independent)") from None
+            raise UnsupportedError(
+                f"{str(exc).split('; ')[0]} (use --mimic independent or coupled)"
+            ) from None
         raise
-    return loaded, path
+    messages = [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
+    return loaded, path, messages
+
+
+def _mimic_mode(mimic: str | None, mimic_independent: bool) -> str | None:
+    if mimic_independent:
+        return "independent"
+    if mimic is not None and mimic not in ("independent", "coupled", "error"):
+        raise _fail(f"--mimic must be independent, coupled or error, not {mimic!r}")
+    return mimic
+
+
+def _print_warnings(messages: list[str]) -> None:
+    for message in messages:
+        typer.echo(f"warning: {message}", err=True)
 
 
 @app.callback()
@@ -106,49 +144,85 @@ def models() -> None:
         typer.echo(f"{name}\t{robot_path(name)}")
 
 
+def _console():
+    """A rich console: the terminal's width, or (piped) as wide as the tables need (nothing cut)."""
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=max(console.width, 200))
+    return console
+
+
+def _table(title: str, first: str, columns: list[str], caption: str | None = None):
+    """A compact table: the first column never truncated (folded if it has to), numbers right-aligned."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption, box=box.SIMPLE_HEAD, pad_edge=False, title_justify="left")
+    table.add_column(first, no_wrap=True, overflow="fold")
+    for col in columns:
+        table.add_column(col, justify="right", overflow="fold")
+    return table
+
+
 @app.command()
 def info(
     model: ModelArg,
     base: BaseOpt = None,
     joints: JointsOpt = None,
     fixed_base: FixedOpt = False,
-    mimic_independent: MimicOpt = False,
+    mimic: MimicOpt = None,
+    mimic_independent: MimicIndependentOpt = False,
     allow_nonphysical: NonPhysicalOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Show the model as each convention sees it: counts, DOF orders and the permutation between them."""
-    from rich.console import Console
-    from rich.table import Table
-
     from bridge.errors import BridgeError
 
     try:
-        m, path = _load(model, base, joints, fixed_base, mimic_independent, allow_nonphysical)
+        m, path, warned = _load(
+            model, base, joints, fixed_base, _mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
+        )
         from bridge.info import describe
 
         d = describe(m, path)
     except BridgeError as exc:
         raise _fail(str(exc)) from None
-    console = Console()
+    _print_warnings(warned)
+    console = _console()
     console.print(
         f"[bold]{m.name}[/bold]  base [cyan]{m.base}[/cyan]  "
-        f"{'floating' if m.floating else 'fixed'} base  total mass {m.total_mass:.6g} kg"
+        f"{'floating' if m.floating else 'fixed'} base  total mass {m.total_mass:.6g} kg",
+        highlight=False,
     )
-    table = Table(title="counts")
-    table.add_column("")
-    for col in d["columns"]:
-        table.add_column(col, justify="right")
+    table = _table("counts, as bridge converts the model", "", d["columns"])
     for row, values in d["counts"].items():
         table.add_row(row, *[str(v) for v in values])
     console.print(table)
-    order = Table(title="DOF order (index in each convention)")
-    order.add_column("joint")
-    for col in d["orders"]:
-        order.add_column(col, justify="right")
-    for k, name in enumerate(m.dof_names):
+    loaders = d["loaders"]
+    if loaders is not None:
+        table = _table("counts, as each library's own URDF loader reads the file", "", loaders["columns"])
+        for row, values in loaders["counts"].items():
+            table.add_row(row, *[str(v) for v in values])
+        console.print(table)
+    full = getattr(m, "full", None) or m
+    caption = (
+        "0-based position of each joint in each joint-space vector: bridge's s, pinocchio's v without the "
+        "6 free-flyer entries (idx_v - 6), idyntree's joint positions, featherstone's q (real joints)"
+    )
+    order = _table("DOF order in bridge's conversions", "joint", list(d["orders"]))
+    for k, name in enumerate(full.dof_names):
         order.add_row(name, *[str(d["orders"][col][k]) for col in d["orders"]])
     console.print(order)
+    if loaders is not None:
+        order = _table("DOF order of the libraries' own URDF loaders", "joint", list(loaders["orders"]))
+        for k, name in enumerate(full.dof_names):
+            order.add_row(name, *[str(v[k]) if v[k] >= 0 else "-" for v in loaders["orders"].values()])
+        console.print(order)
+    console.print(caption, highlight=False)
     for note in d["notes"]:
-        console.print(f"- {note}")
+        console.print(f"- {note}", highlight=False)
 
 
 @app.command()
@@ -159,8 +233,10 @@ def check(
     base: BaseOpt = None,
     joints: JointsOpt = None,
     fixed_base: FixedOpt = False,
-    mimic_independent: MimicOpt = False,
+    mimic: MimicOpt = None,
+    mimic_independent: MimicIndependentOpt = False,
     allow_nonphysical: NonPhysicalOpt = False,
+    strict: StrictOpt = False,
     samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[
@@ -172,6 +248,13 @@ def check(
     rtol: Annotated[float, typer.Option(help="Relative tolerance (norm-wise).")] = 1e-10,
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the full report as JSON.")] = None,
     all_models: Annotated[bool, typer.Option("--all", help="Check every robot of `bridge models`.")] = False,
+    native: Annotated[
+        bool,
+        typer.Option(
+            "--native",
+            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences.",
+        ),
+    ] = False,
 ) -> None:
     """Do the engines agree on this robot? Exit 0 if all agree, 1 if any disagree, 2 for bad input."""
     from rich.console import Console
@@ -184,6 +267,10 @@ def check(
     console = Console()
     if all_models == (model is not None):
         raise _fail("give exactly one of MODEL or --all")
+    mimic_mode = _mimic_mode(mimic, mimic_independent)
+    n_warned = 0
+    if native and not all_models:
+        _check_native(console, model, samples, seed, rtol, representations, json_file)
     names = robot_names() if all_models else [model]
     reports = []
     labels: list[str] = []
@@ -198,7 +285,7 @@ def check(
         overall = progress.add_task("models", total=len(names)) if all_models else None
         for name in names:
             try:
-                m, _ = _load(name, base, joints, fixed_base, mimic_independent, allow_nonphysical)
+                m, _, warned = _load(name, base, joints, fixed_base, mimic_mode, allow_nonphysical, strict)
             except BridgeError as exc:
                 if not all_models:
                     raise _fail(str(exc)) from None
@@ -207,6 +294,12 @@ def check(
                 if overall is not None:
                     progress.advance(overall)
                 continue
+            if all_models:
+                n_warned += bool(warned)
+            else:
+                progress.stop()
+                _print_warnings(warned)
+                progress.start()
             task = progress.add_task(f"{m.name}", total=len(rep_list) * len(engine_list))
 
             def step(desc: str, task=task, label=m.name) -> None:
@@ -237,14 +330,10 @@ def check(
         for name, why in skipped:
             console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
         bad = sum(not r.ok for r in reports)
-        hint = (
-            ""
-            if mimic_independent and allow_nonphysical
-            else "; --mimic-independent and --allow-nonphysical load more"
-        )
+        warned_note = f"; {n_warned} loaded with warnings (see `bridge info NAME`)" if n_warned else ""
         console.print(
             f"{len(reports) - bad} robots agree, {bad} disagree, {len(skipped)} skipped because they do "
-            f"not load (reasons above{hint})"
+            f"not load (reasons above){warned_note}"
         )
     if json_file is not None:
         import json
@@ -252,6 +341,37 @@ def check(
         payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
         json_file.write_text(json.dumps(payload, indent=2))
     raise typer.Exit(status)
+
+
+def _check_native(console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file):
+    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained."""
+    from bridge.check import cross_validate
+    from bridge.errors import BridgeError
+
+    try:
+        report = cross_validate(
+            model,
+            native=True,
+            samples=samples,
+            seed=seed,
+            rtol=rtol,
+            representations=_split(representations) or [],
+        )
+    except BridgeError as exc:
+        raise _fail(str(exc)) from None
+    _print_report(console, report)
+    for f in report.findings:
+        subjects = ", ".join(f.subjects[:6]) + (
+            f" and {len(f.subjects) - 6} more" if len(f.subjects) > 6 else ""
+        )
+        effect = ""
+        if f.error_with is not None:
+            effect = f" [M/h/g error {f.error_with:.1e} as loaded, {f.error_without:.1e} without this cause]"
+        colour = "red" if f.cause == "unexplained" else "yellow" if f.error_with is not None else "cyan"
+        console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
+    if json_file is not None:
+        json_file.write_text(report.to_json())
+    raise typer.Exit(0 if report.ok else 1)
 
 
 def _print_report(console, report, compact: bool = False, label: str | None = None) -> None:
@@ -315,17 +435,22 @@ def convert(
     output: Annotated[Path, typer.Option("-o", "--output", help="Output URDF file.")],
     base: BaseOpt = None,
     joints: JointsOpt = None,
-    mimic_independent: MimicOpt = False,
+    mimic: MimicOpt = None,
+    mimic_independent: MimicIndependentOpt = False,
     allow_nonphysical: NonPhysicalOpt = False,
+    strict: StrictOpt = False,
 ) -> None:
     """Re-root and/or reduce a model and write it as URDF."""
     from bridge.errors import BridgeError
 
     try:
-        m, _ = _load(model, base, joints, False, mimic_independent, allow_nonphysical)
+        m, _, warned = _load(
+            model, base, joints, False, _mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
+        )
         text = m.to_urdf()
     except BridgeError as exc:
         raise _fail(str(exc)) from None
+    _print_warnings(warned)
     output.write_text(text)
     typer.echo(f"wrote {output} ({len(m.links)} links, {m.n_dofs} DOFs, base {m.base})")
 

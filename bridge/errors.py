@@ -3,6 +3,12 @@
 Every error bridge raises derives from :class:`BridgeError`. Each family also derives from the
 built-in exception a Python user would expect (``ValueError`` for bad values, ``KeyError`` for
 unknown names, ``FileNotFoundError`` for missing files), so ``except ValueError`` keeps working.
+
+Every warning bridge emits derives from :class:`BridgeWarning` (a ``UserWarning``): input that the
+libraries accept but that is questionable (a link inertia no rigid body can have, mimic joints
+loaded as independent DOFs, an XML declaration with a bogus version). ``load_urdf(..., strict=True)``
+turns each of them into the error it describes; ``warnings.simplefilter("error", BridgeWarning)``
+does the same for every warning.
 """
 
 from __future__ import annotations
@@ -13,14 +19,18 @@ from collections.abc import Iterable
 __all__ = [
     "BackendError",
     "BridgeError",
+    "BridgeWarning",
     "InertiaError",
     "InvalidValueError",
+    "MimicJointWarning",
     "ModelError",
     "ModelFileNotFoundError",
+    "NonPhysicalInertiaWarning",
     "ShapeError",
     "SingularMassMatrixError",
     "StateError",
     "URDFError",
+    "URDFWarning",
     "UnknownNameError",
     "UnsupportedError",
 ]
@@ -93,3 +103,20 @@ class StateError(BridgeError, ValueError):
 
 class BackendError(BridgeError):
     """A foreign library rejected or could not represent something."""
+
+
+# --------------------------------------------------------------------------- warnings
+class BridgeWarning(UserWarning):
+    """Base class of every warning emitted by bridge (the message names the file and element)."""
+
+
+class NonPhysicalInertiaWarning(BridgeWarning):
+    """A link inertia no rigid body can have, loaded as is (as Pinocchio and iDynTree load it)."""
+
+
+class MimicJointWarning(BridgeWarning):
+    """A mimic joint loaded as an independent DOF (what Pinocchio's and iDynTree's loaders do)."""
+
+
+class URDFWarning(BridgeWarning):
+    """A URDF document that is irregular but readable (e.g. a bogus XML declaration)."""

@@ -2,8 +2,12 @@
 
 Pinocchio counts the ``universe`` body and two extra joints (universe's own and the free flyer)
 and merges links joined by fixed joints into one body (kept as frames); iDynTree counts only real
-links and joints, has no joint for the floating base, and may serialize DOFs in another order.
-See ../shared/reference/003.
+links and joints, has no joint for the floating base, and may serialize DOFs in another order
+(docs/conventions.md, "Model structure from one URDF"; docs/theory.md, "The change of variables T").
+
+DOF orders are 0-based positions of each joint in each library's joint-space vector: bridge's ``s``,
+Pinocchio's ``v`` without its six free-flyer entries (``idx_v - 6``), iDynTree's joint positions, and
+Featherstone's ``q`` of the real joints.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ __all__ = ["describe"]
 def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     """Counts and DOF orders of ``model`` in bridge, Pinocchio, iDynTree and Featherstone.
 
-    With ``urdf_path``, the libraries' own URDF loaders are described too (what users of each
-    library get from the same file). Returns ``{"columns", "counts", "orders", "notes"}``.
+    Returns ``{"columns", "counts", "orders", "notes", "loaders"}``: ``columns``/``counts``/``orders``
+    for the model as bridge converts it; with ``urdf_path``, ``loaders`` describes what the
+    libraries' own URDF loaders make of the same file (``{"columns", "counts", "orders"}``, or None
+    when a loader refuses the file, with a note saying why). A coupled model (mimic joints) is
+    described through its full model (every mimic joint a DOF), with a note.
     """
-    import idyntree.bindings as idyn
     import pinocchio as pin
 
     from bridge.backends.featherstone import to_featherstone
@@ -31,6 +37,14 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     from bridge.backends.pinocchio import pinocchio_layout, to_pinocchio
 
     columns = ["bridge", "pinocchio", "idyntree", "featherstone"]
+    coupled = getattr(model, "full", None)
+    mimic_note = None
+    if coupled is not None:
+        mimic_note = (
+            f"{len(model.mimics)} mimic joints follow their masters ({model.n_dofs} independent DOFs); "
+            "the tables show the full model (mimic joints as DOFs)"
+        )
+        model = coupled
     pm = to_pinocchio(model)
     im = to_idyntree(model)
     fm = to_featherstone(model)
@@ -74,48 +88,64 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
             else "; the fixed base is body 0"
         ),
     ]
+    if mimic_note is not None:
+        notes.append(mimic_note)
+    loaders = None
     if urdf_path is not None:
-        path = str(urdf_path)
+        loaders = _describe_loaders(model, str(urdf_path), notes)
+    return {"columns": columns, "counts": counts, "orders": orders, "notes": notes, "loaders": loaders}
+
+
+def _describe_loaders(model: Model, path: str, notes: list[str]) -> dict | None:
+    """Counts and DOF orders from Pinocchio's and iDynTree's own URDF loaders (None if one refuses)."""
+    import idyntree.bindings as idyn
+    import pinocchio as pin
+
+    base_v = 6 if model.floating else 0
+    try:
         own = (
             pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
             if model.floating
             else pin.buildModelFromUrdf(path)
         )
-        loader = idyn.ModelLoader()
-        if loader.loadModelFromFile(path):
-            im2 = loader.model()
-            columns += ["pinocchio URDF loader", "idyntree URDF loader"]
-            own_dofs = own.nv - (6 if model.floating else 0)
-            own_counts = {
-                "links / bodies": [own.nbodies, im2.getNrOfLinks()],
-                "joints": [own.njoints, im2.getNrOfJoints()],
-                "fixed joints": [
-                    sum(1 for f in own.frames if f.type == pin.FrameType.FIXED_JOINT) - 1,
-                    im2.getNrOfJoints()
-                    - sum(1 for i in range(im2.getNrOfJoints()) if im2.getJoint(i).getNrOfDOFs()),
-                ],
-                "DOFs": [own_dofs, im2.getNrOfDOFs()],
-                "frames": [own.nframes, im2.getNrOfFrames()],
-                "nq": [own.nq, im2.getNrOfPosCoords() + 7],
-                "nv": [own.nv, im2.getNrOfDOFs() + 6],
-            }
-            for row, values in own_counts.items():
-                counts[row] = counts[row] + values
-            orders["pinocchio URDF loader"] = [
-                (int(own.idx_vs[own.getJointId(n)]) - base_v) if own.existJointName(n) else -1
-                for n in model.dof_names
-            ]
-            orders["idyntree URDF loader"] = [
-                im2.getJoint(im2.getJointIndex(n)).getDOFsOffset() if im2.getJointIndex(n) >= 0 else -1
-                for n in model.dof_names
-            ]
-            p_pin = np.array(orders["pinocchio URDF loader"])
-            p_idyn = np.array(orders["idyntree URDF loader"])
-            if np.all(p_pin >= 0) and np.all(p_idyn >= 0):
-                perm = np.empty(model.n_dofs, dtype=int)
-                perm[p_pin] = p_idyn
-                notes.append(
-                    "from the libraries' own loaders: v_pin[6 + i] = nu_idyntree[6 + P[i]] with P = "
-                    + str(perm.tolist())
-                )
-    return {"columns": columns, "counts": counts, "orders": orders, "notes": notes}
+    except (ValueError, RuntimeError) as exc:
+        notes.append(f"pinocchio's URDF loader refuses the file ({str(exc).splitlines()[0]})")
+        return None
+    loader = idyn.ModelLoader()
+    if not loader.loadModelFromFile(path):
+        notes.append("idyntree's URDF loader refuses the file")
+        return None
+    im2 = loader.model()
+    own_dofs = own.nv - base_v
+    counts = {
+        "links / bodies": [own.nbodies, im2.getNrOfLinks()],
+        "joints": [own.njoints, im2.getNrOfJoints()],
+        "fixed joints": [
+            sum(1 for f in own.frames if f.type == pin.FrameType.FIXED_JOINT) - 1,
+            im2.getNrOfJoints() - sum(1 for i in range(im2.getNrOfJoints()) if im2.getJoint(i).getNrOfDOFs()),
+        ],
+        "DOFs": [own_dofs, im2.getNrOfDOFs()],
+        "frames": [own.nframes, im2.getNrOfFrames()],
+        "nq": [own.nq, im2.getNrOfPosCoords() + 7],
+        "nv": [own.nv, im2.getNrOfDOFs() + 6],
+    }
+    orders = {
+        "pinocchio URDF loader": [
+            (int(own.idx_vs[own.getJointId(n)]) - base_v) if own.existJointName(n) else -1
+            for n in model.dof_names
+        ],
+        "idyntree URDF loader": [
+            im2.getJoint(im2.getJointIndex(n)).getDOFsOffset() if im2.getJointIndex(n) >= 0 else -1
+            for n in model.dof_names
+        ],
+    }
+    p_pin = np.array(orders["pinocchio URDF loader"])
+    p_idyn = np.array(orders["idyntree URDF loader"])
+    if p_pin.size and np.all(p_pin >= 0) and np.all(p_idyn >= 0):
+        perm = np.empty(model.n_dofs, dtype=int)
+        perm[p_pin] = p_idyn
+        notes.append(
+            "from the libraries' own loaders: v_pin[6 + i] = nu_idyntree[6 + P[i]] with P = "
+            + str(perm.tolist())
+        )
+    return {"columns": ["pinocchio URDF loader", "idyntree URDF loader"], "counts": counts, "orders": orders}

@@ -122,7 +122,13 @@ class KinDyn:
         self.model = model
         self.representation = Representation.parse(representation)
         self.engine_name = str(engine).strip().lower()
-        self._engine = _engine_class(self.engine_name)(model, self.representation)
+        engine_class = _engine_class(self.engine_name)
+        if getattr(model, "mimics", ()):  # coupled mimic joints: the full model's engine, projected
+            from bridge.coupled import CoupledEngine
+
+            self._engine = CoupledEngine(engine_class, model, self.representation)
+        else:
+            self._engine = engine_class(model, self.representation)
         self._state: State | None = None
         self._cache: dict[Any, np.ndarray] = {}
         # hot-path constants: a state given as arrays (see set_state), the frame names, gravity

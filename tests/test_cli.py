@@ -65,11 +65,14 @@ def test_check_reports_disagreement_with_exit_1() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["check", str(MODELS / "bad" / "triangle_inertia.urdf")], "link 'bad_link': principal moments"),
+        (
+            ["check", str(MODELS / "bad" / "triangle_inertia.urdf"), "--strict"],
+            "link 'bad_link': principal moments",
+        ),
         (["check", "iCubGazeboV2_5", "--base", "l_fot"], "unknown link 'l_fot'"),
         (["check", "no/such/robot.urdf"], "model file not found: 'no/such/robot.urdf'"),
         (["check", "iCubGazebo_V2_5"], "unknown robot 'iCubGazebo_V2_5'"),
-        (["check", str(MODELS / "bad" / "mimic.urdf")], "(use --mimic-independent)"),
+        (["check", str(MODELS / "bad" / "mimic.urdf"), "--strict"], "(use --mimic independent or coupled)"),
         (["check", str(MODELS / "offsets.urdf"), "--engines", "bullet"], "unknown engine 'bullet'"),
         (
             ["check", str(MODELS / "offsets.urdf"), "--representations", "sideways"],
@@ -120,14 +123,50 @@ def test_models_lists_robots() -> None:
 def test_check_all_sweeps_the_registry_and_reports_skips(monkeypatch: pytest.MonkeyPatch) -> None:
     import bridge.robots
 
-    good, bad = str(MODELS / "offsets.urdf"), str(MODELS / "bad" / "negative_mass.urdf")
+    good, bad = str(MODELS / "offsets.urdf"), str(MODELS / "bad" / "missing_inertia_attribute.urdf")
     monkeypatch.setattr(bridge.robots, "robot_names", lambda: [good, bad])
     res = run("check", "--all", "--samples", "2")
     assert res.exit_code == 0, res.output
     assert f"{good}" in res.output and " ok " in res.output
-    assert "skipped" in res.output and "negative_mass.urdf" in res.output and "mass" in res.output
+    assert "skipped" in res.output and "missing_inertia_attribute.urdf" in res.output and "ixx" in res.output
     assert "1 robots agree, 0 disagree, 1 skipped" in res.output
     res = run("check", "--all", "--samples", "2", "--rtol", "1e-30")
     assert res.exit_code == 1 and "0 robots agree, 1 disagree" in res.output
     res = run("check", "offsets", "--all")
     assert res.exit_code == 2 and "exactly one of MODEL or --all" in res.output
+
+
+def test_info_warns_and_never_fails_on_a_file_that_loads_with_warnings() -> None:
+    res = run("info", str(MODELS / "bad" / "triangle_inertia.urdf"))
+    assert res.exit_code == 0, res.output
+    assert "warning: " in res.output and "link 'bad_link': principal moments" in res.output
+    res = run("info", str(MODELS / "bad" / "mimic.urdf"), "--mimic", "coupled")
+    assert res.exit_code == 0, res.output
+    assert "1 mimic joints follow their masters" in res.output and "warning" not in res.output
+    res = run("info", str(MODELS / "bad" / "triangle_inertia.urdf"), "--strict")
+    assert res.exit_code == 2 and "principal moments" in res.output
+
+
+@pytest.mark.parametrize("name", ["talos_reduced", "iCubGazeboV2_5"])
+def test_info_tables_fit_80_columns(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """In an 80-column terminal nothing is cut: full joint names and headers, no ellipsis."""
+    import io
+
+    from rich.console import Console
+
+    import bridge
+    import bridge.cli
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(bridge.cli, "_console", lambda: Console(file=buffer, width=80, force_terminal=True))
+    res = run("info", name, "--mimic", "independent")
+    assert res.exit_code == 0, res.output
+    text = buffer.getvalue()
+    assert "…" not in text
+    lines = [line.rstrip() for line in text.splitlines()]
+    model = bridge.load_urdf(name, mimic="independent")
+    for joint in model.dof_names:
+        assert any(line.split() and line.split()[0].endswith(joint) for line in lines), joint
+    for header in ("featherstone", "pinocchio URDF loader", "idyntree URDF loader"):
+        assert any(header in line for line in lines), header
+    assert "0-based position of each joint" in text

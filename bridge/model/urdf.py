@@ -32,6 +32,7 @@ import logging
 import math
 import os
 import re
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -41,13 +42,18 @@ import numpy as np
 
 from bridge.errors import (
     BridgeError,
+    BridgeWarning,
     InertiaError,
+    MimicJointWarning,
     ModelError,
     ModelFileNotFoundError,
+    NonPhysicalInertiaWarning,
     UnknownNameError,
     UnsupportedError,
     URDFError,
+    URDFWarning,
 )
+from bridge.model.mimic import Mimic, couple
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -57,6 +63,26 @@ _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 _KNOWN_UNSUPPORTED = {"floating", "planar", "spherical", "ball", "universal", "screw", "gearbox"}
 _INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_BOGUS_VERSION = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*([\"'])(.*?)\2")
+_MIMIC_MODES = ("independent", "coupled", "error")
+
+
+class _Issues:
+    """What the libraries accept but is questionable: a warning each, or (strict) the first raised."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.items: list[tuple[str, type[BridgeWarning]]] = []
+
+    def report(self, error: BridgeError, category: type[BridgeWarning], warning: str | None = None) -> None:
+        """Raise ``error`` (strict) or keep the warning (``warning``, default the error's text)."""
+        if self.strict:
+            raise error
+        self.items.append((str(error) if warning is None else warning, category))
+
+    def emit(self, stacklevel: int) -> None:
+        for message, category in self.items:
+            warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 # --------------------------------------------------------------------------- reading: source
@@ -76,13 +102,31 @@ def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     if isinstance(path_or_xml, (str, os.PathLike)):
         path = Path(path_or_xml)
         if not path.is_file():
+            hint = ""
+            if isinstance(path_or_xml, str) and not path.is_dir():
+                robot, hint = _robot_file(path_or_xml)
+                if robot is not None:
+                    return robot.read_bytes(), str(robot)
             what = "is a directory, not a URDF file" if path.is_dir() else "not found"
-            raise ModelFileNotFoundError(f"URDF file {what}: {str(path)!r}")
+            raise ModelFileNotFoundError(f"URDF file {what}: {str(path)!r}{hint}")
         try:
             return path.read_bytes(), str(path)
         except OSError as exc:
             raise URDFError(f"{path}: cannot read the file ({exc})") from None
     raise URDFError(f"load_urdf expects a file path or URDF XML text, got {type(path_or_xml).__name__}")
+
+
+def _robot_file(name: str) -> tuple[Path | None, str]:
+    """(the URDF of the shipped robot called ``name``, or None and a hint naming close matches)."""
+    from bridge.robots import robot_entry
+
+    try:
+        return robot_entry(name).path, ""
+    except UnknownNameError as exc:
+        looks_like_path = Path(name).suffix or os.sep in name or "/" in name
+        if looks_like_path or not exc.close_matches:
+            return None, ""
+        return None, " (nor a robot name; did you mean " + ", ".join(map(repr, exc.close_matches)) + "?)"
 
 
 # --------------------------------------------------------------------------- reading: checks
@@ -137,7 +181,7 @@ def _check_link(el: ET.Element, where: str) -> str:
     return name
 
 
-def _check_joint(el: ET.Element, where: str, link_set: set[str], mimic: str) -> tuple[str, str, str]:
+def _check_joint(el: ET.Element, where: str, link_set: set[str]) -> tuple[str, str, str]:
     """Check one ``<joint>``; return (name, parent link, child link)."""
     name = el.get("name")
     if not name:
@@ -156,12 +200,12 @@ def _check_joint(el: ET.Element, where: str, link_set: set[str], mimic: str) -> 
             f"{where}: {owner} has unknown type {jtype!r} (URDF joint types: {', '.join(_SUPPORTED)}, "
             "floating, planar)"
         )
-    if el.find("mimic") is not None and mimic != "independent":
-        raise UnsupportedError(
-            f"{where}: {owner} is a mimic joint (of {el.find('mimic').get('joint')!r}), which bridge does "
-            "not support; pass mimic='independent' to load mimic joints as independent DOFs "
-            "(what Pinocchio's and iDynTree's URDF loaders do by default)"
-        )
+    mimic_el = el.find("mimic")
+    if mimic_el is not None:
+        if not mimic_el.get("joint"):
+            raise URDFError(f"{where}: {owner}: <mimic> has no joint attribute")
+        _numbers(mimic_el, "multiplier", 1, where, owner)
+        _numbers(mimic_el, "offset", 1, where, owner)
     ends = []
     for end in ("parent", "child"):
         sub = el.find(end)
@@ -185,7 +229,7 @@ def _check_joint(el: ET.Element, where: str, link_set: set[str], mimic: str) -> 
     return name, ends[0], ends[1]
 
 
-def _check_structure(root: ET.Element, where: str, mimic: str = "error") -> None:
+def _check_structure(root: ET.Element, where: str) -> None:
     """Validate what yourdfpy would accept silently, change, or reject obscurely."""
     if root.tag != "robot":
         raise URDFError(f"{where}: no <robot> element (the root element is <{root.tag}>)")
@@ -204,7 +248,7 @@ def _check_structure(root: ET.Element, where: str, mimic: str = "error") -> None
     parent_joint: dict[str, str] = {}  # child link -> joint
     parent_link: dict[str, str] = {}  # child link -> parent link
     for el in root.findall("joint"):
-        name, parent, child = _check_joint(el, where, link_set, mimic)
+        name, parent, child = _check_joint(el, where, link_set)
         if name in joints:
             raise URDFError(f"{where}: duplicate joint name {name!r}")
         joints.add(name)
@@ -256,23 +300,41 @@ def _yourdfpy_errors(where: str) -> Iterator[None]:
         yield
     except BridgeError:
         raise
-    except Exception as exc:  # yourdfpy raises a variety of errors (KeyError, ValueError, ...)
-        raise URDFError(f"{where}: yourdfpy cannot parse the URDF ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # the reader raises a variety of errors (KeyError, ValueError, ...)
+        raise URDFError(f"{where}: cannot parse the URDF ({type(exc).__name__}: {exc})") from None
     finally:
         logger.removeHandler(handler)
         logger.propagate = propagate
     if records:
         messages = "; ".join(r.getMessage() for r in records)
-        raise URDFError(f"{where}: yourdfpy reported problems parsing the URDF: {messages}")
+        raise URDFError(f"{where}: problems reading the URDF values: {messages}")
 
 
-def _parse(data: bytes, where: str, mimic: str = "error"):
-    """Check the document and parse it with yourdfpy; return ``yourdfpy.Robot``."""
+def _fix_declaration(data: bytes, where: str, issues: _Issues) -> bytes:
+    """Read an XML declaration with a version other than 1.0/1.1 (``<?xml version="0.0"?>``, seen in
+    published URDFs; Pinocchio and iDynTree read them) as XML 1.0, with a :class:`URDFWarning`."""
+    match = _BOGUS_VERSION.match(data)
+    if match is None or match.group(3) in (b"1.0", b"1.1"):
+        return data
+    version = match.group(3).decode("utf-8", "replace")
+    issues.report(
+        URDFError(
+            f"{where}: the XML declaration says version {version!r}, which is not an XML version "
+            "(read as XML 1.0)"
+        ),
+        URDFWarning,
+    )
+    return data[: match.start(3)] + b"1.0" + data[match.end(3) :]
+
+
+def _parse(data: bytes, where: str, issues: _Issues):
+    """Check the document and read its values; return (the values' robot, the XML root element)."""
+    data = _fix_declaration(data, where, issues)
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
         raise URDFError(f"{where}: malformed XML ({exc})") from None
-    _check_structure(root, where, mimic)
+    _check_structure(root, where)
     import yourdfpy
 
     with _yourdfpy_errors(where):
@@ -287,12 +349,12 @@ def _parse(data: bytes, where: str, mimic: str = "error"):
     # yourdfpy reads the same elements as the checks above (direct children of <robot>)
     xml_joints = [el.get("name") for el in root.findall("joint")]
     if [j.name for j in robot.joints] != xml_joints or len(robot.links) != len(root.findall("link")):
-        raise URDFError(f"{where}: yourdfpy read different links or joints than the document holds")
-    return robot
+        raise URDFError(f"{where}: the URDF values read differ from the links and joints of the document")
+    return robot, root
 
 
 # --------------------------------------------------------------------------- reading: values
-def _link(link, where: str, check_inertia: bool = True) -> Link:
+def _link(link, where: str, check_inertia: bool, issues: _Issues) -> Link:
     inertial = link.inertial
     if inertial is None:
         return Link(link.name, SpatialInertia.zero())
@@ -303,12 +365,18 @@ def _link(link, where: str, check_inertia: bool = True) -> Link:
         return Link(link.name, SpatialInertia.zero())
     try:
         inertia = SpatialInertia(mass, origin[:3, 3], R @ I3 @ R.T)
-        if check_inertia:
-            inertia.check_physical(f"{where}: link {link.name!r}", allow_massless=True)
-    except InertiaError:
-        raise
     except BridgeError as exc:
         raise InertiaError(f"{where}: link {link.name!r}: {exc}") from None
+    if check_inertia:
+        try:
+            inertia.check_physical(f"{where}: link {link.name!r}", allow_massless=True)
+        except InertiaError as exc:
+            issues.report(
+                exc,
+                NonPhysicalInertiaWarning,
+                f"{exc} (loaded as is, as Pinocchio's and iDynTree's loaders do; strict=True makes it "
+                "an error)",
+            )
     return Link(link.name, inertia)
 
 
@@ -345,58 +413,82 @@ def load_urdf(
     floating: bool = True,
     locked: Mapping[str, float] | None = None,
     check_inertia: bool = True,
-    mimic: str = "error",
+    mimic: str | None = None,
+    strict: bool = False,
 ) -> Model:
-    """Load a URDF file (or XML text) into a neutral :class:`~bridge.model.model.Model`.
+    """Load a URDF file (or XML text, or a shipped robot by name) into a neutral model.
+
+    By default bridge loads what Pinocchio's and iDynTree's own URDF loaders load: input that they
+    accept but that is questionable loads with a :class:`bridge.BridgeWarning` naming the link or
+    joint and the rule (a :class:`bridge.NonPhysicalInertiaWarning` for a link inertia no rigid body
+    can have, a :class:`bridge.MimicJointWarning` for a mimic joint loaded as an independent DOF, a
+    :class:`bridge.URDFWarning` for an XML declaration with a bogus version). ``strict=True`` raises
+    the corresponding error instead. What is malformed (or would be silently changed) is always an
+    error.
 
     Args:
-        path_or_xml: a file path (``str`` or path-like), or the URDF XML itself (a ``str`` starting
-            with ``<``, or ``bytes``).
+        path_or_xml: a file path (``str`` or path-like), the URDF XML itself (a ``str`` starting
+            with ``<``, or ``bytes``), or the name of a robot shipped by icub-models /
+            example-robot-data (:mod:`bridge.robots`, e.g. ``"iCubGazeboV2_5"``, ``"panda"``),
+            used when no file of that name exists.
         base: the base link (default: the URDF root); the tree is re-rooted there
             (:meth:`Model.with_base`).
         joints: the DOF serialization (default: the movable joints in document order); movable
             joints left out are locked at ``locked.get(name, 0.0)`` (:meth:`Model.with_dofs`).
+            With ``mimic="coupled"`` these are the independent DOFs (mimic joints follow).
         floating: floating base (True) or base fixed to the world (False).
         locked: positions of locked joints. Without ``joints``, the DOFs are the movable joints in
             document order minus the ones named here.
-        check_inertia: raise :class:`bridge.InertiaError` for a link whose inertia no rigid body can
-            have (see :meth:`SpatialInertia.check_physical`; massless links are fine). Several
-            published URDFs fail this (e.g. rod-like dummy links); pass False to load them anyway.
-        mimic: "error" (default) rejects mimic joints; "independent" loads them as ordinary,
-            independent DOFs, ignoring the mimic relation (what Pinocchio's and iDynTree's loaders
-            do by default).
+        check_inertia: check every link inertia (see :meth:`SpatialInertia.check_physical`;
+            massless links are fine): a non-physical one is a warning, or an
+            :class:`bridge.InertiaError` with ``strict``. False skips the check (no warning).
+        mimic: what to do with ``<mimic>`` joints (``q = multiplier * q_master + offset``):
+            ``"independent"`` loads them as ordinary, independent DOFs, ignoring the relation
+            (what Pinocchio's and iDynTree's loaders do by default); ``"coupled"`` keeps the
+            relation: one DOF per master, the dynamics projected on the independent DOFs (a
+            :class:`bridge.model.mimic.CoupledModel`); ``"error"`` raises. The default (None) is
+            ``"independent"`` with a :class:`bridge.MimicJointWarning` per mimic joint, or an
+            error with ``strict``.
+        strict: raise instead of warning (what bridge did before it loaded what the libraries load).
 
     Returns:
         The model, named after the ``<robot name>``; every URDF link is a link, no extra frames.
 
     Raises:
-        ModelFileNotFoundError: the file does not exist.
+        ModelFileNotFoundError: the file does not exist (and is not a robot name).
         URDFError: malformed XML or an invalid URDF (the message names the file and element).
-        UnsupportedError: floating, planar or unknown joint types; mimic joints.
-        InertiaError: a non-physical link inertia (with ``check_inertia``).
+        UnsupportedError: floating, planar or unknown joint types; mimic joints (``mimic="error"``,
+            or ``strict`` without ``mimic``).
+        InertiaError: a non-physical link inertia (with ``strict``).
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
         ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
-    if mimic not in ("error", "independent"):
-        raise URDFError(f"mimic must be 'error' or 'independent', got {mimic!r}")
+    if mimic is not None and mimic not in _MIMIC_MODES:
+        raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
+    issues = _Issues(bool(strict))
     data, where = _read_source(path_or_xml)
-    robot = _parse(data, where, mimic)
-    links = [_link(link, where, check_inertia) for link in robot.links]
+    robot, root = _parse(data, where, issues)
     joint_list = [_joint(j, where) for j in robot.joints]
+    mimics = _mimics(root, joint_list, where, mimic, issues)
+    links = [_link(link, where, check_inertia, issues) for link in robot.links]
     dofs = tuple(j.name for j in joint_list if j.movable)
     children = {j.child for j in joint_list}
-    root = next(link.name for link in links if link.name not in children)
+    root_link = next(link.name for link in links if link.name not in children)
     try:
-        model = Model(robot.name, links, joint_list, (), root, dofs, bool(floating))
+        model = Model(robot.name, links, joint_list, (), root_link, dofs, bool(floating))
         if base is not None:
             if base not in model.link_names:
                 raise UnknownNameError("link", base, model.link_names, where=where)
             model = model.with_base(base)
+        if mimic == "coupled" and mimics:
+            model = couple(model, mimics)
         if joints is not None or locked:
             if isinstance(joints, str):
                 raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
             locked = dict(locked or {})
-            names = tuple(joints) if joints is not None else tuple(d for d in dofs if d not in locked)
+            names = (
+                tuple(joints) if joints is not None else tuple(d for d in model.dof_names if d not in locked)
+            )
             for name in (*names, *locked):
                 if name not in model.joint_names:
                     raise UnknownNameError("joint", name, model.joint_names, where=where)
@@ -405,7 +497,57 @@ def load_urdf(
         raise
     except ModelError as exc:
         raise type(exc)(f"{where}: {exc}") from None
+    issues.emit(stacklevel=2)
     return model
+
+
+def _mimics(
+    root: ET.Element, joints: Sequence[Joint], where: str, mode: str | None, issues: _Issues
+) -> list[Mimic]:
+    """The mimic relations of the document (checked); warnings or errors as ``mode`` asks."""
+    by_name = {j.name: j for j in joints}
+    out: list[Mimic] = []
+    for el in root.findall("joint"):
+        sub = el.find("mimic")
+        if sub is None:
+            continue
+        name, master = el.get("name"), sub.get("joint")
+        multiplier = float(sub.get("multiplier", "1") or 1.0)
+        offset = float(sub.get("offset", "0") or 0.0)
+        what = f"{where}: joint {name!r} is a mimic joint (of {master!r})"
+        if (multiplier, offset) != (1.0, 0.0):
+            what += f" with multiplier {multiplier:g} and offset {offset:g}"
+        if mode == "error":
+            raise UnsupportedError(
+                f"{what}; mimic='error' rejects mimic joints (mimic='independent' loads them as independent "
+                "DOFs, as Pinocchio's and iDynTree's URDF loaders do; mimic='coupled' keeps the relation)"
+            )
+        problem = None
+        if not by_name[name].movable:
+            problem = "it is a fixed joint, so the <mimic> element has no effect"
+        elif master not in by_name:
+            problem = "its master is not a joint of the robot, so the <mimic> element is ignored"
+        elif not by_name[master].movable:
+            problem = "its master is a fixed joint, so the <mimic> element is ignored"
+        if mode is None:
+            issues.report(
+                UnsupportedError(
+                    f"{what}; strict loading needs mimic='independent' (independent DOFs, as Pinocchio's "
+                    "and iDynTree's URDF loaders load them) or mimic='coupled' (the relation kept)"
+                ),
+                MimicJointWarning,
+                f"{what}; {problem}"
+                if problem
+                else f"{what}: loaded as an independent DOF, ignoring the relation (what Pinocchio's and "
+                "iDynTree's URDF loaders do); mimic='coupled' keeps it, mimic='independent' loads it so "
+                "without this warning",
+            )
+        if problem is not None:
+            if mode == "coupled" and by_name[name].movable:
+                raise URDFError(f"{what}; mimic='coupled' cannot keep the relation: {problem.split(',')[0]}")
+            continue
+        out.append(Mimic(name, master, multiplier, offset))
+    return out
 
 
 # --------------------------------------------------------------------------- writing
@@ -491,10 +633,15 @@ def model_to_urdf(model: Model) -> str:
       centre of mass in link axes); links whose inertia is zero get no ``<inertial>``.
     * Limits that are not set are not written, except effort and velocity of revolute and prismatic
       joints (0, as urdfdom requires them).
+    * A coupled model (``mimic="coupled"``) is written as its full model with a ``<mimic>`` element
+      (master, multiplier, offset; chains resolved) on each mimic joint.
 
     Helper names get a numeric suffix if they would clash with an existing name. Numbers are
     written with ``repr`` (shortest round-trip form), so nothing is rounded.
     """
+    mimics = tuple(getattr(model, "mimics", ()))
+    if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
+        model = model.full
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(
@@ -524,5 +671,10 @@ def model_to_urdf(model: Model) -> str:
             _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)
     for f in model.frames:
         _write_joint(robot, _unique(f"{f.name}__fixed", joint_names), "fixed", f.link, f.name, f.link_H_frame)
+    elements = {el.get("name"): el for el in robot.findall("joint")}
+    for m in mimics:
+        ET.SubElement(
+            elements[m.joint], "mimic", joint=m.master, multiplier=repr(m.multiplier), offset=repr(m.offset)
+        )
     ET.indent(robot)
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"

@@ -1,0 +1,135 @@
+"""Pinocchio's own URDF loader, as Pinocchio users call it, and its dynamics by joint names.
+
+What bridge compares its results and the other libraries' with: ``pin.buildModelFromUrdf`` (with a
+free flyer for a floating base, optionally ``mimic=True``: mimic joints become ``JointModelMimic``
+that follow their primary joint), and states given by joint name. Pinocchio's free-flyer velocity
+is the base velocity in the base frame (bridge's BODY representation) and its joint velocities are
+bridge's ``s_dot``, so results compare with a BODY :class:`bridge.KinDyn` after a permutation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from bridge.errors import BackendError
+
+__all__ = [
+    "NativeLayout",
+    "drop_link_inertia",
+    "dynamics",
+    "load_urdf_model",
+    "native_layout",
+    "native_state",
+]
+
+
+def load_urdf_model(path: str, floating: bool = True, mimic: bool = False) -> pin.Model:
+    """``pin.buildModelFromUrdf(path[, JointModelFreeFlyer()], mimic=mimic)``; BackendError if refused."""
+    try:
+        if floating:
+            return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=mimic)
+        return pin.buildModelFromUrdf(str(path), mimic=mimic)
+    except (ValueError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+        raise BackendError(f"{path}: Pinocchio's URDF loader refuses the file ({first})") from None
+
+
+@dataclass(frozen=True)
+class NativeLayout:
+    """Where each independent joint of a Pinocchio model sits: names in v order."""
+
+    dof_names: tuple[str, ...]  # joints with their own velocity (mimic joints excluded), in v order
+    idx_q: tuple[int, ...]
+    nq: tuple[int, ...]  # 2 for a continuous joint (cos, sin)
+    idx_v: tuple[int, ...]
+    mimic_joints: tuple[str, ...]  # JointModelMimic joints (no velocity of their own)
+    floating: bool
+
+
+def native_layout(pm: pin.Model) -> NativeLayout:
+    names, iq, nq, iv, mimics = [], [], [], [], []
+    floating = False
+    for jid in range(1, pm.njoints):
+        joint = pm.joints[jid]
+        short = joint.shortname()
+        if short == "JointModelFreeFlyer":
+            floating = True
+            continue
+        if "Mimic" in short:
+            mimics.append(pm.names[jid])
+            continue
+        if joint.nv != 1:
+            raise BackendError(f"joint {pm.names[jid]!r} of type {short} is not a 1-DOF joint")
+        names.append(pm.names[jid])
+        iq.append(int(joint.idx_q))
+        nq.append(int(joint.nq))
+        iv.append(int(joint.idx_v))
+    order = np.argsort(iv, kind="stable")
+    pick = [int(k) for k in order]
+    return NativeLayout(
+        tuple(names[k] for k in pick),
+        tuple(iq[k] for k in pick),
+        tuple(nq[k] for k in pick),
+        tuple(iv[k] for k in pick),
+        tuple(mimics),
+        floating,
+    )
+
+
+def native_state(
+    pm: pin.Model,
+    layout: NativeLayout,
+    world_H_base: np.ndarray,
+    base_velocity_body: np.ndarray,
+    positions: dict[str, float],
+    velocities: dict[str, float],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pinocchio's ``(q, v)`` for one state given by joint name (base velocity in the base frame)."""
+    q = pin.neutral(pm)
+    v = np.zeros(pm.nv)
+    if layout.floating:
+        q[:7] = pin.SE3ToXYZQUAT(pin.SE3(np.asarray(world_H_base, dtype=float)))
+        v[:6] = base_velocity_body
+    for name, iq, nq, iv in zip(layout.dof_names, layout.idx_q, layout.nq, layout.idx_v, strict=True):
+        x = float(positions[name])
+        if nq == 2:
+            q[iq : iq + 2] = math.cos(x), math.sin(x)
+        else:
+            q[iq] = x
+        v[iv] = float(velocities[name])
+    return q, v
+
+
+def dynamics(
+    pm: pin.Model, q: np.ndarray, v: np.ndarray, a: np.ndarray | None = None, tau: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Pinocchio's M (crba, symmetrized), h (nonLinearEffects), g, and with ``a`` the inverse
+    dynamics (rnea), with ``tau`` the forward dynamics (solved with M; ABA does not take every
+    joint type)."""
+    data = pm.createData()
+    M = pin.crba(pm, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    out = {
+        "mass_matrix": M,
+        "bias_forces": np.array(pin.nonLinearEffects(pm, data, q, v)),
+        "gravity_forces": np.array(pin.computeGeneralizedGravity(pm, data, q)),
+    }
+    if a is not None:
+        out["inverse_dynamics"] = np.array(pin.rnea(pm, data, q, v, a))
+    if tau is not None:
+        out["forward_dynamics"] = np.linalg.solve(M, tau - out["bias_forces"])
+    return out
+
+
+def drop_link_inertia(
+    pm: pin.Model, link: str, mass: float, com: Sequence[float], inertia_com: np.ndarray
+) -> None:
+    """Remove a link's inertia (given in the link frame) from the body Pinocchio merged it into."""
+    frame = pm.frames[pm.getFrameId(link, pin.FrameType.BODY)]
+    inertia = pin.Inertia(float(mass), np.asarray(com, dtype=float), np.asarray(inertia_com, dtype=float))
+    pm.inertias[frame.parentJoint] = pm.inertias[frame.parentJoint] - frame.placement.act(inertia)
