@@ -9,9 +9,9 @@ order the joints follow. Between two conventions the generalized velocities are 
 with ``X`` (6, 6) the base block (any invertible 6x6 that depends on the base pose and velocity, not
 only the rotation blocks of the three neutral representations) and ``P`` a permutation of the joint
 velocities. Differentiating, ``nu_dot_t = T nu_dot_s + T_dot nu_s``, and power ``tau . nu`` being
-invariant, generalized forces map with ``T^-T``. docs/theory.md ("One change of variables") derives
-every map from these two lines; :class:`ChangeOfVariables` implements them, block by block, never
-forming the dense (6+n) x (6+n) matrices unless asked for.
+invariant, generalized forces map with ``T^-T``. docs/theory.md ("One change of variables, any two
+conventions") derives every map from these two lines; :class:`ChangeOfVariables` implements them,
+block by block, never forming the dense (6+n) x (6+n) matrices unless asked for.
 
 Every engine that does not compute natively in the user's representation (Pinocchio in LOCAL with
 depth-first joints, bridge's own Featherstone algorithms in world coordinates angular first, ...)
@@ -63,7 +63,7 @@ def neutral_base_maps(world_H_base: Transform, v_body: np.ndarray, rep: Represen
 
     ``L = W_X_B`` maps the BODY base velocity to W. With ``v = B_v_A,B``:
     d/dt A_X_B = A_X_B crm(v) and d/dt B_X_A = -crm(v) B_X_A; for W = B[A] only the angular part of
-    v enters (docs/theory.md, "Time derivative of the change of variables"):
+    v enters (docs/theory.md, "How a motion transform changes in time"):
     d/dt B_X_B[A] = -crm([0, omega_B]) B_X_B[A].
     """
     if rep is Representation.BODY:

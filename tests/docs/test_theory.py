@@ -214,6 +214,49 @@ def test_recap_table(robot):
     assert_not_close(wrong, B_X_W_dot(c.H, xi, "mixed"), 1e-3)
 
 
+def test_one_change_of_variables(robot):
+    """The change of variables between any two conventions: composition, the derivative along the
+    motion (finite differences), and every named map against its dense formula."""
+    c = robot
+    xi = c.vB
+    model = bridge.load_urdf(c.path, joints=c.idyn_names)
+    names = ("body", "inertial", "mixed", "pinocchio", "featherstone")
+
+    def H_at(t):
+        return c.H @ expm(np.block([[skew(xi[3:]), xi[:3, None]], [np.zeros((1, 4))]]) * t)
+
+    def state_at(t):  # the base moves with the constant body velocity xi
+        return bridge.State(H_at(t), c.s, xi, c.sd, "body")
+
+    st = state_at(0.0)
+    nv = 6 + c.n
+    rng = np.random.default_rng(3)
+    x, M, J = rng.normal(size=nv), rng.normal(size=(nv, nv)), rng.normal(size=(6, nv))
+    dt = 1e-6
+    for a in names:
+        for b in names:
+            cov = bridge.velocity_change(model, st, a, b)
+            T, Td = cov.matrix(), cov.derivative()
+            T_fd = (bridge.velocity_transform(model, state_at(dt), a, b)[0]
+                    - bridge.velocity_transform(model, state_at(-dt), a, b)[0]) / (2 * dt)  # fmt: skip
+            assert_close(Td, T_fd, 1e-7, f"T_dot {a}->{b}")
+            for mid in ("mixed", "featherstone"):
+                T1, Td1 = bridge.velocity_transform(model, st, a, mid)
+                T2, Td2 = bridge.velocity_transform(model, st, mid, b)
+                assert_close(T2 @ T1, T, 1e-12, f"T {a}->{mid}->{b}")
+                assert_close(Td2 @ T1 + T2 @ Td1, Td, 1e-12, f"T_dot {a}->{mid}->{b}")
+            nu = cov.nu
+            assert_close(cov.velocity(x), T @ x, 1e-12)
+            assert_close(cov.acceleration(x), T @ x + Td @ nu, 1e-12)
+            assert_close(cov.acceleration_back(cov.acceleration(x)), x, 1e-12)
+            assert_close(cov.force(x), np.linalg.solve(T.T, x), 1e-12)
+            assert_close(cov.force_back(x), T.T @ x, 1e-12)
+            assert_close(cov.matrix_back(M), T.T @ M @ T, 1e-12)
+            assert_close(cov.jacobian_back(J), J @ T, 1e-12)
+            assert_close(cov.bias_acceleration, Td @ nu, 1e-12)
+            assert_close(cov.bias_back(x, M), T.T @ (x + M @ Td @ nu), 1e-12)
+
+
 def test_jacobian_through_T(robot):
     """J^W = J^pin T (rows in the same representation)."""
     c = robot

@@ -3,7 +3,8 @@
 Every quantity comes from Pinocchio (crba, rnea, aba, frame Jacobians, frame accelerations,
 centre of mass) on ``to_pinocchio(model)`` and is converted through one
 :class:`~bridge.change_of_variables.ChangeOfVariables` ``nu_pin = T nu`` from the representation to
-:data:`~bridge.backends.pinocchio.state.PINOCCHIO` (docs/theory.md, "One change of variables"):
+:data:`~bridge.backends.pinocchio.state.PINOCCHIO` (docs/theory.md, "One change of variables, any two
+conventions"):
 
 * ``M = T^T M_pin T``; ``h = T^T ID_pin(q, v, T_dot nu)`` (zero acceleration in the
   representation is *not* zero acceleration for Pinocchio);

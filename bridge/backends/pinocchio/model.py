@@ -1,6 +1,7 @@
 """Neutral models to and from Pinocchio.
 
-Model layout (``to_pinocchio``; docs/theory.md, "Pinocchio's joint frames"):
+Model layout (``to_pinocchio``; docs/conventions.md, "Model structure from one URDF", compares it
+with the other libraries):
 
 * a floating base is a ``JointModelFreeFlyer`` named ``root_joint`` whose body is the base link; a
   fixed base attaches the base link to ``universe``;
