@@ -27,11 +27,13 @@ class FlatBatch:
         rows: ``n + pad`` (the flat arrays' first axis).
         H: (rows, 4, 4) base poses; s, s_dot: (rows, k); base_velocity: (rows, 6);
         gravity: (rows, 3); all new C-contiguous arrays.
+
+    ``pad``: the number of padding rows, or a function of the number of samples giving it.
     """
 
     __slots__ = ("H", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
 
-    def __init__(self, state: State, gravity: np.ndarray, pad: int = 0) -> None:
+    def __init__(self, state: State, gravity: np.ndarray, pad: int | Callable[[int], int] = 0) -> None:
         H = state.world_H_base.matrix
         self.batch_shape = tuple(
             np.broadcast_shapes(
@@ -43,7 +45,7 @@ class FlatBatch:
             )
         )
         self.n = int(np.prod(self.batch_shape, dtype=int))
-        self.rows = self.n + pad
+        self.rows = self.n + (pad(self.n) if callable(pad) else pad)
         k = state.s.shape[-1]
         self.H = self.flatten(H, (4, 4))
         self.s = self.flatten(state.s, (k,))

@@ -31,9 +31,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from bridge.backends.base import EngineBase
+from bridge.backends.batch import FlatBatch
 from bridge.change_of_variables import NEUTRAL, change_of_variables
 from bridge.model.model import Model
-from bridge.spatial import cross, vee
+from bridge.spatial import Transform, cross, vee
 from bridge.state import Representation, State
 
 from .batch_math import inertia_apply
@@ -44,6 +45,12 @@ from .state import FEATHERSTONE
 from .workspace import Workspace
 
 __all__ = ["FeatherstoneEngine"]
+
+
+def _odd_padding(n: int) -> int:
+    """An even batch of 64 or more runs as one more state (a copy of the first, dropped from every
+    output): work-array rows of an odd length (see workspace.padded_width)."""
+    return 1 if n >= 64 and n % 2 == 0 else 0
 
 _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 
@@ -79,26 +86,10 @@ class FeatherstoneEngine(EngineBase):
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         model = self.model
-        H = state.world_H_base.matrix
-        batch = np.broadcast_shapes(
-            H.shape[:-2],
-            state.s.shape[:-1],
-            state.s_dot.shape[:-1],
-            state.base_velocity.shape[:-1],
-            gravity.shape[:-1],
-        )
-        self.batch_shape = tuple(batch)
-        self._n = n_real = int(np.prod(batch, dtype=int))
-        # an even batch of 64 or more runs as one more state (a copy of the first, dropped from every
-        # output): work-array rows of an odd length (see workspace.padded_width)
-        self._N = N = n_real + 1 if n_real >= 64 and n_real % 2 == 0 else n_real
-        n = model.n_dofs
-        Hf = self._batch_rows(H, (4, 4))
-        s = self._batch_rows(state.s, (n,))
-        sd = self._batch_rows(state.s_dot, (n,))
-        vb = self._batch_rows(state.base_velocity, (6,))
-        g = self._batch_rows(gravity, (3,))
-        from bridge.spatial import Transform
+        fb = self._flat = FlatBatch(state, gravity, pad=_odd_padding)
+        self.batch_shape, self._n, self._N = fb.batch_shape, fb.n, fb.rows
+        N = self._N
+        Hf, s, sd, vb, g = fb.H, fb.s, fb.s_dot, fb.base_velocity, fb.gravity
 
         self._state = state
         flat = State(Transform(Hf, check=False), s, vb, sd, state.representation, check=False)
@@ -143,23 +134,9 @@ class FeatherstoneEngine(EngineBase):
         """World-coordinate body velocities (6, nb, N)."""
         return self._get("v", lambda: velocities(self._J, self._nu_F))
 
-    def _batch_rows(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
-        """(..., *tail) broadcast to the state's batch and flattened, plus the padding states
-        (copies of the first): a new (N, *tail) array."""
-        out = np.empty((self._N, *tail))
-        out[: self._n] = np.broadcast_to(x, (*self.batch_shape, *tail)).reshape(self._n, *tail)
-        out[self._n :] = out[:1]
-        return out
-
-    def _batch_vec(self, x: np.ndarray, k: int) -> np.ndarray:
-        """(..., k) broadcast to the state's batch and flattened: (N, k) (padding included)."""
-        if self._n == self._N:
-            return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self._N, k)
-        return self._batch_rows(x, (k,))
-
     def _out(self, x: np.ndarray) -> np.ndarray:
         """(N, ...) -> (*batch, ...) (padding dropped)."""
-        return x[: self._n].reshape(*self.batch_shape, *x.shape[1:])
+        return self._flat.unflatten(x)
 
     # ------------------------------------------------------------------ frames
     def _frame_pose(self, frame: str) -> tuple[int, np.ndarray, np.ndarray]:
@@ -239,7 +216,7 @@ class FeatherstoneEngine(EngineBase):
         return self._out(self._ft.jacobian_back(J_F))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
-        nd = self._batch_vec(nu_dot, self.model.nv)
+        nd = self._flat.flat_view(nu_dot, self.model.nv)
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
         return self._out(np.ascontiguousarray(self._frame_acc(frame, nd_F).T))
 
@@ -280,7 +257,7 @@ class FeatherstoneEngine(EngineBase):
             if i < 0:
                 continue  # acts on the fixed world
             wf = np.ascontiguousarray(
-                self._batch_vec(np.asarray(w, dtype=np.float64), 6).T
+                self._flat.flat_view(np.asarray(w, dtype=np.float64), 6).T
             )  # (6, N) linear first
             f, n = wf[:3], wf[3:]
             if rep is _BODY:  # to world axes
@@ -309,13 +286,13 @@ class FeatherstoneEngine(EngineBase):
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
-        nd = self._batch_vec(nu_dot, self.model.nv)
+        nd = self._flat.flat_view(nu_dot, self.model.nv)
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
         tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
-        t = self._batch_vec(tau, self.model.nv)
+        t = self._flat.flat_view(tau, self.model.nv)
         t_F = np.ascontiguousarray(self._ft.force(t).T)
         nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
         return self._out(self._ft.acceleration_back(np.ascontiguousarray(nd_F.T)))
