@@ -241,6 +241,8 @@ class ChangeOfVariables:
 
     Shapes below: nv = 6 + n (floating) or n (fixed); every map broadcasts leading batch axes,
     and one unbatched vector takes plain BLAS calls (the single-state hot paths of the engines).
+    The ``*_back`` maps take ``overwrite=True`` when their argument is a fresh array the caller
+    gives up (a library's output): it may then be returned as the result (unless it is a view).
     """
 
     __slots__ = ("X", "X_dot", "X_inv", "_bias", "joints", "nu")
@@ -298,11 +300,14 @@ class ChangeOfVariables:
 
     # ------------------------------------------------------------------ vectors
     @staticmethod
-    def _assemble(x: np.ndarray, base: np.ndarray | None, cols: np.ndarray | None) -> np.ndarray:
-        """A new (..., nv) vector ``x[..., cols]`` (or a copy of x) with its base part replaced by
-        ``base`` (..., 6) when given (``cols`` keeps the base columns first)."""
+    def _assemble(
+        x: np.ndarray, base: np.ndarray | None, cols: np.ndarray | None, overwrite: bool = False
+    ) -> np.ndarray:
+        """A new (..., nv) vector ``x[..., cols]`` (or a copy of x, or x itself with ``overwrite``)
+        with its base part replaced by ``base`` (..., 6) when given (``cols`` keeps the base
+        columns first)."""
         if x.ndim == 1 and (base is None or base.ndim == 1):  # one state: no broadcasting
-            out = x[cols] if cols is not None else x.copy()
+            out = x[cols] if cols is not None else (x if overwrite and x.base is None else x.copy())
             if base is not None:
                 out[:6] = base
             return out
@@ -340,10 +345,10 @@ class ChangeOfVariables:
                 out[:6] += b
         return out
 
-    def velocity_back(self, nu_t: np.ndarray) -> np.ndarray:
+    def velocity_back(self, nu_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""
         base = None if self.X is None else _mv(self._base_inv(), nu_t[..., :6])
-        return self._assemble(nu_t, base, self.joints.back)
+        return self._assemble(nu_t, base, self.joints.back, overwrite)
 
     def acceleration(self, nu_dot: np.ndarray) -> np.ndarray:
         """``T nu_dot + T_dot nu`` (..., nv): source -> target accelerations."""
@@ -358,7 +363,7 @@ class ChangeOfVariables:
                 out[..., :6] += b
         return out
 
-    def acceleration_back(self, nu_dot_t: np.ndarray) -> np.ndarray:
+    def acceleration_back(self, nu_dot_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
         b = self.base_bias
         if b is not None:
@@ -366,12 +371,12 @@ class ChangeOfVariables:
                 base = nu_dot_t[:6] - b
                 if self.X is not None:
                     base = self._base_inv().dot(base)
-                return self._assemble(nu_dot_t, base, self.joints.back)
-            else:
-                lead = np.broadcast_shapes(nu_dot_t.shape[:-1], b.shape[:-1])
-                nu_dot_t = np.broadcast_to(nu_dot_t, (*lead, nu_dot_t.shape[-1])).copy()
-                nu_dot_t[..., :6] -= b
-        return self.velocity_back(nu_dot_t)
+                return self._assemble(nu_dot_t, base, self.joints.back, overwrite)
+            lead = np.broadcast_shapes(nu_dot_t.shape[:-1], b.shape[:-1])
+            nu_dot_t = np.broadcast_to(nu_dot_t, (*lead, nu_dot_t.shape[-1])).copy()
+            nu_dot_t[..., :6] -= b
+            overwrite = True
+        return self.velocity_back(nu_dot_t, overwrite)
 
     def apply_derivative(self, x: np.ndarray) -> np.ndarray:
         """``T_dot x`` (..., nv) for any (..., nv) vector x."""
@@ -388,10 +393,20 @@ class ChangeOfVariables:
         base = None if self.X is None else _mtv(self._base_inv(), tau[..., :6])
         return self._assemble(tau, base, self.joints.forward_full)
 
-    def force_back(self, tau_t: np.ndarray) -> np.ndarray:
+    def force_back(self, tau_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^T tau_t`` (..., nv): target -> source generalized forces."""
-        base = None if self.X is None else _mtv(self.X, tau_t[..., :6])
-        return self._assemble(tau_t, base, self.joints.back)
+        X = self.X
+        if tau_t.ndim == 1 and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+            back = self.joints.back
+            if back is not None:
+                out = tau_t[back]
+            else:
+                out = tau_t if overwrite and tau_t.base is None else tau_t.copy()
+            if X is not None:
+                out[:6] = tau_t[:6].dot(X)
+            return out
+        base = None if X is None else _mtv(X, tau_t[..., :6])
+        return self._assemble(tau_t, base, self.joints.back, overwrite)
 
     def bias_back(self, h_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
         """``T^T (h_t + M_t T_dot nu)`` (..., nv): the source bias forces from the target's bias
@@ -403,10 +418,10 @@ class ChangeOfVariables:
         return self.force_back(h_t)
 
     # ------------------------------------------------------------------ matrices
-    def jacobian_back(self, J_t: np.ndarray) -> np.ndarray:
+    def jacobian_back(self, J_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``J_t T`` (..., m, nv): a target Jacobian (``v = J_t nu_t``) as a source one."""
         back = self.joints.back
-        out = J_t[..., back] if back is not None else J_t.copy()
+        out = J_t[..., back] if back is not None else (J_t if overwrite and J_t.base is None else J_t.copy())
         if self.X is not None:
             out[..., :6] = J_t[..., :6] @ self.X
         return out

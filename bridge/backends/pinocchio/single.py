@@ -143,9 +143,9 @@ class SingleStatePath:
         spare = self._spare
         buf, q, v, vb, q_base, q_joints, v_base, v_joints = self._bufs[spare]
         vb[...] = base_velocity
-        cov = self._covs[spare] = single_to_body(
-            H, rows, self.representation, self.joints, v_base, into=self._covs[spare]
-        )
+        cov = self._covs[spare]
+        if nb or cov is None:  # a fixed base's change of variables is the joint order alone
+            cov = self._covs[spare] = single_to_body(H, rows, self.representation, self.joints, v_base, cov)
         cov.velocity_into(vb, s_dot, v_base, v_joints)
         if nb:
             q_base[...] = _rows_to_q7(rows)
@@ -221,17 +221,17 @@ class SingleStatePath:
             a[6:] = 0.0
             a[:6] = b
             h = pin.rnea(pm, d, self._q1, self._v1, a)
-        return cov.force_back(h)
+        return cov.force_back(h, True)
 
     def _gravity_forces_single(self) -> np.ndarray:
-        return self._cov1.force_back(self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1))
+        return self._cov1.force_back(self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1), True)
 
     def _inverse_dynamics_single(self, nu_dot: np.ndarray, fext: list | None) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
         a = cov.acceleration(nu_dot)
         if fext is None:
-            return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a))
-        return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a, fext[0]))
+            return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a), True)
+        return cov.force_back(pin.rnea(pm, d, self._q1, self._v1, a, fext[0]), True)
 
     def _forward_dynamics_single(self, tau: np.ndarray, fext: list | None) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
@@ -240,13 +240,13 @@ class SingleStatePath:
             a = pin.aba(pm, d, self._q1, self._v1, t)
         else:
             a = pin.aba(pm, d, self._q1, self._v1, t, fext[0])
-        return cov.acceleration_back(a)
+        return cov.acceleration_back(a, True)
 
     def _frame_jacobian_single(self, fid: int) -> np.ndarray:
         J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, fid, self._ref)
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)
-        return self._cov1.jacobian_back(J)
+        return self._cov1.jacobian_back(J, True)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
         """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
@@ -277,7 +277,7 @@ class SingleStatePath:
         a = self._cov1.acceleration_into(base_acc, s_ddot, self._acc)  # Pinocchio copies it
         if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
             return None
-        return self._cov1.force_back(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a))
+        return self._cov1.force_back(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a), True)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
@@ -293,4 +293,4 @@ class SingleStatePath:
         perm = self.joints.perm
         tau_joints[...] = t if perm is None else t[perm]
         a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
-        return self._cov1.acceleration_back(a)
+        return self._cov1.acceleration_back(a, True)
