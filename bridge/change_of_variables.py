@@ -334,16 +334,18 @@ class ChangeOfVariables:
         if self.joints.nb:
             out_base[...] = base if self.X is None else self.X.dot(base)
 
-    def acceleration_into(self, base: np.ndarray | None, joints: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """One state: write ``T [base; joints] + T_dot nu`` into ``out`` (nv,)."""
-        nb, perm = self.joints.nb, self.joints.perm
-        out[nb:] = joints if perm is None else joints[perm]
-        if nb:
+    def acceleration_into(
+        self, base: np.ndarray | None, joints: np.ndarray, out_base: np.ndarray, out_joints: np.ndarray
+    ) -> None:
+        """One state: write ``T [base; joints] + T_dot nu`` into the base (6,) and joint (n,) parts of
+        a target vector (``base``/``out_base`` unused for a fixed base)."""
+        perm = self.joints.perm
+        out_joints[...] = joints if perm is None else joints[perm]
+        if self.joints.nb:
+            out_base[...] = base if self.X is None else self.X.dot(base)
             b = self.base_bias
-            out[:6] = base if self.X is None else self.X.dot(base)
             if b is not None:
-                out[:6] += b
-        return out
+                out_base += b
 
     def velocity_back(self, nu_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""

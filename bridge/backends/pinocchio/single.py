@@ -92,6 +92,7 @@ class SingleStatePath:
         self._spare = 0
         self._covs: list = [None, None]  # one change of variables per buffer, filled again each time
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
+        self._acc_parts = (self._acc[:nb], self._acc[nb:])
         tau = np.zeros(nv)
         self._tau = (tau, tau[nb:])
         self._zero_base = np.zeros(6)
@@ -274,7 +275,8 @@ class SingleStatePath:
                 return None
         elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
             return None
-        a = self._cov1.acceleration_into(base_acc, s_ddot, self._acc)  # Pinocchio copies it
+        a = self._acc  # Pinocchio copies it
+        self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
         if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
             return None
         return self._cov1.force_back(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a), True)
