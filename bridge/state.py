@@ -220,14 +220,15 @@ def pose_rows_valid(rows: list) -> bool:
     if last != [0.0, 0.0, 0.0, 1.0]:
         return False
     tol = ROTATION_TOLERANCE
-    # R^T R - I entry by entry (NaN fails every comparison)
+    lo, hi = 1.0 - tol, 1.0 + tol
+    # R^T R - I entry by entry, as chained comparisons (no abs() calls; NaN fails every comparison)
     if not (
-        abs(a * a + d * d + g * g - 1.0) <= tol
-        and abs(b * b + e * e + h * h - 1.0) <= tol
-        and abs(c * c + f * f + i * i - 1.0) <= tol
-        and abs(a * b + d * e + g * h) <= tol
-        and abs(a * c + d * f + g * i) <= tol
-        and abs(b * c + e * f + h * i) <= tol
+        lo <= a * a + d * d + g * g <= hi
+        and lo <= b * b + e * e + h * h <= hi
+        and lo <= c * c + f * f + i * i <= hi
+        and -tol <= a * b + d * e + g * h <= tol
+        and -tol <= a * c + d * f + g * i <= tol
+        and -tol <= b * c + e * f + h * i <= tol
     ):
         return False
     return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0 and math.isfinite(x + y + z)
