@@ -3,7 +3,8 @@
 Conventions, by name: "body", "inertial", "mixed" (the base velocity representation, joints in the
 model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order) and
 "featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
-body order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign ones are
+body order) and "mujoco" (free-joint ``qvel``: base origin velocity in world axes, angular
+velocity in body axes; joints in MuJoCo's body order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign ones are
 defined by their backends and imported when first named. With ``nu_t = T nu_s``
 (``T, T_dot = velocity_transform(model, state, s, t)``):
 
@@ -57,6 +58,7 @@ CONVENTIONS: dict[str, Convention | str] = {
     "mixed": MIXED,
     "pinocchio": "bridge.backends.pinocchio.state:PINOCCHIO",
     "featherstone": "bridge.backends.featherstone.state:FEATHERSTONE",
+    "mujoco": "bridge.backends.mujoco.state:MUJOCO",
 }
 
 
