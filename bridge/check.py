@@ -35,7 +35,28 @@ from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State
 
-__all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
+__all__ = [
+    "OPTIONAL_ENGINES",
+    "QUANTITIES",
+    "Report",
+    "Result",
+    "available_engines",
+    "cross_validate",
+    "default_frames",
+    "random_states",
+]
+
+#: engines over an optional library (an extra): engine name -> the module it needs
+OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco"}
+
+
+def available_engines() -> tuple[str, ...]:
+    """The registered engines whose library is installed (found, not imported: this stays fast)."""
+    import importlib.util
+
+    return tuple(
+        e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
+    )
 
 QUANTITIES = (
     "mass_matrix",
@@ -307,7 +328,7 @@ def _identities(
 
 def cross_validate(
     model: Model,
-    engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
+    engines: Iterable[str] | None = None,
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
     seed: int = 0,
@@ -322,7 +343,8 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.kindyn.ENGINES`).
+        engines: engine names (see :data:`bridge.kindyn.ENGINES`); default: every installed engine
+            (:func:`available_engines`).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
@@ -332,7 +354,7 @@ def cross_validate(
         identities: also check the engine-independent identities.
         progress: called with a short description before each step (for progress bars).
     """
-    engines = [str(e).strip().lower() for e in engines]
+    engines = [str(e).strip().lower() for e in (available_engines() if engines is None else engines)]
     for e in engines:
         if e not in ENGINES:
             raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")

@@ -82,9 +82,7 @@ class MujocoEngine(EngineBase):
             else:
                 sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)
                 self._frames[name] = (OBJ.mjOBJ_SITE, sid, int(self.mm.site_bodyid[sid]))
-        self._base_body = mujoco.mj_name2id(
-            self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(model.lumped().base)
-        )
+        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(model.lumped().base))
         self._nv = self.mm.nv
         self._total_mass = float(np.sum(self.mm.body_mass))
         self.batch_shape: tuple[int, ...] = ()

@@ -166,9 +166,13 @@ def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
         body.explicitinertial = True
         if joint is not None:
             kind = (
-                mujoco.mjtJoint.mjJNT_SLIDE if joint.kind is JointKind.PRISMATIC else mujoco.mjtJoint.mjJNT_HINGE
+                mujoco.mjtJoint.mjJNT_SLIDE
+                if joint.kind is JointKind.PRISMATIC
+                else mujoco.mjtJoint.mjJNT_HINGE
             )
-            body.add_joint(name=joint.name, type=kind, axis=np.array(joint.axis), pos=np.array(joint.axis_origin))
+            body.add_joint(
+                name=joint.name, type=kind, axis=np.array(joint.axis), pos=np.array(joint.axis_origin)
+            )
         bodies[link.name] = body
 
     base = lumped.link(lumped.base)
@@ -289,9 +293,14 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
             ref = float(m.qpos0[m.jnt_qposadr[j]])
             if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
                 joint = Joint(
-                    joint.name, kind, prev, child,
+                    joint.name,
+                    kind,
+                    prev,
+                    child,
                     Transform._wrap(rest.matrix @ joint.motion(-ref)),
-                    axis=joint.axis, axis_origin=joint.axis_origin, limits=joint.limits,
+                    axis=joint.axis,
+                    axis_origin=joint.axis_origin,
+                    limits=joint.limits,
                 )
             joints.append(joint)
             dofs.append(jname[j])
@@ -342,6 +351,8 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     try:
         mj = mujoco.MjModel.from_xml_path(str(p))
     except ValueError as exc:
+        if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
+            raise UnsupportedError(f"{p}: {str(exc).splitlines()[0]} ({exc!s:.200})") from None
         raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
     return from_mujoco(mj, _model_name(mj.names) or p.stem)
 

@@ -101,7 +101,9 @@ def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]
     sd = state.s_dot[..., perm]
     if not model.floating:
         lead = np.broadcast_shapes(s.shape[:-1], sd.shape[:-1])
-        return np.broadcast_to(s, (*lead, s.shape[-1])).copy(), np.broadcast_to(sd, (*lead, sd.shape[-1])).copy()
+        return np.broadcast_to(s, (*lead, s.shape[-1])).copy(), np.broadcast_to(
+            sd, (*lead, sd.shape[-1])
+        ).copy()
     v_body = state.base_velocity_in(Representation.BODY)
     lead = np.broadcast_shapes(H.batch_shape, s.shape[:-1], sd.shape[:-1], v_body.shape[:-1])
     n = model.n_dofs
@@ -143,9 +145,7 @@ def from_mujoco_state(
         except BridgeError as exc:
             raise StateError(f"mujoco state: base {exc}") from None
         R = H.rotation
-        v_body = np.concatenate(
-            [np.einsum("...ji,...j->...i", R, qvel[..., :3]), qvel[..., 3:6]], axis=-1
-        )
+        v_body = np.concatenate([np.einsum("...ji,...j->...i", R, qvel[..., :3]), qvel[..., 3:6]], axis=-1)
         vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v_body)
     else:
         H = Transform.identity(qpos.shape[:-1])
