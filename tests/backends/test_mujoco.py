@@ -399,3 +399,13 @@ def test_armature_adds_to_the_mass_matrix_diagonal() -> None:
     mm.dof_armature[:] = arm
     d = _data(mm, qpos, qvel)
     np.testing.assert_allclose(_full_m(mm, d), M0 + np.diag(arm), rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dof_order_with_fixed_joints(seed: int) -> None:
+    """Links joined by fixed joints are one MuJoCo body; the DOF order stays the model's depth-first
+    order of movable joints."""
+    model = bridge.random_model(10, seed=seed, massless_probability=0.0)
+    mm = to_mujoco(model)
+    names = [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(1, mm.njnt)]
+    assert names == [model.dof_names[i] for i in mujoco_dof_permutation(model)]

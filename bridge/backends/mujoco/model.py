@@ -179,8 +179,12 @@ def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
     add(spec.worldbody, base, None)
     if model.floating:
         bodies[base.name].add_freejoint(name=_free_joint_name(model))
-    for j in lumped.depth_first_joints:
-        add(bodies[j.parent], lumped.link(j.child), j)
+    # bodies in the model's depth-first order of movable joints: MuJoCo numbers bodies depth first
+    # with children in the order they were added, so its DOF order is mujoco_dof_permutation's
+    for joint in model.depth_first_joints:
+        if joint.movable:
+            j = lumped.joint(joint.name)
+            add(bodies[j.parent], lumped.link(j.child), j)
     for f in lumped.frames:
         H = f.link_H_frame
         bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
