@@ -1750,12 +1750,17 @@ def test_mj_object_acc():
 
 def test_mj_urdf():
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
-    inertial = '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial>'
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+        "</inertial>"
+    )
     urdf = (
-        '<robot name="r">{mj}<link name="base">{i}</link><link name="arm">{i}</link><link name="tool">{i}</link>'
+        '<robot name="r">{mj}<link name="base">{i}</link><link name="arm">{i}</link>'
+        '<link name="tool">{i}</link>'
         '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
         '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-        '<joint name="t" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0 0 0.1"/></joint></robot>'
+        '<joint name="t" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0 0 0.1"/>'
+        "</joint></robot>"
     )
     fused = mujoco.MjModel.from_xml_string(urdf.format(mj="", i=inertial))
     kept = mujoco.MjModel.from_xml_string(
