@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bridge.errors import InvalidValueError
+from bridge.errors import BridgeError, InvalidValueError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
@@ -344,7 +344,8 @@ def cross_validate(
     Args:
         model: the neutral model.
         engines: engine names (see :data:`bridge.kindyn.ENGINES`); default: every installed engine
-            (:func:`available_engines`).
+            (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
+            e.g. MuJoCo on massless moving links, is left out with a note).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
@@ -354,7 +355,18 @@ def cross_validate(
         identities: also check the engine-independent identities.
         progress: called with a short description before each step (for progress bars).
     """
-    engines = [str(e).strip().lower() for e in (available_engines() if engines is None else engines)]
+    dropped: list[str] = []
+    if engines is None:  # every installed engine that accepts the model
+        engines = []
+        for e in available_engines():
+            if e in OPTIONAL_ENGINES:
+                try:
+                    KinDyn(model, engine=e)
+                except BridgeError as exc:
+                    dropped.append(f"engine {e!r} left out: {exc}")
+                    continue
+            engines.append(e)
+    engines = [str(e).strip().lower() for e in engines]
     for e in engines:
         if e not in ENGINES:
             raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")
@@ -374,6 +386,7 @@ def cross_validate(
         "gravity": np.broadcast_to(np.array([0.0, 0.0, -9.81]), (samples, 3)),
     }
     report = Report(model.name, engines, reps, samples, seed, rtol)
+    report.notes.extend(dropped)
     if model.massless_dofs:
         report.notes.append(
             "forward dynamics not compared: the mass matrix is singular because these joints move no "

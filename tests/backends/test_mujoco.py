@@ -409,3 +409,13 @@ def test_dof_order_with_fixed_joints(seed: int) -> None:
     mm = to_mujoco(model)
     names = [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(1, mm.njnt)]
     assert names == [model.dof_names[i] for i in mujoco_dof_permutation(model)]
+
+
+def test_default_engines_leave_out_mujoco_when_it_refuses_the_model() -> None:
+    model = bridge.random_model(4, seed=0, massless_probability=0.0, joint_kinds=("revolute",))
+    link = model.links[-1]
+    zero = bridge.SpatialInertia(0.0, [0, 0, 0], np.zeros((3, 3)))
+    massless = model.replace(links=(*model.links[:-1], bridge.Link(link.name, zero)))
+    report = cross_validate(massless, samples=2, identities=False)
+    assert "mujoco" not in report.engines and any("mujoco" in n for n in report.notes)
+    assert "mujoco" in cross_validate(model, samples=2, identities=False).engines

@@ -586,7 +586,7 @@ def test_rbdl_tds_transforms_only():
             bridge.Representation.parse(name)
     from bridge.convert import CONVENTIONS
 
-    assert set(CONVENTIONS) == {"body", "inertial", "mixed", "pinocchio", "featherstone"}
+    assert set(CONVENTIONS) == {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco"}
     assert callable(transform_to_rbdl) and callable(transform_to_tds)
 
 
