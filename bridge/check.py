@@ -28,14 +28,35 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bridge.errors import InvalidValueError
+from bridge.errors import BridgeError, InvalidValueError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.state import Representation, State
 
-__all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
+__all__ = [
+    "OPTIONAL_ENGINES",
+    "QUANTITIES",
+    "Report",
+    "Result",
+    "available_engines",
+    "cross_validate",
+    "default_frames",
+    "random_states",
+]
+
+#: engines over an optional library (an extra): engine name -> the module it needs
+OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco"}
+
+
+def available_engines() -> tuple[str, ...]:
+    """The registered engines whose library is installed (found, not imported: this stays fast)."""
+    import importlib.util
+
+    return tuple(
+        e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
+    )
 
 QUANTITIES = (
     "mass_matrix",
@@ -318,7 +339,7 @@ def _identities(
 
 def cross_validate(
     model: Model | str,
-    engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
+    engines: Iterable[str] | None = None,
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
     seed: int = 0,
@@ -334,7 +355,9 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.kindyn.ENGINES`).
+        engines: engine names (see :data:`bridge.kindyn.ENGINES`); default: every installed engine
+            (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
+            e.g. MuJoCo on massless moving links, is left out with a note).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
@@ -363,6 +386,17 @@ def cross_validate(
         from bridge.model.urdf import load_urdf
 
         model = load_urdf(model)
+    dropped: list[str] = []
+    if engines is None:  # every installed engine that accepts the model
+        engines = []
+        for e in available_engines():
+            if e in OPTIONAL_ENGINES:
+                try:
+                    KinDyn(model, engine=e)
+                except BridgeError as exc:
+                    dropped.append(f"engine {e!r} left out: {exc}")
+                    continue
+            engines.append(e)
     engines = [str(e).strip().lower() for e in engines]
     for e in engines:
         if e not in ENGINES:
@@ -383,6 +417,7 @@ def cross_validate(
         "gravity": np.broadcast_to(np.array(DEFAULT_GRAVITY), (samples, 3)),
     }
     report = Report(model.name, engines, reps, samples, seed, rtol)
+    report.notes.extend(dropped)
     if model.massless_dofs:
         report.notes.append(
             "forward dynamics not compared: the mass matrix is singular because these joints move no "

@@ -240,8 +240,8 @@ def check(
     samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[
-        str, typer.Option(help="Comma-separated engines.")
-    ] = "pinocchio,idyntree,featherstone",
+        str | None, typer.Option(help="Comma-separated engines (default: every installed engine).")
+    ] = None,
     representations: Annotated[
         str, typer.Option(help="Comma-separated representations.")
     ] = "body,inertial,mixed",
@@ -277,7 +277,12 @@ def check(
     skipped: list[tuple[str, str]] = []
     status = 0
     try:
-        engine_list = _split(engines) or []
+        if engines is None:
+            from bridge.check import available_engines
+
+            engine_list = list(available_engines())
+        else:
+            engine_list = _split(engines) or []
         rep_list = _split(representations) or []
     except BridgeError as exc:
         raise _fail(str(exc)) from None

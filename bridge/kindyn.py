@@ -37,6 +37,7 @@ ENGINES: dict[str, str] = {
     "pinocchio": "bridge.backends.pinocchio.engine:PinocchioEngine",
     "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
     "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
+    "mujoco": "bridge.backends.mujoco.engine:MujocoEngine",
 }
 
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
