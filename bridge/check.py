@@ -20,6 +20,7 @@ precision, which for real humanoids near singular configurations (cond(M) ~ 1e8)
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import time
@@ -28,14 +29,33 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bridge.errors import InvalidValueError
+from bridge.errors import InvalidValueError, UnsupportedError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State
 
-__all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
+__all__ = [
+    "QUANTITIES",
+    "Report",
+    "Result",
+    "available_engines",
+    "cross_validate",
+    "default_frames",
+    "random_states",
+]
+
+#: engines over optional libraries (extras) -> the module that must be importable
+OPTIONAL_ENGINES = {"drake": "pydrake"}
+
+
+def available_engines() -> tuple[str, ...]:
+    """Every registered engine whose library is installed (the default of :func:`cross_validate`)."""
+    return tuple(
+        e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
+    )
+
 
 QUANTITIES = (
     "mass_matrix",
@@ -307,7 +327,7 @@ def _identities(
 
 def cross_validate(
     model: Model,
-    engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
+    engines: Iterable[str] | None = None,
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
     seed: int = 0,
@@ -322,7 +342,8 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.kindyn.ENGINES`).
+        engines: engine names (see :data:`bridge.kindyn.ENGINES`); None: :func:`available_engines`,
+            leaving out (with a note) an optional engine that cannot represent the model.
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
@@ -332,7 +353,8 @@ def cross_validate(
         identities: also check the engine-independent identities.
         progress: called with a short description before each step (for progress bars).
     """
-    engines = [str(e).strip().lower() for e in engines]
+    defaults = engines is None
+    engines = [str(e).strip().lower() for e in (available_engines() if defaults else engines)]
     for e in engines:
         if e not in ENGINES:
             raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")
@@ -351,7 +373,15 @@ def cross_validate(
         "wrenches": {f: rng.normal(size=(samples, 6)) * 10.0 for f in frames[:3]},
         "gravity": np.broadcast_to(np.array([0.0, 0.0, -9.81]), (samples, 3)),
     }
-    report = Report(model.name, engines, reps, samples, seed, rtol)
+    notes = []
+    if defaults:
+        for e in [e for e in engines if e in OPTIONAL_ENGINES]:
+            try:
+                KinDyn(model, engine=e)
+            except UnsupportedError as exc:
+                engines.remove(e)
+                notes.append(f"engine {e!r} left out: {exc}")
+    report = Report(model.name, engines, reps, samples, seed, rtol, notes=notes)
     if model.massless_dofs:
         report.notes.append(
             "forward dynamics not compared: the mass matrix is singular because these joints move no "

@@ -57,6 +57,7 @@ CONVENTIONS: dict[str, Convention | str] = {
     "mixed": MIXED,
     "pinocchio": "bridge.backends.pinocchio.state:PINOCCHIO",
     "featherstone": "bridge.backends.featherstone.state:FEATHERSTONE",
+    "drake": "bridge.backends.drake.state:DRAKE",
 }
 
 

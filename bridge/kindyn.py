@@ -37,6 +37,7 @@ ENGINES: dict[str, str] = {
     "pinocchio": "bridge.backends.pinocchio.engine:PinocchioEngine",
     "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
     "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
+    "drake": "bridge.backends.drake.engine:DrakeEngine",
 }
 
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
