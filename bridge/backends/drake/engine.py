@@ -130,9 +130,10 @@ class DrakeEngine(EngineBase):
         self._current = i
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
-        """``fn(i, *vectors_i)`` for every sample with sample i selected: a flat (n, ...) array."""
+        """``fn(i, *vectors_i)`` for every sample with sample i selected: a flat (n, ...) array;
+        ``vectors`` are flat (n, k) (or (k,) for every sample)."""
         flat = self._flat
-        rows = [flat.flat_view(v, v.shape[-1]) for v in vectors]
+        rows = [np.broadcast_to(v, (flat.n, v.shape[-1])) for v in vectors]
         out = []
         for i in range(flat.n):
             self._select(i)
