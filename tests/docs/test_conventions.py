@@ -586,7 +586,9 @@ def test_rbdl_tds_transforms_only():
             bridge.Representation.parse(name)
     from bridge.convert import CONVENTIONS
 
-    assert set(CONVENTIONS) == {"body", "inertial", "mixed", "pinocchio", "featherstone"}
+    # the velocity conventions bridge knows: the neutral ones and one per library with an engine
+    assert {"body", "inertial", "mixed", "pinocchio", "featherstone"} <= set(CONVENTIONS)
+    assert not {"rbdl", "tds", "brax"} & set(CONVENTIONS)
     assert callable(transform_to_rbdl) and callable(transform_to_tds)
 
 
@@ -1564,3 +1566,7 @@ def test_fbexport_xtree6_floatbase():
     # bridge's FDfb and IDfb need the floatbase layout; spatial_v2's is the six-joint chain of ID, HandC
     with pytest.raises(bridge.ModelError, match="no floating base"):
         FDfb(sv2, xfb, q, q, q)
+
+
+# ========================================================================== Drake (its own module)
+from tests.docs._conventions_drake import *  # noqa: E402, F403
