@@ -31,13 +31,14 @@ over samples (:class:`~bridge.backends.batch.FlatBatch`); the conversions are ve
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, change_of_variables
+from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State
@@ -49,6 +50,31 @@ __all__ = ["DrakeEngine"]
 
 _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+def _quaternion_wxyz(H: np.ndarray) -> tuple[float, float, float, float]:
+    """The unit quaternion (w, x, y, z) of the rotation of one pose H (4, 4), in Python floats
+    (Shepperd's method: the largest of the four squared components first)."""
+    (a, b, c, _), (d, e, f, _), (g, h, i, _), _ = H.tolist()
+    t = a + e + i
+    if t >= a and t >= e and t >= i:
+        r = math.sqrt(1.0 + t)
+        k = 0.5 / r
+        w, x, y, z = 0.5 * r, (h - f) * k, (c - g) * k, (d - b) * k
+    elif a >= e and a >= i:
+        r = math.sqrt(1.0 + a - e - i)
+        k = 0.5 / r
+        w, x, y, z = (h - f) * k, 0.5 * r, (b + d) * k, (c + g) * k
+    elif e >= i:
+        r = math.sqrt(1.0 - a + e - i)
+        k = 0.5 / r
+        w, x, y, z = (c - g) * k, (b + d) * k, 0.5 * r, (f + h) * k
+    else:
+        r = math.sqrt(1.0 - a - e + i)
+        k = 0.5 / r
+        w, x, y, z = (d - b) * k, (c + g) * k, (f + h) * k, 0.5 * r
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    return w / n, x / n, y / n, z / n
 
 
 class DrakeEngine(EngineBase):
@@ -79,6 +105,12 @@ class DrakeEngine(EngineBase):
         self._forces = MultibodyForces(plant)
         world = plant.world_body().model_instance()
         self._weld = None if model.floating else plant.GetFrameByName(WORLD_H_BASE, world)
+        # MIXED and fixed bases: the change of variables is constant (a permutation), made once
+        self._constant_cov = None
+        if self.representation is _MIXED or not model.floating:
+            joints = JointOrder.between(model, self.convention, DRAKE)
+            L0 = DRAKE.base_left
+            self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
         self._gravity: list[float] | None = None
         self._pose: list | None = None
         self._current = -1
@@ -90,23 +122,26 @@ class DrakeEngine(EngineBase):
         flat = self._flat = FlatBatch(state, gravity)
         self.batch_shape = flat.batch_shape
         self._state = state
-        flat_state = State(
-            Transform(flat.H, check=False),
-            flat.s,
-            flat.base_velocity,
-            flat.s_dot,
-            state.representation,
-            check=False,
-        )
-        if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
-            flat_state = flat_state.to(self.representation)
-        cov = self.cov = change_of_variables(model, flat_state, self.convention, DRAKE)
-        self._v = np.ascontiguousarray(cov.velocity(cov.nu))
+        nu = np.concatenate([flat.base_velocity, flat.s_dot], axis=-1) if model.floating else flat.s_dot
+        if self._constant_cov is not None and state.representation is self.representation:
+            cov = self.cov = self._constant_cov
+        else:
+            flat_state = State(
+                Transform(flat.H, check=False),
+                flat.s,
+                flat.base_velocity,
+                flat.s_dot,
+                state.representation,
+                check=False,
+            )
+            if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
+                flat_state = flat_state.to(self.representation)
+            cov = self.cov = change_of_variables(model, flat_state, self.convention, DRAKE)
+            nu = cov.nu
+        self._v = np.ascontiguousarray(cov.velocity(nu))
         q = np.zeros((flat.n, lay.nq))
         q[:, lay.idx_q] = flat.s
-        if model.floating:
-            H = flat_state.world_H_base
-            q[:, :4] = H.as_quaternion_wxyz()
+        if model.floating:  # the quaternion is filled in per sample (_select)
             q[:, 4:7] = flat.H[:, :3, 3]
         self._q = q
         self._current = -1
@@ -125,7 +160,10 @@ class DrakeEngine(EngineBase):
             if pose != self._pose:
                 self._weld.SetPoseInParentFrame(c, self._RigidTransform(flat.H[i]))
                 self._pose = pose
-        plant.SetPositions(c, self._q[i])
+        q = self._q[i]
+        if self.model.floating:
+            q[:4] = _quaternion_wxyz(flat.H[i])
+        plant.SetPositions(c, q)
         plant.SetVelocities(c, self._v[i])
         self._current = i
 
