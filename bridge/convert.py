@@ -1,10 +1,11 @@
 """Convert generalized velocities and joint-space quantities between conventions.
 
 Conventions, by name: "body", "inertial", "mixed" (the base velocity representation, joints in the
-model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order) and
+model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order),
 "featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
-body order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign ones are
-defined by their backends and imported when first named. With ``nu_t = T nu_s``
+body order) and "drake" (MIXED base velocity angular first, joints in Drake's velocity order). Each
+is a :class:`bridge.change_of_variables.Convention`; the foreign ones are defined by their backends
+and imported when first named. With ``nu_t = T nu_s``
 (``T, T_dot = velocity_transform(model, state, s, t)``):
 
 * velocities: ``nu_t = T nu_s``;
@@ -64,7 +65,7 @@ CONVENTIONS: dict[str, Convention | str] = {
 def convention(value: object) -> Convention:
     """The :class:`Convention` named by ``value``: a Convention, a :class:`Representation`, a
     representation alias ("local", "world", "MIXED_REPRESENTATION", ...) or a foreign convention
-    name ("pinocchio", "featherstone")."""
+    name ("pinocchio", "featherstone", "drake")."""
     if isinstance(value, Convention):
         return value
     key = str(getattr(value, "value", value)).strip().lower()

@@ -111,7 +111,7 @@ class KinDyn:
 
     Args:
         model: a :class:`bridge.Model`.
-        engine: "pinocchio", "idyntree" or "featherstone".
+        engine: "pinocchio", "idyntree", "featherstone" or "drake" (with the extra [drake]).
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.
