@@ -65,10 +65,15 @@ def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndar
     context = plant.CreateDefaultContext()
     base = plant.GetBodyByName(model.base)
     mixed = state.to(Representation.MIXED)
-    if base.is_floating_base_body():
+    floating = getattr(base, "is_floating_base_body", None) or base.is_floating
+    if floating():
         plant.SetFreeBodyPose(context, base, RigidTransform(mixed.world_H_base.matrix))
         v = mixed.base_velocity
-        plant.SetFreeBodySpatialVelocity(context, base, SpatialVelocity(v[3:], v[:3]))
+        V = SpatialVelocity(v[3:], v[:3])
+        try:  # the current argument order (the older one is deprecated for removal in 2026-06)
+            plant.SetFreeBodySpatialVelocity(context, base, V)
+        except TypeError:  # pragma: no cover - older Drake
+            plant.SetFreeBodySpatialVelocity(base, V, context)
     q, v = plant.GetPositions(context).copy(), plant.GetVelocities(context).copy()
     for k, name in enumerate(model.dof_names):
         j = plant.GetJointByName(name)
