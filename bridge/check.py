@@ -20,6 +20,7 @@ precision, which for real humanoids near singular configurations (cond(M) ~ 1e8)
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import time
@@ -47,13 +48,11 @@ __all__ = [
 ]
 
 #: engines over an optional library (an extra): engine name -> the module it needs
-OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco"}
+OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco", "drake": "pydrake"}
 
 
 def available_engines() -> tuple[str, ...]:
     """The registered engines whose library is installed (found, not imported: this stays fast)."""
-    import importlib.util
-
     return tuple(
         e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
     )

@@ -38,6 +38,7 @@ ENGINES: dict[str, str] = {
     "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
     "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
     "mujoco": "bridge.backends.mujoco.engine:MujocoEngine",
+    "drake": "bridge.backends.drake.engine:DrakeEngine",
 }
 
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
@@ -111,7 +112,8 @@ class KinDyn:
 
     Args:
         model: a :class:`bridge.Model`.
-        engine: "pinocchio", "idyntree" or "featherstone".
+        engine: "pinocchio", "idyntree", "featherstone", "mujoco" (with the extra [mujoco]) or
+            "drake" (with the extra [drake]).
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.

@@ -487,7 +487,9 @@ def test_rbdl_tds_transforms_only():
             bridge.Representation.parse(name)
     from bridge.convert import CONVENTIONS
 
-    assert set(CONVENTIONS) == {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco"}
+    # the velocity conventions bridge knows: the neutral ones and one per library with an engine
+    assert {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco", "drake"} <= set(CONVENTIONS)
+    assert not {"rbdl", "tds", "brax"} & set(CONVENTIONS)
     assert callable(transform_to_rbdl) and callable(transform_to_tds)
 
 
@@ -1669,3 +1671,6 @@ def test_mj_urdf():
     )
     assert fused.njnt == 1 and fused.jnt_type[0] == mujoco.mjtJoint.mjJNT_HINGE  # no free joint
     assert fused.nbody == 2 and kept.nbody == 4  # world + arm (base and tool fused) vs every link
+
+# ========================================================================== Drake (its own module)
+from tests.docs._conventions_drake import *  # noqa: E402, F403
