@@ -46,12 +46,13 @@ __all__ = [
 @dataclass(frozen=True)
 class _Body:
     """A moving body: its link (a frame), its Jacobian columns (ancestor mask), the column its own
-    joint moves (None for the floating base) and its massive links with their inertia matrices."""
+    joint moves (None for the floating base) and the inertia (6, 6) of it and the links welded to
+    it, in its link's coordinates (None if massless)."""
 
     link: str
     mask: np.ndarray  # (nv,) bool
     column: int | None
-    links: tuple[tuple[str, np.ndarray], ...]  # (link name, 6x6 inertia in link coordinates)
+    inertia: np.ndarray | None
 
 
 _BODIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -65,27 +66,30 @@ def _bodies(model: Model) -> tuple[_Body, ...]:
         return cached
     nb = 6 if model.floating else 0
     nv = model.nv
-    body_of = {model.base: model.base}
+    # link -> (its moving body, body_H_link)
+    body_of: dict[str, tuple[str, Transform]] = {model.base: (model.base, Transform.identity())}
     mask = {model.base: np.zeros(nv, dtype=bool)}
     if model.floating:
         mask[model.base][:6] = True
     column: dict[str, int | None] = {model.base: None}
     for j in model.depth_first_joints:
         if j.movable:
-            m = mask[body_of[j.parent]].copy()
+            m = mask[body_of[j.parent][0]].copy()
             c = nb + model.dof_index(j.name)
             m[c] = True
-            body_of[j.child], mask[j.child], column[j.child] = j.child, m, c
+            body_of[j.child], mask[j.child], column[j.child] = (j.child, Transform.identity()), m, c
         else:
-            body_of[j.child] = body_of[j.parent]
-    links: dict[str, list] = {k: [] for k in mask}
+            body, body_H_parent = body_of[j.parent]
+            body_of[j.child] = (body, body_H_parent @ j.transform(0.0))
+    inertia: dict[str, np.ndarray | None] = dict.fromkeys(mask)
     for link in model.links:
         if link.mass > 0.0:
-            links[body_of[link.name]].append((link.name, link.inertia.as_matrix()))
+            body, body_H_link = body_of[link.name]
+            Xs = body_H_link.force_matrix()
+            I = Xs @ link.inertia.as_matrix() @ Xs.T
+            inertia[body] = I if inertia[body] is None else inertia[body] + I
     out = tuple(
-        _Body(k, mask[k], column[k], tuple(links[k]))
-        for k in mask
-        if model.floating or k != model.base
+        _Body(k, mask[k], column[k], inertia[k]) for k in mask if model.floating or k != model.base
     )
     _BODIES[model] = out
     return out
@@ -123,10 +127,10 @@ def _body_terms(engine: Engine, need_derivative: bool):
     for body in _bodies(model):
         H = engine.frame_transform(body.link)
         J = to_world_rows(rep, H, engine.frame_jacobian(body.link))
-        Y = 0.0
-        for link, inertia in body.links:
-            Xs = Transform(engine.frame_transform(link), check=False).force_matrix()
-            Y = Y + Xs @ inertia @ np.swapaxes(Xs, -1, -2)
+        Y = None
+        if body.inertia is not None:  # world inertia A_Xs_K I_K K_X_A
+            Xs = Transform(H, check=False).force_matrix()
+            Y = Xs @ body.inertia @ np.swapaxes(Xs, -1, -2)
         terms.append((body, J, Y))
     if need_derivative:
         nu = _nu(engine)
@@ -161,12 +165,10 @@ def _nu(engine: Engine) -> np.ndarray:
 def centroidal_momentum_matrix(engine: Engine) -> np.ndarray:
     """(..., 6, nv): the centroidal momentum (G[A], linear first) per unit generalized velocity."""
     terms, _ = _body_terms(engine, need_derivative=False)
-    A = 0.0
+    A = np.zeros((*engine.batch_shape, 6, engine.model.nv))
     for _, J, Y in terms:
-        if not isinstance(Y, float):
+        if Y is not None:
             A = A + Y @ J
-    if isinstance(A, float):
-        A = np.zeros((*engine.batch_shape, 6, engine.model.nv))
     c = engine.com_position()
     out = np.array(A, copy=True)
     out[..., 3:, :] -= np.cross(c[..., None, :], np.swapaxes(A[..., :3, :], -1, -2)).swapaxes(-1, -2)
@@ -180,7 +182,7 @@ def coriolis_matrix(engine: Engine) -> np.ndarray:
     nv = engine.model.nv
     C = np.zeros((*engine.batch_shape, nv, nv))
     for body, J, Y in terms:
-        if isinstance(Y, float):
+        if Y is None:
             continue
         v = np.einsum("...ij,...j->...i", J, nu)
         Yv = np.einsum("...ij,...j->...i", Y, v)
