@@ -11,8 +11,9 @@ Every :class:`~bridge.kindyn.KinDyn` query has a function of the same name takin
 The answer is in the state's representation (``state.representation``), with the state's batch
 axes; the remaining positional and keyword arguments are those of the KinDyn method. Each call sets
 the state on a KinDyn kept per thread, model, engine and representation (the eight most recently
-used: the engine is built once per model, not once per call) and returns what that KinDyn returns (read-only arrays). Code that
-asks many questions of one state should keep its own KinDyn: its results are cached per state.
+used: the engine is built once per model, not once per call) and returns what that KinDyn returns
+(read-only arrays). Code that asks many questions of one state should keep its own KinDyn: its
+results are cached per state.
 """
 
 from __future__ import annotations

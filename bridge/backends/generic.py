@@ -86,11 +86,9 @@ def _bodies(model: Model) -> tuple[_Body, ...]:
         if link.mass > 0.0:
             body, body_H_link = body_of[link.name]
             Xs = body_H_link.force_matrix()
-            I = Xs @ link.inertia.as_matrix() @ Xs.T
-            inertia[body] = I if inertia[body] is None else inertia[body] + I
-    out = tuple(
-        _Body(k, mask[k], column[k], inertia[k]) for k in mask if model.floating or k != model.base
-    )
+            Y = Xs @ link.inertia.as_matrix() @ Xs.T
+            inertia[body] = Y if inertia[body] is None else inertia[body] + Y
+    out = tuple(_Body(k, mask[k], column[k], inertia[k]) for k in mask if model.floating or k != model.base)
     _BODIES[model] = out
     return out
 
