@@ -1308,6 +1308,22 @@ def test_after_m_coriolis_idyntree(icub):
         kd = bridge.KinDyn(fixed, engine="featherstone", representation=rep)
         kd.set_state(H, s, np.zeros(6), sd)
         assert close(C[6:, 6:], kd.coriolis_matrix()), rep
+    # ... and on ur5_robot it takes the process down (run apart)
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, idyntree.bindings as idyn, bridge\n"
+        "from bridge.robots import robot_path\n"
+        "from bridge.backends.idyntree.kindyn import kindyn\n"
+        "m = bridge.load_urdf(robot_path('ur5_robot'), floating=False)\n"
+        "k = kindyn(m, 'mixed'); n = m.n_dofs\n"
+        "k.setRobotState(np.eye(4), np.zeros(n), np.zeros(6), np.zeros(n), np.array([0, 0, -9.81]))\n"
+        "C, M, D = (idyn.MatrixDynSize(6 + n, 6 + n) for _ in range(3))\n"
+        "k.getCoriolisAndMassMatrices(C, M, D)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode < 0, done.stderr.decode()[-500:]  # killed by a signal (SIGSEGV)
 
 
 def test_after_m_coriolis_pinocchio(icub):

@@ -10,9 +10,9 @@ numbers in and out: its change of variables is the identity.
 * Gravity forces refresh the kinematics first (:func:`.kindyn.gravity_forces`).
 * Native ``getCentroidalTotalMomentumJacobian`` (rows rotated to G[A] in BODY),
   ``getLinearAngularMomentumJacobian``, ``getRelativeTransform`` and ``getRelativeJacobian``. The
-  Coriolis matrix of ``getCoriolisAndMassMatrices`` is used for a fixed base only: for a floating base
-  (checked on 15.1) its base columns differ and its mass-matrix derivative is not the time derivative
-  of M along the motion, so ``M_dot = C + C^T`` fails; there the generic one of :class:`EngineBase`.
+  Coriolis matrix is the generic one of :class:`EngineBase`: iDynTree's ``getCoriolisAndMassMatrices``
+  (15.1) agrees with it for a fixed base only (for a floating base its mass-matrix derivative is not
+  the time derivative of M along the motion), and crashes the process on some models (ur5_robot).
 * A fixed base: iDynTree models are always floating; the base velocity and acceleration are held
   at zero and the joint blocks of every quantity are returned.
 
@@ -246,21 +246,5 @@ class IDynTreeEngine(EngineBase):
             if not self.kd.getRelativeJacobian(ref, idx, self._Jrel):
                 raise BackendError(f"iDynTree getRelativeJacobian failed for {frame!r} w.r.t. {reference!r}")
             return self._Jrel.toNumPy().copy()
-
-        return self._loop(one)
-
-    def coriolis_matrix(self) -> np.ndarray:
-        """``getCoriolisAndMassMatrices`` for a fixed base; the generic construction for a floating
-        one (see the module docstring)."""
-        if self._floating:
-            return super().coriolis_matrix()
-        nv = 6 + self.model.n_dofs
-        idyn = self._idyn
-        C, M, M_dot = idyn.MatrixDynSize(nv, nv), idyn.MatrixDynSize(nv, nv), idyn.MatrixDynSize(nv, nv)
-
-        def one(_i):
-            if not self.kd.getCoriolisAndMassMatrices(C, M, M_dot):
-                raise BackendError("iDynTree getCoriolisAndMassMatrices failed")
-            return C.toNumPy()[6:, 6:].copy()
 
         return self._loop(one)
