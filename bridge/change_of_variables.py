@@ -444,6 +444,30 @@ class ChangeOfVariables:
         out[..., 6:, 6:] = M_t[..., 6:, 6:]
         return out
 
+    def coriolis_back(self, C_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
+        """``T^T (C_t T + M_t T_dot)`` (..., nv, nv): a target Coriolis matrix as a source one.
+
+        With ``nu_t = T nu``: ``C nu = T^T (C_t nu_t + M_t T_dot nu)`` (the source bias forces
+        without gravity) and ``C + C^T = T^T (C_t + C_t^T) T + T_dot^T M_t T + T^T M_t T_dot``, the
+        time derivative of ``T^T M_t T``: both properties carry over (docs/theory.md)."""
+        out = self.matrix_back(C_t)
+        if self.X_dot is None:
+            return out
+        if out is C_t:
+            out = out.copy()
+        # M_t T_dot is nonzero in its first six columns only: M_t[:, :6] X_dot; then T^T on the left
+        Z = M_t[..., :, :6] @ self.X_dot  # (..., nv, 6), target rows (a new array)
+        back = self.joints.back
+        if back is not None:
+            Z = Z[..., back, :]
+        if self.X is not None:
+            Z[..., :6, :] = np.swapaxes(self.X, -1, -2) @ Z[..., :6, :]
+        lead = np.broadcast_shapes(out.shape[:-2], Z.shape[:-2])
+        if out.shape[:-2] != lead:
+            out = np.broadcast_to(out, (*lead, *out.shape[-2:])).copy()
+        out[..., :, :6] += Z
+        return out
+
     # ------------------------------------------------------------------ dense forms
     def matrix(self) -> np.ndarray:
         """Dense T (..., nv, nv)."""

@@ -45,8 +45,9 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     """What an engine implements. Arrays carry the state's batch axes in front.
 
     The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single`` and ``total_momentum`` have defaults in
-    :class:`bridge.backends.base.EngineBase`.
+    ``forward_dynamics_single``, ``total_momentum`` and the derived quantities (centroidal momentum
+    matrix, total momentum Jacobian, Coriolis matrix and forces, relative transform and Jacobian)
+    have defaults in :class:`bridge.backends.base.EngineBase`.
     """
 
     name: str
@@ -78,6 +79,13 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def com_jacobian(self) -> np.ndarray: ...
     def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
     def total_momentum(self) -> np.ndarray | None: ...  # in B / A / B[A]; None: derived by KinDyn
+    # the quantities after M and h: exact generic defaults in EngineBase (bridge.backends.generic)
+    def centroidal_momentum_matrix(self) -> np.ndarray: ...  # (..., 6, nv), rows in G[A]
+    def total_momentum_jacobian(self) -> np.ndarray | None: ...  # rows in B / A / B[A]; None: derived
+    def coriolis_matrix(self) -> np.ndarray: ...  # (..., nv, nv): C nu + g = h, M_dot = C + C^T
+    def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
 
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
@@ -442,6 +450,70 @@ class KinDyn:
             return (A_H_W.inverse() @ h).vector
 
         return self._cached("hB", compute)
+
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """Centroidal momentum matrix (..., 6, nv): ``centroidal_momentum() == CMM @ nu``, rows in
+        G[B] (BODY) or G[A] (INERTIAL, MIXED) as :meth:`centroidal_momentum`, columns in this
+        representation (iDynTree's ``getCentroidalTotalMomentumJacobian``)."""
+
+        def compute() -> np.ndarray:
+            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
+            if self.representation is not Representation.BODY:
+                return A
+            R_T = np.swapaxes(self.state.world_H_base.rotation, -1, -2)[..., None, :, :]
+            rows = np.stack([A[..., :3, :], A[..., 3:, :]], axis=-3)  # (..., 2, 3, nv)
+            return (R_T @ rows).reshape(*rows.shape[:-3], 6, A.shape[-1])
+
+        return self._cached("CMM", compute)
+
+    def total_momentum_jacobian(self) -> np.ndarray:
+        """(..., 6, nv) with ``total_momentum() == J @ nu``, rows in B, A or B[A] as
+        :meth:`total_momentum` (iDynTree's ``getLinearAngularMomentumJacobian``; for a floating base
+        the first six rows of the mass matrix)."""
+
+        def compute() -> np.ndarray:
+            native = self._engine.total_momentum_jacobian()
+            if native is not None:
+                return native
+            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
+            # G[A] -> A -> B (BODY) / B[A] (MIXED): the dual action on every column
+            A_Xs = Transform.from_translation(self.com_position()).force_matrix()
+            rep = self.representation
+            if rep is not Representation.INERTIAL:
+                H = self.state.world_H_base
+                A_H_W = H if rep is Representation.BODY else Transform.from_translation(H.translation)
+                A_Xs = A_H_W.inverse().force_matrix() @ A_Xs
+            return A_Xs @ A
+
+        return self._cached("Jmomentum", compute)
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """Coriolis matrix C (..., nv, nv) in this representation: ``C nu + g == h`` and
+        ``M_dot - C - C^T == 0`` (M_dot the time derivative of :meth:`mass_matrix` along the motion).
+        From another convention's C: ``T^T (C T + M T_dot)`` (Pinocchio's ``computeCoriolisMatrix``
+        after conversion)."""
+        return self._cached("C", self._engine.coriolis_matrix)
+
+    def coriolis_forces(self) -> np.ndarray:
+        """``C nu`` (..., nv): the bias forces without gravity, ``h - g``."""
+        return self._cached("Cnu", self._engine.coriolis_forces)
+
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray:
+        """``reference_H_frame`` (..., 4, 4) (iDynTree's ``getRelativeTransform(reference, frame)``)."""
+        return self._cached(
+            ("relX", frame, reference),
+            lambda: self._engine.relative_transform(self._frame(frame), self._frame(reference)),
+        )
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """(..., 6, n): the velocity of ``frame`` F relative to ``reference`` R is ``J @ s_dot``,
+        expressed in F (BODY), R (INERTIAL) or F[R] (MIXED): iDynTree's
+        ``getRelativeJacobian(reference, frame)`` in each representation. It depends on the joints
+        only (the base velocity moves both frames alike)."""
+        return self._cached(
+            ("relJ", frame, reference),
+            lambda: self._engine.relative_jacobian(self._frame(frame), self._frame(reference)),
+        )
 
     def __repr__(self) -> str:
         return (

@@ -21,6 +21,7 @@ import pinocchio as pin
 import pytest
 
 import bridge
+from bridge.backends.idyntree.kindyn import kindyn as kindyn_of
 from bridge.spatial import Force, Motion, Transform
 from bridge.spatial.conventions import (
     plux,
@@ -1061,6 +1062,305 @@ def test_momentum_pinocchio(icub):
     assert_close(hg.vector, expected)
     assert_close(np.concatenate([hg.linear, hg.angular]), expected)
     assert_close(d.com[0], _momentum_world(c)[2], 1e-14)
+
+
+# ======================================================================= quantities after M
+REF = "r_hand"  # the reference frame of the relative quantities (FRAME is the other one)
+
+
+def _after_state(c, rep: str) -> bridge.State:
+    H, s, vm, sd = traj(c, 0.0)
+    return bridge.State(H, s, base_velocity(H, vm, rep), sd, rep)
+
+
+def _after_T(c, rep: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, T_dot)`` with Pinocchio's ``v = T nu`` in ``rep`` for the fixture's Pinocchio model:
+    its DOF order is the bridge model's, so v is the BODY generalized velocity."""
+    T, T_dot = bridge.velocity_transform(c.model, _after_state(c, rep), rep, "body")
+    return np.asarray(T), np.asarray(T_dot)
+
+
+def _pin_M(c, q) -> np.ndarray:
+    M = pin.crba(c.pm, c.pd, q).copy()
+    return np.triu(M) + np.triu(M, 1).T
+
+
+def _idyn_matrix(c, rows: int, cols: int, getter: str, *args) -> np.ndarray:
+    J = idyn.MatrixDynSize(rows, cols)
+    assert getattr(c.kd, getter)(*args, J)
+    return J.toNumPy().copy()
+
+
+def _fd_along(c, rep: str, fn):
+    """Central difference of ``fn(KinDyn)`` along the fixture's trajectory (pinocchio engine)."""
+    return fd(lambda t: fn(bridge_kd(c, rep, t)))
+
+
+def test_after_m_cmm_bridge(icub):
+    c = icub
+    for rep in REPS:
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            kd = bridge_kd(c, rep, 0.0, engine)
+            A = kd.centroidal_momentum_matrix()
+            assert_close(A @ kd.nu, kd.centroidal_momentum(), 1e-10, str((rep, engine)))
+            assert_close(A @ kd.nu, _momentum_expected(c, rep, "centroidal"), 1e-10, str((rep, engine)))
+
+
+def test_after_m_cmm_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        A = _idyn_matrix(c, 6, 6 + c.n, "getCentroidalTotalMomentumJacobian")
+        nu = np.concatenate([base_velocity(*traj(c, 0.0)[0:1], traj(c, 0.0)[2], rep), c.sd])
+        assert_close(
+            A @ nu, np.array(c.kd.getCentroidalTotalMomentum().asVector().toNumPy()), 1e-10, str(rep)
+        )
+        assert_close(A @ nu, _momentum_expected(c, rep, "centroidal"), 1e-10, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0).centroidal_momentum_matrix(), A, 1e-10, str(rep))
+
+
+def test_after_m_cmm_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    Ag = pin.computeCentroidalMap(c.pm, c.pd, q).copy()
+    assert_close(Ag @ v, _momentum_expected(c, "mixed", "centroidal"), 1e-10)  # G[A]
+    assert_close(c.pd.com[0], _momentum_world(c)[2], 1e-14)
+    assert_close(pin.ccrba(c.pm, c.pd, q, v).copy(), Ag, 1e-10)
+    H = traj(c, 0.0)[0]
+    R = H[:3, :3]
+    for rep in REPS:
+        T, _ = _after_T(c, rep)
+        A = bridge_kd(c, rep, 0.0).centroidal_momentum_matrix()
+        if rep == "body":
+            A = np.concatenate([R @ A[:3], R @ A[3:]])
+        assert_close(A, Ag @ T, 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        J = kd.total_momentum_jacobian()
+        assert_close(J @ kd.nu, kd.total_momentum(), 1e-10, str(rep))
+        assert_close(J @ kd.nu, _momentum_expected(c, rep, "total"), 1e-10, str(rep))
+        assert_close(J, kd.mass_matrix()[:6], 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        J = _idyn_matrix(c, 6, 6 + c.n, "getLinearAngularMomentumJacobian")
+        H, _, vm, _ = traj(c, 0.0)
+        nu = np.concatenate([base_velocity(H, vm, rep), c.sd])
+        assert_close(J @ nu, _momentum_expected(c, rep, "total"), 1e-10, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0).total_momentum_jacobian(), J, 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    M = _pin_M(c, q)
+    assert_close(M[:6] @ v, _momentum_expected(c, "body", "total"), 1e-10)  # B, base axes
+    assert not any("momentumjacobian" in name.lower() for name in dir(pin))
+    T, _ = _after_T(c, "body")
+    assert_close(bridge_kd(c, "body", 0.0).total_momentum_jacobian(), M[:6] @ T, 1e-10)
+
+
+def test_after_m_coriolis_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        C = kd.coriolis_matrix()
+        assert_close(C @ kd.nu + kd.gravity_forces(), kd.bias_forces(), 1e-10, str(rep))
+        M_dot = _fd_along(c, rep, lambda k: k.mass_matrix())
+        assert_close(C + C.T, M_dot, FD_RTOL, str(rep))
+
+
+def _idyn_coriolis(kd, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    C, M, M_dot = (idyn.MatrixDynSize(nv, nv) for _ in range(3))
+    assert kd.getCoriolisAndMassMatrices(C, M, M_dot)
+    return C.toNumPy().copy(), M_dot.toNumPy().copy()
+
+
+def test_after_m_coriolis_idyntree(icub):
+    c = icub
+    nv = 6 + c.n
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        C, M_dot = _idyn_coriolis(c.kd, nv)
+        kd = bridge_kd(c, rep, 0.0, "idyntree")
+        assert_close(C @ kd.nu + kd.gravity_forces(), kd.bias_forces(), 1e-10, str(rep))  # C nu = h - g
+        assert_close(M_dot, C + C.T, 1e-10, str(rep))  # its own M_dot ...
+        true_M_dot = _fd_along(c, rep, lambda k: k.mass_matrix())
+        assert_not_close(M_dot, true_M_dot, 1e-3, str(rep))  # ... is not the derivative of M
+        assert_not_close(C[:, :6], kd.coriolis_matrix()[:, :6], 1e-3, str(rep))  # base columns differ
+        assert_close(C[:, 6:], kd.coriolis_matrix()[:, 6:], 1e-10, str(rep))  # joint columns agree
+    # a fixed base: the joint block is bridge's
+    fixed = c.model.with_fixed_base()
+    for rep in REPS:
+        H, s, _, sd = traj(c, 0.0)
+        kdi = kindyn_of(fixed, rep)
+        assert kdi.setRobotState(H, s, np.zeros(6), sd, GRAVITY)
+        C, _ = _idyn_coriolis(kdi, nv)
+        kd = bridge.KinDyn(fixed, engine="featherstone", representation=rep)
+        kd.set_state(H, s, np.zeros(6), sd)
+        assert_close(C[6:, 6:], kd.coriolis_matrix(), 1e-10, str(rep))
+    # ... and on ur5_robot it takes the process down (run apart)
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, idyntree.bindings as idyn, bridge\n"
+        "from bridge.robots import robot_path\n"
+        "from bridge.backends.idyntree.kindyn import kindyn\n"
+        "m = bridge.load_urdf(robot_path('ur5_robot'), floating=False)\n"
+        "k = kindyn(m, 'mixed'); n = m.n_dofs\n"
+        "k.setRobotState(np.eye(4), np.zeros(n), np.zeros(6), np.zeros(n), np.array([0, 0, -9.81]))\n"
+        "C, M, D = (idyn.MatrixDynSize(6 + n, 6 + n) for _ in range(3))\n"
+        "k.getCoriolisAndMassMatrices(C, M, D)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode < 0, done.stderr.decode()[-500:]  # killed by a signal (SIGSEGV)
+
+
+def test_after_m_coriolis_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    C = pin.computeCoriolisMatrix(c.pm, c.pd, q, v).copy()
+    M = _pin_M(c, q)
+    g = pin.computeGeneralizedGravity(c.pm, c.pd, q).copy()
+    assert_close(C @ v + g, pin.nonLinearEffects(c.pm, c.pd, q, v), 1e-10)
+
+    def pin_M_at(t):
+        return _pin_M(c, pin_qv(c, t)[0])
+
+    assert_close(C + C.T, fd(pin_M_at), FD_RTOL)
+    for rep in REPS:
+        T, T_dot = _after_T(c, rep)
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            assert_close(
+                bridge_kd(c, rep, 0.0, engine).coriolis_matrix(), T.T @ (C @ T + M @ T_dot), 1e-10, str(rep)
+            )
+
+
+def test_after_m_coriolis_forces_bridge(icub):
+    c = icub
+    for rep in REPS:
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            kd = bridge_kd(c, rep, 0.0, engine)
+            assert_close(
+                kd.coriolis_forces(), kd.bias_forces() - kd.gravity_forces(), 1e-10, str((rep, engine))
+            )
+            assert_close(kd.coriolis_forces(), kd.coriolis_matrix() @ kd.nu, 1e-10, str((rep, engine)))
+
+
+def test_after_m_coriolis_forces_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        tau = idyn.FreeFloatingGeneralizedTorques(c.kd.model())
+        assert c.kd.generalizedBiasForces(tau)
+        h = np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()])
+        c.kd.getWorldTransform(c.kd.getFloatingBase())  # fresh kinematics (see the backend's note)
+        assert c.kd.generalizedGravityForces(tau)
+        g = np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()])
+        assert_close(bridge_kd(c, rep, 0.0).coriolis_forces(), h - g, 1e-10, str(rep))
+
+
+def test_after_m_coriolis_forces_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    nle = pin.nonLinearEffects(c.pm, c.pd, q, v).copy()
+    g = pin.computeGeneralizedGravity(c.pm, c.pd, q).copy()
+    pm = c.pm.copy()
+    pm.gravity = pin.Motion.Zero()
+    c_pin = pin.rnea(pm, pm.createData(), q, v, np.zeros(pm.nv)).copy()
+    assert_close(c_pin, nle - g, 1e-10)
+    C = pin.computeCoriolisMatrix(c.pm, c.pd, q, v).copy()
+    assert_close(C @ v, c_pin, 1e-10)
+    M = _pin_M(c, q)
+    for rep in REPS:
+        T, T_dot = _after_T(c, rep)
+        kd = bridge_kd(c, rep, 0.0)
+        assert_close(kd.coriolis_forces(), T.T @ (c_pin + M @ T_dot @ kd.nu), 1e-10, str(rep))
+
+
+def test_after_m_relative_transform_bridge(icub):
+    c = icub
+    for engine in ("pinocchio", "idyntree", "featherstone"):
+        kd = bridge_kd(c, "mixed", 0.0, engine)
+        expected = np.linalg.inv(kd.frame_transform(REF)) @ kd.frame_transform(FRAME)
+        assert_close(kd.relative_transform(FRAME, REF), expected, 1e-10, str(engine))
+        A_H_R, A_H_F = kd.frame_transform(REF), kd.frame_transform(FRAME)
+        origin = A_H_R[:3, :3].T @ (A_H_F[:3, 3] - A_H_R[:3, 3])  # F's origin in R coordinates
+        assert_close(kd.relative_transform(FRAME, REF)[:3, 3], origin, 1e-10, str(engine))
+
+
+def test_after_m_relative_transform_idyntree(icub):
+    c = icub
+    idyn_set(c, "mixed", 0.0)
+    X = c.kd.getRelativeTransform(REF, FRAME)
+    H = np.array(X.asHomogeneousTransform().toNumPy())
+    world = np.array(c.kd.getWorldTransform(REF).asHomogeneousTransform().toNumPy())
+    assert_close(world @ H, np.array(c.kd.getWorldTransform(FRAME).asHomogeneousTransform().toNumPy()), 1e-10)
+    assert_close(bridge_kd(c, "mixed", 0.0).relative_transform(FRAME, REF), H, 1e-10)
+
+
+def test_after_m_relative_transform_pinocchio(icub):
+    c = icub
+    q, _ = pin_qv(c, 0.0)
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    H = (c.pd.oMf[c.pm.getFrameId(REF)].inverse() * c.pd.oMf[c.pm.getFrameId(FRAME)]).homogeneous
+    assert_close(bridge_kd(c, "body", 0.0, "featherstone").relative_transform(FRAME, REF), H, 1e-10)
+
+
+def _relative_definition(H: np.ndarray, H_dot: np.ndarray, rep: str) -> np.ndarray:
+    """Velocity of F relative to R from ``R_H_F`` and its derivative: in F, R or F[R]."""
+    return definition_velocity(H, H_dot, rep)  # the page's definitions with R in place of A
+
+
+def test_after_m_relative_jacobian_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        H = kd.relative_transform(FRAME, REF)
+        H_dot = _fd_along(c, rep, lambda k: k.relative_transform(FRAME, REF))
+        J = kd.relative_jacobian(FRAME, REF)
+        assert J.shape == (6, c.n)
+        assert_close(J @ c.sd, _relative_definition(H, H_dot, rep), FD_RTOL, str(rep))
+
+
+def test_after_m_relative_jacobian_idyntree(icub):
+    c = icub
+    im = c.kd.model()
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        J = _idyn_matrix(c, 6, c.n, "getRelativeJacobian", im.getFrameIndex(REF), im.getFrameIndex(FRAME))
+        H = bridge_kd(c, rep, 0.0).relative_transform(FRAME, REF)
+        H_dot = _fd_along(c, rep, lambda k: k.relative_transform(FRAME, REF))
+        assert_close(J @ c.sd, _relative_definition(H, H_dot, rep), FD_RTOL, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0, "featherstone").relative_jacobian(FRAME, REF), J, 1e-10, str(rep))
+
+
+def test_after_m_relative_jacobian_pinocchio(icub):
+    c = icub
+    q, _ = pin_qv(c, 0.0)
+    pin.computeJointJacobians(c.pm, c.pd, q)
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    fF, fR = c.pm.getFrameId(FRAME), c.pm.getFrameId(REF)
+    J_F = pin.getFrameJacobian(c.pm, c.pd, fF, pin.WORLD)
+    J_R = pin.getFrameJacobian(c.pm, c.pd, fR, pin.WORLD)
+    D = (J_F - J_R)[:, 6:]
+    A_H_F, A_H_R = c.pd.oMf[fF], c.pd.oMf[fR]
+    E = {
+        "body": A_H_F,
+        "inertial": A_H_R,
+        "mixed": pin.SE3(A_H_R.rotation, A_H_F.translation),
+    }
+    for rep in REPS:
+        J = E[rep].inverse().action @ D
+        assert_close(bridge_kd(c, rep, 0.0, "idyntree").relative_jacobian(FRAME, REF), J, 1e-10, str(rep))
 
 
 # ======================================================================= table 5: model structure
