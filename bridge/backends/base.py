@@ -4,10 +4,14 @@ An engine without a hot path for one unbatched state inherits :class:`EngineBase
 ``set_single_state`` checks the arrays once (:func:`bridge.state.single_state_arrays`) and hands an
 unchecked :class:`State` to the engine's ``set_state``; its ``*_single`` hooks decline (None: KinDyn
 then takes the general path) and ``total_momentum`` is left to KinDyn (derived from the centroidal
-momentum).
+momentum). The derivative hooks ``inverse_dynamics_derivatives`` and
+``forward_dynamics_derivatives`` default to differences of the engine's own dynamics
+(:mod:`bridge.backends.numeric_derivatives`; engines with analytical derivatives override them).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -62,3 +66,22 @@ class EngineBase:
         """The total momentum (..., 6) in the representation's B / A / B[A], or None when the engine
         does not compute it natively (KinDyn then derives it from the centroidal momentum)."""
         return None
+
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation, q along the
+        tangent of :func:`bridge.derivatives.retract`; default: differences of this engine's
+        inverse dynamics (:mod:`bridge.backends.numeric_derivatives`, 1e-11 relative)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.inverse_dynamics_derivatives(self, nu_dot, wrenches, gravity)
+
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) for the generalized force ``tau``;
+        default: from the inverse dynamics derivatives (:mod:`bridge.backends.numeric_derivatives`)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.forward_dynamics_derivatives(self, tau, wrenches, gravity)
