@@ -28,6 +28,8 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from bridge.change_of_variables import ChangeOfVariables
@@ -204,52 +206,171 @@ def wrench_position_term(J: np.ndarray, f: np.ndarray, rep: Representation) -> n
     return np.swapaxes(J, -1, -2) @ (K @ J)
 
 
+# flat indices into [0, x, y, z, -x, -y, -z] giving the cross-product matrix of (x, y, z)
+_SKEW_IDX = np.array([[0, 6, 2], [3, 0, 4], [5, 1, 0]])
+
+
+def _skews(vs: np.ndarray) -> np.ndarray:
+    """Cross-product matrices (k, 3, 3) of k vectors (k, 3), one gather (the unbatched path)."""
+    ext = np.empty((vs.shape[0], 7))
+    ext[:, 0] = 0.0
+    ext[:, 1:4] = vs
+    ext[:, 4:] = -vs
+    return ext[:, _SKEW_IDX]
+
+
+def _blocks(
+    H: np.ndarray, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, rep: Representation
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """``(Y(nu_b), Y(y_b) + B_q, B_nu, Z(f_b))`` (each (..., 6, 6); B_nu None but for MIXED) for
+    W = INERTIAL or MIXED, ``X = B_X_W``. One unbatched state takes a few stacked numpy calls
+    (the same formulas as :func:`rate_matrix` and its siblings, which serve batches)."""
+    if H.ndim > 2 or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
+        inner = rate_matrix(H, y_b, rep)
+        Bq = bias_position_matrix(H, nu_b, rep)
+        if Bq is not None:
+            inner = inner + Bq
+        return (
+            rate_matrix(H, nu_b, rep),
+            inner,
+            bias_velocity_matrix(H, nu_b, rep),
+            rate_transpose_matrix(H, f_b, rep),
+        )
+    if rep is _MIXED:
+        Rt = X[:3, :3]
+        v, w = nu_b[:3], nu_b[3:]
+        V = np.empty((6, 3))
+        V[0], V[1], V[2], V[3] = v, w, y_b[:3], y_b[3:]
+        (vx, vy, vz), (wx, wy, wz) = v.tolist(), w.tolist()  # minus w x v (np.cross is slow here)
+        V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)
+        V[4:] = -(f_b.reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
+        S = _skews(V)
+        RtS = Rt @ S[:4]
+        Y, inner, Bnu, Z = np.zeros((4, 6, 6))
+        Y[:, 3:] = RtS[:2].reshape(6, 3)
+        inner[:, 3:] = RtS[2:].reshape(6, 3)
+        Bnu[:3, :3] = -RtS[1]
+        Bnu[:3, 3:] = RtS[0]
+        Z[:, 3:] = S[4:].reshape(6, 3)
+        return Y, inner, Bnu, Z
+    # INERTIAL: Y(y) = crm(X y) X, Z(f) = X^T K(f) X
+    V = np.empty((5, 3))
+    xy = X @ np.stack((nu_b, y_b), axis=1)  # (6, 2)
+    V[0], V[1], V[2], V[3] = xy[:3, 0], xy[3:, 0], xy[:3, 1], xy[3:, 1]
+    V[4] = -f_b[3:]
+    S = _skews(V)
+    C = np.zeros((3, 6, 6))
+    C[0, :3, :3] = C[0, 3:, 3:] = S[1]
+    C[0, :3, 3:] = S[0]
+    C[1, :3, :3] = C[1, 3:, 3:] = S[3]
+    C[1, :3, 3:] = S[2]
+    K = C[2]  # K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]
+    K[:3, 3:] = K[3:, :3] = -_skews(f_b[None, :3])[0]
+    K[3:, 3:] = S[4]
+    Y_nu, inner = C[:2] @ X
+    return Y_nu, inner, None, X.T @ K @ X
+
+
 # --------------------------------------------------------------------------- T by blocks
-def _cols_T(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
-    """``A T`` (..., m, nv): base columns times X, joint columns permuted (a new array)."""
-    return cov.jacobian_back(A)
+_FLAT_INDEX: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
-def _cols_T_inv_T(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
-    """``A T^-T`` (..., m, nv)."""
+def _flat_index(back: np.ndarray) -> np.ndarray:
+    """Flat indices (nv * nv,) of ``A[back][:, back]`` in a C-ordered (nv, nv) A, made once per
+    index array (a gather by flat index costs a fifth of numpy's two-axis fancy indexing)."""
+    key = id(back)
+    hit = _FLAT_INDEX.get(key)
+    if hit is not None and hit[0]() is back:
+        return hit[1]
+    n = back.shape[0]
+    idx = (back[:, None] * n + back[None, :]).ravel()
+    _FLAT_INDEX[key] = (weakref.ref(back, lambda _: _FLAT_INDEX.pop(key, None)), idx)
+    return idx
+
+
+def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` (one BLAS call for two plain matrices)."""
+    return a.dot(b) if a.ndim == 2 and b.ndim == 2 else a @ b
+
+
+def _permuted(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
+    """``P^T A P`` on the joint block (rows and columns to the source order; a new array)."""
     back = cov.joints.back
-    out = A[..., back] if back is not None else A.copy()
-    if cov.X is not None:
-        out[..., :6] = A[..., :6] @ np.swapaxes(cov._base_inv(), -1, -2)
+    if back is None:
+        return A.copy()
+    nv = back.shape[0]
+    flat = A.reshape(*A.shape[:-2], nv * nv)
+    return flat.take(_flat_index(back), axis=-1).reshape(A.shape)
+
+
+def _congruence(cov: ChangeOfVariables, A: np.ndarray, left: np.ndarray | None, right: np.ndarray | None):
+    """``L A R`` for ``L = blkdiag(left, P^T)``, ``R = blkdiag(right, P)`` (left/right (..., 6, 6)
+    or None for the identity): base rows and columns by blocks, joints permuted (a new array)."""
+    out = _permuted(cov, A)
+    if right is not None:
+        out = _batch_like(out, right)
+        out[..., :, :6] = out[..., :, :6] @ right
+    if left is not None:
+        out = _batch_like(out, left)
+        out[..., :6, :] = left @ out[..., :6, :]
     return out
 
 
-def _rows_T_T(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
-    """``T^T A`` (..., nv, m): base rows times X^T, joint rows permuted (a new array)."""
+def _rows(cov: ChangeOfVariables, C: np.ndarray, left: np.ndarray | None) -> np.ndarray:
+    """``blkdiag(left, P^T) C`` for a (..., nv, m) C (a new array)."""
     back = cov.joints.back
-    out = A[..., back, :] if back is not None else A.copy()
-    if cov.X is not None:
-        out[..., :6, :] = np.swapaxes(cov.X, -1, -2) @ A[..., :6, :]
+    out = C[..., back, :] if back is not None else C.copy()
+    if left is not None:
+        out = _batch_like(out, left)
+        out[..., :6, :] = left @ out[..., :6, :]
     return out
 
 
-def _rows_T_inv(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
-    """``T^-1 A`` (..., nv, m)."""
-    back = cov.joints.back
-    out = A[..., back, :] if back is not None else A.copy()
-    if cov.X is not None:
-        out[..., :6, :] = cov._base_inv() @ A[..., :6, :]
-    return out
+def _batch_like(out: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``out`` broadcast to the batch axes of ``other`` too (a writeable array)."""
+    if other.ndim <= 2 or out.shape[:-2] == other.shape[:-2]:
+        return out
+    shape = (*np.broadcast_shapes(out.shape[:-2], other.shape[:-2]), *out.shape[-2:])
+    return out if shape == out.shape else np.broadcast_to(out, shape).copy()
 
 
 def _add(out: np.ndarray, rows: slice, cols: slice, term: np.ndarray | None) -> np.ndarray:
     """``out[..., rows, cols] += term`` (broadcasting out's batch axes if the term has more)."""
     if term is None:
         return out
-    shape = np.broadcast_shapes(out.shape, (*term.shape[:-2], *out.shape[-2:]))
-    if shape != out.shape:
-        out = np.broadcast_to(out, shape).copy()
+    out = _batch_like(out, term)
     out[..., rows, cols] += term
     return out
 
 
+def _T(x: np.ndarray | None) -> np.ndarray | None:
+    return None if x is None else np.swapaxes(x, -1, -2)
+
+
 _B = slice(0, 6)
-_ALL = slice(None)
+
+
+def _assemble(
+    cov: ChangeOfVariables,
+    A: np.ndarray,
+    base_cols: np.ndarray,
+    left: np.ndarray | None,
+    before: np.ndarray | None = None,
+    after: np.ndarray | None = None,
+) -> np.ndarray:
+    """``blkdiag(left, P^T) (A') `` where A' is A with its joints permuted and its base columns
+    replaced by ``base_cols`` (..., nv, 6) (given in A's row order); ``before``/``after`` (..., 6, 6)
+    are added to the base block before/after the rows are multiplied by ``left``."""
+    K = _batch_like(_permuted(cov, A), base_cols)
+    back = cov.joints.back
+    K[..., :, :6] = base_cols if back is None else base_cols.take(back, axis=-2)
+    if before is not None:
+        K[..., :6, :6] += before
+    if left is not None:
+        K[..., :6, :] = _mm(left, K[..., :6, :])
+    if after is not None:
+        K[..., :6, :6] += after
+    return K
 
 
 def inverse_dynamics_derivatives_back(
@@ -281,24 +402,52 @@ def inverse_dynamics_derivatives_back(
         Y :func:`rate_matrix`, Z :func:`rate_transpose_matrix`, B :func:`bias_position_matrix`,
         :func:`bias_velocity_matrix`).
     """
-    dq = _cols_T(cov, dtau_dq_t)
-    dnu = _cols_T(cov, dtau_dv_t)
-    if cov.floating and rep is not _BODY:
-        H, nu = world_H_base, cov.nu
-        Y_nu = rate_matrix(H, nu[..., :6], rep)
-        inner = rate_matrix(H, nu_dot[..., :6], rep)
-        Bq = bias_position_matrix(H, nu[..., :6], rep)
-        if Bq is not None:
-            inner = inner + Bq
-        dq = _add(dq, _ALL, _B, dtau_dv_t[..., :, :6] @ Y_nu + M_t[..., :, :6] @ inner)
-        Bnu = bias_velocity_matrix(H, nu[..., :6], rep)
-        if Bnu is not None:
-            dnu = _add(dnu, _ALL, _B, M_t[..., :, :6] @ Bnu)
-        dq = _rows_T_T(cov, dq)
-        dq = _add(dq, _B, _B, rate_transpose_matrix(H, tau_t[..., :6], rep))
-    else:
-        dq = _rows_T_T(cov, dq)
-    return dq, _rows_T_T(cov, dnu), cov.matrix_back(M_t)
+    X = cov.X
+    if not cov.floating or rep is _BODY or X is None:
+        Xt = _T(X)
+        return tuple(_congruence(cov, A, Xt, X) for A in (dtau_dq_t, dtau_dv_t, M_t))
+    Xt = np.swapaxes(X, -1, -2)
+    if rep is _MIXED and X.ndim == 2 and dtau_dq_t.ndim == 2 and nu_dot.ndim == 1 and tau_t.ndim == 1:
+        return _mixed_single(cov, X, Xt, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
+    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    # base columns of D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q) in one product
+    W = np.concatenate((dtau_dq_t[..., :, :6], dtau_dv_t[..., :, :6], M_t[..., :, :6]), axis=-1)
+    dq = _assemble(cov, dtau_dq_t, W @ np.concatenate(_same_batch(X, Y_nu, inner), axis=-2), Xt, after=Z)
+    # base columns of D_v T + M[:, b] B_nu
+    base_v = W[..., 6:12] @ X if Bnu is None else W[..., 6:] @ np.concatenate(_same_batch(X, Bnu), axis=-2)
+    dnu = _assemble(cov, dtau_dv_t, base_v, Xt)
+    return dq, dnu, _assemble(cov, M_t, M_t[..., :, :6] @ X, Xt)
+
+
+def _mixed_single(
+    cov: ChangeOfVariables,
+    X: np.ndarray,
+    Xt: np.ndarray,
+    Dq: np.ndarray,
+    Dv: np.ndarray,
+    M: np.ndarray,
+    tau_t: np.ndarray,
+    nu_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`inverse_dynamics_derivatives_back` for one MIXED state, using that every block of
+    :func:`_blocks` is ``R^T`` times a cross-product matrix on the angular columns only."""
+    Rt = X[:3, :3]
+    nu_b = cov.nu[:6]
+    (vx, vy, vz), (wx, wy, wz) = nu_b[:3].tolist(), nu_b[3:].tolist()
+    V = np.empty((6, 3))
+    V[0], V[1], V[2], V[3] = nu_b[:3], nu_b[3:], nu_dot[:3], nu_dot[3:6]
+    V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)  # nu_dot_lin - w x v
+    V[4:] = -(tau_t[:6].reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
+    S = _skews(V)
+    RtS = Rt @ S[:4]  # angular columns of Y(nu) (rows 0:6) and of Y(nu_dot) + B_q (rows 6:12)
+    W = np.concatenate((Dq[:, :6], Dv[:, :6], M[:, :6]), axis=1)
+    base_q = W[:, :6].dot(X)
+    base_q[:, 3:] += W[:, 6:].dot(RtS.reshape(12, 3))
+    dq = _assemble(cov, Dq, base_q, Xt)
+    dq[:6, 3:6] += S[4:].reshape(6, 3)  # Z(tau_t)
+    base_v = W[:, 6:12].dot(X)
+    base_v += W[:, 12:15].dot(np.concatenate((-RtS[1], RtS[0]), axis=1))  # M[:, b] B_nu
+    return dq, _assemble(cov, Dv, base_v, Xt), _assemble(cov, M, W[:, 12:].dot(X), Xt)
 
 
 def forward_dynamics_derivatives_back(
@@ -325,20 +474,28 @@ def forward_dynamics_derivatives_back(
         ``dnudot_dq = T^-1 [A_q T + A_v[:, b] Y(nu) - M_t^-1[:, b] X^-T Z(tau_t) - (Y(nu_dot) + B_q)_bb]``,
         ``dnudot_dnu = T^-1 [A_v T - (B_nu)_bb]``, ``dnudot_dtau = T^-1 M_t^-1 T^-T``.
     """
-    dq = _cols_T(cov, da_dq_t)
-    dnu = _cols_T(cov, da_dv_t)
-    if cov.floating and rep is not _BODY:
-        H, nu = world_H_base, cov.nu
-        Y_nu = rate_matrix(H, nu[..., :6], rep)
-        Z = rate_transpose_matrix(H, tau_t[..., :6], rep)
-        XiT = np.swapaxes(cov._base_inv(), -1, -2)
-        dq = _add(dq, _ALL, _B, da_dv_t[..., :, :6] @ Y_nu - M_inv_t[..., :, :6] @ (XiT @ Z))
-        inner = rate_matrix(H, nu_dot[..., :6], rep)
-        Bq = bias_position_matrix(H, nu[..., :6], rep)
-        if Bq is not None:
-            inner = inner + Bq
-        dq = _add(dq, _B, _B, -inner)
-        Bnu = bias_velocity_matrix(H, nu[..., :6], rep)
-        if Bnu is not None:
-            dnu = _add(dnu, _B, _B, -Bnu)
-    return _rows_T_inv(cov, dq), _rows_T_inv(cov, dnu), _rows_T_inv(cov, _cols_T_inv_T(cov, M_inv_t))
+    X = cov.X
+    if not cov.floating or rep is _BODY or X is None:
+        Xi = None if X is None else cov._base_inv()
+        return (
+            _congruence(cov, da_dq_t, Xi, X),
+            _congruence(cov, da_dv_t, Xi, X),
+            _congruence(cov, M_inv_t, Xi, _T(Xi)),
+        )
+    Xi = cov._base_inv()
+    XiT = np.swapaxes(Xi, -1, -2)
+    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    # base columns of A_q T + A_v[:, b] Y(nu) - M^-1[:, b] X^-T Z(tau) in one product
+    W = np.concatenate((da_dq_t[..., :, :6], da_dv_t[..., :, :6], M_inv_t[..., :, :6]), axis=-1)
+    base_q = W @ np.concatenate(_same_batch(X, Y_nu, -(XiT @ Z)), axis=-2)
+    dq = _assemble(cov, da_dq_t, base_q, Xi, before=-inner)
+    dnu = _assemble(cov, da_dv_t, W[..., 6:12] @ X, Xi, before=None if Bnu is None else -Bnu)
+    return dq, dnu, _assemble(cov, M_inv_t, W[..., 12:] @ XiT, Xi)
+
+
+def _same_batch(*blocks: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(..., 6, 6) blocks broadcast to one batch shape (to be stacked)."""
+    if all(b.ndim == 2 for b in blocks):
+        return blocks
+    lead = np.broadcast_shapes(*(b.shape[:-2] for b in blocks))
+    return tuple(np.broadcast_to(b, (*lead, 6, 6)) for b in blocks)

@@ -410,7 +410,9 @@ class KinDyn:
 
     @staticmethod
     def _read_only(value: object) -> np.ndarray:
-        value = np.array(value, dtype=np.float64)  # a fresh array the caller cannot alias
+        """The engine's result, read-only (engine hooks return fresh arrays: no copy)."""
+        if type(value) is not np.ndarray or value.dtype != np.float64:
+            value = np.array(value, dtype=np.float64)
         value.setflags(write=False)
         return value
 

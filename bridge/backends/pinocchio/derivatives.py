@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from bridge.change_of_variables import ChangeOfVariables
 from bridge.derivatives import (
     forward_dynamics_derivatives_back,
     inverse_dynamics_derivatives_back,
@@ -29,6 +30,33 @@ __all__ = ["PinocchioDerivatives"]
 class PinocchioDerivatives:
     """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: the derivative hooks of
     the engine protocol (``inverse_dynamics_derivatives``, ``forward_dynamics_derivatives``)."""
+
+    def _single_cov(self) -> ChangeOfVariables:
+        """The single-state path's change of variables with the velocity in the representation."""
+        c, nb, inv = self._cov1, self._nb, self.joints.inverse
+        joints = self._v1[nb:] if inv is None else self._v1[nb:][inv]
+        nu = np.concatenate((self._vb1, joints)) if nb else joints
+        return ChangeOfVariables(c.X, c.X_inv, self.joints, nu, bias=c.base_bias)
+
+    def _fills_result(self) -> bool:
+        """Whether Pinocchio's derivative algorithms leave tau (``data.tau``) and the acceleration
+        (``data.ddq``) in ``data`` (checked once per engine; else they are computed again)."""
+        fills = getattr(self, "_derivatives_fill", None)
+        if fills is None:
+            pin, pm = self._pin, self.pm
+            d = pm.createData()
+            q = pin.neutral(pm)
+            v = np.linspace(0.1, 0.9, pm.nv)
+            pin.computeRNEADerivatives(pm, d, q, v, v)
+            tau = d.tau.copy()
+            pin.computeABADerivatives(pm, d, q, v, v)
+            d0 = pm.createData()
+            fills = bool(
+                np.allclose(tau, pin.rnea(pm, d0, q, v, v), rtol=1e-12, atol=1e-12)
+                and np.allclose(d.ddq, pin.aba(pm, d0, q, v, v), rtol=1e-10, atol=1e-10)
+            )
+            self._derivatives_fill = fills
+        return fills
 
     def _wrench_terms(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray | None:
         """``sum_F J_F^T K(f_F) J_F`` (n, nv, nv) in Pinocchio's coordinates for the flat samples,
@@ -68,6 +96,13 @@ class PinocchioDerivatives:
         """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation (q along the
         tangent of :func:`bridge.derivatives.retract`), from ``computeRNEADerivatives``."""
         pin, pm, d = self._pin, self.pm, self.data
+        if self._single and not wrenches and nu_dot.ndim == 1:
+            cov = self._single_cov()
+            a = cov.acceleration(nu_dot)
+            dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
+            tau = d.tau.copy() if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
+            H = np.array(self._rows)
+            return inverse_dynamics_derivatives_back(cov, H, self.representation, dq, dv, M, tau, nu_dot)
         self._batch()
         cov = self.cov
         fext = self._fext(wrenches)
@@ -98,6 +133,16 @@ class PinocchioDerivatives:
         """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) in the representation, from
         ``computeABADerivatives``; ``dnudot_dtau`` is the inverse mass matrix."""
         pin, pm, d = self._pin, self.pm, self.data
+        if self._single and not wrenches and tau.ndim == 1:
+            cov = self._single_cov()
+            t = cov.force(tau)
+            da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)
+            a = d.ddq.copy() if self._fills_result() else pin.aba(pm, d, self._q1, self._v1, t)
+            H = np.array(self._rows)
+            nu_dot = cov.acceleration_back(a)
+            return forward_dynamics_derivatives_back(
+                cov, H, self.representation, da_dq, da_dv, Minv, t, nu_dot
+            )
         self._batch()
         cov = self.cov
         fext = self._fext(wrenches)
