@@ -4,7 +4,7 @@ The reference is always bridge's own ID/FD differenced along the documented tang
 retraction written here independently of :mod:`bridge.derivatives` (a 4x4 matrix exponential):
 BODY ``H exp(d^)``, INERTIAL ``exp(d^) H``, MIXED ``o + d_p``, ``exp(d_theta^) R``. Pinocchio's
 analytical path and the difference fallback of every other engine are also compared with each
-other. Drake's automatic differentiation is in tests/backends/test_derivatives_drake.py.
+other.
 """
 
 from __future__ import annotations
