@@ -45,9 +45,10 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     """What an engine implements. Arrays carry the state's batch axes in front.
 
     The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single``, ``total_momentum`` and the derived quantities (centroidal momentum
-    matrix, total momentum Jacobian, Coriolis matrix and forces, relative transform and Jacobian)
-    have defaults in :class:`bridge.backends.base.EngineBase`.
+    ``forward_dynamics_single``, ``total_momentum``, the derived quantities (centroidal momentum
+    matrix, total momentum Jacobian, Coriolis matrix and forces, relative transform and Jacobian) and
+    ``inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` have defaults in
+    :class:`bridge.backends.base.EngineBase`.
     """
 
     name: str
@@ -86,6 +87,12 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
     def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dtau_dq, dtau_dnu, dtau_dnudot)
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dnudot_dq, dnudot_dnu, dnudot_dtau)
 
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
@@ -339,29 +346,93 @@ class KinDyn:
         (..., nv) including a base wrench in this representation's base frame.
         """
         if self.model.massless_dofs:
-            from bridge.errors import SingularMassMatrixError
-
-            raise SingularMassMatrixError(
-                f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
-                f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
-                "(lock them with Model.with_dofs)"
-            )
-        n, nv = self._n_dofs, self._nv
+            raise self._singular_mass_error()
+        n = self._n_dofs
         t = np.asarray(joint_torques, dtype=np.float64)
         if t.shape == (n,) and self._has_state and external_wrenches is None:
             nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
             if nu_dot is not None:
                 return nu_dot
+        tau = self._generalized_force(t)
+        self._require_state()
+        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+
+    def _generalized_force(self, t: np.ndarray) -> np.ndarray:
+        """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
+        n, nv = self._n_dofs, self._nv
         if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
             tau = np.zeros(nv)
             tau[nv - n :] = t
-        elif t.ndim >= 1 and t.shape[-1] == nv:
-            tau = as_float_array(t, "generalized forces", (nv,))
-        else:
-            tq = as_float_array(t, "joint_torques", (n,))
-            tau = np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+            return tau
+        if t.ndim >= 1 and t.shape[-1] == nv:
+            return as_float_array(t, "generalized forces", (nv,))
+        tq = as_float_array(t, "joint_torques", (n,))
+        return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+
+    def _singular_mass_error(self) -> BridgeError:
+        from bridge.errors import SingularMassMatrixError
+
+        return SingularMassMatrixError(
+            f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
+            f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
+            "(lock them with Model.with_dofs)"
+        )
+
+    # ------------------------------------------------------------------ derivatives
+    def inverse_dynamics_derivatives(
+        self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derivatives of :meth:`inverse_dynamics` at the current state and the acceleration
+        ``[base_acc; s_ddot]``: ``(dtau_dq, dtau_dnu, dtau_dnudot)``, each (..., nv, nv).
+
+        Everything is in this KinDyn's representation W. ``dtau_dq[:, k]`` is the derivative along
+        the k-th tangent direction ``delta = e_k``: the first-order change of tau when the robot
+        moves for unit time with generalized velocity ``delta`` in W, joints ``s + delta_s``, base
+        pose ``H exp(delta_base^)`` (BODY), ``exp(delta_base^) H`` (INERTIAL) or ``o + delta_p``,
+        ``exp(delta_theta^) R`` (MIXED, world axes; :func:`bridge.derivatives.retract`), while
+        ``nu``, ``nu_dot`` (in W) and the external wrenches (in the frame the representation gives
+        them, F, A or F[A]) stay fixed. ``dtau_dnudot`` is the mass matrix.
+
+        Engines: "pinocchio" uses Pinocchio's analytical ``computeRNEADerivatives`` plus the
+        chain-rule terms of the change of variables (docs/theory.md, "Derivatives of the
+        dynamics"), exact to rounding; every other engine differences its own inverse dynamics
+        (:mod:`bridge.backends.numeric_derivatives`: fourth-order central differences in q, step
+        1e-3, 1e-11..1e-12 relative; exact central differences in nu).
+        """
+        nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
-        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+        wrenches = self._wrenches(external_wrenches)
+        out = self._engine.inverse_dynamics_derivatives(nu_dot, wrenches, self._gravity)
+        return tuple(self._read_only(x) for x in out)
+
+    def forward_dynamics_derivatives(
+        self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derivatives of :meth:`forward_dynamics` at the current state for ``joint_torques`` (..., n)
+        (or a full generalized force (..., nv)): ``(dnudot_dq, dnudot_dnu, dnudot_dtau)``, each
+        (..., nv, nv), in this KinDyn's representation, q along the tangent stated in
+        :meth:`inverse_dynamics_derivatives`. ``dnudot_dtau`` is the derivative with respect to the
+        full generalized force (the inverse mass matrix; the joint torques are its last n columns).
+
+        Engines: "pinocchio" from ``computeABADerivatives`` plus the chain-rule terms; the others
+        from their inverse dynamics derivatives at ``nu_dot = FD(tau)`` by the implicit function
+        theorem (``dnudot_dx = -M^-1 dtau_dx``), with the same accuracy.
+        """
+        if self.model.massless_dofs:
+            raise self._singular_mass_error()
+        tau = self._generalized_force(np.asarray(joint_torques, dtype=np.float64))
+        self._require_state()
+        wrenches = self._wrenches(external_wrenches)
+        out = self._engine.forward_dynamics_derivatives(tau, wrenches, self._gravity)
+        return tuple(self._read_only(x) for x in out)
+
+    @staticmethod
+    def _read_only(value: object) -> np.ndarray:
+        """The engine's result, read-only (engine hooks return fresh arrays: no copy)."""
+        if type(value) is not np.ndarray or value.dtype != np.float64:
+            value = np.array(value, dtype=np.float64)
+        value.setflags(write=False)
+        return value
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:

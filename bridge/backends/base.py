@@ -9,9 +9,15 @@ momentum).
 The quantities after M and h (centroidal momentum matrix, Coriolis matrix and forces, relative
 transforms and Jacobians) have exact generic defaults built from the protocol's frame quantities
 (:mod:`bridge.backends.generic`); engines override them where their library has them natively.
+
+The derivative hooks ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` default to
+differences of the engine's own dynamics (:mod:`bridge.backends.numeric_derivatives`; engines with
+analytical derivatives override them).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -94,3 +100,22 @@ class EngineBase:
         """(..., 6, n): velocity of ``frame`` relative to ``reference`` per unit joint velocity, in
         F (BODY), R (INERTIAL) or F[R] (MIXED)."""
         return generic.relative_jacobian(self, frame, reference)
+
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation, q along the
+        tangent of :func:`bridge.derivatives.retract`; default: differences of this engine's
+        inverse dynamics (:mod:`bridge.backends.numeric_derivatives`, 1e-11 relative)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.inverse_dynamics_derivatives(self, nu_dot, wrenches, gravity)
+
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) for the generalized force ``tau``;
+        default: from the inverse dynamics derivatives (:mod:`bridge.backends.numeric_derivatives`)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.forward_dynamics_derivatives(self, tau, wrenches, gravity)

@@ -34,6 +34,7 @@ from bridge.model.model import Model
 from bridge.spatial import cross
 from bridge.state import Representation, State
 
+from .derivatives import PinocchioDerivatives
 from .model import to_pinocchio
 from .single import SingleStatePath
 from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
@@ -41,7 +42,7 @@ from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
 __all__ = ["PinocchioEngine"]
 
 
-class PinocchioEngine(SingleStatePath, EngineBase):
+class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
     """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on Pinocchio."""
 
     name = "pinocchio"
