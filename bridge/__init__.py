@@ -31,6 +31,31 @@ from bridge.spatial import Force, Motion, SpatialInertia, Transform
 
 __version__ = "0.1.0"
 
+# KinDyn queries also offered as stateless functions (bridge.functional.QUERIES, checked in the tests)
+_FUNCTIONAL = (
+    "mass_matrix",
+    "bias_forces",
+    "gravity_forces",
+    "coriolis_matrix",
+    "coriolis_forces",
+    "inverse_dynamics",
+    "forward_dynamics",
+    "frame_transform",
+    "frame_velocity",
+    "frame_jacobian",
+    "frame_bias_acc",
+    "frame_acceleration",
+    "relative_transform",
+    "relative_jacobian",
+    "com_position",
+    "com_velocity",
+    "com_jacobian",
+    "centroidal_momentum",
+    "centroidal_momentum_matrix",
+    "total_momentum",
+    "total_momentum_jacobian",
+)
+
 # public name -> module that defines it (imported on first access)
 _LAZY = {
     "Model": "bridge.model.model",
@@ -55,7 +80,19 @@ _LAZY = {
     "from_idyntree": "bridge.backends.idyntree",
     "to_featherstone": "bridge.backends.featherstone.model",
     "from_featherstone": "bridge.backends.featherstone.model",
+    "to_mujoco": "bridge.backends.mujoco.model",
+    "from_mujoco": "bridge.backends.mujoco.model",
+    "load_mjcf": "bridge.backends.mujoco.model",
+    "load_model": "bridge.backends.mujoco.model",
+    "to_mujoco_state": "bridge.backends.mujoco.state",
+    "from_mujoco_state": "bridge.backends.mujoco.state",
+    "to_drake": "bridge.backends.drake",
+    "from_drake": "bridge.backends.drake",
+    "to_drake_state": "bridge.backends.drake",
+    "from_drake_state": "bridge.backends.drake",
     "KinDyn": "bridge.kindyn",
+    # stateless queries (bridge.functional): bridge.mass_matrix(model, state, engine=...), ...
+    **{name: "bridge.functional" for name in _FUNCTIONAL},
     "convert_velocity": "bridge.convert",
     "convert_acceleration": "bridge.convert",
     "convert_jacobian": "bridge.convert",

@@ -446,6 +446,30 @@ class ChangeOfVariables:
         out[..., 6:, 6:] = M_t[..., 6:, 6:]
         return out
 
+    def coriolis_back(self, C_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
+        """``T^T (C_t T + M_t T_dot)`` (..., nv, nv): a target Coriolis matrix as a source one.
+
+        With ``nu_t = T nu``: ``C nu = T^T (C_t nu_t + M_t T_dot nu)`` (the source bias forces
+        without gravity) and ``C + C^T = T^T (C_t + C_t^T) T + T_dot^T M_t T + T^T M_t T_dot``, the
+        time derivative of ``T^T M_t T``: both properties carry over (docs/theory.md)."""
+        out = self.matrix_back(C_t)
+        if self.X_dot is None:
+            return out
+        if out is C_t:
+            out = out.copy()
+        # M_t T_dot is nonzero in its first six columns only: M_t[:, :6] X_dot; then T^T on the left
+        Z = M_t[..., :, :6] @ self.X_dot  # (..., nv, 6), target rows (a new array)
+        back = self.joints.back
+        if back is not None:
+            Z = Z[..., back, :]
+        if self.X is not None:
+            Z[..., :6, :] = np.swapaxes(self.X, -1, -2) @ Z[..., :6, :]
+        lead = np.broadcast_shapes(out.shape[:-2], Z.shape[:-2])
+        if out.shape[:-2] != lead:
+            out = np.broadcast_to(out, (*lead, *out.shape[-2:])).copy()
+        out[..., :, :6] += Z
+        return out
+
     # ------------------------------------------------------------------ dense forms
     def matrix(self) -> np.ndarray:
         """Dense T (..., nv, nv)."""
@@ -484,15 +508,23 @@ def change_of_variables(
         return ChangeOfVariables(None, None, joints, _reorder(state.s_dot, source, model, 0))
     H = state.world_H_base
     v_body = state.base_velocity_in(Representation.BODY)
-    Lt, Lt_dot, Lt_inv, _ = target.maps(H, v_body)
     Ls, _, Ls_inv, Ls_inv_dot = source.maps(H, v_body)
-    X = Lt @ Ls_inv
-    X_inv = Ls @ Lt_inv
-    X_dot = None
-    if Lt_dot is not None:
-        X_dot = Lt_dot @ Ls_inv
-    if Ls_inv_dot is not None:
-        X_dot = Lt @ Ls_inv_dot if X_dot is None else X_dot + Lt @ Ls_inv_dot
+    if _constant_between(source, target):
+        # the same representation on both sides: X = L0_t L0_s^-1 exactly (no rounding from
+        # L_rep L_rep^-1), constant (no T_dot); broadcast to the state's batch
+        lead = np.broadcast_shapes(H.batch_shape, v_body.shape[:-1])
+        X = np.broadcast_to(_times(target.base_left, _left_inv(source)), (*lead, 6, 6))
+        X_inv = np.broadcast_to(_times(source.base_left, _left_inv(target)), (*lead, 6, 6))
+        X_dot = None
+    else:
+        Lt, Lt_dot, Lt_inv, _ = target.maps(H, v_body)
+        X = Lt @ Ls_inv
+        X_inv = Ls @ Lt_inv
+        X_dot = None
+        if Lt_dot is not None:
+            X_dot = Lt_dot @ Ls_inv
+        if Ls_inv_dot is not None:
+            X_dot = Lt @ Ls_inv_dot if X_dot is None else X_dot + Lt @ Ls_inv_dot
     # the state's generalized velocity in the source convention
     native = source.base_left is None and source.base_maps is None
     if native and source.representation is state.representation:
@@ -501,6 +533,26 @@ def change_of_variables(
         v_source = _mv(Ls, v_body)
     nu = _cat(v_source, _reorder(state.s_dot, source, model, 0))
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot)
+
+
+def _constant_between(source: Convention, target: Convention) -> bool:
+    """Both conventions are constant matrices away from the same neutral representation."""
+    return (
+        source.base_maps is None
+        and target.base_maps is None
+        and source.representation is target.representation
+    )
+
+
+def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
+    """``a @ b`` (6, 6) with None for the identity."""
+    if a is None:
+        return np.eye(6) if b is None else b
+    return a if b is None else a @ b
+
+
+def _left_inv(c: Convention) -> np.ndarray | None:
+    return None if c.base_left is None else c._base_left_inv
 
 
 def _reorder(x: np.ndarray, convention: Convention, model: Model, nb: int) -> np.ndarray:

@@ -4,8 +4,10 @@
 they exist, velocities, accelerations, torques and external wrenches), evaluates every facade
 quantity with every engine in every requested representation, and compares every pair of engines.
 It also checks identities that hold whatever the engine: forward dynamics undoes inverse dynamics,
-and accelerations are time derivatives of velocities (central finite differences along a
-trajectory integrated with that acceleration).
+the momentum matrices times nu are the momenta, ``C nu + g = h``, and, by central finite
+differences along a trajectory integrated with the drawn acceleration, accelerations are time
+derivatives of velocities, ``M_dot = C + C^T`` and the relative Jacobian times ``s_dot`` is the
+derivative of the relative transform.
 
 An error is measured norm-wise per sample: ``abs = ||a - b||`` and ``rel = abs / max(1, ||b||)``
 (b the reference: the first engine of the pair). A comparison passes when ``rel <= rtol`` for every
@@ -20,6 +22,7 @@ precision, which for real humanoids near singular configurations (cond(M) ~ 1e8)
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import json
 import time
@@ -28,14 +31,33 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bridge.errors import InvalidValueError
+from bridge.errors import BridgeError, InvalidValueError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.state import Representation, State
 
-__all__ = ["QUANTITIES", "Report", "Result", "cross_validate", "default_frames", "random_states"]
+__all__ = [
+    "OPTIONAL_ENGINES",
+    "QUANTITIES",
+    "Report",
+    "Result",
+    "available_engines",
+    "cross_validate",
+    "default_frames",
+    "random_states",
+]
+
+#: engines over an optional library (an extra): engine name -> the module it needs
+OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco", "drake": "pydrake"}
+
+
+def available_engines() -> tuple[str, ...]:
+    """The registered engines whose library is installed (found, not imported: this stays fast)."""
+    return tuple(
+        e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
+    )
 
 QUANTITIES = (
     "mass_matrix",
@@ -55,6 +77,12 @@ QUANTITIES = (
     "com_jacobian",
     "centroidal_momentum",
     "total_momentum",
+    "centroidal_momentum_matrix",
+    "total_momentum_jacobian",
+    "coriolis_matrix",
+    "coriolis_forces",
+    "relative_transform",
+    "relative_jacobian",
 )
 
 
@@ -250,6 +278,13 @@ def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str
     if not model.massless_dofs:
         out[("forward_dynamics", None)] = kd.forward_dynamics(inputs["torques"])
         out[("forward_dynamics_wrenches", None)] = kd.forward_dynamics(inputs["torques"], inputs["wrenches"])
+    out[("centroidal_momentum_matrix", None)] = kd.centroidal_momentum_matrix()
+    out[("total_momentum_jacobian", None)] = kd.total_momentum_jacobian()
+    out[("coriolis_matrix", None)] = kd.coriolis_matrix()
+    out[("coriolis_forces", None)] = kd.coriolis_forces()
+    for f, ref in _frame_pairs(frames):
+        out[("relative_transform", f"{f} w.r.t. {ref}")] = kd.relative_transform(f, ref)
+        out[("relative_jacobian", f"{f} w.r.t. {ref}")] = kd.relative_jacobian(f, ref)
     for f in frames:
         out[("frame_transform", f)] = kd.frame_transform(f)
         out[("frame_velocity", f)] = kd.frame_velocity(f)
@@ -257,6 +292,29 @@ def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str
         out[("frame_bias_acc", f)] = kd.frame_bias_acc(f)
         out[("frame_acceleration", f)] = kd.frame_acceleration(f, base_acc, s_ddot)
     return out
+
+
+def _frame_pairs(frames: Sequence[str]) -> list[tuple[str, str]]:
+    """(frame, reference) pairs for the relative quantities: every frame w.r.t. the first leaf."""
+    if len(frames) < 2:
+        return []
+    ref = frames[1]
+    return [(f, ref) for f in frames if f != ref]
+
+
+def _relative_twist(H: np.ndarray, H_dot: np.ndarray, rep: str) -> np.ndarray:
+    """The velocity of F relative to R from ``R_H_F`` and its time derivative (..., 4, 4), in F
+    (body), R (inertial) or F[R] (mixed), linear first."""
+    R, R_dot = H[..., :3, :3], H_dot[..., :3, :3]
+    p, p_dot = H[..., :3, 3], H_dot[..., :3, 3]
+    if rep == "body":
+        W = np.swapaxes(R, -1, -2) @ R_dot
+        lin = np.einsum("...ji,...j->...i", R, p_dot)
+    else:
+        W = R_dot @ np.swapaxes(R, -1, -2)
+        lin = p_dot - np.einsum("...ij,...j->...i", W, p) if rep == "inertial" else p_dot
+    w = np.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], axis=-1)
+    return np.concatenate([lin, w], axis=-1)
 
 
 def _identities(
@@ -284,6 +342,34 @@ def _identities(
         Mnu = np.einsum("...ij,...j->...i", kd.mass_matrix(), kd.nu)[..., :6]
         hB = kd.total_momentum()
         results.append(_result("total_momentum", rep, f"{engine}: momentum = (M nu)[:6]", hB, Mnu, rtol))
+    mv = _mv
+    nu = kd.nu
+    results.append(
+        _result(
+            "centroidal_momentum_matrix",
+            rep,
+            f"{engine}: CMM nu = centroidal momentum",
+            mv(kd.centroidal_momentum_matrix(), nu),
+            kd.centroidal_momentum(),
+            rtol,
+        )
+    )
+    results.append(
+        _result(
+            "total_momentum_jacobian",
+            rep,
+            f"{engine}: J nu = total momentum",
+            mv(kd.total_momentum_jacobian(), nu),
+            kd.total_momentum(),
+            rtol,
+        )
+    )
+    h, g = kd.bias_forces(), kd.gravity_forces()
+    C = kd.coriolis_matrix()
+    results.append(_result("coriolis_matrix", rep, f"{engine}: C nu + g = h", mv(C, nu) + g, h, rtol))
+    results.append(
+        _result("coriolis_forces", rep, f"{engine}: C nu = h - g", kd.coriolis_forces() + g, h, rtol)
+    )
     # finite differences on the first few samples
     k = min(fd_samples, nu_dot.shape[0])
     if k == 0:
@@ -313,12 +399,42 @@ def _identities(
     results.append(
         _result("com_velocity", rep, f"{engine}: d/dt com_position", kd_sub.com_velocity(), fd, fd_rtol)
     )
+    # skew symmetry: M_dot = C + C^T, M_dot by central differences along the motion
+    M_dot = (kds[0].mass_matrix() - kds[1].mass_matrix()) / (2 * h)
+    C_sub = kd_sub.coriolis_matrix()
+    results.append(
+        _result(
+            "coriolis_matrix",
+            rep,
+            f"{engine}: M_dot = C + C^T",
+            C_sub + np.swapaxes(C_sub, -1, -2),
+            M_dot,
+            fd_rtol,
+        )
+    )
+    # relative Jacobian times s_dot: the derivative of the relative transform
+    s_dot = sub.s_dot
+    for f, ref in _frame_pairs(frames):
+        H_dot = (kds[0].relative_transform(f, ref) - kds[1].relative_transform(f, ref)) / (2 * h)
+        fd = _relative_twist(kd_sub.relative_transform(f, ref), H_dot, rep)
+        exact = mv(kd_sub.relative_jacobian(f, ref), s_dot)
+        results.append(
+            _result(
+                "relative_jacobian",
+                rep,
+                f"{engine}: d/dt relative_transform",
+                exact,
+                fd,
+                fd_rtol,
+                f"{f} w.r.t. {ref}",
+            )
+        )
     return results
 
 
 def cross_validate(
     model: Model | str,
-    engines: Iterable[str] = ("pinocchio", "idyntree", "featherstone"),
+    engines: Iterable[str] | None = None,
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     samples: int = 20,
     seed: int = 0,
@@ -334,7 +450,9 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.kindyn.ENGINES`).
+        engines: engine names (see :data:`bridge.kindyn.ENGINES`); default: every installed engine
+            (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
+            e.g. MuJoCo on massless moving links, is left out with a note).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
@@ -363,6 +481,17 @@ def cross_validate(
         from bridge.model.urdf import load_urdf
 
         model = load_urdf(model)
+    dropped: list[str] = []
+    if engines is None:  # every installed engine that accepts the model
+        engines = []
+        for e in available_engines():
+            if e in OPTIONAL_ENGINES:
+                try:
+                    KinDyn(model, engine=e)
+                except BridgeError as exc:
+                    dropped.append(f"engine {e!r} left out: {exc}")
+                    continue
+            engines.append(e)
     engines = [str(e).strip().lower() for e in engines]
     for e in engines:
         if e not in ENGINES:
@@ -383,6 +512,7 @@ def cross_validate(
         "gravity": np.broadcast_to(np.array(DEFAULT_GRAVITY), (samples, 3)),
     }
     report = Report(model.name, engines, reps, samples, seed, rtol)
+    report.notes.extend(dropped)
     if model.massless_dofs:
         report.notes.append(
             "forward dynamics not compared: the mass matrix is singular because these joints move no "

@@ -14,7 +14,7 @@ import typer
 
 app = typer.Typer(
     name="bridge",
-    help="Make rigid-body dynamics agree across Pinocchio, iDynTree and Featherstone conventions.",
+    help="Make rigid-body dynamics agree across Pinocchio, iDynTree, Featherstone and Drake conventions.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -240,8 +240,8 @@ def check(
     samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[
-        str, typer.Option(help="Comma-separated engines.")
-    ] = "pinocchio,idyntree,featherstone",
+        str | None, typer.Option(help="Comma-separated engines (default: every installed engine).")
+    ] = None,
     representations: Annotated[
         str, typer.Option(help="Comma-separated representations.")
     ] = "body,inertial,mixed",
@@ -260,7 +260,7 @@ def check(
     from rich.console import Console
     from rich.progress import Progress
 
-    from bridge.check import cross_validate
+    from bridge.check import available_engines, cross_validate
     from bridge.errors import BridgeError
     from bridge.robots import robot_names
 
@@ -277,7 +277,7 @@ def check(
     skipped: list[tuple[str, str]] = []
     status = 0
     try:
-        engine_list = _split(engines) or []
+        engine_list = _split(engines) if engines is not None else None
         rep_list = _split(representations) or []
     except BridgeError as exc:
         raise _fail(str(exc)) from None
@@ -300,7 +300,8 @@ def check(
                 progress.stop()
                 _print_warnings(warned)
                 progress.start()
-            task = progress.add_task(f"{m.name}", total=len(rep_list) * len(engine_list))
+            n_engines = len(engine_list) if engine_list is not None else len(available_engines())
+            task = progress.add_task(f"{m.name}", total=len(rep_list) * n_engines)
 
             def step(desc: str, task=task, label=m.name) -> None:
                 progress.update(task, advance=1, description=f"{label}: {desc}")

@@ -1,10 +1,12 @@
 """Convert generalized velocities and joint-space quantities between conventions.
 
 Conventions, by name: "body", "inertial", "mixed" (the base velocity representation, joints in the
-model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order) and
+model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order),
 "featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
-body order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign ones are
-defined by their backends and imported when first named. With ``nu_t = T nu_s``
+body order), "mujoco" (free-joint ``qvel``: base origin velocity in world axes, angular velocity
+in body axes; joints in MuJoCo's body order) and "drake" (MIXED base velocity angular first, joints
+in Drake's velocity order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign
+ones are defined by their backends and imported when first named. With ``nu_t = T nu_s``
 (``T, T_dot = velocity_transform(model, state, s, t)``):
 
 * velocities: ``nu_t = T nu_s``;
@@ -57,13 +59,15 @@ CONVENTIONS: dict[str, Convention | str] = {
     "mixed": MIXED,
     "pinocchio": "bridge.backends.pinocchio.state:PINOCCHIO",
     "featherstone": "bridge.backends.featherstone.state:FEATHERSTONE",
+    "mujoco": "bridge.backends.mujoco.state:MUJOCO",
+    "drake": "bridge.backends.drake.state:DRAKE",
 }
 
 
 def convention(value: object) -> Convention:
     """The :class:`Convention` named by ``value``: a Convention, a :class:`Representation`, a
     representation alias ("local", "world", "MIXED_REPRESENTATION", ...) or a foreign convention
-    name ("pinocchio", "featherstone")."""
+    name ("pinocchio", "featherstone", "mujoco", "drake")."""
     if isinstance(value, Convention):
         return value
     key = str(getattr(value, "value", value)).strip().lower()

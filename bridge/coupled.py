@@ -120,3 +120,25 @@ class CoupledEngine(EngineBase):
     def total_momentum(self) -> np.ndarray | None:
         """The inner engine's (the expanded state moves the same bodies), or None."""
         return self._inner.total_momentum()
+
+    # ------------------------------------------------------------------ derived quantities
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        return self._right(self._inner.centroidal_momentum_matrix())
+
+    def total_momentum_jacobian(self) -> np.ndarray | None:
+        J = self._inner.total_momentum_jacobian()
+        return None if J is None else self._right(J)
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """``G^T C_full G``: G is constant, so no ``M_full G_dot`` term."""
+        return self._G.T @ np.asarray(self._inner.coriolis_matrix()) @ self._G
+
+    def coriolis_forces(self) -> np.ndarray:
+        return self._down(self._inner.coriolis_forces())
+
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray:
+        return self._inner.relative_transform(frame, reference)
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """The joint columns ``J_full G_s`` (G_s the coupling of the joint velocities alone)."""
+        return np.asarray(self._inner.relative_jacobian(frame, reference)) @ self._Gs

@@ -37,13 +37,17 @@ ENGINES: dict[str, str] = {
     "pinocchio": "bridge.backends.pinocchio.engine:PinocchioEngine",
     "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
     "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
+    "mujoco": "bridge.backends.mujoco.engine:MujocoEngine",
+    "drake": "bridge.backends.drake.engine:DrakeEngine",
 }
 
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     """What an engine implements. Arrays carry the state's batch axes in front.
 
     The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single`` and ``total_momentum`` have defaults in
+    ``forward_dynamics_single``, ``total_momentum``, the derived quantities (centroidal momentum
+    matrix, total momentum Jacobian, Coriolis matrix and forces, relative transform and Jacobian) and
+    ``inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` have defaults in
     :class:`bridge.backends.base.EngineBase`.
     """
 
@@ -76,6 +80,19 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def com_jacobian(self) -> np.ndarray: ...
     def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
     def total_momentum(self) -> np.ndarray | None: ...  # in B / A / B[A]; None: derived by KinDyn
+    # the quantities after M and h: exact generic defaults in EngineBase (bridge.backends.generic)
+    def centroidal_momentum_matrix(self) -> np.ndarray: ...  # (..., 6, nv), rows in G[A]
+    def total_momentum_jacobian(self) -> np.ndarray | None: ...  # rows in B / A / B[A]; None: derived
+    def coriolis_matrix(self) -> np.ndarray: ...  # (..., nv, nv): C nu + g = h, M_dot = C + C^T
+    def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dtau_dq, dtau_dnu, dtau_dnudot)
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dnudot_dq, dnudot_dnu, dnudot_dtau)
 
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
@@ -110,7 +127,8 @@ class KinDyn:
 
     Args:
         model: a :class:`bridge.Model`.
-        engine: "pinocchio", "idyntree" or "featherstone".
+        engine: "pinocchio", "idyntree", "featherstone", "mujoco" (with the extra [mujoco]) or
+            "drake" (with the extra [drake]).
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.
@@ -328,29 +346,93 @@ class KinDyn:
         (..., nv) including a base wrench in this representation's base frame.
         """
         if self.model.massless_dofs:
-            from bridge.errors import SingularMassMatrixError
-
-            raise SingularMassMatrixError(
-                f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
-                f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
-                "(lock them with Model.with_dofs)"
-            )
-        n, nv = self._n_dofs, self._nv
+            raise self._singular_mass_error()
+        n = self._n_dofs
         t = np.asarray(joint_torques, dtype=np.float64)
         if t.shape == (n,) and self._has_state and external_wrenches is None:
             nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
             if nu_dot is not None:
                 return nu_dot
+        tau = self._generalized_force(t)
+        self._require_state()
+        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+
+    def _generalized_force(self, t: np.ndarray) -> np.ndarray:
+        """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
+        n, nv = self._n_dofs, self._nv
         if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
             tau = np.zeros(nv)
             tau[nv - n :] = t
-        elif t.ndim >= 1 and t.shape[-1] == nv:
-            tau = as_float_array(t, "generalized forces", (nv,))
-        else:
-            tq = as_float_array(t, "joint_torques", (n,))
-            tau = np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+            return tau
+        if t.ndim >= 1 and t.shape[-1] == nv:
+            return as_float_array(t, "generalized forces", (nv,))
+        tq = as_float_array(t, "joint_torques", (n,))
+        return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+
+    def _singular_mass_error(self) -> BridgeError:
+        from bridge.errors import SingularMassMatrixError
+
+        return SingularMassMatrixError(
+            f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
+            f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
+            "(lock them with Model.with_dofs)"
+        )
+
+    # ------------------------------------------------------------------ derivatives
+    def inverse_dynamics_derivatives(
+        self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derivatives of :meth:`inverse_dynamics` at the current state and the acceleration
+        ``[base_acc; s_ddot]``: ``(dtau_dq, dtau_dnu, dtau_dnudot)``, each (..., nv, nv).
+
+        Everything is in this KinDyn's representation W. ``dtau_dq[:, k]`` is the derivative along
+        the k-th tangent direction ``delta = e_k``: the first-order change of tau when the robot
+        moves for unit time with generalized velocity ``delta`` in W, joints ``s + delta_s``, base
+        pose ``H exp(delta_base^)`` (BODY), ``exp(delta_base^) H`` (INERTIAL) or ``o + delta_p``,
+        ``exp(delta_theta^) R`` (MIXED, world axes; :func:`bridge.derivatives.retract`), while
+        ``nu``, ``nu_dot`` (in W) and the external wrenches (in the frame the representation gives
+        them, F, A or F[A]) stay fixed. ``dtau_dnudot`` is the mass matrix.
+
+        Engines: "pinocchio" uses Pinocchio's analytical ``computeRNEADerivatives`` plus the
+        chain-rule terms of the change of variables (docs/theory.md, "Derivatives of the
+        dynamics"), exact to rounding; every other engine differences its own inverse dynamics
+        (:mod:`bridge.backends.numeric_derivatives`: fourth-order central differences in q, step
+        1e-3, 1e-11..1e-12 relative; exact central differences in nu).
+        """
+        nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
-        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+        wrenches = self._wrenches(external_wrenches)
+        out = self._engine.inverse_dynamics_derivatives(nu_dot, wrenches, self._gravity)
+        return tuple(self._read_only(x) for x in out)
+
+    def forward_dynamics_derivatives(
+        self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Derivatives of :meth:`forward_dynamics` at the current state for ``joint_torques`` (..., n)
+        (or a full generalized force (..., nv)): ``(dnudot_dq, dnudot_dnu, dnudot_dtau)``, each
+        (..., nv, nv), in this KinDyn's representation, q along the tangent stated in
+        :meth:`inverse_dynamics_derivatives`. ``dnudot_dtau`` is the derivative with respect to the
+        full generalized force (the inverse mass matrix; the joint torques are its last n columns).
+
+        Engines: "pinocchio" from ``computeABADerivatives`` plus the chain-rule terms; the others
+        from their inverse dynamics derivatives at ``nu_dot = FD(tau)`` by the implicit function
+        theorem (``dnudot_dx = -M^-1 dtau_dx``), with the same accuracy.
+        """
+        if self.model.massless_dofs:
+            raise self._singular_mass_error()
+        tau = self._generalized_force(np.asarray(joint_torques, dtype=np.float64))
+        self._require_state()
+        wrenches = self._wrenches(external_wrenches)
+        out = self._engine.forward_dynamics_derivatives(tau, wrenches, self._gravity)
+        return tuple(self._read_only(x) for x in out)
+
+    @staticmethod
+    def _read_only(value: object) -> np.ndarray:
+        """The engine's result, read-only (engine hooks return fresh arrays: no copy)."""
+        if type(value) is not np.ndarray or value.dtype != np.float64:
+            value = np.array(value, dtype=np.float64)
+        value.setflags(write=False)
+        return value
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:
@@ -439,6 +521,70 @@ class KinDyn:
             return (A_H_W.inverse() @ h).vector
 
         return self._cached("hB", compute)
+
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """Centroidal momentum matrix (..., 6, nv): ``centroidal_momentum() == CMM @ nu``, rows in
+        G[B] (BODY) or G[A] (INERTIAL, MIXED) as :meth:`centroidal_momentum`, columns in this
+        representation (iDynTree's ``getCentroidalTotalMomentumJacobian``)."""
+
+        def compute() -> np.ndarray:
+            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
+            if self.representation is not Representation.BODY:
+                return A
+            R_T = np.swapaxes(self.state.world_H_base.rotation, -1, -2)[..., None, :, :]
+            rows = np.stack([A[..., :3, :], A[..., 3:, :]], axis=-3)  # (..., 2, 3, nv)
+            return (R_T @ rows).reshape(*rows.shape[:-3], 6, A.shape[-1])
+
+        return self._cached("CMM", compute)
+
+    def total_momentum_jacobian(self) -> np.ndarray:
+        """(..., 6, nv) with ``total_momentum() == J @ nu``, rows in B, A or B[A] as
+        :meth:`total_momentum` (iDynTree's ``getLinearAngularMomentumJacobian``; for a floating base
+        the first six rows of the mass matrix)."""
+
+        def compute() -> np.ndarray:
+            native = self._engine.total_momentum_jacobian()
+            if native is not None:
+                return native
+            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
+            # G[A] -> A -> B (BODY) / B[A] (MIXED): the dual action on every column
+            A_Xs = Transform.from_translation(self.com_position()).force_matrix()
+            rep = self.representation
+            if rep is not Representation.INERTIAL:
+                H = self.state.world_H_base
+                A_H_W = H if rep is Representation.BODY else Transform.from_translation(H.translation)
+                A_Xs = A_H_W.inverse().force_matrix() @ A_Xs
+            return A_Xs @ A
+
+        return self._cached("Jmomentum", compute)
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """Coriolis matrix C (..., nv, nv) in this representation: ``C nu + g == h`` and
+        ``M_dot - C - C^T == 0`` (M_dot the time derivative of :meth:`mass_matrix` along the motion).
+        From another convention's C: ``T^T (C T + M T_dot)`` (Pinocchio's ``computeCoriolisMatrix``
+        after conversion)."""
+        return self._cached("C", self._engine.coriolis_matrix)
+
+    def coriolis_forces(self) -> np.ndarray:
+        """``C nu`` (..., nv): the bias forces without gravity, ``h - g``."""
+        return self._cached("Cnu", self._engine.coriolis_forces)
+
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray:
+        """``reference_H_frame`` (..., 4, 4) (iDynTree's ``getRelativeTransform(reference, frame)``)."""
+        return self._cached(
+            ("relX", frame, reference),
+            lambda: self._engine.relative_transform(self._frame(frame), self._frame(reference)),
+        )
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """(..., 6, n): the velocity of ``frame`` F relative to ``reference`` R is ``J @ s_dot``,
+        expressed in F (BODY), R (INERTIAL) or F[R] (MIXED): iDynTree's
+        ``getRelativeJacobian(reference, frame)`` in each representation. It depends on the joints
+        only (the base velocity moves both frames alike)."""
+        return self._cached(
+            ("relJ", frame, reference),
+            lambda: self._engine.relative_jacobian(self._frame(frame), self._frame(reference)),
+        )
 
     def __repr__(self) -> str:
         return (

@@ -5,12 +5,23 @@ An engine without a hot path for one unbatched state inherits :class:`EngineBase
 unchecked :class:`State` to the engine's ``set_state``; its ``*_single`` hooks decline (None: KinDyn
 then takes the general path) and ``total_momentum`` is left to KinDyn (derived from the centroidal
 momentum).
+
+The quantities after M and h (centroidal momentum matrix, Coriolis matrix and forces, relative
+transforms and Jacobians) have exact generic defaults built from the protocol's frame quantities
+(:mod:`bridge.backends.generic`); engines override them where their library has them natively.
+
+The derivative hooks ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` default to
+differences of the engine's own dynamics (:mod:`bridge.backends.numeric_derivatives`; engines with
+analytical derivatives override them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
+from bridge.backends import generic
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State, single_state_arrays
@@ -62,3 +73,49 @@ class EngineBase:
         """The total momentum (..., 6) in the representation's B / A / B[A], or None when the engine
         does not compute it natively (KinDyn then derives it from the centroidal momentum)."""
         return None
+
+    # ------------------------------------------------------------------ derived quantities
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """(..., 6, nv): ``A nu`` is the centroidal momentum in G[A] (linear first)."""
+        return generic.centroidal_momentum_matrix(self)
+
+    def total_momentum_jacobian(self) -> np.ndarray | None:
+        """(..., 6, nv) with ``J nu`` the total momentum in B / A / B[A], or None (KinDyn derives
+        it from the centroidal momentum matrix)."""
+        return None
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """(..., nv, nv) Coriolis matrix in the representation: ``C nu + g = h``, ``M_dot = C + C^T``."""
+        return generic.coriolis_matrix(self)
+
+    def coriolis_forces(self) -> np.ndarray:
+        """``C nu`` (..., nv): the bias forces without gravity."""
+        return self.bias_forces() - self.gravity_forces()
+
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray:
+        """``reference_H_frame`` (..., 4, 4)."""
+        return generic.relative_transform(self, frame, reference)
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """(..., 6, n): velocity of ``frame`` relative to ``reference`` per unit joint velocity, in
+        F (BODY), R (INERTIAL) or F[R] (MIXED)."""
+        return generic.relative_jacobian(self, frame, reference)
+
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation, q along the
+        tangent of :func:`bridge.derivatives.retract`; default: differences of this engine's
+        inverse dynamics (:mod:`bridge.backends.numeric_derivatives`, 1e-11 relative)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.inverse_dynamics_derivatives(self, nu_dot, wrenches, gravity)
+
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) for the generalized force ``tau``;
+        default: from the inverse dynamics derivatives (:mod:`bridge.backends.numeric_derivatives`)."""
+        from bridge.backends import numeric_derivatives
+
+        return numeric_derivatives.forward_dynamics_derivatives(self, tau, wrenches, gravity)

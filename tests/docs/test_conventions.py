@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import idyntree.bindings as idyn
 import numpy as np
@@ -20,6 +21,7 @@ import pinocchio as pin
 import pytest
 
 import bridge
+from bridge.backends.idyntree.kindyn import kindyn as kindyn_of
 from bridge.spatial import Force, Motion, Transform
 from bridge.spatial.conventions import (
     plux,
@@ -486,7 +488,9 @@ def test_rbdl_tds_transforms_only():
             bridge.Representation.parse(name)
     from bridge.convert import CONVENTIONS
 
-    assert set(CONVENTIONS) == {"body", "inertial", "mixed", "pinocchio", "featherstone"}
+    # the velocity conventions bridge knows: the neutral ones and one per library with an engine
+    assert {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco", "drake"} <= set(CONVENTIONS)
+    assert not {"rbdl", "tds", "brax"} & set(CONVENTIONS)
     assert callable(transform_to_rbdl) and callable(transform_to_tds)
 
 
@@ -1060,6 +1064,305 @@ def test_momentum_pinocchio(icub):
     assert_close(d.com[0], _momentum_world(c)[2], 1e-14)
 
 
+# ======================================================================= quantities after M
+REF = "r_hand"  # the reference frame of the relative quantities (FRAME is the other one)
+
+
+def _after_state(c, rep: str) -> bridge.State:
+    H, s, vm, sd = traj(c, 0.0)
+    return bridge.State(H, s, base_velocity(H, vm, rep), sd, rep)
+
+
+def _after_T(c, rep: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(T, T_dot)`` with Pinocchio's ``v = T nu`` in ``rep`` for the fixture's Pinocchio model:
+    its DOF order is the bridge model's, so v is the BODY generalized velocity."""
+    T, T_dot = bridge.velocity_transform(c.model, _after_state(c, rep), rep, "body")
+    return np.asarray(T), np.asarray(T_dot)
+
+
+def _pin_M(c, q) -> np.ndarray:
+    M = pin.crba(c.pm, c.pd, q).copy()
+    return np.triu(M) + np.triu(M, 1).T
+
+
+def _idyn_matrix(c, rows: int, cols: int, getter: str, *args) -> np.ndarray:
+    J = idyn.MatrixDynSize(rows, cols)
+    assert getattr(c.kd, getter)(*args, J)
+    return J.toNumPy().copy()
+
+
+def _fd_along(c, rep: str, fn):
+    """Central difference of ``fn(KinDyn)`` along the fixture's trajectory (pinocchio engine)."""
+    return fd(lambda t: fn(bridge_kd(c, rep, t)))
+
+
+def test_after_m_cmm_bridge(icub):
+    c = icub
+    for rep in REPS:
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            kd = bridge_kd(c, rep, 0.0, engine)
+            A = kd.centroidal_momentum_matrix()
+            assert_close(A @ kd.nu, kd.centroidal_momentum(), 1e-10, str((rep, engine)))
+            assert_close(A @ kd.nu, _momentum_expected(c, rep, "centroidal"), 1e-10, str((rep, engine)))
+
+
+def test_after_m_cmm_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        A = _idyn_matrix(c, 6, 6 + c.n, "getCentroidalTotalMomentumJacobian")
+        nu = np.concatenate([base_velocity(*traj(c, 0.0)[0:1], traj(c, 0.0)[2], rep), c.sd])
+        assert_close(
+            A @ nu, np.array(c.kd.getCentroidalTotalMomentum().asVector().toNumPy()), 1e-10, str(rep)
+        )
+        assert_close(A @ nu, _momentum_expected(c, rep, "centroidal"), 1e-10, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0).centroidal_momentum_matrix(), A, 1e-10, str(rep))
+
+
+def test_after_m_cmm_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    Ag = pin.computeCentroidalMap(c.pm, c.pd, q).copy()
+    assert_close(Ag @ v, _momentum_expected(c, "mixed", "centroidal"), 1e-10)  # G[A]
+    assert_close(c.pd.com[0], _momentum_world(c)[2], 1e-14)
+    assert_close(pin.ccrba(c.pm, c.pd, q, v).copy(), Ag, 1e-10)
+    H = traj(c, 0.0)[0]
+    R = H[:3, :3]
+    for rep in REPS:
+        T, _ = _after_T(c, rep)
+        A = bridge_kd(c, rep, 0.0).centroidal_momentum_matrix()
+        if rep == "body":
+            A = np.concatenate([R @ A[:3], R @ A[3:]])
+        assert_close(A, Ag @ T, 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        J = kd.total_momentum_jacobian()
+        assert_close(J @ kd.nu, kd.total_momentum(), 1e-10, str(rep))
+        assert_close(J @ kd.nu, _momentum_expected(c, rep, "total"), 1e-10, str(rep))
+        assert_close(J, kd.mass_matrix()[:6], 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        J = _idyn_matrix(c, 6, 6 + c.n, "getLinearAngularMomentumJacobian")
+        H, _, vm, _ = traj(c, 0.0)
+        nu = np.concatenate([base_velocity(H, vm, rep), c.sd])
+        assert_close(J @ nu, _momentum_expected(c, rep, "total"), 1e-10, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0).total_momentum_jacobian(), J, 1e-10, str(rep))
+
+
+def test_after_m_momentum_jacobian_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    M = _pin_M(c, q)
+    assert_close(M[:6] @ v, _momentum_expected(c, "body", "total"), 1e-10)  # B, base axes
+    assert not any("momentumjacobian" in name.lower() for name in dir(pin))
+    T, _ = _after_T(c, "body")
+    assert_close(bridge_kd(c, "body", 0.0).total_momentum_jacobian(), M[:6] @ T, 1e-10)
+
+
+def test_after_m_coriolis_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        C = kd.coriolis_matrix()
+        assert_close(C @ kd.nu + kd.gravity_forces(), kd.bias_forces(), 1e-10, str(rep))
+        M_dot = _fd_along(c, rep, lambda k: k.mass_matrix())
+        assert_close(C + C.T, M_dot, FD_RTOL, str(rep))
+
+
+def _idyn_coriolis(kd, nv: int) -> tuple[np.ndarray, np.ndarray]:
+    C, M, M_dot = (idyn.MatrixDynSize(nv, nv) for _ in range(3))
+    assert kd.getCoriolisAndMassMatrices(C, M, M_dot)
+    return C.toNumPy().copy(), M_dot.toNumPy().copy()
+
+
+def test_after_m_coriolis_idyntree(icub):
+    c = icub
+    nv = 6 + c.n
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        C, M_dot = _idyn_coriolis(c.kd, nv)
+        kd = bridge_kd(c, rep, 0.0, "idyntree")
+        assert_close(C @ kd.nu + kd.gravity_forces(), kd.bias_forces(), 1e-10, str(rep))  # C nu = h - g
+        assert_close(M_dot, C + C.T, 1e-10, str(rep))  # its own M_dot ...
+        true_M_dot = _fd_along(c, rep, lambda k: k.mass_matrix())
+        assert_not_close(M_dot, true_M_dot, 1e-3, str(rep))  # ... is not the derivative of M
+        assert_not_close(C[:, :6], kd.coriolis_matrix()[:, :6], 1e-3, str(rep))  # base columns differ
+        assert_close(C[:, 6:], kd.coriolis_matrix()[:, 6:], 1e-10, str(rep))  # joint columns agree
+    # a fixed base: the joint block is bridge's
+    fixed = c.model.with_fixed_base()
+    for rep in REPS:
+        H, s, _, sd = traj(c, 0.0)
+        kdi = kindyn_of(fixed, rep)
+        assert kdi.setRobotState(H, s, np.zeros(6), sd, GRAVITY)
+        C, _ = _idyn_coriolis(kdi, nv)
+        kd = bridge.KinDyn(fixed, engine="featherstone", representation=rep)
+        kd.set_state(H, s, np.zeros(6), sd)
+        assert_close(C[6:, 6:], kd.coriolis_matrix(), 1e-10, str(rep))
+    # ... and on ur5_robot it takes the process down (run apart)
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, idyntree.bindings as idyn, bridge\n"
+        "from bridge.robots import robot_path\n"
+        "from bridge.backends.idyntree.kindyn import kindyn\n"
+        "m = bridge.load_urdf(robot_path('ur5_robot'), floating=False)\n"
+        "k = kindyn(m, 'mixed'); n = m.n_dofs\n"
+        "k.setRobotState(np.eye(4), np.zeros(n), np.zeros(6), np.zeros(n), np.array([0, 0, -9.81]))\n"
+        "C, M, D = (idyn.MatrixDynSize(6 + n, 6 + n) for _ in range(3))\n"
+        "k.getCoriolisAndMassMatrices(C, M, D)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120)
+    assert done.returncode < 0, done.stderr.decode()[-500:]  # killed by a signal (SIGSEGV)
+
+
+def test_after_m_coriolis_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    C = pin.computeCoriolisMatrix(c.pm, c.pd, q, v).copy()
+    M = _pin_M(c, q)
+    g = pin.computeGeneralizedGravity(c.pm, c.pd, q).copy()
+    assert_close(C @ v + g, pin.nonLinearEffects(c.pm, c.pd, q, v), 1e-10)
+
+    def pin_M_at(t):
+        return _pin_M(c, pin_qv(c, t)[0])
+
+    assert_close(C + C.T, fd(pin_M_at), FD_RTOL)
+    for rep in REPS:
+        T, T_dot = _after_T(c, rep)
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            assert_close(
+                bridge_kd(c, rep, 0.0, engine).coriolis_matrix(), T.T @ (C @ T + M @ T_dot), 1e-10, str(rep)
+            )
+
+
+def test_after_m_coriolis_forces_bridge(icub):
+    c = icub
+    for rep in REPS:
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            kd = bridge_kd(c, rep, 0.0, engine)
+            assert_close(
+                kd.coriolis_forces(), kd.bias_forces() - kd.gravity_forces(), 1e-10, str((rep, engine))
+            )
+            assert_close(kd.coriolis_forces(), kd.coriolis_matrix() @ kd.nu, 1e-10, str((rep, engine)))
+
+
+def test_after_m_coriolis_forces_idyntree(icub):
+    c = icub
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        tau = idyn.FreeFloatingGeneralizedTorques(c.kd.model())
+        assert c.kd.generalizedBiasForces(tau)
+        h = np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()])
+        c.kd.getWorldTransform(c.kd.getFloatingBase())  # fresh kinematics (see the backend's note)
+        assert c.kd.generalizedGravityForces(tau)
+        g = np.concatenate([tau.baseWrench().toNumPy(), tau.jointTorques().toNumPy()])
+        assert_close(bridge_kd(c, rep, 0.0).coriolis_forces(), h - g, 1e-10, str(rep))
+
+
+def test_after_m_coriolis_forces_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    nle = pin.nonLinearEffects(c.pm, c.pd, q, v).copy()
+    g = pin.computeGeneralizedGravity(c.pm, c.pd, q).copy()
+    pm = c.pm.copy()
+    pm.gravity = pin.Motion.Zero()
+    c_pin = pin.rnea(pm, pm.createData(), q, v, np.zeros(pm.nv)).copy()
+    assert_close(c_pin, nle - g, 1e-10)
+    C = pin.computeCoriolisMatrix(c.pm, c.pd, q, v).copy()
+    assert_close(C @ v, c_pin, 1e-10)
+    M = _pin_M(c, q)
+    for rep in REPS:
+        T, T_dot = _after_T(c, rep)
+        kd = bridge_kd(c, rep, 0.0)
+        assert_close(kd.coriolis_forces(), T.T @ (c_pin + M @ T_dot @ kd.nu), 1e-10, str(rep))
+
+
+def test_after_m_relative_transform_bridge(icub):
+    c = icub
+    for engine in ("pinocchio", "idyntree", "featherstone"):
+        kd = bridge_kd(c, "mixed", 0.0, engine)
+        expected = np.linalg.inv(kd.frame_transform(REF)) @ kd.frame_transform(FRAME)
+        assert_close(kd.relative_transform(FRAME, REF), expected, 1e-10, str(engine))
+        A_H_R, A_H_F = kd.frame_transform(REF), kd.frame_transform(FRAME)
+        origin = A_H_R[:3, :3].T @ (A_H_F[:3, 3] - A_H_R[:3, 3])  # F's origin in R coordinates
+        assert_close(kd.relative_transform(FRAME, REF)[:3, 3], origin, 1e-10, str(engine))
+
+
+def test_after_m_relative_transform_idyntree(icub):
+    c = icub
+    idyn_set(c, "mixed", 0.0)
+    X = c.kd.getRelativeTransform(REF, FRAME)
+    H = np.array(X.asHomogeneousTransform().toNumPy())
+    world = np.array(c.kd.getWorldTransform(REF).asHomogeneousTransform().toNumPy())
+    assert_close(world @ H, np.array(c.kd.getWorldTransform(FRAME).asHomogeneousTransform().toNumPy()), 1e-10)
+    assert_close(bridge_kd(c, "mixed", 0.0).relative_transform(FRAME, REF), H, 1e-10)
+
+
+def test_after_m_relative_transform_pinocchio(icub):
+    c = icub
+    q, _ = pin_qv(c, 0.0)
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    H = (c.pd.oMf[c.pm.getFrameId(REF)].inverse() * c.pd.oMf[c.pm.getFrameId(FRAME)]).homogeneous
+    assert_close(bridge_kd(c, "body", 0.0, "featherstone").relative_transform(FRAME, REF), H, 1e-10)
+
+
+def _relative_definition(H: np.ndarray, H_dot: np.ndarray, rep: str) -> np.ndarray:
+    """Velocity of F relative to R from ``R_H_F`` and its derivative: in F, R or F[R]."""
+    return definition_velocity(H, H_dot, rep)  # the page's definitions with R in place of A
+
+
+def test_after_m_relative_jacobian_bridge(icub):
+    c = icub
+    for rep in REPS:
+        kd = bridge_kd(c, rep, 0.0)
+        H = kd.relative_transform(FRAME, REF)
+        H_dot = _fd_along(c, rep, lambda k: k.relative_transform(FRAME, REF))
+        J = kd.relative_jacobian(FRAME, REF)
+        assert J.shape == (6, c.n)
+        assert_close(J @ c.sd, _relative_definition(H, H_dot, rep), FD_RTOL, str(rep))
+
+
+def test_after_m_relative_jacobian_idyntree(icub):
+    c = icub
+    im = c.kd.model()
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        J = _idyn_matrix(c, 6, c.n, "getRelativeJacobian", im.getFrameIndex(REF), im.getFrameIndex(FRAME))
+        H = bridge_kd(c, rep, 0.0).relative_transform(FRAME, REF)
+        H_dot = _fd_along(c, rep, lambda k: k.relative_transform(FRAME, REF))
+        assert_close(J @ c.sd, _relative_definition(H, H_dot, rep), FD_RTOL, str(rep))
+        assert_close(bridge_kd(c, rep, 0.0, "featherstone").relative_jacobian(FRAME, REF), J, 1e-10, str(rep))
+
+
+def test_after_m_relative_jacobian_pinocchio(icub):
+    c = icub
+    q, _ = pin_qv(c, 0.0)
+    pin.computeJointJacobians(c.pm, c.pd, q)
+    pin.framesForwardKinematics(c.pm, c.pd, q)
+    fF, fR = c.pm.getFrameId(FRAME), c.pm.getFrameId(REF)
+    J_F = pin.getFrameJacobian(c.pm, c.pd, fF, pin.WORLD)
+    J_R = pin.getFrameJacobian(c.pm, c.pd, fR, pin.WORLD)
+    D = (J_F - J_R)[:, 6:]
+    A_H_F, A_H_R = c.pd.oMf[fF], c.pd.oMf[fR]
+    E = {
+        "body": A_H_F,
+        "inertial": A_H_R,
+        "mixed": pin.SE3(A_H_R.rotation, A_H_F.translation),
+    }
+    for rep in REPS:
+        J = E[rep].inverse().action @ D
+        assert_close(bridge_kd(c, rep, 0.0, "idyntree").relative_jacobian(FRAME, REF), J, 1e-10, str(rep))
+
+
 # ======================================================================= table 5: model structure
 def _doc_movable(root) -> list[str]:
     return [j.get("name") for j in root.findall("joint") if j.get("type") != "fixed"]
@@ -1457,3 +1760,217 @@ def test_fbexport_xtree6_floatbase():
     # bridge's FDfb and IDfb need the floatbase layout; spatial_v2's is the six-joint chain of ID, HandC
     with pytest.raises(bridge.ModelError, match="no floating base"):
         FDfb(sv2, xfb, q, q, q)
+
+
+# --------------------------------------------------------------------------- MuJoCo
+def _mj():
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
+    from bridge.backends.mujoco import to_mujoco, to_mujoco_state
+    from tests.helpers import random_state, small_model
+
+    rng = np.random.default_rng(21)
+    model = small_model(rng)
+    mm = to_mujoco(model)
+    st = random_state(model, rng, "body")
+    qpos, qvel = to_mujoco_state(model, st)
+    d = mujoco.MjData(mm)
+    d.qpos[:], d.qvel[:] = qpos, qvel
+    mujoco.mj_forward(mm, d)
+    return SimpleNamespace(mj=mujoco, model=model, mm=mm, d=d, st=st, qpos=qpos, qvel=qvel, rng=rng)
+
+
+def _mj_base_velocity(m) -> tuple[np.ndarray, np.ndarray]:
+    """(p_dot in world, omega in body) by central differences of mj_integratePos."""
+    h = 1e-6
+    poses = []
+    for dt in (h, -h):
+        q = m.qpos.copy()
+        m.mj.mj_integratePos(m.mm, q, m.qvel, dt)
+        poses.append(Transform.from_quaternion_wxyz(q[3:7], q[:3]))
+    R = m.st.world_H_base.rotation
+    W = R.T @ (poses[0].rotation - poses[1].rotation) / (2 * h)
+    return (poses[0].translation - poses[1].translation) / (2 * h), vee3(W)
+
+
+def test_mj_order():
+    m = _mj()
+    res = np.zeros(6)
+    m.mj.mj_objectVelocity(m.mm, m.d, m.mj.mjtObj.mjOBJ_XBODY, 1, res, 1)
+    assert_close(res[:3], m.qvel[3:6])
+    assert_close(res[3:], m.st.base_velocity[:3])  # angular first
+    jacp, jacr = np.zeros((3, m.mm.nv)), np.zeros((3, m.mm.nv))
+    m.mj.mj_jac(m.mm, m.d, jacp, jacr, m.d.xpos[1].copy(), 1)
+    assert_close(jacr @ m.qvel, m.st.world_H_base.rotation @ m.qvel[3:6])
+    assert_close(jacp @ m.qvel, m.qvel[:3])
+
+
+def test_mj_quat():
+    m = _mj()
+    assert_close(quat_xyzw_to_matrix(np.r_[m.qpos[4:7], m.qpos[3]]), m.st.world_H_base.rotation)
+    assert_close(m.d.xmat[1].reshape(3, 3), m.st.world_H_base.rotation)
+
+
+def test_mj_base_pose():
+    m = _mj()
+    n = m.model.n_dofs
+    assert (m.mm.nq, m.mm.nv) == (7 + n, 6 + n)
+    assert_close(m.qpos[:3], m.st.world_H_base.translation)
+    assert_close(m.d.xpos[1], m.qpos[:3])
+
+
+def test_mj_base_vel():
+    m = _mj()
+    p_dot, omega_B = _mj_base_velocity(m)
+    R = m.st.world_H_base.rotation
+    assert_close(m.qvel[:3], p_dot, 1e-8)
+    assert_close(m.qvel[3:6], omega_B, 1e-8)
+    assert_not_close(m.qvel[:3], R.T @ p_dot, 1e-3)
+    assert_not_close(m.qvel[3:6], R @ omega_B, 1e-3)
+    assert_close(bridge.convert_velocity(m.model, m.st, m.st.nu, "body", "mujoco"), m.qvel)
+
+
+def test_mj_change():
+    m = _mj()
+    R = m.st.world_H_base.rotation
+    cov = bridge.velocity_change(m.model, m.st, "mujoco", "mixed")
+    assert_close(cov.X, np.block([[np.eye(3), np.zeros((3, 3))], [np.zeros((3, 3)), R]]))
+    assert_close(cov.bias_acceleration, np.zeros(m.model.nv))
+    cov = bridge.velocity_change(m.model, m.st, "mujoco", "body")
+    assert_close(cov.X, np.block([[R.T, np.zeros((3, 3))], [np.zeros((3, 3)), np.eye(3)]]))
+    expected = np.zeros(m.model.nv)
+    expected[:3] = -np.cross(m.qvel[3:6], R.T @ m.qvel[:3])
+    assert_close(cov.bias_acceleration, expected)
+
+
+def test_mj_gen_acc():
+    m = _mj()
+    nu_dot = m.rng.normal(size=m.model.nv)
+    qacc = bridge.convert_acceleration(m.model, m.st, nu_dot, "body", "mujoco")
+    from bridge.backends.mujoco import to_mujoco_state
+
+    h = 1e-5
+    qv = [to_mujoco_state(m.model, bridge.integrate(m.st, nu_dot[:6], nu_dot[6:], dt))[1] for dt in (h, -h)]
+    assert_close(qacc, (qv[0] - qv[1]) / (2 * h), 1e-7)
+
+
+def test_mj_gen_force():
+    m = _mj()
+    kd = bridge.KinDyn(m.model, "pinocchio", "mixed")
+    st = m.st.to("mixed")
+    kd.set_robot_state(st)
+    a = m.rng.normal(size=m.model.nv)
+    tau_mixed = kd.inverse_dynamics(a[:6], a[6:])  # base wrench in B[A]: force and moment in world axes
+    m.d.qacc[:] = bridge.convert_acceleration(m.model, st, a, "mixed", "mujoco")
+    m.mj.mj_inverse(m.mm, m.d)
+    R = st.world_H_base.rotation
+    assert_close(m.d.qfrc_inverse[:3], tau_mixed[:3])
+    assert_close(m.d.qfrc_inverse[3:6], R.T @ tau_mixed[3:6])
+    T, _ = bridge.velocity_transform(m.model, st, "mixed", "mujoco")
+    assert_close(T.T @ m.d.qfrc_inverse, tau_mixed)
+
+
+def test_mj_mass():
+    m = _mj()
+    M = np.zeros((m.mm.nv, m.mm.nv))
+    m.mj.mj_fullM(m.mm, m.d, M)
+    kd = bridge.KinDyn(m.model, "pinocchio", "body")
+    kd.set_robot_state(m.st)
+    cov = bridge.velocity_change(m.model, m.st, "body", "mujoco")
+    assert_close(cov.matrix_back(M), kd.mass_matrix())
+    arm = m.rng.uniform(0.01, 0.1, m.mm.nv)
+    m.mm.dof_armature[:] = arm
+    m.mj.mj_forward(m.mm, m.d)
+    M_arm = np.zeros_like(M)
+    m.mj.mj_fullM(m.mm, m.d, M_arm)
+    assert_close(M_arm, M + np.diag(arm))
+
+
+def test_mj_bias():
+    m = _mj()
+    h_mj = m.d.qfrc_bias.copy()
+    m.d.qacc[:] = 0.0
+    m.mj.mj_inverse(m.mm, m.d)
+    assert_close(m.d.qfrc_inverse, h_mj)
+    M = np.zeros((m.mm.nv, m.mm.nv))
+    m.mj.mj_fullM(m.mm, m.d, M)
+    kd = bridge.KinDyn(m.model, "pinocchio", "body")
+    kd.set_robot_state(m.st)
+    assert_close(bridge.velocity_change(m.model, m.st, "body", "mujoco").bias_back(h_mj, M), kd.bias_forces())
+
+
+def test_mj_axis():
+    m = _mj()
+    j = m.model.joint("j1")  # revolute with a non-zero axis origin
+    jid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_JOINT, "j1")
+    assert_close(m.mm.jnt_axis[jid], j.axis)
+    assert_close(m.mm.jnt_pos[jid], j.axis_origin)
+    kd = bridge.KinDyn(m.model, "pinocchio", "body")
+    kd.set_robot_state(m.st)
+    bid = m.mm.jnt_bodyid[jid]
+    assert_close(m.d.xpos[bid], kd.frame_transform(j.child)[:3, 3])
+    assert_close(m.d.xmat[bid].reshape(3, 3), kd.frame_transform(j.child)[:3, :3])
+
+
+def test_mj_dof_order():
+    m = _mj()
+    from bridge.backends.mujoco import mujoco_dof_permutation
+
+    names = [m.mj.mj_id2name(m.mm, m.mj.mjtObj.mjOBJ_JOINT, j) for j in range(1, m.mm.njnt)]
+    assert names == [m.model.dof_names[i] for i in mujoco_dof_permutation(m.model)]
+    assert names == [j.name for j in m.model.depth_first_joints if j.movable]
+
+
+def test_mj_object_velocity():
+    m = _mj()
+    XB, B = m.mj.mjtObj.mjOBJ_XBODY, m.mj.mjtObj.mjOBJ_BODY
+    for rep, local in (("body", 1), ("mixed", 0)):
+        kd = bridge.KinDyn(m.model, "pinocchio", rep)
+        kd.set_robot_state(m.st)
+        for link in ("c", "f"):
+            bid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_BODY, link)
+            res = np.zeros(6)
+            m.mj.mj_objectVelocity(m.mm, m.d, XB, bid, res, local)
+            assert_close(np.r_[res[3:], res[:3]], kd.frame_velocity(link))
+            m.mj.mj_objectVelocity(m.mm, m.d, B, bid, res, local)
+            assert_not_close(np.r_[res[3:], res[:3]], kd.frame_velocity(link), 1e-3)
+
+
+def test_mj_object_acc():
+    m = _mj()
+    kd = bridge.KinDyn(m.model, "pinocchio", "mixed")
+    st = m.st.to("mixed")
+    kd.set_robot_state(st)
+    a = m.rng.normal(size=m.model.nv)
+    m.d.qacc[:] = bridge.convert_acceleration(m.model, st, a, "mixed", "mujoco")
+    m.mj.mj_rnePostConstraint(m.mm, m.d)
+    bid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_BODY, "f")
+    res = np.zeros(6)
+    m.mj.mj_objectAcceleration(m.mm, m.d, m.mj.mjtObj.mjOBJ_XBODY, bid, res, 0)
+    acc = kd.frame_acceleration("f", a[:6], a[6:])  # MIXED: (p_ddot, omega_dot)
+    assert_close(res[:3], acc[3:])
+    assert_close(res[3:], acc[:3] - GRAVITY)
+
+
+def test_mj_urdf():
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
+    inertial = (
+        '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
+        "</inertial>"
+    )
+    urdf = (
+        '<robot name="r">{mj}<link name="base">{i}</link><link name="arm">{i}</link>'
+        '<link name="tool">{i}</link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
+        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        '<joint name="t" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0 0 0.1"/>'
+        "</joint></robot>"
+    )
+    fused = mujoco.MjModel.from_xml_string(urdf.format(mj="", i=inertial))
+    kept = mujoco.MjModel.from_xml_string(
+        urdf.format(mj='<mujoco><compiler fusestatic="false"/></mujoco>', i=inertial)
+    )
+    assert fused.njnt == 1 and fused.jnt_type[0] == mujoco.mjtJoint.mjJNT_HINGE  # no free joint
+    assert fused.nbody == 2 and kept.nbody == 4  # world + arm (base and tool fused) vs every link
+
+# ========================================================================== Drake (its own module)
+from tests.docs._conventions_drake import *  # noqa: E402, F403

@@ -405,3 +405,210 @@ def test_spatial_vs_classical(robot):
     vel = pin.getFrameVelocity(c.pm, d, fid, pin.LOCAL_WORLD_ALIGNED).vector
     assert_close(spatial[:3], classical[:3] - np.cross(vel[3:], vel[:3]))
     assert_close(spatial[3:], classical[3:])
+
+
+# ------------------------------------------------------------------------------------------ derivatives
+def _moved(H: np.ndarray, d: np.ndarray, rep: str) -> np.ndarray:
+    """The base pose after moving with base velocity d (in rep) for unit time (the tangent)."""
+    hat = np.zeros((4, 4))
+    hat[:3, :3], hat[:3, 3] = skew(d[3:]), d[:3]
+    if rep == "body":
+        return H @ expm(hat)
+    if rep == "inertial":
+        return expm(hat) @ H
+    out = H.copy()
+    out[:3, :3] = expm(skew(d[3:])) @ H[:3, :3]
+    out[:3, 3] += d[:3]
+    return out
+
+
+def _K(f: np.ndarray) -> np.ndarray:
+    """K(f) a = a x* f = -crm(a)^T f."""
+    return np.block([[np.zeros((3, 3)), -skew(f[:3])], [-skew(f[:3]), -skew(f[3:])]])
+
+
+def _blocks(H: np.ndarray, rep: str, nu_b: np.ndarray, y: np.ndarray, f: np.ndarray):
+    """The page's Y(y), Z(f), B_q, B_nu (6x6 each) in rep."""
+    z = np.zeros((6, 6))
+    if rep == "body":
+        return z, z, z, z
+    X = B_X_W(H, rep)
+    if rep == "inertial":
+        return crm(X @ y) @ X, X.T @ _K(f) @ X, z, z
+    R = H[:3, :3]
+    v, w = nu_b[:3], nu_b[3:]
+    Y = np.block([[np.zeros((3, 3)), R.T @ skew(y[:3])], [np.zeros((3, 3)), R.T @ skew(y[3:])]])
+    Z = np.block([[np.zeros((3, 3)), -skew(R @ f[:3])], [np.zeros((3, 3)), -skew(R @ f[3:])]])
+    Bq = z.copy()
+    Bq[:3, 3:] = -R.T @ skew(np.cross(w, v))
+    Bnu = z.copy()
+    Bnu[:3, :3], Bnu[:3, 3:] = -R.T @ skew(w), R.T @ skew(v)
+    return Y, Z, Bq, Bnu
+
+
+def _big(B: np.ndarray, nv: int) -> np.ndarray:
+    out = np.zeros((nv, nv))
+    out[:6, :6] = B
+    return out
+
+
+def test_derivative_of_T_is_T_dot(robot):
+    """Along the tangent delta, T changes by T_dot evaluated at the velocity delta."""
+    c = robot
+    h = 1e-6
+    for rep in REPS:
+        d = c.rng.normal(size=6)
+        num = (B_X_W(_moved(c.H, h * d, rep), rep) - B_X_W(_moved(c.H, -h * d, rep), rep)) / (2 * h)
+        assert_close(num, B_X_W_dot(c.H, B_X_W(c.H, rep) @ d, rep), 1e-8)
+
+
+def test_chain_rule_blocks(robot):
+    """Y(y) delta = dX[delta] y, Z(f) delta = dX[delta]^T f, B_q and B_nu: the derivatives of
+    T_dot nu = X_dot(nu) nu in the pose and in nu, against central differences."""
+    c = robot
+    h = 1e-6
+    for rep in REPS:
+        nu_b, y, f = c.rng.normal(size=6), c.rng.normal(size=6), c.rng.normal(size=6)
+        Y, Z, Bq, Bnu = _blocks(c.H, rep, nu_b, y, f)
+
+        def b(H, nu, rep=rep):  # the base part of T_dot nu at pose H, base velocity nu in rep
+            return B_X_W_dot(H, B_X_W(H, rep) @ nu, rep) @ nu
+
+        for k in range(6):
+            e = np.zeros(6)
+            e[k] = h
+            Hp, Hm = _moved(c.H, e, rep), _moved(c.H, -e, rep)
+            dX = (B_X_W(Hp, rep) - B_X_W(Hm, rep)) / (2 * h)
+            assert_close(dX @ y, Y[:, k], 1e-8)
+            assert_close(dX.T @ f, Z[:, k], 1e-8)
+            assert_close((b(Hp, nu_b) - b(Hm, nu_b)) / (2 * h), Bq[:, k], 1e-8)
+            assert_close((b(c.H, nu_b + e) - b(c.H, nu_b - e)) / (2 * h), Bnu[:, k], 1e-8)
+
+
+def _idyn_at(c, rep: str, H: np.ndarray, s: np.ndarray, nu: np.ndarray) -> None:
+    assert c.kd.setFrameVelocityRepresentation(REPS[rep])
+    assert c.kd.setRobotState(H, s, nu[:6], nu[6:], GRAVITY)
+
+
+def _pin_at(c, rep: str, nu: np.ndarray):
+    """Pinocchio's (q, v), T and T_dot at the fixture's pose with velocity nu in rep."""
+    vB = B_X_W(c.H, rep) @ nu[:6]
+    T, Td = T_of(c, rep, vB)
+    q, v = pin_qv(c, vB)
+    return q, v, T, Td
+
+
+def _numeric(c, rep: str, nu: np.ndarray, fn, h: float = 1e-6):
+    """Central differences of fn() (after setting iDynTree's state) along the tangent and in nu."""
+    nv = 6 + c.n
+    dq, dnu = np.zeros((nv, nv)), np.zeros((nv, nv))
+    for k in range(nv):
+        e = np.zeros(nv)
+        e[k] = h
+        vals = []
+        for sign in (1, -1):
+            _idyn_at(c, rep, _moved(c.H, sign * e[:6], rep), c.s + sign * e[6:], nu)
+            vals.append(fn())
+        dq[:, k] = (vals[0] - vals[1]) / (2 * h)
+        vals = []
+        for sign in (1, -1):
+            _idyn_at(c, rep, c.H, c.s, nu + sign * e)
+            vals.append(fn())
+        dnu[:, k] = (vals[0] - vals[1]) / (2 * h)
+    _idyn_at(c, rep, c.H, c.s, nu)
+    return dq, dnu
+
+
+def test_inverse_dynamics_derivatives_through_T(robot):
+    """dtau_dq = T^T [D_q T + D_v Y(nu) + M (Y(nu_dot) + B_q)] + Z(tau^pin), dtau_dnu = T^T [D_v T + M B_nu],
+    dtau_dnudot = T^T M T (Pinocchio's computeRNEADerivatives), against iDynTree's ID differenced."""
+    c = robot
+    nv = 6 + c.n
+    for rep in REPS:
+        nu = nu_W(c, rep)
+        nu_dot = np.concatenate([c.rng.normal(size=6), c.sdd])
+        q, v, T, Td = _pin_at(c, rep, nu)
+        a = T @ nu_dot + Td @ nu
+        data = c.pm.createData()  # the returned matrices live in data
+        Dq, Dv, M = (x.copy() for x in pin.computeRNEADerivatives(c.pm, data, q, v, a))
+        tau_pin = pin.rnea(c.pm, c.pm.createData(), q, v, a)
+        Y_nu, _, Bq, Bnu = _blocks(c.H, rep, nu[:6], nu[:6], tau_pin[:6])
+        Y_nd, Z, _, _ = _blocks(c.H, rep, nu[:6], nu_dot[:6], tau_pin[:6])
+        dq = T.T @ (Dq @ T + Dv @ _big(Y_nu, nv) + M @ _big(Y_nd + Bq, nv)) + _big(Z, nv)
+        dnu = T.T @ (Dv @ T + M @ _big(Bnu, nv))
+        num_q, num_nu = _numeric(c, rep, nu, lambda nu_dot=nu_dot, rep=rep: _idyn_id(c, rep, nu_dot))
+        assert_close(dq, num_q, 1e-7, str(rep))
+        assert_close(dnu, num_nu, 1e-7, str(rep))
+        M_id = idyn.FreeFloatingMassMatrix(c.im)
+        assert c.kd.getFreeFloatingMassMatrix(M_id)
+        assert_close(T.T @ M @ T, M_id.toNumPy(), 1e-10)
+        if rep == "mixed":  # the naive conversion is far off
+            assert_not_close(T.T @ Dq @ T, num_q, 1e-2)
+            assert_not_close(T.T @ Dv @ T, num_nu, 1e-2)
+
+
+def test_forward_dynamics_derivatives_through_T(robot):
+    """dnudot_dq = T^-1 [A_q T + A_v Y(nu) - M^-1 X^-T Z(tau^pin) - Y(nu_dot) - B_q], dnudot_dnu =
+    T^-1 [A_v T - B_nu], dnudot_dtau = T^-1 M^-1 T^-T (Pinocchio's computeABADerivatives), against
+    iDynTree's M^-1 (tau - h) differenced."""
+    c = robot
+    nv = 6 + c.n
+    M_id = idyn.FreeFloatingMassMatrix(c.im)
+    bias = idyn.FreeFloatingGeneralizedTorques(c.im)
+    tau = np.concatenate([np.zeros(6), c.tau])
+
+    def fd():
+        assert c.kd.getFreeFloatingMassMatrix(M_id) and c.kd.generalizedBiasForces(bias)
+        return np.linalg.solve(M_id.toNumPy(), tau - idyn_generalized(bias))
+
+    for rep in REPS:
+        nu = nu_W(c, rep)
+        q, v, T, Td = _pin_at(c, rep, nu)
+        tau_pin = np.linalg.solve(T.T, tau)
+        data = c.pm.createData()  # the returned matrices live in data
+        Aq, Av, Minv = (x.copy() for x in pin.computeABADerivatives(c.pm, data, q, v, tau_pin))
+        nu_dot = np.linalg.solve(T, pin.aba(c.pm, c.pm.createData(), q, v, tau_pin) - Td @ nu)
+        Y_nu, _, Bq, Bnu = _blocks(c.H, rep, nu[:6], nu[:6], tau_pin[:6])
+        Y_nd, Z, _, _ = _blocks(c.H, rep, nu[:6], nu_dot[:6], tau_pin[:6])
+        XiT = np.linalg.inv(B_X_W(c.H, rep)).T
+        inner = Aq @ T + Av @ _big(Y_nu, nv) - Minv @ _big(XiT @ Z, nv) - _big(Y_nd + Bq, nv)
+        dq = np.linalg.solve(T, inner)
+        dnu = np.linalg.solve(T, Av @ T - _big(Bnu, nv))
+        num_q, num_nu = _numeric(c, rep, nu, fd)
+        assert_close(dq, num_q, 1e-7, str(rep))
+        assert_close(dnu, num_nu, 1e-7, str(rep))
+        assert_close(np.linalg.solve(T, Minv) @ np.linalg.inv(T.T), np.linalg.inv(M_id.toNumPy()), 1e-9)
+
+
+def test_wrench_derivative_term(robot):
+    """A wrench f held fixed in C (A or F[A]) adds J_C^T K J_C (K = K(f), its linear columns zeroed for
+    F[A]) to the derivative of -J^T f at a wrench fixed in the frame F, all from iDynTree's Jacobians."""
+    c = robot
+    nv = 6 + c.n
+    J = idyn.MatrixDynSize(6, nv)
+    f = c.rng.normal(size=6)
+
+    def C_X_F(rep: str) -> np.ndarray:
+        C_H_F = c.kd.getWorldTransform(FRAME).asHomogeneousTransform().toNumPy()
+        if rep == "mixed":  # C = F[A]: the pose of F in C is a pure rotation
+            C_H_F[:3, 3] = 0.0
+        return motion_matrix(C_H_F)
+
+    def gen_force(rep: str, in_F: bool, wrench: np.ndarray) -> np.ndarray:
+        """J^T wrench, the wrench in C, or in F (rows of the Jacobian moved to F; columns in rep)."""
+        assert c.kd.getFrameFreeFloatingJacobian(FRAME, J)
+        Jc = J.toNumPy()
+        return (np.linalg.solve(C_X_F(rep), Jc) if in_F else Jc).T @ wrench
+
+    for rep in ("inertial", "mixed"):
+        nu = nu_W(c, rep)
+        _idyn_at(c, rep, c.H, c.s, nu)
+        f_F = C_X_F(rep).T @ f  # the same wrench in F at the fixture's state
+        dq_C, _ = _numeric(c, rep, nu, lambda rep=rep: gen_force(rep, False, f))
+        dq_F, _ = _numeric(c, rep, nu, lambda rep=rep, f_F=f_F: gen_force(rep, True, f_F))
+        assert c.kd.getFrameFreeFloatingJacobian(FRAME, J)
+        Jc = J.toNumPy()
+        K = _K(f)
+        if rep == "mixed":
+            K[:, :3] = 0.0
+        assert_close(dq_C - dq_F, -Jc.T @ K @ Jc, 1e-7, str(rep))

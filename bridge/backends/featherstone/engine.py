@@ -10,6 +10,9 @@ are derivatives of nu in the representation):
 * ``h = T^T P^T ID_F(q, nu_F, P T_dot nu)``, ``g = T^T P^T ID_F(q, 0, 0)`` (RNEA);
 * ``tau = T^T P^T ID_F(q, nu_F, P (T nu_dot + T_dot nu), f_ext)``;
 * ``nu_dot = T^-1 (P^T ABA_F(q, nu_F, P T^-T tau, f_ext) - T_dot nu)``;
+* the centroidal momentum matrix from the subtree momenta of the motion subspaces; ``C nu`` by
+  the RNEA without gravity; the Coriolis matrix and relative quantities are the generic ones of
+  :class:`EngineBase`;
 * frame quantities from the world-coordinate body velocities, Jacobians and accelerations,
   converted to F (BODY), A (INERTIAL) or F[A] (MIXED); the MIXED acceleration is the derivative of
   the mixed velocity, i.e. the classical acceleration ``(p_ddot, omega_dot)``.
@@ -331,3 +334,19 @@ class FeatherstoneEngine(EngineBase):
         F = subtree_momenta(tree, composite(self._J), self._S())  # (6, nv, N)
         Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
         return self._out(self._ft.jacobian_back(Jc))
+
+    # ------------------------------------------------------------------ derived quantities
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """The subtree momenta of the motion subspaces (world, about the origin) moved to the centre
+        of mass: (..., 6, nv), rows in G[A], linear first."""
+        F = subtree_momenta(self.tree, composite(self._J), self._S())  # (6, nv, N) angular first
+        moving, base = self._com_parts()
+        c = (moving + base) / self._total_mass  # (3, N)
+        k = F[:3] - cross(c[:, None, :], F[3:], axis=0)
+        A = np.ascontiguousarray(np.transpose(np.concatenate([F[3:], k]), (2, 0, 1)))  # (N, 6, nv)
+        return self._out(self._ft.jacobian_back(A))
+
+    def coriolis_forces(self) -> np.ndarray:
+        """The RNEA without gravity at zero acceleration in the representation."""
+        tau = rnea(self._J, self._nu_F, self._Tdnu_F, np.zeros((6, self._N)))
+        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))

@@ -8,6 +8,11 @@ numbers in and out: its change of variables is the identity.
 * External wrenches on a frame F are moved to F's link L in L's representation frame
   (L, A or L[A]) and passed as ``LinkWrenches``, which KinDynComputations reads in that frame.
 * Gravity forces refresh the kinematics first (:func:`.kindyn.gravity_forces`).
+* Native ``getCentroidalTotalMomentumJacobian`` (rows rotated to G[A] in BODY),
+  ``getLinearAngularMomentumJacobian``, ``getRelativeTransform`` and ``getRelativeJacobian``. The
+  Coriolis matrix is the generic one of :class:`EngineBase`: iDynTree's ``getCoriolisAndMassMatrices``
+  (15.1) agrees with it for a fixed base only (for a floating base its mass-matrix derivative is not
+  the time derivative of M along the motion), and crashes the process on some models (ur5_robot).
 * A fixed base: iDynTree models are always floating; the base velocity and acceleration are held
   at zero and the joint blocks of every quantity are returned.
 
@@ -50,6 +55,7 @@ class IDynTreeEngine(EngineBase):
         self._tau = idyn.FreeFloatingGeneralizedTorques(self.imodel)
         self._J = idyn.MatrixDynSize(6, 6 + model.n_dofs)
         self._Jcom = idyn.MatrixDynSize(3, 6 + model.n_dofs)
+        self._Jrel = idyn.MatrixDynSize(6, model.n_dofs)
         self._floating = model.floating
         self._sl = slice(None) if model.floating else slice(6, None)
         self.batch_shape: tuple[int, ...] = ()
@@ -194,5 +200,51 @@ class IDynTreeEngine(EngineBase):
         def one(_i):
             self.kd.getCenterOfMassJacobian(self._Jcom)
             return self._Jcom.toNumPy()[:, self._sl].copy()
+
+        return self._loop(one)
+
+    # ------------------------------------------------------------------ derived quantities
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """``getCentroidalTotalMomentumJacobian``, rows in G[A] (iDynTree's BODY rows are G[B])."""
+        body = self.representation is Representation.BODY
+
+        def one(i):
+            if not self.kd.getCentroidalTotalMomentumJacobian(self._J):
+                raise BackendError("iDynTree getCentroidalTotalMomentumJacobian failed")
+            A = self._J.toNumPy()[:, self._sl].copy()
+            if body:
+                R = self._flat.H[i, :3, :3]
+                A = np.concatenate([R @ A[:3], R @ A[3:]])
+            return A
+
+        return self._loop(one)
+
+    def total_momentum_jacobian(self) -> np.ndarray:
+        """``getLinearAngularMomentumJacobian``: rows in B, A or B[A] (the representation)."""
+
+        def one(_i):
+            if not self.kd.getLinearAngularMomentumJacobian(self._J):
+                raise BackendError("iDynTree getLinearAngularMomentumJacobian failed")
+            return self._J.toNumPy()[:, self._sl].copy()
+
+        return self._loop(one)
+
+    def relative_transform(self, frame: str, reference: str) -> np.ndarray:
+        """``getRelativeTransform(reference, frame)``."""
+
+        def one(_i):
+            transform = self.kd.getRelativeTransform(reference, frame)  # alive while read
+            return _np(transform.asHomogeneousTransform())
+
+        return self._loop(one)
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """``getRelativeJacobian(reference, frame)`` (frame indices of the iDynTree model)."""
+        ref, idx = self.imodel.getFrameIndex(reference), self.imodel.getFrameIndex(frame)
+
+        def one(_i):
+            if not self.kd.getRelativeJacobian(ref, idx, self._Jrel):
+                raise BackendError(f"iDynTree getRelativeJacobian failed for {frame!r} w.r.t. {reference!r}")
+            return self._Jrel.toNumPy().copy()
 
         return self._loop(one)

@@ -10,6 +10,8 @@ conventions"):
   representation is *not* zero acceleration for Pinocchio);
 * ``tau = T^T ID_pin(q, v, T nu_dot + T_dot nu, f_ext)``;
 * ``nu_dot = T^{-1} (ABA_pin(q, v, T^{-T} tau, f_ext) - T_dot nu)``;
+* ``C = T^T (C_pin T + M_pin T_dot)`` from ``computeCoriolisMatrix``; the centroidal momentum
+  matrix ``Ag T`` from ``computeCentroidalMap`` (rows in G[A]);
 * frame accelerations: Pinocchio's spatial acceleration in LOCAL (BODY) and WORLD (INERTIAL)
   is the derivative of the velocity in that representation; for MIXED the derivative of the
   mixed velocity is Pinocchio's *classical* acceleration in LOCAL_WORLD_ALIGNED.
@@ -32,6 +34,7 @@ from bridge.model.model import Model
 from bridge.spatial import cross
 from bridge.state import Representation, State
 
+from .derivatives import PinocchioDerivatives
 from .model import to_pinocchio
 from .single import SingleStatePath
 from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
@@ -39,7 +42,7 @@ from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
 __all__ = ["PinocchioEngine"]
 
 
-class PinocchioEngine(SingleStatePath, EngineBase):
+class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
     """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on Pinocchio."""
 
     name = "pinocchio"
@@ -344,3 +347,32 @@ class PinocchioEngine(SingleStatePath, EngineBase):
             )
         )
         return self.cov.jacobian_back(J)
+
+    # ------------------------------------------------------------------ derived quantities
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        """``computeCentroidalMap`` (about Pinocchio's centre of mass) moved to the robot's centre
+        of mass, columns converted: (..., 6, nv), rows in G[A]."""
+        pin, pm, d = self._pin, self.pm, self.data
+        nv = pm.nv
+        flat_com = self.com_position().reshape(-1, 3)
+
+        def one(i):
+            Ag = pin.computeCentroidalMap(pm, d, self._q[i]).reshape(6, nv).copy()
+            # k_c = k_pin + (c_pin - c) x p, column by column
+            Ag[3:] += np.cross(d.com[0] - flat_com[i], Ag[:3].T).T
+            return Ag
+
+        return self.cov.jacobian_back(self._loop(one))
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """``computeCoriolisMatrix`` in Pinocchio's coordinates, as ``T^T (C_pin T + M_pin T_dot)``."""
+        pin, pm, d = self._pin, self.pm, self.data
+        nv = pm.nv
+
+        def one(i):
+            C = pin.computeCoriolisMatrix(pm, d, self._q[i], self._v[i]).reshape(nv, nv).copy()
+            M = pin.crba(pm, d, self._q[i])
+            return np.concatenate([C, np.triu(M) + np.triu(M, 1).T], axis=-1)
+
+        CM = self._loop(one)
+        return self.cov.coriolis_back(CM[..., :nv], CM[..., nv:])

@@ -1,0 +1,366 @@
+"""Dynamics engine over Drake's ``MultibodyPlant``, answering in any velocity representation.
+
+Every quantity comes from Drake on ``to_drake(model)`` and is converted through one
+:class:`~bridge.change_of_variables.ChangeOfVariables` ``v = T nu`` from the representation to
+:data:`~bridge.backends.drake.state.DRAKE` (MIXED angular first, Drake's joint order; docs/theory.md,
+"One change of variables"). Drake leaves gravity out of its bias term and inverse dynamics: with
+``g_D = CalcGravityGeneralizedForces`` (on the right-hand side of Drake's equations of motion),
+
+* ``M = T^T M_D T`` (``CalcMassMatrix``); ``g = -T^T g_D``;
+* ``h = T^T (CalcBiasTerm - g_D)`` when ``T_dot nu = 0`` (MIXED), else
+  ``T^T (ID_D(T_dot nu) - g_D)``;
+* ``tau = T^T (ID_D(T nu_dot + T_dot nu, F_ext) - g_D)`` with ``ID_D = CalcInverseDynamics`` and the
+  external wrenches as spatial forces on their bodies (``RigidBody.AddInForce`` into a
+  ``MultibodyForces``);
+* ``nu_dot = T^-1 (M_D^-1 (T^-T tau - ID_D(0, F_ext) + g_D) - T_dot nu)`` (Cholesky of Drake's M);
+* frames: ``CalcRelativeTransform``, ``Frame.CalcSpatialVelocityInWorld``,
+  ``CalcJacobianSpatialVelocity`` and ``CalcBiasSpatialAcceleration`` for the point of F at F's
+  origin (BODY: expressed in F; MIXED: in A) or at the world origin (INERTIAL, expressed in A).
+  Drake's accelerations are classical (the second derivative of the point's position); the
+  derivative of a BODY or INERTIAL velocity ``(v, w)`` is that minus ``(w x v, 0)``, of a MIXED one
+  the classical acceleration itself;
+* centre of mass: ``CalcCenterOfMassPositionInWorld``, ``...TranslationalVelocityInWorld``,
+  ``CalcJacobianCenterOfMassTranslationalVelocity``; momenta: ``CalcSpatialMomentumInWorldAboutPoint``.
+
+A fixed base is welded to the ``world_H_base`` frame on Drake's world body, a FixedOffsetFrame whose
+pose is a Context parameter: each sample sets it to that sample's ``world_H_base`` (no new plant per
+pose), so frames, the centre of mass and gravity see the base where the state puts it. Gravity is the
+plant's uniform field, set per sample when it changes. Drake is not batched: batched states loop
+over samples (:class:`~bridge.backends.batch.FlatBatch`); the conversions are vectorised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from bridge.backends.base import EngineBase
+from bridge.backends.batch import FlatBatch
+from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.state import Representation, State
+
+from .model import WORLD_H_BASE, instance_name, require_drake, to_drake
+from .state import DRAKE, drake_layout
+
+__all__ = ["DrakeEngine"]
+
+_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+_SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+def _quaternion_wxyz(H: np.ndarray) -> tuple[float, float, float, float]:
+    """The unit quaternion (w, x, y, z) of the rotation of one pose H (4, 4), in Python floats
+    (Shepperd's method: the largest of the four squared components first)."""
+    (a, b, c, _), (d, e, f, _), (g, h, i, _), _ = H.tolist()
+    t = a + e + i
+    if t >= a and t >= e and t >= i:
+        r = math.sqrt(1.0 + t)
+        k = 0.5 / r
+        w, x, y, z = 0.5 * r, (h - f) * k, (c - g) * k, (d - b) * k
+    elif a >= e and a >= i:
+        r = math.sqrt(1.0 + a - e - i)
+        k = 0.5 / r
+        w, x, y, z = (h - f) * k, 0.5 * r, (b + d) * k, (c + g) * k
+    elif e >= i:
+        r = math.sqrt(1.0 - a + e - i)
+        k = 0.5 / r
+        w, x, y, z = (c - g) * k, (b + d) * k, 0.5 * r, (f + h) * k
+    else:
+        r = math.sqrt(1.0 - a - e + i)
+        k = 0.5 / r
+        w, x, y, z = (d - b) * k, (c + g) * k, (f + h) * k, 0.5 * r
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    return w / n, x / n, y / n, z / n
+
+
+class DrakeEngine(EngineBase):
+    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on Drake.
+
+    Attributes: ``plant`` (the engine's own finalized MultibodyPlant: its gravity field is changed
+    per sample) and ``context``.
+    """
+
+    name = "drake"
+
+    def __init__(self, model: Model, representation: Representation) -> None:
+        require_drake()
+        from pydrake.math import RigidTransform
+        from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces
+
+        self._RigidTransform = RigidTransform
+        self._kV = JacobianWrtVariable.kV
+        self.model = model
+        self.representation = Representation.parse(representation)
+        self.convention = NEUTRAL[self.representation]
+        self.plant = plant = to_drake(model)
+        self.context = plant.CreateDefaultContext()
+        self.layout = drake_layout(model, plant)
+        self._world = plant.world_frame()
+        instance = plant.GetModelInstanceByName(instance_name(model))
+        self._frames = {name: plant.GetFrameByName(name, instance) for name in model.frame_names}
+        self._forces = MultibodyForces(plant)
+        world = plant.world_body().model_instance()
+        self._weld = None if model.floating else plant.GetFrameByName(WORLD_H_BASE, world)
+        # MIXED and fixed bases: the change of variables is constant (a permutation), made once
+        self._constant_cov = None
+        if self.representation is _MIXED or not model.floating:
+            joints = JointOrder.between(model, self.convention, DRAKE)
+            L0 = DRAKE.base_left
+            self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
+        self._gravity: list[float] | None = None
+        self._pose: list | None = None
+        self._current = -1
+        self.batch_shape: tuple[int, ...] = ()
+
+    # ------------------------------------------------------------------ state
+    def set_state(self, state: State, gravity: np.ndarray) -> None:
+        model, lay = self.model, self.layout
+        flat = self._flat = FlatBatch(state, gravity)
+        self.batch_shape = flat.batch_shape
+        self._state = state
+        nu = np.concatenate([flat.base_velocity, flat.s_dot], axis=-1) if model.floating else flat.s_dot
+        if self._constant_cov is not None and state.representation is self.representation:
+            cov = self.cov = self._constant_cov
+        else:
+            flat_state = State(
+                Transform(flat.H, check=False),
+                flat.s,
+                flat.base_velocity,
+                flat.s_dot,
+                state.representation,
+                check=False,
+            )
+            if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
+                flat_state = flat_state.to(self.representation)
+            cov = self.cov = change_of_variables(model, flat_state, self.convention, DRAKE)
+            nu = cov.nu
+        self._v = np.ascontiguousarray(cov.velocity(nu))
+        q = np.zeros((flat.n, lay.nq))
+        q[:, lay.idx_q] = flat.s
+        if model.floating:  # the quaternion is filled in per sample (_select)
+            q[:, 4:7] = flat.H[:, :3, 3]
+        self._q = q
+        self._current = -1
+
+    def _select(self, i: int) -> None:
+        """Load sample i (gravity, a fixed base's pose, q and v) into the plant and context."""
+        if i == self._current:
+            return
+        plant, c, flat = self.plant, self.context, self._flat
+        g = flat.gravity[i].tolist()
+        if g != self._gravity:
+            plant.mutable_gravity_field().set_gravity_vector(flat.gravity[i])
+            self._gravity = g
+        if self._weld is not None:
+            pose = flat.H[i].tolist()
+            if pose != self._pose:
+                self._weld.SetPoseInParentFrame(c, self._RigidTransform(flat.H[i]))
+                self._pose = pose
+        q = self._q[i]
+        if self.model.floating:
+            q[:4] = _quaternion_wxyz(flat.H[i])
+        plant.SetPositions(c, q)
+        plant.SetVelocities(c, self._v[i])
+        self._current = i
+
+    def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
+        """``fn(i, *vectors_i)`` for every sample with sample i selected: a flat (n, ...) array;
+        ``vectors`` are flat (n, k) (or (k,) for every sample)."""
+        flat = self._flat
+        rows = [np.broadcast_to(v, (flat.n, v.shape[-1])) for v in vectors]
+        out = []
+        for i in range(flat.n):
+            self._select(i)
+            out.append(fn(i, *(r[i] for r in rows)))
+        return np.asarray(out)
+
+    def _batched(self, flat_result: np.ndarray) -> np.ndarray:
+        return self._flat.unflatten(flat_result)
+
+    # ------------------------------------------------------------------ joint space
+    def mass_matrix(self) -> np.ndarray:
+        M = self._loop(lambda _i: self.plant.CalcMassMatrix(self.context))
+        return self._batched(self.cov.matrix_back(M))
+
+    def _gravity_d(self) -> np.ndarray:
+        return self.plant.CalcGravityGeneralizedForces(self.context)
+
+    def gravity_forces(self) -> np.ndarray:
+        g = self._loop(lambda _i: -self._gravity_d())
+        return self._batched(self.cov.force_back(g))
+
+    def _id(self, i: int, vdot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        """Drake's generalized forces for acceleration ``vdot`` (Drake's convention), gravity and
+        the external wrenches of sample i included."""
+        forces = self._external(i, wrenches)
+        return self.plant.CalcInverseDynamics(self.context, vdot, forces) - self._gravity_d()
+
+    def bias_forces(self) -> np.ndarray:
+        cov = self.cov
+        if cov.base_bias is None:
+            h = self._loop(lambda _i: self.plant.CalcBiasTerm(self.context) - self._gravity_d())
+        else:
+            h = self._loop(lambda i, a: self._id(i, a, None), cov.bias_acceleration)
+        return self._batched(cov.force_back(h))
+
+    def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        cov = self.cov
+        vdot = cov.acceleration(self._flat.flat_view(nu_dot, nu_dot.shape[-1]))
+        tau = self._loop(lambda i, a: self._id(i, a, wrenches), vdot)
+        return self._batched(cov.force_back(tau))
+
+    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        cov = self.cov
+        zero = np.zeros(self.layout.nv)
+
+        def one(i, t):
+            M = self.plant.CalcMassMatrix(self.context)
+            rhs = t - self._id(i, zero, wrenches)
+            L = np.linalg.cholesky(M)
+            return np.linalg.solve(L.T, np.linalg.solve(L, rhs))
+
+        vdot = self._loop(one, cov.force(self._flat.flat_view(tau, tau.shape[-1])))
+        return self._batched(cov.acceleration_back(vdot))
+
+    def _external(self, i: int, wrenches: Mapping[str, np.ndarray] | None):
+        """A MultibodyForces with sample i's external wrenches ``{frame: (f, tau) in the
+        representation's frame for F}`` as spatial forces on the frames' bodies."""
+        from pydrake.multibody.math import SpatialForce
+
+        forces = self._forces
+        forces.SetZero()
+        if not wrenches:
+            return forces
+        plant, c, rep = self.plant, self.context, self.representation
+        for name, w in wrenches.items():
+            wi = self._flat.flat_view(w, 6)[i]
+            frame = self._frames[name]
+            body = frame.body()
+            F = SpatialForce(wi[3:], wi[:3])  # Drake: torque first
+            if rep is _BODY:  # at F's origin, in F axes: p_BoFo expressed in F
+                B_H_F = frame.GetFixedPoseInBodyFrame()
+                p = B_H_F.rotation().matrix().T @ B_H_F.translation()
+                body.AddInForce(c, p, F, frame, forces)
+                continue
+            world_p_B = body.EvalPoseInWorld(c).translation()
+            if rep is _MIXED:  # at F's origin, world axes
+                p = plant.CalcRelativeTransform(c, self._world, frame).translation() - world_p_B
+            else:  # at the world origin, world axes
+                p = -world_p_B
+            body.AddInForce(c, p, F, self._world, forces)
+        return forces
+
+    # ------------------------------------------------------------------ frames
+    def _world_H(self, frame) -> np.ndarray:
+        return self.plant.CalcRelativeTransform(self.context, self._world, frame).GetAsMatrix4()
+
+    def frame_transform(self, frame: str) -> np.ndarray:
+        f = self._frames[frame]
+        return self._batched(self._loop(lambda _i: self._world_H(f)))
+
+    def _point(self, f) -> tuple[np.ndarray, object]:
+        """(the point of F whose velocity the representation gives, in F coordinates; the frame
+        it is expressed in)."""
+        rep = self.representation
+        if rep is _BODY:
+            return np.zeros(3), f
+        if rep is _MIXED:
+            return np.zeros(3), self._world
+        H = self._world_H(f)
+        return -H[:3, :3].T @ H[:3, 3], self._world  # the world origin in F coordinates
+
+    def frame_velocity(self, frame: str) -> np.ndarray:
+        f = self._frames[frame]
+        rep = self.representation
+
+        def one(_i):
+            V = f.CalcSpatialVelocityInWorld(self.context)
+            w, v = V.rotational(), V.translational()
+            if rep is _MIXED:
+                return np.concatenate([v, w])
+            H = self._world_H(f)
+            if rep is _BODY:
+                R = H[:3, :3]
+                return np.concatenate([R.T @ v, R.T @ w])
+            return np.concatenate([v - np.cross(w, H[:3, 3]), w])  # the point at the world origin
+
+        return self._batched(self._loop(one))
+
+    def _jacobian_d(self, f) -> np.ndarray:
+        """Drake's Jacobian (6, nv) of the representation's velocity of F, linear rows first."""
+        p, E = self._point(f)
+        J = self.plant.CalcJacobianSpatialVelocity(self.context, self._kV, f, p, self._world, E)
+        return J[_SWAP]
+
+    def frame_jacobian(self, frame: str) -> np.ndarray:
+        f = self._frames[frame]
+        J = self._loop(lambda _i: self._jacobian_d(f))
+        return self._batched(self.cov.jacobian_back(J))
+
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
+        f = self._frames[frame]
+        mixed = self.representation is _MIXED
+        vdot = self.cov.acceleration(self._flat.flat_view(nu_dot, nu_dot.shape[-1]))
+
+        def one(i, a):
+            p, E = self._point(f)
+            J = self._jacobian_d(f)
+            bias = self.plant.CalcBiasSpatialAcceleration(self.context, self._kV, f, p, self._world, E)
+            acc = J @ a + bias.get_coeffs()[_SWAP]  # classical acceleration of the point, linear first
+            if not mixed:  # derivative of (v, w) in a frame moving with F (BODY) or of a fixed point
+                vel = J @ self._v[i]
+                acc[:3] -= np.cross(vel[3:], vel[:3])
+            return acc
+
+        return self._batched(self._loop(one, vdot))
+
+    def frame_bias_acc(self, frame: str) -> np.ndarray:
+        return self.frame_acceleration(frame, np.zeros(self.model.nv))
+
+    # ------------------------------------------------------------------ centre of mass
+    def com_position(self) -> np.ndarray:
+        return self._batched(self._loop(lambda _i: self.plant.CalcCenterOfMassPositionInWorld(self.context)))
+
+    def com_velocity(self) -> np.ndarray:
+        return self._batched(
+            self._loop(lambda _i: self.plant.CalcCenterOfMassTranslationalVelocityInWorld(self.context))
+        )
+
+    def com_jacobian(self) -> np.ndarray:
+        plant, W = self.plant, self._world
+        J = self._loop(
+            lambda _i: plant.CalcJacobianCenterOfMassTranslationalVelocity(self.context, self._kV, W, W)
+        )
+        return self._batched(self.cov.jacobian_back(J))
+
+    def _momentum(self, point: np.ndarray) -> np.ndarray:
+        """Drake's spatial momentum about ``point`` (world coordinates), linear first, world axes."""
+        h = self.plant.CalcSpatialMomentumInWorldAboutPoint(self.context, point)
+        return np.concatenate([h.translational(), h.rotational()])
+
+    def centroidal_momentum(self) -> np.ndarray:
+        plant = self.plant
+        return self._batched(
+            self._loop(lambda _i: self._momentum(plant.CalcCenterOfMassPositionInWorld(self.context)))
+        )
+
+    def total_momentum(self) -> np.ndarray:
+        """About the base origin in B[A] (MIXED) or B (BODY, rotated), about the world origin in A
+        (INERTIAL)."""
+        rep, flat = self.representation, self._flat
+
+        def one(i):
+            H = flat.H[i]
+            if rep is _INERTIAL:
+                return self._momentum(np.zeros(3))
+            h = self._momentum(H[:3, 3])
+            if rep is _BODY:
+                R = H[:3, :3]
+                h = np.concatenate([R.T @ h[:3], R.T @ h[3:]])
+            return h
+
+        return self._batched(self._loop(one))

@@ -1,0 +1,402 @@
+"""Neutral models to and from Drake's ``MultibodyPlant``.
+
+Plant layout (``to_drake``; docs/conventions.md, Drake column):
+
+* every link is a ``RigidBody`` of the same name (spatial inertia about the link origin, in link
+  axes), in a model instance named after the robot; every extra frame is a ``FixedOffsetFrame`` of
+  the same name on its link's body frame;
+* a movable joint is a ``RevoluteJoint`` (revolute and continuous: continuous ones without position
+  limits) or a ``PrismaticJoint`` of the same name whose frames sit at the axis origin with the
+  child link's orientation: on the parent at ``rest @ trans(o)``, on the child at ``trans(o)``, so
+  that Drake's axis through the joint frames' common origin is the neutral axis through ``o``
+  (``X_PC(s) = rest trans(o) Rot(axis, s) trans(-o)``). Joint frames are named
+  ``<joint>__parent`` / ``<joint>__child`` (``__bridge`` appended on a clash); movable joints
+  get a ``JointActuator`` of the same name carrying the effort limit (none for a limit of 0, which
+  Drake refuses);
+* a fixed (or locked) joint is a ``WeldJoint`` of the same name;
+* a floating base is a ``QuaternionFloatingJoint`` named :data:`FLOATING_JOINT` from the world to
+  the base link (Drake's ``q = [qw qx qy qz; p_WB]``, ``v = [omega_WB; p_dot_WB]``, both in world);
+* a fixed base is a ``WeldJoint`` named :data:`BASE_WELD` (``__bridge`` appended on a clash) from
+  the ``FixedOffsetFrame`` :data:`WORLD_H_BASE` on the world body to the base link. That frame's
+  pose is a parameter of each Context (:func:`set_world_H_base`), so one finalized plant serves
+  every base pose (the KinDyn engine sets it per sample); it is the identity in a default Context;
+* gravity is the plant's uniform gravity field, ``(0, 0, -9.81)`` by default.
+
+The plant is finalized (continuous time) and returned alone: everything else is found by name
+in the model instance :func:`instance_name` (``plant.GetBodyByName(link, instance)``,
+``plant.GetFrameByName(frame, instance)``, ``plant.GetJointByName(joint, instance)``), the fixed
+base's frame in the world's instance.
+Drake orders the generalized velocities by its own forest (:func:`drake_layout` in :mod:`.state`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from bridge.errors import BackendError, ModelError, UnsupportedError
+from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
+from bridge.spatial import SpatialInertia, Transform
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pydrake.multibody.plant import MultibodyPlant
+
+__all__ = [
+    "BASE_WELD",
+    "FLOATING_JOINT",
+    "WORLD_H_BASE",
+    "from_drake",
+    "instance_name",
+    "require_drake",
+    "set_world_H_base",
+    "to_drake",
+]
+
+#: name of the QuaternionFloatingJoint of a floating base
+FLOATING_JOINT = "floating_base"
+#: name of the world frame a fixed base is welded to (its pose is a Context parameter)
+WORLD_H_BASE = "world_H_base"
+#: name of the WeldJoint of a fixed base
+BASE_WELD = "base_weld"
+_SUFFIX = "__bridge"
+_INFINITE = 1e300
+
+
+def require_drake():
+    """``pydrake`` (imported), or a BackendError naming the extra to install."""
+    try:
+        import pydrake
+        from pydrake.multibody import plant, tree  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - drake is installed in the test environment
+        raise BackendError(
+            f"Drake is not installed ({exc}); install bridge's extra: pip install 'bridge-dynamics[drake]'"
+        ) from None
+    import pydrake
+
+    return pydrake
+
+
+def _rigid_transform(T: Transform):
+    from pydrake.math import RigidTransform, RotationMatrix
+
+    return RigidTransform(RotationMatrix(np.array(T.rotation)), np.array(T.translation))
+
+
+def _transform(X) -> Transform:
+    return Transform(np.array(X.GetAsMatrix4()), check=False)
+
+
+def _spatial_inertia(link: Link):
+    """Drake's ``SpatialInertia`` of a link about its origin, in link axes."""
+    from pydrake.multibody.tree import SpatialInertia as DrakeInertia
+    from pydrake.multibody.tree import UnitInertia
+
+    inertia = link.inertia
+    m = float(inertia.mass)
+    I_o = np.array(inertia.inertia_origin, dtype=float)
+    if m == 0.0:
+        if np.any(I_o != 0.0):
+            raise UnsupportedError(
+                f"link {link.name!r}: Drake cannot represent a massless body with a rotational inertia "
+                f"(its SpatialInertia stores inertia per unit mass)"
+            )
+        return DrakeInertia.Zero()
+    G = I_o / m
+    unit = UnitInertia(G[0, 0], G[1, 1], G[2, 2], G[0, 1], G[0, 2], G[1, 2])
+    # bridge checks physical validity when loading (check_inertia); Drake's own check is stricter
+    # than needed for the dynamics (e.g. on rounding of the triangle inequality)
+    return DrakeInertia(m, np.array(inertia.com, dtype=float), unit, True)
+
+
+def instance_name(model: Model) -> str:
+    """The name of the model instance that holds ``to_drake(model)``'s bodies, joints and frames
+    (the robot's name; look elements up with it: names may repeat across instances, e.g. "world")."""
+    return model.name if model.name not in ("WorldModelInstance", "DefaultModelInstance", "") else "robot"
+
+
+def set_world_H_base(plant: MultibodyPlant, context, world_H_base: object) -> None:
+    """Place a fixed base: set the pose of the :data:`WORLD_H_BASE` frame in ``context``.
+
+    ``world_H_base`` is a (4, 4) array or a Transform; a floating-base plant has no such frame
+    (its base pose is part of q) and raises a BackendError.
+    """
+    from pydrake.math import RigidTransform
+
+    world = plant.world_body().model_instance()
+    if not plant.HasFrameNamed(WORLD_H_BASE, world):
+        raise BackendError(f"plant has no frame {WORLD_H_BASE!r}: only fixed-base plants of to_drake do")
+    H = np.asarray(getattr(world_H_base, "matrix", world_H_base), dtype=float)
+    plant.GetFrameByName(WORLD_H_BASE, world).SetPoseInParentFrame(context, RigidTransform(H))
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    while name in taken:
+        name += _SUFFIX
+    taken.add(name)
+    return name
+
+
+def to_drake(model: Model) -> MultibodyPlant:
+    """Build a finalized continuous-time ``MultibodyPlant`` for ``model`` through Drake's API.
+
+    See the module docstring for the layout; ``plant.num_velocities() == model.nv`` and
+    ``plant.CreateDefaultContext()`` gives contexts (a fixed base at the identity pose there: see
+    :func:`set_world_H_base`).
+    """
+    require_drake()
+    from pydrake.multibody.plant import MultibodyPlant
+    from pydrake.multibody.tree import (
+        FixedOffsetFrame,
+        PrismaticJoint,
+        QuaternionFloatingJoint,
+        RevoluteJoint,
+        WeldJoint,
+    )
+
+    plant = MultibodyPlant(0.0)
+    instance = plant.AddModelInstance(instance_name(model))
+    frame_names = set(model.frame_names)
+    joint_names = set(model.joint_names)
+    bodies = {}
+    for link in model.links:
+        bodies[link.name] = plant.AddRigidBody(link.name, instance, _spatial_inertia(link))
+
+    def offset(frame_name: str, body, T: Transform):
+        return plant.AddFrame(FixedOffsetFrame(frame_name, body.body_frame(), _rigid_transform(T)))
+
+    for joint in model.depth_first_joints:
+        parent, child = bodies[joint.parent], bodies[joint.child]
+        if not joint.movable:
+            plant.AddJoint(
+                WeldJoint(
+                    joint.name,
+                    parent.body_frame(),
+                    child.body_frame(),
+                    _rigid_transform(joint.parent_H_child),
+                )
+            )
+            continue
+        o = Transform.from_translation(joint.axis_origin)
+        jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, joint.parent_H_child @ o)
+        jc = offset(_unique(f"{joint.name}__child", frame_names), child, o)
+        lim = joint.limits
+        if joint.kind is JointKind.PRISMATIC:
+            lo = -np.inf if lim.lower is None else float(lim.lower)
+            hi = np.inf if lim.upper is None else float(lim.upper)
+            dj = plant.AddJoint(PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0))
+        else:
+            dj = plant.AddJoint(RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0))
+            if joint.kind is JointKind.REVOLUTE and (lim.lower is not None or lim.upper is not None):
+                lo = -np.inf if lim.lower is None else float(lim.lower)
+                hi = np.inf if lim.upper is None else float(lim.upper)
+                dj.set_position_limits([lo], [hi])
+        if lim.velocity is not None:
+            dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
+        # Drake wants a positive effort limit: 0 (a common URDF placeholder) means none
+        effort = np.inf if lim.effort is None or lim.effort <= 0.0 else float(lim.effort)
+        plant.AddJointActuator(joint.name, dj, effort)
+
+    base = bodies[model.base]
+    if model.floating:
+        plant.AddJoint(
+            QuaternionFloatingJoint(
+                _unique(FLOATING_JOINT, joint_names), plant.world_frame(), base.body_frame()
+            )
+        )
+    else:
+        world_frame = plant.AddFrame(
+            FixedOffsetFrame(WORLD_H_BASE, plant.world_frame(), _rigid_transform(Transform.identity()))
+        )
+        plant.AddJoint(
+            WeldJoint(
+                _unique(BASE_WELD, joint_names),
+                world_frame,
+                base.body_frame(),
+                _rigid_transform(Transform.identity()),
+            )
+        )
+    for frame in model.frames:
+        plant.AddFrame(
+            FixedOffsetFrame(
+                frame.name, bodies[frame.link].body_frame(), _rigid_transform(frame.link_H_frame)
+            )
+        )
+    plant.Finalize()
+    if plant.num_velocities() != model.nv:  # pragma: no cover - internal consistency
+        raise BackendError(f"Drake plant has nv={plant.num_velocities()}, expected {model.nv}")
+    return plant
+
+
+# --------------------------------------------------------------------------- back to neutral
+def _limit(values) -> float | None:
+    x = float(np.asarray(values).reshape(-1)[0])
+    return x if np.isfinite(x) and abs(x) < _INFINITE else None
+
+
+def _neutral_inertia(body, context) -> SpatialInertia:
+    M = body.CalcSpatialInertiaInBodyFrame(context)
+    m = float(M.get_mass())
+    if m == 0.0:
+        return SpatialInertia.zero()
+    I_o = np.array(M.CalcRotationalInertia().CopyToFullMatrix3())
+    return SpatialInertia.from_mass_com_inertia_origin(m, np.array(M.get_com()), I_o)
+
+
+def from_drake(plant: MultibodyPlant) -> Model:
+    """Neutral model from a finalized ``MultibodyPlant`` (e.g. :func:`to_drake`'s, or Drake's
+    ``Parser`` on a URDF).
+
+    Bodies become links (the world body excluded), revolute / prismatic / weld joints become
+    neutral joints (a revolute joint without position limits is continuous; the axis origin is the
+    child joint frame's origin in child coordinates), ``FixedOffsetFrame``s on bodies that are
+    not joint frames become extra frames. The body jointed to the world is the base: floating when
+    that joint is a floating joint, fixed when it is a weld (the weld's pose is not part of the
+    neutral model). DOF order: Drake's velocity order. Joint damping, actuators' reflected inertia
+    and geometry are not represented. Raises UnsupportedError for other joint types and for plants
+    with several trees.
+    """
+    require_drake()
+    from pydrake.multibody.tree import (
+        BodyIndex,
+        FrameIndex,
+        JointIndex,
+        PrismaticJoint,
+        RevoluteJoint,
+        WeldJoint,
+    )
+
+    if not plant.is_finalized():
+        raise BackendError("from_drake needs a finalized MultibodyPlant (call plant.Finalize())")
+    context = plant.CreateDefaultContext()
+    world = plant.world_body()
+    djoints = [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
+    links = []
+    for i in range(plant.num_bodies()):
+        body = plant.get_body(BodyIndex(i))
+        if body.index() == world.index():
+            continue
+        links.append(Link(body.name(), _neutral_inertia(body, context)))
+    if not links:
+        raise ModelError("from_drake: the plant has no body besides the world")
+    roots = [
+        j
+        for j in djoints
+        if j.parent_body().index() == world.index() or j.child_body().index() == world.index()
+    ]
+    floating_roots = [j for j in roots if j.num_velocities() == 6]
+    if len(roots) != 1:
+        raise UnsupportedError(
+            f"from_drake: the plant has {len(roots)} joints to the world "
+            f"({', '.join(j.name() for j in roots)}); bridge models are one tree with one base"
+        )
+    root = roots[0]
+    base_body = root.child_body() if root.parent_body().index() == world.index() else root.parent_body()
+    if floating_roots:
+        floating = True
+    elif isinstance(root, WeldJoint):
+        floating = False
+    else:
+        raise UnsupportedError(
+            f"from_drake: joint {root.name()!r} ({root.type_name()}) connects the base to the world; "
+            "only floating joints and welds are supported there"
+        )
+    joint_frames = set()
+    joints: list[Joint] = []
+    for dj in djoints:
+        if dj is root:
+            continue
+        fp, fc = dj.frame_on_parent(), dj.frame_on_child()
+        joint_frames.update((fp.index(), fc.index()))
+        P_H_Jp = _transform(fp.GetFixedPoseInBodyFrame())
+        C_H_Jc = _transform(fc.GetFixedPoseInBodyFrame())
+        pname, cname = dj.parent_body().name(), dj.child_body().name()
+        if isinstance(dj, WeldJoint):
+            rest = P_H_Jp @ _transform(dj.X_FM()) @ C_H_Jc.inverse()
+            joints.append(Joint(dj.name(), JointKind.FIXED, pname, cname, rest))
+            continue
+        if isinstance(dj, RevoluteJoint):
+            lo, hi = _limit(dj.position_lower_limits()), _limit(dj.position_upper_limits())
+            kind = JointKind.CONTINUOUS if lo is None and hi is None else JointKind.REVOLUTE
+        elif isinstance(dj, PrismaticJoint):
+            lo, hi = _limit(dj.position_lower_limits()), _limit(dj.position_upper_limits())
+            kind = JointKind.PRISMATIC
+        else:
+            raise UnsupportedError(
+                f"from_drake: joint {dj.name()!r} of type {dj.type_name()} has no neutral equivalent"
+            )
+        vel = _limit(dj.velocity_upper_limits())
+        effort = None
+        if plant.HasJointActuatorNamed(dj.name(), dj.model_instance()):
+            effort = _limit([plant.GetJointActuatorByName(dj.name(), dj.model_instance()).effort_limit()])
+        limits = JointLimits(
+            lower=None if kind is JointKind.CONTINUOUS else lo,
+            upper=None if kind is JointKind.CONTINUOUS else hi,
+            effort=effort,
+            velocity=vel,
+        )
+        axis = C_H_Jc.rotation @ np.array(dj.revolute_axis() if kind.rotational else dj.translation_axis())
+        joints.append(
+            Joint(
+                dj.name(),
+                kind,
+                pname,
+                cname,
+                P_H_Jp @ C_H_Jc.inverse(),
+                axis=axis,
+                axis_origin=C_H_Jc.translation if kind.rotational else np.zeros(3),
+                limits=limits,
+            )
+        )
+    joints = _oriented(joints, base_body.name())
+    frames = []
+    body_names = {link.name for link in links}
+    for i in range(plant.num_frames()):
+        f = plant.get_frame(FrameIndex(i))
+        if (
+            f.is_body_frame()
+            or getattr(f, "is_ephemeral", lambda: False)()  # frames Drake adds for its mobilizers
+            or f.index() in joint_frames
+            or f.body().index() == world.index()
+            or f.name() in body_names
+        ):
+            continue
+        frames.append(Frame(f.name(), f.body().name(), _transform(f.GetFixedPoseInBodyFrame())))
+    order = sorted(
+        (j for j in djoints if j is not root and j.num_velocities() == 1), key=lambda j: j.velocity_start()
+    )
+    name = plant.GetModelInstanceName(base_body.model_instance())
+    return Model(
+        name,
+        tuple(links),
+        tuple(joints),
+        tuple(frames),
+        base_body.name(),
+        tuple(j.name() for j in order),
+        floating,
+    )
+
+
+def _oriented(joints: list[Joint], base: str) -> list[Joint]:
+    """Joints reversed where needed so that each points away from ``base`` (Drake allows joints
+    whose child is the body nearer the world), in their original order."""
+    adjacent: dict[str, list[int]] = {}
+    for k, j in enumerate(joints):
+        adjacent.setdefault(j.parent, []).append(k)
+        adjacent.setdefault(j.child, []).append(k)
+    out = list(joints)
+    seen = {base}
+    queue = deque([base])
+    while queue:
+        link = queue.popleft()
+        for k in adjacent.get(link, []):
+            j = joints[k]
+            other = j.child if j.parent == link else j.parent
+            if other in seen:
+                continue
+            if j.child != other:
+                out[k] = j.reversed()
+            seen.add(other)
+            queue.append(other)
+    return out

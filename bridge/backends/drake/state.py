@@ -1,0 +1,163 @@
+"""Neutral states to and from Drake, and Drake's generalized-velocity convention.
+
+For ``to_drake(model)`` with a floating base, Drake's state is
+
+* ``q = [qw qx qy qz; p_WB; joints]``: the unit quaternion (w first) of ``world_R_base`` and the base
+  origin in world coordinates, then one position per joint;
+* ``v = [omega_WB; p_dot_WB; joints]``: the base's angular velocity and the velocity of its
+  origin, both in world coordinates — bridge's MIXED base velocity with its halves swapped
+  (angular first), so the change of variables to MIXED is a constant permutation (T_dot = 0);
+
+joints in Drake's velocity order (its forest's order, read from the plant: :func:`drake_layout`).
+:data:`DRAKE` is that convention for :mod:`bridge.change_of_variables`. A fixed base has no base
+coordinates: q and v are the joints, and the base pose is the ``world_H_base`` frame parameter of
+the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part of (q, v).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from bridge._array import as_float_array
+from bridge.change_of_variables import NEUTRAL, Convention, change_of_variables
+from bridge.errors import BackendError, BridgeError, StateError
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.state import Representation, State
+
+__all__ = [
+    "DRAKE",
+    "DrakeLayout",
+    "drake_dof_permutation",
+    "drake_layout",
+    "from_drake_state",
+    "to_drake_state",
+]
+
+_SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+@dataclass(frozen=True)
+class DrakeLayout:
+    """Where each neutral DOF lives in Drake's q and v for ``to_drake(model)``.
+
+    ``perm``: ``v[nb:] = s_dot[perm]`` (joints in Drake's velocity order, nb = 6 or 0);
+    ``idx_q``/``idx_v`` (n,): each neutral DOF's index in q and v; ``nq``, ``nv`` the sizes.
+    """
+
+    perm: np.ndarray
+    idx_q: np.ndarray
+    idx_v: np.ndarray
+    nq: int
+    nv: int
+    floating: bool
+
+
+_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
+    """The q/v layout of ``to_drake(model)`` (read from ``plant`` if given, else from a plant built
+    once; cached per model)."""
+    lay = _LAYOUTS.get(model)
+    if lay is not None:
+        return lay
+    from .model import instance_name, to_drake
+
+    if plant is None:
+        plant = to_drake(model)
+    nb_q, nb_v = (7, 6) if model.floating else (0, 0)
+    if model.floating:
+        root = _floating_joint(plant, model)
+        if root.position_start() != 0 or root.velocity_start() != 0:
+            raise BackendError(
+                "Drake placed the floating base's coordinates after the joints"
+            )  # pragma: no cover
+    instance = plant.GetModelInstanceByName(instance_name(model))
+    joints = [plant.GetJointByName(d, instance) for d in model.dof_names]
+    idx_q = np.array([j.position_start() for j in joints], dtype=np.intp)
+    idx_v = np.array([j.velocity_start() for j in joints], dtype=np.intp)
+    perm = np.argsort(idx_v).astype(np.intp)
+    if model.n_dofs and (
+        sorted(idx_v.tolist()) != list(range(nb_v, nb_v + model.n_dofs))
+        or sorted(idx_q.tolist()) != list(range(nb_q, nb_q + model.n_dofs))
+    ):  # pragma: no cover - internal consistency
+        raise BackendError("Drake's joint coordinates are not one per DOF after the base")
+    for a in (perm, idx_q, idx_v):
+        a.setflags(write=False)
+    lay = DrakeLayout(perm, idx_q, idx_v, nb_q + model.n_dofs, nb_v + model.n_dofs, model.floating)
+    _LAYOUTS[model] = lay
+    return lay
+
+
+def _floating_joint(plant, model: Model):
+    """The floating joint of the base of ``to_drake(model)``."""
+    from pydrake.multibody.tree import JointIndex
+
+    from .model import instance_name
+
+    base = plant.GetBodyByName(model.base, plant.GetModelInstanceByName(instance_name(model))).index()
+    for i in range(plant.num_joints()):
+        j = plant.get_joint(JointIndex(i))
+        if j.child_body().index() == base and j.num_velocities() == 6:
+            return j
+    raise BackendError(f"Drake plant of {model.name!r} has no floating joint on its base")  # pragma: no cover
+
+
+def drake_dof_permutation(model: Model) -> np.ndarray:
+    """``perm`` with ``v_drake_joints = s_dot[perm]`` (Drake's velocity order)."""
+    return drake_layout(model).perm
+
+
+#: Drake's generalized velocity: MIXED base velocity angular first, joints in Drake's order
+DRAKE = Convention(
+    "drake", Representation.MIXED, base_left=np.eye(6)[_SWAP], joint_order=drake_dof_permutation
+)
+
+
+def to_drake_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """Neutral state -> Drake ``(q, v)`` for ``to_drake(model)``, batched (..., nq), (..., nv).
+
+    See the module docstring for the layout; a fixed base's pose is not part of (q, v).
+    """
+    state.check_model(model)
+    lay = drake_layout(model)
+    rep = state.representation
+    cov = change_of_variables(model, state, NEUTRAL[rep], DRAKE)
+    v = cov.velocity(cov.nu)
+    H = state.world_H_base
+    batch = v.shape[:-1]
+    q = np.zeros((*batch, lay.nq))
+    q[..., lay.idx_q] = state.s
+    if model.floating:
+        q[..., :4] = H.as_quaternion_wxyz()
+        q[..., 4:7] = H.translation
+    return q, v
+
+
+def from_drake_state(
+    model: Model, q: object, v: object, representation: object = Representation.MIXED
+) -> State:
+    """Drake ``(q, v)`` of ``to_drake(model)`` -> neutral State in ``representation`` (a fixed
+    base at the identity pose)."""
+    lay = drake_layout(model)
+    try:
+        q = as_float_array(q, "q", (lay.nq,))
+        v = as_float_array(v, "v", (lay.nv,))
+    except BridgeError as exc:
+        raise StateError(f"drake state for model {model.name!r}: {exc}") from None
+    rep = Representation.parse(representation)
+    s = q[..., lay.idx_q]
+    s_dot = v[..., lay.idx_v]
+    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
+    if model.floating:
+        try:
+            H = Transform.from_quaternion_wxyz(q[..., :4], q[..., 4:7])
+        except BridgeError as exc:
+            raise StateError(f"drake state: base {exc}") from None
+        mixed = State(H, s, v[..., _SWAP], s_dot, Representation.MIXED)
+        return mixed.to(rep) if rep is not Representation.MIXED else mixed
+    return State(Transform.identity(batch), s, np.zeros((*batch, 6)), s_dot, rep)

@@ -1,0 +1,325 @@
+"""Dynamics engine over MuJoCo's own functions, answering in any velocity representation.
+
+The neutral model becomes :func:`~bridge.backends.mujoco.model.to_mujoco` (rigid-body dynamics
+only: no contacts, constraints, springs, dampers, armature or actuators) and a neutral state becomes
+MuJoCo's ``(qpos, qvel)``; every quantity comes from MuJoCo and is converted through ONE
+:class:`~bridge.change_of_variables.ChangeOfVariables` ``qvel = T nu`` from the representation to
+:data:`~bridge.backends.mujoco.state.MUJOCO` (docs/theory.md, "One change of variables"):
+
+* ``M = T^T M_mj T`` with ``M_mj`` from ``mj_fullM``;
+* ``h = T^T (qfrc_bias + M_mj T_dot nu)`` (``qfrc_bias = C qvel + g`` is MuJoCo's inverse dynamics
+  at zero ``qacc``, which is not zero acceleration in the representation), ``g = T^T qfrc_bias``
+  at zero velocity;
+* ``tau = T^T mj_inverse(qpos, qvel, T nu_dot + T_dot nu)``;
+* ``nu_dot = T^-1 (mj_forward(qpos, qvel, qfrc_applied = T^-T tau) - T_dot nu)``;
+* frames: poses from ``xpos/xmat`` (links that name a body) and ``site_xpos/site_xmat`` (other
+  links and extra frames), velocities from ``mj_objectVelocity``, Jacobians from ``mj_jac`` at the
+  frame origin, accelerations from ``mj_rnePostConstraint`` + ``mj_objectAcceleration`` (MuJoCo's
+  classical acceleration, which carries ``-gravity``: it is added back), each moved from MuJoCo's
+  ``F[A]`` (angular first) to the representation's frame (F, A or F[A], linear first);
+* centre of mass from ``subtree_com``, ``mj_subtreeVel`` and ``mj_jacSubtreeCom`` of the world body.
+
+External wrenches enter through the frame Jacobians in the representation:
+``ID(a, f) = ID(a) - J_F^T f`` and ``FD(tau, f) = FD(tau + J_F^T f)``.
+A fixed base is the base body welded to the world, moved to each sample's ``world_H_base``.
+MuJoCo is not batched here: batched states loop over samples (:class:`~bridge.backends.batch.FlatBatch`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from bridge.backends.base import EngineBase
+from bridge.backends.batch import FlatBatch
+from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, change_of_variables
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.state import Representation, State
+
+from .model import mujoco_body_name, require_mujoco, to_mujoco
+from .state import MUJOCO, to_mujoco_state
+
+__all__ = ["MujocoEngine"]
+
+_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+
+
+def _full_mass_matrix(mujoco, m, d):
+    """``fn(m, d, out)`` writing the dense mass matrix: ``mj_fullM(m, d, dst)`` in MuJoCo 4, the
+    3.x ``mj_fullM(m, dst, d.qM)`` before (tried once on ``m, d``)."""
+    out = np.zeros((m.nv, m.nv))
+    try:
+        mujoco.mj_fullM(m, d, out)
+    except TypeError:
+        return lambda m, d, out: mujoco.mj_fullM(m, out, d.qM)
+    return lambda m, d, out: mujoco.mj_fullM(m, d, out)
+
+
+class MujocoEngine(EngineBase):
+    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on MuJoCo."""
+
+    name = "mujoco"
+
+    def __init__(self, model: Model, representation: Representation) -> None:
+        mujoco = require_mujoco()
+        self._mj = mujoco
+        self.model = model
+        self.representation = Representation.parse(representation)
+        self.convention = NEUTRAL[self.representation]
+        self.mm = to_mujoco(model)
+        self.data = mujoco.MjData(self.mm)
+        self._data_g = mujoco.MjData(self.mm)  # zero velocity: gravity forces
+        self._fullM = _full_mass_matrix(mujoco, self.mm, self.data)
+        OBJ = mujoco.mjtObj
+        # frame -> (object type, object id, body id)
+        self._frames: dict[str, tuple[int, int, int]] = {}
+        for name in model.frame_names:
+            bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
+            if bid >= 0 and name in model.link_names:
+                self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
+            else:
+                sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)
+                self._frames[name] = (OBJ.mjOBJ_SITE, sid, int(self.mm.site_bodyid[sid]))
+        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(model.lumped().base))
+        self._nv = self.mm.nv
+        self._total_mass = float(np.sum(self.mm.body_mass))
+        self.batch_shape: tuple[int, ...] = ()
+        self._current = -1
+
+    # ------------------------------------------------------------------ state
+    def set_state(self, state: State, gravity: np.ndarray) -> None:
+        if state.representation is not self.representation:
+            state = state.to(self.representation)
+        self._state = state
+        flat = self._flat = FlatBatch(state, gravity)
+        self.batch_shape = flat.batch_shape
+        qpos, qvel = to_mujoco_state(self.model, state)
+        self._qpos = flat.flatten(qpos, (qpos.shape[-1],))
+        self._qvel = flat.flatten(qvel, (qvel.shape[-1],))
+        if not self.model.floating:
+            self._base_quat = Transform(flat.H, check=False).as_quaternion_wxyz()
+        self._cov: ChangeOfVariables | None = None
+        self._current = -1
+
+    @property
+    def cov(self) -> ChangeOfVariables:
+        """The change of variables to MuJoCo's convention at the current state (on demand)."""
+        if self._cov is None:
+            self._cov = change_of_variables(self.model, self._state, self.convention, MUJOCO)
+        return self._cov
+
+    def _load(self, i: int, data=None) -> None:
+        """Sample i into ``data`` (default: the main MjData), positions and velocities computed
+        (the gravity data keeps zero velocity)."""
+        mj, m = self._mj, self.mm
+        d = self.data if data is None else data
+        if data is None and self._current == i:
+            return
+        flat = self._flat
+        m.opt.gravity[:] = flat.gravity[i]
+        if not self.model.floating:
+            m.body_pos[self._base_body] = flat.H[i, :3, 3]
+            m.body_quat[self._base_body] = self._base_quat[i]
+        d.qpos[:] = self._qpos[i]
+        d.qvel[:] = 0.0 if data is not None else self._qvel[i]
+        d.qacc[:] = 0.0
+        d.qfrc_applied[:] = 0.0
+        mj.mj_fwdPosition(m, d)
+        mj.mj_fwdVelocity(m, d)
+        # the gravity data moved the model's gravity and base pose to sample i
+        self._current = i if data is None else -1
+
+    def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
+        return self._flat.loop(fn, *vectors, select=self._load)
+
+    # ------------------------------------------------------------------ joint space
+    def _mass_mj(self) -> np.ndarray:
+        nv = self._nv
+
+        def one(_i):
+            out = np.zeros((nv, nv))
+            self._fullM(self.mm, self.data, out)
+            return out
+
+        return self._loop(one)
+
+    def mass_matrix(self) -> np.ndarray:
+        return self.cov.matrix_back(self._mass_mj())
+
+    def bias_forces(self) -> np.ndarray:
+        h = self._loop(lambda _i: self.data.qfrc_bias.copy())
+        # zero acceleration in the representation is qacc = T_dot nu: M_mj enters when that is not 0
+        M = self._mass_mj() if self.cov.base_bias is not None else None
+        return self.cov.bias_back(h, M)
+
+    def gravity_forces(self) -> np.ndarray:
+        dg = self._data_g
+
+        def one(i):
+            self._load(i, dg)
+            return dg.qfrc_bias.copy()
+
+        g = self._flat.loop(one)
+        return self.cov.force_back(g)
+
+    def _wrench_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray | None:
+        """``sum_F J_F^T f_F`` (..., nv) in the representation, or None."""
+        if not wrenches:
+            return None
+        total = None
+        for name, w in wrenches.items():
+            tau = np.einsum("...ij,...i->...j", self.frame_jacobian(name), w)
+            total = tau if total is None else total + tau
+        return total
+
+    def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        mj, m, d = self._mj, self.mm, self.data
+        cov = self.cov
+
+        def one(_i, qacc):
+            d.qacc[:] = qacc
+            mj.mj_inverse(m, d)
+            return d.qfrc_inverse.copy()
+
+        tau = cov.force_back(self._loop(one, cov.acceleration(nu_dot)))
+        self._current = -1
+        ext = self._wrench_forces(wrenches)
+        return tau if ext is None else tau - ext
+
+    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
+        mj, m, d = self._mj, self.mm, self.data
+        ext = self._wrench_forces(wrenches)
+        if ext is not None:
+            tau = tau + ext
+        cov = self.cov
+
+        def one(_i, f):
+            d.qfrc_applied[:] = f
+            mj.mj_forward(m, d)
+            return d.qacc.copy()
+
+        qacc = self._loop(one, cov.force(tau))
+        self._current = -1
+        return cov.acceleration_back(qacc)
+
+    # ------------------------------------------------------------------ frames
+    def _pose(self, frame: str) -> tuple[np.ndarray, np.ndarray]:
+        """(world_R_frame (3, 3), origin (3,)) of the loaded sample."""
+        objtype, oid, _ = self._frames[frame]
+        d = self.data
+        if objtype == self._mj.mjtObj.mjOBJ_SITE:
+            return d.site_xmat[oid].reshape(3, 3), d.site_xpos[oid]
+        return d.xmat[oid].reshape(3, 3), d.xpos[oid]
+
+    def frame_transform(self, frame: str) -> np.ndarray:
+        def one(_i):
+            R, o = self._pose(frame)
+            H = np.eye(4)
+            H[:3, :3] = R
+            H[:3, 3] = o
+            return H
+
+        return self._loop(one)
+
+    def _mixed_velocity(self, frame: str) -> np.ndarray:
+        """MuJoCo's velocity of the loaded sample at the frame in F[A], angular first (6,)."""
+        objtype, oid, _ = self._frames[frame]
+        res = np.zeros(6)
+        self._mj.mj_objectVelocity(self.mm, self.data, objtype, oid, res, 0)
+        return res
+
+    def _to_rep(self, frame: str, ang: np.ndarray, lin: np.ndarray) -> np.ndarray:
+        """A motion at the frame in F[A] (angular ``ang``, linear ``lin``: (3,) or (3, k)) in the
+        representation's frame, linear first: (6,) or (6, k)."""
+        R, o = self._pose(frame)
+        rep = self.representation
+        if rep is _BODY:
+            return np.concatenate([R.T @ lin, R.T @ ang])
+        if rep is _INERTIAL:  # the velocity of the point at the world origin: v - omega x o
+            oc = o.reshape(3, *([1] * (ang.ndim - 1)))
+            return np.concatenate([lin - np.cross(ang, oc, axis=0), ang])
+        return np.concatenate([lin, ang])
+
+    def frame_velocity(self, frame: str) -> np.ndarray:
+        def one(_i):
+            v = self._mixed_velocity(frame)
+            return self._to_rep(frame, v[:3], v[3:])
+
+        return self._loop(one)
+
+    def frame_jacobian(self, frame: str) -> np.ndarray:
+        mj, m, d = self._mj, self.mm, self.data
+        nv = self._nv
+        _, _, bid = self._frames[frame]
+
+        def one(_i):
+            jacp = np.zeros((3, nv))
+            jacr = np.zeros((3, nv))
+            _, o = self._pose(frame)
+            mj.mj_jac(m, d, jacp, jacr, np.array(o), bid)
+            return self._to_rep(frame, jacr, jacp)
+
+        return self.cov.jacobian_back(self._loop(one))
+
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
+        mj, m, d = self._mj, self.mm, self.data
+        objtype, oid, _ = self._frames[frame]
+        rep = self.representation
+
+        def one(i, qacc):
+            d.qacc[:] = qacc
+            mj.mj_rnePostConstraint(m, d)
+            acc = np.zeros(6)
+            mj.mj_objectAcceleration(m, d, objtype, oid, acc, 0)
+            alpha = acc[:3]
+            lin = acc[3:] + self._flat.gravity[i]  # MuJoCo's includes -gravity
+            if rep is _MIXED:  # d/dt (p_dot, omega): the classical acceleration
+                return np.concatenate([lin, alpha])
+            v = self._mixed_velocity(frame)
+            w, pd = v[:3], v[3:]
+            R, o = self._pose(frame)
+            if rep is _BODY:  # d/dt (R^T p_dot, R^T omega)
+                return np.concatenate([R.T @ (lin - np.cross(w, pd)), R.T @ alpha])
+            # d/dt (p_dot - omega x o)
+            return np.concatenate([lin - np.cross(alpha, o) - np.cross(w, pd), alpha])
+
+        out = self._loop(one, self.cov.acceleration(nu_dot))
+        self._current = -1
+        return out
+
+    def frame_bias_acc(self, frame: str) -> np.ndarray:
+        return self.frame_acceleration(frame, np.zeros(self.model.nv))
+
+    # ------------------------------------------------------------------ centre of mass
+    def com_position(self) -> np.ndarray:
+        return self._loop(lambda _i: self.data.subtree_com[0].copy())
+
+    def com_velocity(self) -> np.ndarray:
+        def one(_i):
+            self._mj.mj_subtreeVel(self.mm, self.data)
+            return self.data.subtree_linvel[0].copy()
+
+        return self._loop(one)
+
+    def com_jacobian(self) -> np.ndarray:
+        nv = self._nv
+
+        def one(_i):
+            jacp = np.zeros((3, nv))
+            self._mj.mj_jacSubtreeCom(self.mm, self.data, jacp, 0)
+            return jacp
+
+        return self.cov.jacobian_back(self._loop(one))
+
+    def centroidal_momentum(self) -> np.ndarray:
+        """``(m vcom, angular momentum about the COM)`` in G[A] from ``mj_subtreeVel``."""
+        mass = self._total_mass
+
+        def one(_i):
+            self._mj.mj_subtreeVel(self.mm, self.data)
+            d = self.data
+            return np.concatenate([mass * d.subtree_linvel[0], d.subtree_angmom[0]])
+
+        return self._loop(one)

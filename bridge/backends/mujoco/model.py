@@ -1,0 +1,389 @@
+"""Neutral models to and from MuJoCo (``mujoco.MjModel``), and MJCF loading through MuJoCo's compiler.
+
+:func:`to_mujoco` builds an ``MjSpec`` and compiles it: one body per rigid group of links (links
+joined by fixed joints are one rigid body for MuJoCo too; the group's root link names the body, and
+every link of the group and every extra frame becomes a site, so no frame is lost), a hinge or slide
+joint per movable joint with bridge's axis-with-origin semantics (MuJoCo's joint ``pos`` is the axis
+origin in the child body's frame), a free joint on the base body for a floating base, and the
+group's inertia as mass, centre of mass and principal moments with their axes. The model is
+rigid-body dynamics only: no geoms (so no contacts), no limits, springs, dampers, armature or
+friction loss, and the constraint, contact, limit, equality, passive and actuation stages disabled.
+A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
+
+MuJoCo refuses moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
+inertias that violate the triangle inequality: :func:`to_mujoco` raises
+:class:`bridge.UnsupportedError` naming the link.
+
+:func:`from_mujoco` reads a compiled ``MjModel`` back: bodies are links (inertia from ``body_mass``,
+``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
+several joints in one body become a chain of massless links (named ``"<body>__<joint>"``) in
+MuJoCo's joint order, a free joint on a child of the world makes the model floating (other static
+bodies of the world are dropped), sites are frames; joint positions are MuJoCo's ``qpos`` (a joint
+``ref`` is folded into the rest transform). Ball joints and free joints below the root raise
+:class:`bridge.UnsupportedError`. Armature, damping, springs, friction, limits-as-constraints,
+tendons and equality constraints are not part of the neutral model: they are reported by a
+:class:`UserWarning`.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bridge.errors import BackendError, ModelError, ModelFileNotFoundError, UnsupportedError
+from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
+from bridge.spatial import SpatialInertia, Transform
+
+__all__ = [
+    "FREE_JOINT",
+    "from_mujoco",
+    "load_mjcf",
+    "load_model",
+    "mujoco_body_name",
+    "require_mujoco",
+    "rigid_body_flags",
+    "to_mujoco",
+]
+
+#: name of the free joint :func:`to_mujoco` gives a floating base
+FREE_JOINT = "floating_base"
+
+#: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
+_MINVAL = 1e-15
+
+
+def require_mujoco() -> Any:
+    """``import mujoco``, or a :class:`bridge.BackendError` naming the extra to install."""
+    try:
+        import mujoco
+    except ModuleNotFoundError:
+        raise BackendError(
+            "MuJoCo is not installed: pip install 'bridge-dynamics[mujoco]' (the [mujoco] extra)"
+        ) from None
+    return mujoco
+
+
+#: the stages a rigid-body comparison switches off (those a MuJoCo version has)
+_DISABLED = (
+    "mjDSBL_CONSTRAINT",
+    "mjDSBL_CONTACT",
+    "mjDSBL_LIMIT",
+    "mjDSBL_EQUALITY",
+    "mjDSBL_FRICTIONLOSS",
+    "mjDSBL_SPRING",
+    "mjDSBL_DAMPER",
+    "mjDSBL_PASSIVE",
+    "mjDSBL_ACTUATION",
+    "mjDSBL_EULERDAMP",
+)
+
+
+def rigid_body_flags(mujoco: Any) -> int:
+    """``opt.disableflags`` leaving rigid-body dynamics only: no constraints, contacts, limits,
+    equalities, friction loss, springs, dampers (passive forces) or actuators."""
+    flags = 0
+    for name in _DISABLED:
+        bit = getattr(mujoco.mjtDisableBit, name, None)
+        if bit is not None:
+            flags |= int(bit)
+    return flags
+
+
+def mujoco_body_name(link: str) -> str:
+    """The MuJoCo body name :func:`to_mujoco` gives a link (``"world"`` is MuJoCo's world body)."""
+    return link + "_" if link == "world" else link
+
+
+def _principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments (3,) and the unit quaternion (w, x, y, z) of their axes (a proper rotation)."""
+    lam, V = np.linalg.eigh(inertia_com)
+    if np.linalg.det(V) < 0:
+        V[:, 2] = -V[:, 2]
+    quat = Transform.from_rotation_translation(V, np.zeros(3)).as_quaternion_wxyz()
+    return lam, quat
+
+
+def _free_joint_name(model: Model) -> str:
+    name = FREE_JOINT
+    taken = set(model.joint_names)
+    while name in taken:
+        name += "_"
+    return name
+
+
+def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
+    """The ``mujoco.MjModel`` of ``model`` (rigid-body dynamics only; see the module docstring).
+
+    Bodies are named after the root link of each rigid group (``mujoco_body_name``), joints after
+    the model's joints, sites after the other links and the extra frames; the free joint of a
+    floating base is :data:`FREE_JOINT`. MuJoCo's DOF order is body order (depth first):
+    :func:`bridge.backends.mujoco.state.mujoco_dof_permutation`.
+    """
+    mujoco = require_mujoco()
+    lumped = model.lumped()
+    spec = mujoco.MjSpec()
+    spec.modelname = model.name
+    spec.compiler.fusestatic = False
+    spec.compiler.balanceinertia = False
+    spec.compiler.boundmass = 0.0
+    spec.compiler.boundinertia = 0.0
+    spec.compiler.autolimits = False
+    opt = spec.option
+    opt.gravity = np.asarray(gravity, dtype=float)
+    opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    opt.disableflags = rigid_body_flags(mujoco)
+    bodies: dict[str, Any] = {}
+    problems: list[str] = []
+
+    def add(parent: Any, link: Link, joint: Joint | None) -> None:
+        pose = Transform.identity() if joint is None else joint.parent_H_child
+        body = parent.add_body(
+            name=mujoco_body_name(link.name),
+            pos=np.array(pose.translation),
+            quat=pose.as_quaternion_wxyz(),
+        )
+        inertia = link.inertia
+        mass = float(inertia.mass)
+        lam, iquat = _principal(np.array(inertia.inertia_com))
+        moving = model.floating or joint is not None
+        if moving and (mass < _MINVAL or lam.min() < _MINVAL):
+            problems.append(
+                f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
+                f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
+            )
+        if mass > 0.0:
+            lo = np.sort(lam)
+            if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
+                problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
+        body.mass = mass
+        body.ipos = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
+        body.iquat = iquat
+        body.inertia = lam
+        body.explicitinertial = True
+        if joint is not None:
+            kind = (
+                mujoco.mjtJoint.mjJNT_SLIDE
+                if joint.kind is JointKind.PRISMATIC
+                else mujoco.mjtJoint.mjJNT_HINGE
+            )
+            body.add_joint(
+                name=joint.name, type=kind, axis=np.array(joint.axis), pos=np.array(joint.axis_origin)
+            )
+        bodies[link.name] = body
+
+    base = lumped.link(lumped.base)
+    add(spec.worldbody, base, None)
+    if model.floating:
+        bodies[base.name].add_freejoint(name=_free_joint_name(model))
+    # bodies in the model's depth-first order of movable joints: MuJoCo numbers bodies depth first
+    # with children in the order they were added, so its DOF order is mujoco_dof_permutation's
+    for joint in model.depth_first_joints:
+        if joint.movable:
+            j = lumped.joint(joint.name)
+            add(bodies[j.parent], lumped.link(j.child), j)
+    for f in lumped.frames:
+        H = f.link_H_frame
+        bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
+    if problems:
+        raise UnsupportedError(f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems))
+    try:
+        return spec.compile()
+    except ValueError as exc:  # MuJoCo's compiler errors
+        raise UnsupportedError(f"MuJoCo refused model {model.name!r}: {exc}") from None
+
+
+# --------------------------------------------------------------------------- from MuJoCo
+def _name(mujoco: Any, m: Any, objtype: Any, i: int, default: str) -> str:
+    name = mujoco.mj_id2name(m, objtype, i)
+    return name if name else default
+
+
+def _quat_to_R(q: np.ndarray) -> np.ndarray:
+    return Transform.from_quaternion_wxyz(q / np.linalg.norm(q)).rotation
+
+
+def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
+    """A neutral :class:`Model` of a compiled ``mujoco.MjModel`` (see the module docstring).
+
+    DOF names are MuJoCo's joint names in MuJoCo's DOF order (unnamed joints: ``"joint<id>"``,
+    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
+    joint on a child of the world; without one the model is fixed and its base is the world body.
+    """
+    mujoco = require_mujoco()
+    m = mj_model
+    OBJ, JNT = mujoco.mjtObj, mujoco.mjtJoint
+    parent = np.asarray(m.body_parentid)
+    bname = [_name(mujoco, m, OBJ.mjOBJ_BODY, b, f"body{b}") for b in range(m.nbody)]
+    bname[0] = _name(mujoco, m, OBJ.mjOBJ_BODY, 0, "world")
+    jname = [_name(mujoco, m, OBJ.mjOBJ_JOINT, j, f"joint{j}") for j in range(m.njnt)]
+    jtype = np.asarray(m.jnt_type)
+    jbody = np.asarray(m.jnt_bodyid)
+    # the root: a free joint on a child of the world, or the world itself
+    free = [j for j in range(m.njnt) if jtype[j] == JNT.mjJNT_FREE]
+    for j in free:
+        if parent[jbody[j]] != 0:
+            raise UnsupportedError(
+                f"free joint {jname[j]!r} on body {bname[jbody[j]]!r} is not at the root "
+                "(only a floating base is supported)"
+            )
+    for j in range(m.njnt):
+        if jtype[j] == JNT.mjJNT_BALL:
+            raise UnsupportedError(f"ball joint {jname[j]!r} on body {bname[jbody[j]]!r} is not supported")
+    if len(free) > 1:
+        raise UnsupportedError(
+            f"several free bodies ({', '.join(bname[jbody[j]] for j in free)}): one floating base only"
+        )
+    subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
+    for b in range(1, m.nbody):
+        subtree_of[b] = b if parent[b] == 0 else subtree_of[parent[b]]
+    floating = bool(free)
+    if floating:
+        root = int(jbody[free[0]])
+        others = [j for j in range(m.njnt) if subtree_of[jbody[j]] != root]
+        if others:
+            raise UnsupportedError(
+                f"joints {[jname[j] for j in others]} move bodies outside the floating base's tree "
+                f"(rooted at {bname[root]!r}): one tree only"
+            )
+        kept = [b for b in range(1, m.nbody) if subtree_of[b] == root]
+    else:
+        root = 0
+        kept = list(range(m.nbody))
+    keep = set(kept)
+
+    links: list[Link] = []
+    joints: list[Joint] = []
+    dofs: list[str] = []
+    for b in kept:
+        if b == 0:
+            inertia = SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))
+        else:
+            R = _quat_to_R(np.asarray(m.body_iquat[b]))
+            I_com = R @ np.diag(m.body_inertia[b]) @ R.T
+            inertia = SpatialInertia(float(m.body_mass[b]), np.array(m.body_ipos[b]), (I_com + I_com.T) / 2)
+        links.append(Link(bname[b], inertia))
+        if b == root:
+            continue
+        rest = Transform.from_quaternion_wxyz(
+            np.asarray(m.body_quat[b]) / np.linalg.norm(m.body_quat[b]), np.array(m.body_pos[b])
+        )
+        body_joints = list(range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]))
+        prev = bname[parent[b]]
+        if not body_joints:
+            joints.append(Joint(f"{bname[b]}__weld", JointKind.FIXED, prev, bname[b], rest))
+            continue
+        for k, j in enumerate(body_joints):
+            child = bname[b] if k == len(body_joints) - 1 else f"{bname[b]}__{jname[j]}"
+            if child != bname[b]:
+                links.append(Link(child, SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))))
+            slide = jtype[j] == JNT.mjJNT_SLIDE
+            limited = bool(m.jnt_limited[j])
+            lo, hi = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else (None, None)
+            kind = JointKind.PRISMATIC if slide else (JointKind.REVOLUTE if limited else JointKind.CONTINUOUS)
+            joint = Joint(
+                jname[j],
+                kind,
+                prev,
+                child,
+                rest,
+                axis=np.array(m.jnt_axis[j]),
+                axis_origin=np.array(m.jnt_pos[j]),
+                limits=JointLimits(lo, hi),
+            )
+            ref = float(m.qpos0[m.jnt_qposadr[j]])
+            if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
+                joint = Joint(
+                    joint.name,
+                    kind,
+                    prev,
+                    child,
+                    Transform._wrap(rest.matrix @ joint.motion(-ref)),
+                    axis=joint.axis,
+                    axis_origin=joint.axis_origin,
+                    limits=joint.limits,
+                )
+            joints.append(joint)
+            dofs.append(jname[j])
+            prev, rest = child, Transform.identity()
+    frames = []
+    for i in range(m.nsite):
+        b = int(m.site_bodyid[i])
+        if b not in keep:
+            continue
+        H = Transform.from_quaternion_wxyz(
+            np.asarray(m.site_quat[i]) / np.linalg.norm(m.site_quat[i]), np.array(m.site_pos[i])
+        )
+        frames.append(Frame(_name(mujoco, m, OBJ.mjOBJ_SITE, i, f"site{i}"), bname[b], H))
+    ignored = []
+    for what, arr in (
+        ("armature", m.dof_armature),
+        ("damping", m.dof_damping),
+        ("friction loss", m.dof_frictionloss),
+        ("stiffness", m.jnt_stiffness),
+    ):
+        if np.any(np.asarray(arr) != 0.0):
+            ignored.append(what)
+    if m.neq:
+        ignored.append(f"{m.neq} equality constraints")
+    if m.ntendon:
+        ignored.append(f"{m.ntendon} tendons")
+    model_name = name or _model_name(m.names) or "mujoco_model"
+    if ignored:
+        warnings.warn(
+            f"MuJoCo model {model_name!r}: {', '.join(ignored)} are not part of the rigid-body model "
+            "and are ignored",
+            UserWarning,
+            stacklevel=2,
+        )
+    try:
+        return Model(model_name, links, joints, frames, bname[root], tuple(dofs), floating)
+    except ModelError as exc:
+        raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
+
+
+def load_mjcf(path: str | os.PathLike) -> Model:
+    """Load an MJCF file through MuJoCo's own compiler (defaults, includes, inertias from geoms, ...)
+    and convert it with :func:`from_mujoco`. The model is named after ``<mujoco model=...>``."""
+    mujoco = require_mujoco()
+    p = Path(path)
+    if not p.is_file():
+        raise ModelFileNotFoundError(f"{p}: no such MJCF file")
+    try:
+        mj = mujoco.MjModel.from_xml_path(str(p))
+    except ValueError as exc:
+        if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
+            raise UnsupportedError(f"{p}: {str(exc).splitlines()[0]} ({exc!s:.200})") from None
+        raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
+    return from_mujoco(mj, _model_name(mj.names) or p.stem)
+
+
+def _model_name(names: bytes) -> str:
+    """The model name: MuJoCo stores it first in ``names``."""
+    return bytes(names).split(b"\0", 1)[0].decode() if names else ""
+
+
+def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
+    """Load a URDF or an MJCF file, chosen by its root element (``<robot>`` or ``<mujoco>``).
+
+    ``kwargs`` go to :func:`bridge.load_urdf` (URDF only).
+    """
+    from bridge.model.urdf import load_urdf
+
+    p = Path(path)
+    if not p.is_file():
+        raise ModelFileNotFoundError(f"{p}: no such file")
+    head = p.read_bytes()[:4096].decode("utf-8", errors="replace")
+    import re
+
+    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
+    root = match.group(1) if match else ""
+    if root == "mujoco":
+        if kwargs:
+            raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
+        return load_mjcf(p)
+    return load_urdf(p, **kwargs)

@@ -1,0 +1,153 @@
+"""Neutral states to and from MuJoCo, and MuJoCo's generalized-velocity convention.
+
+For a floating base (a free joint on the root body) MuJoCo's configuration and velocity are
+
+* ``qpos = [A_o_B; qw, qx, qy, qz; joints]``: the base origin in world and the unit quaternion
+  (w first) of ``A_R_B``;
+* ``qvel = [A_o_B_dot; B_omega_A,B; joints]``: the base origin's velocity in **world** axes and the
+  base angular velocity in **body** axes. That is neither BODY (linear part in body axes) nor MIXED
+  (angular part in world axes);
+* ``qacc = d/dt qvel``.
+
+With ``R = A_R_B`` and the BODY base velocity ``v_B = (v, omega)`` (``v = R^T A_o_B_dot``), MuJoCo's
+base velocity is ``L v_B`` with ``L = blkdiag(R, 1)``: a state-dependent map, given to
+:class:`~bridge.change_of_variables.Convention` as :func:`mujoco_base_maps` with its exact time
+derivatives ``L_dot = blkdiag(R skew(omega), 0)`` and ``d/dt L^-1 = blkdiag(-skew(omega) R^T, 0)``.
+Hence, from MuJoCo to MIXED: ``T = blkdiag(1, R)``, ``T_dot nu = 0``; to BODY:
+``T = blkdiag(R^T, 1)``, ``T_dot nu = (-omega x R^T p_dot, 0)`` (docs/conventions.md, MuJoCo column).
+
+Joints follow in MuJoCo's DOF order, which is body order: depth first from the root, the order
+:func:`bridge.to_mujoco` creates the bodies in (:func:`mujoco_dof_permutation`). Hinge and slide
+positions are the neutral joint positions (a continuous joint is its angle, no (cos, sin) pair).
+A fixed base has no free joint: ``qpos`` and ``qvel`` are the joints only.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from bridge._array import as_float_array
+from bridge.change_of_variables import BaseMaps, Convention
+from bridge.errors import BridgeError, StateError
+from bridge.model.model import Model
+from bridge.spatial import Transform
+from bridge.spatial.so3 import skew
+from bridge.state import Representation, State, body_to_base_matrix
+
+__all__ = [
+    "MUJOCO",
+    "from_mujoco_state",
+    "mujoco_base_maps",
+    "mujoco_dof_permutation",
+    "to_mujoco_state",
+]
+
+_PERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def mujoco_dof_permutation(model: Model) -> np.ndarray:
+    """``perm`` (n,) with ``qvel_joints = s_dot[perm]``: the movable joints in MuJoCo's body order
+    (depth first from the base, as :func:`bridge.to_mujoco` builds the bodies; computed once per
+    model)."""
+    perm = _PERMS.get(model)
+    if perm is None:
+        index = {d: i for i, d in enumerate(model.dof_names)}
+        perm = np.array([index[j.name] for j in model.depth_first_joints if j.movable], dtype=np.intp)
+        perm.setflags(write=False)
+        _PERMS[model] = perm
+    return perm
+
+
+def mujoco_base_maps(world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
+    """MuJoCo's free-joint velocity relative to BODY: ``(L, L_dot, L_inv, L_inv_dot)``, each
+    (..., 6, 6), with ``qvel_base = L v_B``, ``L = blkdiag(A_R_B, 1)`` and ``v_B`` (..., 6) the BODY
+    base velocity (linear first) giving the time derivatives."""
+    R = world_H_base.rotation
+    Rt = np.swapaxes(R, -1, -2)
+    W = skew(v_body[..., 3:])
+    lead = np.broadcast_shapes(R.shape[:-2], W.shape[:-2])
+    L = np.zeros((*lead, 6, 6))
+    L_inv = np.zeros((*lead, 6, 6))
+    L_dot = np.zeros((*lead, 6, 6))
+    L_inv_dot = np.zeros((*lead, 6, 6))
+    L[..., :3, :3] = R
+    L_inv[..., :3, :3] = Rt
+    L[..., 3:, 3:] = L_inv[..., 3:, 3:] = np.eye(3)
+    L_dot[..., :3, :3] = R @ W  # d/dt R = R skew(omega_B)
+    L_inv_dot[..., :3, :3] = -W @ Rt  # d/dt R^T = -skew(omega_B) R^T
+    return L, L_dot, L_inv, L_inv_dot
+
+
+#: MuJoCo's generalized velocity: ``[p_dot in world; omega in body]`` for a free base, joints in
+#: body (depth-first) order
+MUJOCO = Convention(
+    "mujoco", Representation.BODY, joint_order=mujoco_dof_permutation, base_maps=mujoco_base_maps
+)
+
+
+def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """Neutral state -> MuJoCo ``(qpos, qvel)`` of ``to_mujoco(model)``, batched (..., nq), (..., nv).
+
+    Floating base: ``qpos = [A_o_B; quaternion (w, x, y, z) of A_R_B; joints]`` (nq = 7 + n),
+    ``qvel = [A_o_B_dot (world); omega (body); joints]`` (nv = 6 + n), joints in MuJoCo's body order.
+    Fixed base: the joints only (the base pose is the base body's placement in the MuJoCo model).
+    """
+    state.check_model(model)
+    perm = mujoco_dof_permutation(model)
+    H = state.world_H_base
+    s = state.s[..., perm]
+    sd = state.s_dot[..., perm]
+    if not model.floating:
+        lead = np.broadcast_shapes(s.shape[:-1], sd.shape[:-1])
+        return np.broadcast_to(s, (*lead, s.shape[-1])).copy(), np.broadcast_to(
+            sd, (*lead, sd.shape[-1])
+        ).copy()
+    v_body = state.base_velocity_in(Representation.BODY)
+    lead = np.broadcast_shapes(H.batch_shape, s.shape[:-1], sd.shape[:-1], v_body.shape[:-1])
+    n = model.n_dofs
+    qpos = np.empty((*lead, 7 + n))
+    qvel = np.empty((*lead, 6 + n))
+    qpos[..., :3] = H.translation
+    qpos[..., 3:7] = H.as_quaternion_wxyz()
+    qpos[..., 7:] = s
+    qvel[..., :3] = np.einsum("...ij,...j->...i", H.rotation, v_body[..., :3])
+    qvel[..., 3:6] = v_body[..., 3:]
+    qvel[..., 6:] = sd
+    return qpos, qvel
+
+
+def from_mujoco_state(
+    model: Model, qpos: object, qvel: object, representation: object = Representation.MIXED
+) -> State:
+    """MuJoCo ``(qpos, qvel)`` of ``to_mujoco(model)`` (or of the MjModel ``model`` was read from)
+    -> neutral :class:`State` in ``representation``, batched. The quaternion need not be unit norm
+    (MuJoCo normalizes it too); a zero quaternion raises :class:`bridge.StateError`."""
+    n = model.n_dofs
+    nb_q, nb_v = (7, 6) if model.floating else (0, 0)
+    try:
+        qpos = as_float_array(qpos, "qpos", (nb_q + n,))
+        qvel = as_float_array(qvel, "qvel", (nb_v + n,))
+    except BridgeError as exc:
+        raise StateError(f"mujoco state for model {model.name!r}: {exc}") from None
+    inv = np.argsort(mujoco_dof_permutation(model))
+    s = qpos[..., nb_q:][..., inv]
+    s_dot = qvel[..., nb_v:][..., inv]
+    rep = Representation.parse(representation)
+    if model.floating:
+        quat = qpos[..., 3:7]
+        norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+        if np.any(norm < 1e-12):
+            raise StateError(f"mujoco state for model {model.name!r}: zero base quaternion in qpos[3:7]")
+        try:
+            H = Transform.from_quaternion_wxyz(quat / norm, qpos[..., :3])
+        except BridgeError as exc:
+            raise StateError(f"mujoco state: base {exc}") from None
+        R = H.rotation
+        v_body = np.concatenate([np.einsum("...ji,...j->...i", R, qvel[..., :3]), qvel[..., 3:6]], axis=-1)
+        vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v_body)
+    else:
+        H = Transform.identity(qpos.shape[:-1])
+        vb = np.zeros((*qpos.shape[:-1], 6))
+    return State(H, s, vb, s_dot, rep)

@@ -1,0 +1,171 @@
+"""Derivatives of inverse and forward dynamics on Pinocchio's analytical algorithms.
+
+Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` differentiate its own dynamics
+in its own coordinates: the LOCAL (BODY) base velocity, the tangent ``q (+) delta`` (the base pose
+times ``exp(delta_base^)``), joints depth first, and external forces held fixed in the joint
+frames. :mod:`bridge.derivatives` turns them into the derivatives in the KinDyn's representation
+along its tangent (docs/theory.md, "Derivatives of the dynamics"): wrenches held fixed in A or
+F[A] add ``J^T K J`` in Pinocchio's coordinates; the change of variables adds a few (6, 6) blocks
+on the base rows and columns and permutes the joints. Batches loop over samples for Pinocchio's
+calls; the chain rule is vectorised over the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from bridge.change_of_variables import ChangeOfVariables
+from bridge.derivatives import (
+    forward_dynamics_derivatives_back,
+    inverse_dynamics_derivatives_back,
+    wrench_position_term,
+)
+from bridge.state import Representation
+
+__all__ = ["PinocchioDerivatives"]
+
+
+class PinocchioDerivatives:
+    """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: the derivative hooks of
+    the engine protocol (``inverse_dynamics_derivatives``, ``forward_dynamics_derivatives``)."""
+
+    def _single_cov(self) -> ChangeOfVariables:
+        """The single-state path's change of variables with the velocity in the representation."""
+        c, nb, inv = self._cov1, self._nb, self.joints.inverse
+        joints = self._v1[nb:] if inv is None else self._v1[nb:][inv]
+        nu = np.concatenate((self._vb1, joints)) if nb else joints
+        return ChangeOfVariables(c.X, c.X_inv, self.joints, nu, bias=c.base_bias)
+
+    def _fills_result(self) -> bool:
+        """Whether Pinocchio's derivative algorithms leave tau (``data.tau``) and the acceleration
+        (``data.ddq``) in ``data`` (checked once per engine; else they are computed again)."""
+        fills = getattr(self, "_derivatives_fill", None)
+        if fills is None:
+            pin, pm = self._pin, self.pm
+            d = pm.createData()
+            q = pin.neutral(pm)
+            v = np.linspace(0.1, 0.9, pm.nv)
+            pin.computeRNEADerivatives(pm, d, q, v, v)
+            tau = d.tau.copy()
+            pin.computeABADerivatives(pm, d, q, v, v)
+            d0 = pm.createData()
+            fills = bool(
+                np.allclose(tau, pin.rnea(pm, d0, q, v, v), rtol=1e-12, atol=1e-12)
+                and np.allclose(d.ddq, pin.aba(pm, d0, q, v, v), rtol=1e-10, atol=1e-10)
+            )
+            self._derivatives_fill = fills
+        return fills
+
+    def _wrench_terms(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray | None:
+        """``sum_F J_F^T K(f_F) J_F`` (n, nv, nv) in Pinocchio's coordinates for the flat samples,
+        or None (no wrenches, or BODY, where Pinocchio's fixed-in-the-body forces are the user's)."""
+        if not wrenches or self.representation is Representation.BODY:
+            return None
+        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
+        nv = pm.nv
+        total = None
+        for name, w in wrenches.items():
+            fid = self._frame_id[name]
+            J = np.empty((flat.n, 6, nv))
+            for i in range(flat.n):
+                self._prepare(i)
+                J[i] = pin.computeFrameJacobian(pm, d, self._q[i], fid, self._ref).reshape(6, nv)
+            term = wrench_position_term(J, flat.flat_view(w, 6)[: flat.n], self.representation)
+            total = term if total is None else total + term
+        return total
+
+    def _derivative_loop(self, fn, vec: np.ndarray, fext: list | None) -> tuple[np.ndarray, ...]:
+        """Per flat sample i: ``fn(q_i, v_i, vec_i, fext_i)`` -> (D_q, D_v, third, vector); stacked
+        (n, nv, nv) x 3 and (n, nv)."""
+        flat = self._flat
+        nv = self.pm.nv
+        vecs = flat.flat_view(vec, nv)
+        out = [np.empty((flat.n, nv, nv)) for _ in range(3)] + [np.empty((flat.n, nv))]
+        for i in range(flat.n):
+            self._prepare(i)
+            res = fn(self._q[i], self._v[i], vecs[i], None if fext is None else fext[i])
+            for k in range(4):
+                out[k][i] = res[k]
+        return tuple(out)
+
+    def inverse_dynamics_derivatives(
+        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation (q along the
+        tangent of :func:`bridge.derivatives.retract`), from ``computeRNEADerivatives``."""
+        pin, pm, d = self._pin, self.pm, self.data
+        if self._single and not wrenches and nu_dot.ndim == 1:
+            cov = self._single_cov()
+            a = cov.acceleration(nu_dot)
+            dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
+            tau = d.tau.copy() if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
+            H = np.array(self._rows)
+            return inverse_dynamics_derivatives_back(cov, H, self.representation, dq, dv, M, tau, nu_dot)
+        self._batch()
+        cov = self.cov
+        fext = self._fext(wrenches)
+        a_pin = cov.acceleration(nu_dot)
+
+        def one(q, v, a, f):
+            if f is None:
+                dq, dv, M = pin.computeRNEADerivatives(pm, d, q, v, a)
+                tau = pin.rnea(pm, d, q, v, a)
+            else:
+                dq, dv, M = pin.computeRNEADerivatives(pm, d, q, v, a, f)
+                tau = pin.rnea(pm, d, q, v, a, f)
+            return dq, dv, M, tau
+
+        dq, dv, M, tau = self._derivative_loop(one, a_pin, fext)
+        extra = self._wrench_terms(wrenches)
+        if extra is not None:
+            dq += extra
+        flat = self._flat
+        dq, dv, M, tau = (flat.unflatten(x) for x in (dq, dv, M, tau))
+        nu_dot = np.broadcast_to(nu_dot, (*flat.batch_shape, nu_dot.shape[-1]))
+        H = self.state.world_H_base.matrix
+        return inverse_dynamics_derivatives_back(cov, H, self.representation, dq, dv, M, tau, nu_dot)
+
+    def forward_dynamics_derivatives(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) in the representation, from
+        ``computeABADerivatives``; ``dnudot_dtau`` is the inverse mass matrix."""
+        pin, pm, d = self._pin, self.pm, self.data
+        if self._single and not wrenches and tau.ndim == 1:
+            cov = self._single_cov()
+            t = cov.force(tau)
+            da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)
+            a = d.ddq.copy() if self._fills_result() else pin.aba(pm, d, self._q1, self._v1, t)
+            H = np.array(self._rows)
+            nu_dot = cov.acceleration_back(a)
+            return forward_dynamics_derivatives_back(
+                cov, H, self.representation, da_dq, da_dv, Minv, t, nu_dot
+            )
+        self._batch()
+        cov = self.cov
+        fext = self._fext(wrenches)
+        tau_pin = cov.force(tau)
+
+        def one(q, v, t, f):
+            if f is None:
+                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, q, v, t)
+                a = pin.aba(pm, d, q, v, t)
+            else:
+                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, q, v, t, f)
+                a = pin.aba(pm, d, q, v, t, f)
+            return da_dq, da_dv, Minv, a
+
+        da_dq, da_dv, Minv, a = self._derivative_loop(one, tau_pin, fext)
+        extra = self._wrench_terms(wrenches)
+        if extra is not None:
+            da_dq -= Minv @ extra
+        flat = self._flat
+        da_dq, da_dv, Minv, a = (flat.unflatten(x) for x in (da_dq, da_dv, Minv, a))
+        tau_pin = np.broadcast_to(tau_pin, (*flat.batch_shape, tau_pin.shape[-1]))
+        nu_dot = cov.acceleration_back(a)
+        H = self.state.world_H_base.matrix
+        return forward_dynamics_derivatives_back(
+            cov, H, self.representation, da_dq, da_dv, Minv, tau_pin, nu_dot
+        )

@@ -1,0 +1,501 @@
+"""Derivatives of the dynamics in any representation: the tangent of the configuration and the
+chain-rule terms of the change of variables (docs/theory.md, "Derivatives of the dynamics").
+
+**Tangent.** A derivative "with respect to q" is taken along ``delta = (delta_base, delta_s)``
+(..., nv): the first-order change when the robot moves with generalized velocity ``delta`` in the
+representation W for unit time. Joints move by ``s + delta_s``; the base pose ``H = (R, o)`` moves by
+
+* BODY: ``H exp(delta_base^)`` (the twist in base coordinates);
+* INERTIAL: ``exp(delta_base^) H`` (the twist in world coordinates);
+* MIXED: ``o + delta_p`` and ``exp(delta_theta^) R`` (both in world axes).
+
+:func:`retract` is that motion, exactly. Velocities and accelerations are held fixed in W
+coordinates, and external wrenches in the frame the representation gives them (F, A or F[A]).
+
+**Chain rule.** An engine computing in a BODY-based convention (``nu_t = T nu``, ``T =
+blkdiag(X, P)``, ``X = B_X_W``, P any joint permutation, e.g. Pinocchio's) gives the derivatives of
+its own dynamics at fixed target velocity and acceleration. Because T depends on the base pose and
+``T_dot nu`` on the pose and the velocity, the derivatives in W are not ``T^T D T``:
+:func:`inverse_dynamics_derivatives_back` and :func:`forward_dynamics_derivatives_back` add the
+terms, each a (..., 6, 6) block on the base rows or columns (:func:`rate_matrix`,
+:func:`rate_transpose_matrix`, :func:`bias_position_matrix`, :func:`bias_velocity_matrix`), and
+apply T by blocks and index permutations, never forming dense (nv, nv) products with T. External
+wrenches held fixed in A or F[A] add ``J^T K J`` (:func:`wrench_position_matrix`) to an engine's
+derivative that holds them fixed in the body.
+
+This module is neutral: it names no library.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from bridge.change_of_variables import ChangeOfVariables
+from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
+from bridge.spatial.vectors import crm
+from bridge.state import Representation
+
+__all__ = [
+    "bias_position_matrix",
+    "bias_velocity_matrix",
+    "force_cross_matrix",
+    "forward_dynamics_derivatives_back",
+    "inverse_dynamics_derivatives_back",
+    "rate_matrix",
+    "rate_transpose_matrix",
+    "retract",
+    "wrench_position_matrix",
+    "wrench_position_term",
+]
+
+_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+
+
+# --------------------------------------------------------------------------- the tangent
+def retract(
+    world_H_base: np.ndarray, s: np.ndarray, delta: np.ndarray, representation: object
+) -> tuple[np.ndarray, np.ndarray]:
+    """The configuration reached by moving with generalized velocity ``delta`` for unit time.
+
+    Args:
+        world_H_base: base poses (..., 4, 4).
+        s: joint positions (..., n).
+        delta: (..., 6 + n) (floating base: base part first, in ``representation``) or (..., n)
+            (the base does not move).
+        representation: the representation W of ``delta``'s base part.
+
+    Returns:
+        ``(world_H_base', s')`` with the broadcast batch axes: BODY ``H exp(d^)``, INERTIAL
+        ``exp(d^) H``, MIXED ``(exp(d_theta^) R, o + d_p)``; ``s' = s + delta_s``.
+    """
+    rep = Representation.parse(representation)
+    H = np.asarray(world_H_base, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    delta = np.asarray(delta, dtype=np.float64)
+    n = s.shape[-1]
+    s_new = s + delta[..., delta.shape[-1] - n :]
+    if delta.shape[-1] == n:
+        lead = np.broadcast_shapes(H.shape[:-2], delta.shape[:-1])
+        return np.broadcast_to(H, (*lead, 4, 4)).copy(), s_new
+    d = delta[..., :6]
+    if rep is _MIXED:
+        lead = np.broadcast_shapes(H.shape[:-2], d.shape[:-1])
+        out = np.zeros((*lead, 4, 4))
+        out[..., :3, :3] = so3_exp(d[..., 3:]) @ H[..., :3, :3]
+        out[..., :3, 3] = H[..., :3, 3] + d[..., :3]
+        out[..., 3, 3] = 1.0
+        return out, s_new
+    E = np.zeros((*d.shape[:-1], 4, 4))  # the SE(3) exponential of the twist d (linear first)
+    E[..., :3, :3] = so3_exp(d[..., 3:])
+    E[..., :3, 3] = np.einsum("...ij,...j->...i", so3_left_jacobian(d[..., 3:]), d[..., :3])
+    E[..., 3, 3] = 1.0
+    return (H @ E if rep is _BODY else E @ H), s_new
+
+
+# --------------------------------------------------------------------------- 6x6 blocks
+def force_cross_matrix(f: np.ndarray) -> np.ndarray:
+    """``K(f)`` (..., 6, 6) with ``K(f) a = a x* f = -crm(a)^T f`` for motions a, forces f (..., 6):
+    ``[[0, -f_lin^], [-f_lin^, -f_ang^]]``."""
+    f = np.asarray(f, dtype=np.float64)
+    out = np.zeros((*f.shape[:-1], 6, 6))
+    F = skew(f[..., :3])
+    out[..., :3, 3:] = -F
+    out[..., 3:, :3] = -F
+    out[..., 3:, 3:] = -skew(f[..., 3:])
+    return out
+
+
+def _base_X(H: np.ndarray, rep: Representation) -> np.ndarray:
+    """``B_X_W`` (..., 6, 6) of a pose (W = A or B[A])."""
+    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
+    X = np.zeros((*H.shape[:-2], 6, 6))
+    X[..., :3, :3] = Rt
+    X[..., 3:, 3:] = Rt
+    if rep is _INERTIAL:
+        X[..., :3, 3:] = -Rt @ skew(H[..., :3, 3])
+    return X
+
+
+def rate_matrix(H: np.ndarray, y: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """``Y`` (..., 6, 6) with ``Y delta_base = (dX[delta]) y``: the change of ``X = B_X_W`` along the
+    tangent ``delta`` applied to a fixed (..., 6) vector ``y`` (None for BODY, where X is constant).
+
+    INERTIAL: ``dX[delta] = -crm(X delta) X``, so ``Y = crm(X y) X``. MIXED: ``dX[delta] =
+    -blkdiag(R^T dth^, R^T dth^)``, so ``Y = [[0, R^T y_lin^], [0, R^T y_ang^]]``.
+    """
+    if rep is _BODY:
+        return None
+    if rep is _INERTIAL:
+        X = _base_X(H, rep)
+        return crm(np.einsum("...ij,...j->...i", X, y)) @ X
+    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
+    lead = np.broadcast_shapes(Rt.shape[:-2], y.shape[:-1])
+    out = np.zeros((*lead, 6, 6))
+    out[..., :3, 3:] = Rt @ skew(y[..., :3])
+    out[..., 3:, 3:] = Rt @ skew(y[..., 3:])
+    return out
+
+
+def rate_transpose_matrix(H: np.ndarray, f: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """``Z`` (..., 6, 6) with ``Z delta_base = (dX[delta])^T f`` for a fixed (..., 6) force ``f``
+    (None for BODY). INERTIAL: ``Z = X^T K(f) X``; MIXED: ``Z = [[0, -(R f_lin)^], [0, -(R f_ang)^]]``."""
+    if rep is _BODY:
+        return None
+    if rep is _INERTIAL:
+        X = _base_X(H, rep)
+        return np.swapaxes(X, -1, -2) @ force_cross_matrix(f) @ X
+    R = H[..., :3, :3]
+    lead = np.broadcast_shapes(R.shape[:-2], f.shape[:-1])
+    out = np.zeros((*lead, 6, 6))
+    out[..., :3, 3:] = -skew(np.einsum("...ij,...j->...i", R, f[..., :3]))
+    out[..., 3:, 3:] = -skew(np.einsum("...ij,...j->...i", R, f[..., 3:]))
+    return out
+
+
+def bias_position_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """The derivative (..., 6, 6) of the base part of ``T_dot nu`` along ``delta_base`` at fixed
+    ``nu``. Zero (None) for BODY and INERTIAL (where ``T_dot nu = 0`` identically); MIXED:
+    ``T_dot nu = (-R^T (w x v), 0)`` with ``nu_base = (v, w)``, whose derivative is
+    ``[[0, -R^T (w x v)^], [0, 0]]``."""
+    if rep is not _MIXED:
+        return None
+    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
+    wxv = np.cross(nu_base[..., 3:], nu_base[..., :3])
+    lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
+    out = np.zeros((*lead, 6, 6))
+    out[..., :3, 3:] = -Rt @ skew(wxv)
+    return out
+
+
+def bias_velocity_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """The derivative (..., 6, 6) of the base part of ``T_dot nu`` with respect to the base velocity
+    ``nu_base = (v, w)`` (None for BODY and INERTIAL); MIXED: ``[[-R^T w^, R^T v^], [0, 0]]``."""
+    if rep is not _MIXED:
+        return None
+    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
+    lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
+    out = np.zeros((*lead, 6, 6))
+    out[..., :3, :3] = -Rt @ skew(nu_base[..., 3:])
+    out[..., :3, 3:] = Rt @ skew(nu_base[..., :3])
+    return out
+
+
+def wrench_position_matrix(f: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """``K`` (..., 6, 6) such that a wrench ``f`` held fixed in the representation's frame C of a
+    frame F (F, A or F[A]) adds ``J_C^T K J_C`` to ``d tau / d q`` of inverse dynamics, on top of
+    the derivative at a wrench fixed in the body (``J_C`` (..., 6, nv) the Jacobian of C, its rows
+    in C, its columns in any velocity coordinates, the same as the derivative's). None for BODY;
+    INERTIAL ``K(f)``; MIXED ``K(f)`` with its linear columns zeroed (the wrench translates with F)."""
+    if rep is _BODY:
+        return None
+    K = force_cross_matrix(f)
+    if rep is _MIXED:
+        K[..., :, :3] = 0.0
+    return K
+
+
+def wrench_position_term(J: np.ndarray, f: np.ndarray, rep: Representation) -> np.ndarray | None:
+    """``J^T K J`` (..., nv, nv) of :func:`wrench_position_matrix` (None for BODY)."""
+    K = wrench_position_matrix(f, rep)
+    if K is None:
+        return None
+    if rep is _MIXED:  # only the angular columns of K: J^T (K[:, 3:] J[3:])
+        return np.swapaxes(J, -1, -2) @ (K[..., :, 3:] @ J[..., 3:, :])
+    return np.swapaxes(J, -1, -2) @ (K @ J)
+
+
+# flat indices into [0, x, y, z, -x, -y, -z] giving the cross-product matrix of (x, y, z)
+_SKEW_IDX = np.array([[0, 6, 2], [3, 0, 4], [5, 1, 0]])
+
+
+def _skews(vs: np.ndarray) -> np.ndarray:
+    """Cross-product matrices (k, 3, 3) of k vectors (k, 3), one gather (the unbatched path)."""
+    ext = np.empty((vs.shape[0], 7))
+    ext[:, 0] = 0.0
+    ext[:, 1:4] = vs
+    ext[:, 4:] = -vs
+    return ext[:, _SKEW_IDX]
+
+
+def _blocks(
+    H: np.ndarray, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, rep: Representation
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """``(Y(nu_b), Y(y_b) + B_q, B_nu, Z(f_b))`` (each (..., 6, 6); B_nu None but for MIXED) for
+    W = INERTIAL or MIXED, ``X = B_X_W``. One unbatched state takes a few stacked numpy calls
+    (the same formulas as :func:`rate_matrix` and its siblings, which serve batches)."""
+    if H.ndim > 2 or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
+        inner = rate_matrix(H, y_b, rep)
+        Bq = bias_position_matrix(H, nu_b, rep)
+        if Bq is not None:
+            inner = inner + Bq
+        return (
+            rate_matrix(H, nu_b, rep),
+            inner,
+            bias_velocity_matrix(H, nu_b, rep),
+            rate_transpose_matrix(H, f_b, rep),
+        )
+    if rep is _MIXED:
+        Rt = X[:3, :3]
+        v, w = nu_b[:3], nu_b[3:]
+        V = np.empty((6, 3))
+        V[0], V[1], V[2], V[3] = v, w, y_b[:3], y_b[3:]
+        (vx, vy, vz), (wx, wy, wz) = v.tolist(), w.tolist()  # minus w x v (np.cross is slow here)
+        V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)
+        V[4:] = -(f_b.reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
+        S = _skews(V)
+        RtS = Rt @ S[:4]
+        Y, inner, Bnu, Z = np.zeros((4, 6, 6))
+        Y[:, 3:] = RtS[:2].reshape(6, 3)
+        inner[:, 3:] = RtS[2:].reshape(6, 3)
+        Bnu[:3, :3] = -RtS[1]
+        Bnu[:3, 3:] = RtS[0]
+        Z[:, 3:] = S[4:].reshape(6, 3)
+        return Y, inner, Bnu, Z
+    # INERTIAL: Y(y) = crm(X y) X, Z(f) = X^T K(f) X
+    V = np.empty((5, 3))
+    xy = X @ np.stack((nu_b, y_b), axis=1)  # (6, 2)
+    V[0], V[1], V[2], V[3] = xy[:3, 0], xy[3:, 0], xy[:3, 1], xy[3:, 1]
+    V[4] = -f_b[3:]
+    S = _skews(V)
+    C = np.zeros((3, 6, 6))
+    C[0, :3, :3] = C[0, 3:, 3:] = S[1]
+    C[0, :3, 3:] = S[0]
+    C[1, :3, :3] = C[1, 3:, 3:] = S[3]
+    C[1, :3, 3:] = S[2]
+    K = C[2]  # K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]
+    K[:3, 3:] = K[3:, :3] = -_skews(f_b[None, :3])[0]
+    K[3:, 3:] = S[4]
+    Y_nu, inner = C[:2] @ X
+    return Y_nu, inner, None, X.T @ K @ X
+
+
+# --------------------------------------------------------------------------- T by blocks
+_FLAT_INDEX: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def _flat_index(back: np.ndarray) -> np.ndarray:
+    """Flat indices (nv * nv,) of ``A[back][:, back]`` in a C-ordered (nv, nv) A, made once per
+    index array (a gather by flat index costs a fifth of numpy's two-axis fancy indexing)."""
+    key = id(back)
+    hit = _FLAT_INDEX.get(key)
+    if hit is not None and hit[0]() is back:
+        return hit[1]
+    n = back.shape[0]
+    idx = (back[:, None] * n + back[None, :]).ravel()
+    _FLAT_INDEX[key] = (weakref.ref(back, lambda _: _FLAT_INDEX.pop(key, None)), idx)
+    return idx
+
+
+def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` (one BLAS call for two plain matrices)."""
+    return a.dot(b) if a.ndim == 2 and b.ndim == 2 else a @ b
+
+
+def _permuted(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
+    """``P^T A P`` on the joint block (rows and columns to the source order; a new array)."""
+    back = cov.joints.back
+    if back is None:
+        return A.copy()
+    nv = back.shape[0]
+    flat = A.reshape(*A.shape[:-2], nv * nv)
+    return flat.take(_flat_index(back), axis=-1).reshape(A.shape)
+
+
+def _congruence(cov: ChangeOfVariables, A: np.ndarray, left: np.ndarray | None, right: np.ndarray | None):
+    """``L A R`` for ``L = blkdiag(left, P^T)``, ``R = blkdiag(right, P)`` (left/right (..., 6, 6)
+    or None for the identity): base rows and columns by blocks, joints permuted (a new array)."""
+    out = _permuted(cov, A)
+    if right is not None:
+        out = _batch_like(out, right)
+        out[..., :, :6] = out[..., :, :6] @ right
+    if left is not None:
+        out = _batch_like(out, left)
+        out[..., :6, :] = left @ out[..., :6, :]
+    return out
+
+
+def _rows(cov: ChangeOfVariables, C: np.ndarray, left: np.ndarray | None) -> np.ndarray:
+    """``blkdiag(left, P^T) C`` for a (..., nv, m) C (a new array)."""
+    back = cov.joints.back
+    out = C[..., back, :] if back is not None else C.copy()
+    if left is not None:
+        out = _batch_like(out, left)
+        out[..., :6, :] = left @ out[..., :6, :]
+    return out
+
+
+def _batch_like(out: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``out`` broadcast to the batch axes of ``other`` too (a writeable array)."""
+    if other.ndim <= 2 or out.shape[:-2] == other.shape[:-2]:
+        return out
+    shape = (*np.broadcast_shapes(out.shape[:-2], other.shape[:-2]), *out.shape[-2:])
+    return out if shape == out.shape else np.broadcast_to(out, shape).copy()
+
+
+def _add(out: np.ndarray, rows: slice, cols: slice, term: np.ndarray | None) -> np.ndarray:
+    """``out[..., rows, cols] += term`` (broadcasting out's batch axes if the term has more)."""
+    if term is None:
+        return out
+    out = _batch_like(out, term)
+    out[..., rows, cols] += term
+    return out
+
+
+def _T(x: np.ndarray | None) -> np.ndarray | None:
+    return None if x is None else np.swapaxes(x, -1, -2)
+
+
+_B = slice(0, 6)
+
+
+def _assemble(
+    cov: ChangeOfVariables,
+    A: np.ndarray,
+    base_cols: np.ndarray,
+    left: np.ndarray | None,
+    before: np.ndarray | None = None,
+    after: np.ndarray | None = None,
+) -> np.ndarray:
+    """``blkdiag(left, P^T) (A') `` where A' is A with its joints permuted and its base columns
+    replaced by ``base_cols`` (..., nv, 6) (given in A's row order); ``before``/``after`` (..., 6, 6)
+    are added to the base block before/after the rows are multiplied by ``left``."""
+    K = _batch_like(_permuted(cov, A), base_cols)
+    back = cov.joints.back
+    K[..., :, :6] = base_cols if back is None else base_cols.take(back, axis=-2)
+    if before is not None:
+        K[..., :6, :6] += before
+    if left is not None:
+        K[..., :6, :] = _mm(left, K[..., :6, :])
+    if after is not None:
+        K[..., :6, :6] += after
+    return K
+
+
+def inverse_dynamics_derivatives_back(
+    cov: ChangeOfVariables,
+    world_H_base: np.ndarray,
+    rep: Representation,
+    dtau_dq_t: np.ndarray,
+    dtau_dv_t: np.ndarray,
+    M_t: np.ndarray,
+    tau_t: np.ndarray,
+    nu_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The derivatives of ``ID^W = T^T ID_t(q, T nu, T nu_dot + T_dot nu)`` in W.
+
+    Args:
+        cov: the change of variables from W to a BODY-based target convention (``X = B_X_W``), at
+            the state (its ``nu`` is the velocity in W).
+        world_H_base: base poses (..., 4, 4).
+        rep: W.
+        dtau_dq_t, dtau_dv_t, M_t: the target engine's derivatives (..., nv, nv) of its inverse
+            dynamics with respect to its tangent, velocity and acceleration (in its order).
+        tau_t: its inverse dynamics (..., nv) at the state (a generalized force in the target).
+        nu_dot: the acceleration in W (..., nv).
+
+    Returns:
+        ``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in W, q along :func:`retract`'s tangent:
+        ``dtau_dq = T^T [D_q T + D_v[:, b] Y(nu) + M_t[:, b] (Y(nu_dot) + B_q)] + Z(tau_t)``,
+        ``dtau_dnu = T^T [D_v T + M_t[:, b] B_nu]``, ``dtau_dnudot = T^T M_t T`` (b the base columns,
+        Y :func:`rate_matrix`, Z :func:`rate_transpose_matrix`, B :func:`bias_position_matrix`,
+        :func:`bias_velocity_matrix`).
+    """
+    X = cov.X
+    if not cov.floating or rep is _BODY or X is None:
+        Xt = _T(X)
+        return tuple(_congruence(cov, A, Xt, X) for A in (dtau_dq_t, dtau_dv_t, M_t))
+    Xt = np.swapaxes(X, -1, -2)
+    if rep is _MIXED and X.ndim == 2 and dtau_dq_t.ndim == 2 and nu_dot.ndim == 1 and tau_t.ndim == 1:
+        return _mixed_single(cov, X, Xt, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
+    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    # base columns of D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q) in one product
+    W = np.concatenate((dtau_dq_t[..., :, :6], dtau_dv_t[..., :, :6], M_t[..., :, :6]), axis=-1)
+    dq = _assemble(cov, dtau_dq_t, W @ np.concatenate(_same_batch(X, Y_nu, inner), axis=-2), Xt, after=Z)
+    # base columns of D_v T + M[:, b] B_nu
+    base_v = W[..., 6:12] @ X if Bnu is None else W[..., 6:] @ np.concatenate(_same_batch(X, Bnu), axis=-2)
+    dnu = _assemble(cov, dtau_dv_t, base_v, Xt)
+    return dq, dnu, _assemble(cov, M_t, M_t[..., :, :6] @ X, Xt)
+
+
+def _mixed_single(
+    cov: ChangeOfVariables,
+    X: np.ndarray,
+    Xt: np.ndarray,
+    Dq: np.ndarray,
+    Dv: np.ndarray,
+    M: np.ndarray,
+    tau_t: np.ndarray,
+    nu_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`inverse_dynamics_derivatives_back` for one MIXED state, using that every block of
+    :func:`_blocks` is ``R^T`` times a cross-product matrix on the angular columns only."""
+    Rt = X[:3, :3]
+    nu_b = cov.nu[:6]
+    (vx, vy, vz), (wx, wy, wz) = nu_b[:3].tolist(), nu_b[3:].tolist()
+    V = np.empty((6, 3))
+    V[0], V[1], V[2], V[3] = nu_b[:3], nu_b[3:], nu_dot[:3], nu_dot[3:6]
+    V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)  # nu_dot_lin - w x v
+    V[4:] = -(tau_t[:6].reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
+    S = _skews(V)
+    RtS = Rt @ S[:4]  # angular columns of Y(nu) (rows 0:6) and of Y(nu_dot) + B_q (rows 6:12)
+    W = np.concatenate((Dq[:, :6], Dv[:, :6], M[:, :6]), axis=1)
+    base_q = W[:, :6].dot(X)
+    base_q[:, 3:] += W[:, 6:].dot(RtS.reshape(12, 3))
+    dq = _assemble(cov, Dq, base_q, Xt)
+    dq[:6, 3:6] += S[4:].reshape(6, 3)  # Z(tau_t)
+    base_v = W[:, 6:12].dot(X)
+    base_v += W[:, 12:15].dot(np.concatenate((-RtS[1], RtS[0]), axis=1))  # M[:, b] B_nu
+    return dq, _assemble(cov, Dv, base_v, Xt), _assemble(cov, M, W[:, 12:].dot(X), Xt)
+
+
+def forward_dynamics_derivatives_back(
+    cov: ChangeOfVariables,
+    world_H_base: np.ndarray,
+    rep: Representation,
+    da_dq_t: np.ndarray,
+    da_dv_t: np.ndarray,
+    M_inv_t: np.ndarray,
+    tau_t: np.ndarray,
+    nu_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The derivatives of ``FD^W = T^-1 (FD_t(q, T nu, T^-T tau) - T_dot nu)`` in W.
+
+    Args:
+        cov, world_H_base, rep: as in :func:`inverse_dynamics_derivatives_back`.
+        da_dq_t, da_dv_t, M_inv_t: the target engine's derivatives (..., nv, nv) of its forward
+            dynamics with respect to its tangent, velocity and generalized force.
+        tau_t: the generalized force in the target (..., nv) (``T^-T tau``).
+        nu_dot: the acceleration in W (..., nv) (the forward dynamics at the state).
+
+    Returns:
+        ``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) in W:
+        ``dnudot_dq = T^-1 [A_q T + A_v[:, b] Y(nu) - M_t^-1[:, b] X^-T Z(tau_t) - (Y(nu_dot) + B_q)_bb]``,
+        ``dnudot_dnu = T^-1 [A_v T - (B_nu)_bb]``, ``dnudot_dtau = T^-1 M_t^-1 T^-T``.
+    """
+    X = cov.X
+    if not cov.floating or rep is _BODY or X is None:
+        Xi = None if X is None else cov._base_inv()
+        return (
+            _congruence(cov, da_dq_t, Xi, X),
+            _congruence(cov, da_dv_t, Xi, X),
+            _congruence(cov, M_inv_t, Xi, _T(Xi)),
+        )
+    Xi = cov._base_inv()
+    XiT = np.swapaxes(Xi, -1, -2)
+    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    # base columns of A_q T + A_v[:, b] Y(nu) - M^-1[:, b] X^-T Z(tau) in one product
+    W = np.concatenate((da_dq_t[..., :, :6], da_dv_t[..., :, :6], M_inv_t[..., :, :6]), axis=-1)
+    base_q = W @ np.concatenate(_same_batch(X, Y_nu, -(XiT @ Z)), axis=-2)
+    dq = _assemble(cov, da_dq_t, base_q, Xi, before=-inner)
+    dnu = _assemble(cov, da_dv_t, W[..., 6:12] @ X, Xi, before=None if Bnu is None else -Bnu)
+    return dq, dnu, _assemble(cov, M_inv_t, W[..., 12:] @ XiT, Xi)
+
+
+def _same_batch(*blocks: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(..., 6, 6) blocks broadcast to one batch shape (to be stacked)."""
+    if all(b.ndim == 2 for b in blocks):
+        return blocks
+    lead = np.broadcast_shapes(*(b.shape[:-2] for b in blocks))
+    return tuple(np.broadcast_to(b, (*lead, 6, 6)) for b in blocks)

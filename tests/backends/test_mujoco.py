@@ -1,0 +1,421 @@
+"""The MuJoCo backend: convention, states, model conversion, MJCF loading and the engine.
+
+Every test needs MuJoCo (the ``[mujoco]`` extra, part of the test extra); without it they skip
+with the reason printed. Engine agreement: 1e-10 relative with the other engines on hand-built,
+random and real robots (the full robot and random sweeps are marked slow).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.check import available_engines, cross_validate
+from bridge.convert import velocity_change, velocity_transform
+from bridge.spatial import Transform
+from tests.helpers import assert_close, random_state, small_model
+
+mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
+
+from bridge.backends.mujoco import (  # noqa: E402
+    from_mujoco,
+    from_mujoco_state,
+    load_mjcf,
+    mujoco_dof_permutation,
+    to_mujoco,
+    to_mujoco_state,
+)
+from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
+
+MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
+ALL = ("pinocchio", "idyntree", "featherstone", "mujoco")
+
+
+def _data(mm, qpos, qvel):
+    d = mujoco.MjData(mm)
+    d.qpos[:] = qpos
+    d.qvel[:] = qvel
+    mujoco.mj_forward(mm, d)
+    return d
+
+
+def _full_m(mm, d) -> np.ndarray:
+    M = np.zeros((mm.nv, mm.nv))
+    mujoco.mj_fullM(mm, d, M)
+    return M
+
+
+def _assert_ok(report) -> None:
+    assert report.results, "cross-validation compared nothing"
+    assert report.ok, "\n" + str(report)
+
+
+# --------------------------------------------------------------------------- convention
+def test_free_joint_qvel_by_finite_differences_of_mj_integratePos() -> None:
+    """qvel = [p_dot in world axes; omega in body axes]; qpos = [p; qw qx qy qz]."""
+    rng = np.random.default_rng(0)
+    model = small_model(rng)
+    mm = to_mujoco(model)
+    st = random_state(model, rng, "body")
+    qpos, qvel = to_mujoco_state(model, st)
+    H = st.world_H_base
+    np.testing.assert_allclose(qpos[:3], H.translation, atol=1e-15)
+    np.testing.assert_allclose(qpos[3:7], H.as_quaternion_wxyz(), atol=1e-15)
+    h = 1e-6
+    moved = []
+    for dt in (h, -h):
+        q = qpos.copy()
+        mujoco.mj_integratePos(mm, q, qvel, dt)
+        moved.append(Transform.from_quaternion_wxyz(q[3:7], q[:3]))
+    p_dot = (moved[0].translation - moved[1].translation) / (2 * h)
+    R_dot = (moved[0].rotation - moved[1].rotation) / (2 * h)
+    R = H.rotation
+    W = R.T @ R_dot
+    np.testing.assert_allclose(qvel[:3], p_dot, rtol=1e-8, atol=1e-8)  # world axes
+    np.testing.assert_allclose(qvel[3:6], [W[2, 1], W[0, 2], W[1, 0]], rtol=1e-8, atol=1e-8)  # body axes
+    # and it is neither BODY nor MIXED
+    v_body = st.base_velocity
+    assert not np.allclose(qvel[:6], v_body)
+    assert not np.allclose(qvel[:6], st.base_velocity_in("mixed"))
+
+
+def test_transforms_to_mixed_and_body() -> None:
+    """To MIXED: T = blkdiag(1, R), T_dot nu = 0; to BODY: T = blkdiag(R^T, 1),
+    T_dot nu = (-omega x R^T p_dot, 0); T_dot is the derivative of T along the motion."""
+    rng = np.random.default_rng(1)
+    model = small_model(rng)
+    st = random_state(model, rng, "mixed")
+    R = st.world_H_base.rotation
+    _, qvel = to_mujoco_state(model, st)
+    p_dot, omega = qvel[:3], qvel[3:6]
+    T, _ = velocity_transform(model, st, "mujoco", "mixed")
+    np.testing.assert_allclose(T[:3, :3], np.eye(3), atol=1e-15)
+    np.testing.assert_allclose(T[3:6, 3:6], R, atol=1e-15)
+    cov = velocity_change(model, st, "mujoco", "mixed")
+    np.testing.assert_allclose(cov.bias_acceleration, 0.0, atol=1e-14)
+    cov = velocity_change(model, st, "mujoco", "body")
+    T = cov.matrix()
+    np.testing.assert_allclose(T[:3, :3], R.T, atol=1e-15)
+    np.testing.assert_allclose(T[3:6, 3:6], np.eye(3), atol=1e-15)
+    np.testing.assert_allclose(cov.bias_acceleration[:3], -np.cross(omega, R.T @ p_dot), atol=1e-13)
+    np.testing.assert_allclose(cov.bias_acceleration[3:], 0.0, atol=1e-15)
+    # T_dot by central differences along the state's motion, for every pair
+    h = 1e-6
+    nu_dot = rng.normal(size=model.nv)
+    for a, b in (("mujoco", "body"), ("inertial", "mujoco"), ("mujoco", "mixed"), ("pinocchio", "mujoco")):
+        _, Td = velocity_transform(model, st, a, b)
+        Ts = [
+            velocity_transform(model, bridge.integrate(st, nu_dot[:6], nu_dot[6:], dt), a, b)[0]
+            for dt in (h, -h)
+        ]
+        assert_close(Td, (Ts[0] - Ts[1]) / (2 * h), rtol=1e-7, what=f"T_dot {a} -> {b}")
+
+
+def test_velocity_converts_and_qacc_is_the_derivative_of_qvel() -> None:
+    rng = np.random.default_rng(2)
+    model = small_model(rng)
+    st = random_state(model, rng, "inertial")
+    nu_dot = rng.normal(size=model.nv)
+    cov = velocity_change(model, st, "inertial", "mujoco")
+    _, qvel = to_mujoco_state(model, st)
+    np.testing.assert_allclose(cov.velocity(st.nu), qvel, atol=1e-13)
+    qacc = cov.acceleration(nu_dot)
+    h = 1e-5
+    qv = [to_mujoco_state(model, bridge.integrate(st, nu_dot[:6], nu_dot[6:], dt))[1] for dt in (h, -h)]
+    assert_close(qacc, (qv[0] - qv[1]) / (2 * h), rtol=1e-7, what="qacc")
+
+
+def test_state_round_trip_is_exact() -> None:
+    rng = np.random.default_rng(3)
+    for floating in (True, False):
+        model = small_model(rng, floating)
+        mm = to_mujoco(model)
+        qpos = rng.normal(size=(4, 3, mm.nq))
+        if floating:
+            qpos[..., 3:7] /= np.linalg.norm(qpos[..., 3:7], axis=-1, keepdims=True)
+            qpos[..., 3] = np.abs(qpos[..., 3])  # one of the two quaternions of a rotation
+        qvel = rng.normal(size=(4, 3, mm.nv))
+        for rep in ("body", "inertial", "mixed"):
+            st = from_mujoco_state(model, qpos, qvel, rep)
+            q2, v2 = to_mujoco_state(model, st)
+            np.testing.assert_allclose(q2, qpos, rtol=0, atol=1e-14)
+            np.testing.assert_allclose(v2, qvel, rtol=0, atol=1e-13)
+
+
+def test_dof_order_is_body_order_matched_by_name() -> None:
+    model = small_model(np.random.default_rng(4))
+    mm = to_mujoco(model)
+    names = [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(mm.njnt)]
+    dofs = [model.dof_names[i] for i in mujoco_dof_permutation(model)]
+    assert names[1:] == dofs
+    assert dofs != list(model.dof_names)  # the model's own order differs
+    adr = [int(mm.jnt_dofadr[mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_JOINT, n)]) for n in dofs]
+    assert adr == list(range(6, 6 + len(dofs)))
+
+
+# --------------------------------------------------------------------------- model conversion
+def test_to_mujoco_keeps_every_frame_and_is_rigid_body_only() -> None:
+    model = small_model(np.random.default_rng(5))
+    mm = to_mujoco(model)
+    assert mm.ngeom == 0 and mm.neq == 0 and mm.nu == 0
+    assert not np.any(mm.dof_armature) and not np.any(mm.dof_damping) and not np.any(mm.jnt_stiffness)
+    assert mm.opt.disableflags & rigid_body_flags(mujoco) == rigid_body_flags(mujoco)
+    names = {mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(mm.nbody)}
+    names |= {mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, s) for s in range(mm.nsite)}
+    assert set(model.frame_names) <= names
+    assert mm.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+
+
+def test_from_mujoco_round_trip_dynamics() -> None:
+    """to_mujoco -> from_mujoco: the same dynamics (every engine agrees on the model read back)."""
+    model = small_model(np.random.default_rng(6))
+    back = from_mujoco(to_mujoco(model))
+    assert back.floating and back.n_dofs == model.n_dofs
+    rng = np.random.default_rng(7)
+    st = random_state(model, rng, "body")
+    st_back = bridge.State(
+        st.world_H_base,
+        st.s[[model.dof_names.index(d) for d in back.dof_names]],
+        st.base_velocity,
+        st.s_dot[[model.dof_names.index(d) for d in back.dof_names]],
+        "body",
+    )
+    kd = bridge.KinDyn(model, "pinocchio", "body")
+    kd.set_robot_state(st)
+    kb = bridge.KinDyn(back, "pinocchio", "body")
+    kb.set_robot_state(st_back)
+    perm = np.r_[np.arange(6), 6 + np.array([model.dof_names.index(d) for d in back.dof_names])]
+    assert_close(kb.mass_matrix(), kd.mass_matrix()[np.ix_(perm, perm)], what="M")
+    assert_close(kb.bias_forces(), kd.bias_forces()[perm], what="h")
+    assert_close(kb.frame_transform("tool"), kd.frame_transform("tool"), what="tool")
+
+
+def test_massless_moving_link_is_refused_with_its_name() -> None:
+    model = bridge.random_model(4, seed=0, massless_probability=0.0, joint_kinds=("revolute",))
+    link = model.links[-1]
+    massless = model.replace(
+        links=(
+            *model.links[:-1],
+            bridge.Link(link.name, bridge.SpatialInertia(0.0, [0, 0, 0], np.zeros((3, 3)))),
+        )
+    )
+    with pytest.raises(bridge.UnsupportedError, match=link.name):
+        to_mujoco(massless)
+
+
+def test_missing_mujoco_names_the_extra(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "mujoco", None)
+    with pytest.raises(bridge.BridgeError, match=r"\[mujoco\]"):
+        bridge.KinDyn(small_model(np.random.default_rng(0)), engine="mujoco")
+
+
+def test_import_bridge_does_not_import_mujoco() -> None:
+    code = "import sys, bridge; bridge.KinDyn; bridge.to_mujoco; print('mujoco' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_mujoco_joins_cross_validation_when_installed() -> None:
+    assert "mujoco" in available_engines()
+
+
+# --------------------------------------------------------------------------- engine agreement
+@pytest.mark.parametrize("floating", [True, False])
+def test_small_model_every_quantity_every_representation(floating: bool) -> None:
+    model = small_model(np.random.default_rng(0), floating)
+    _assert_ok(cross_validate(model, engines=ALL, samples=8, seed=2))
+
+
+def test_batched_states_and_fixed_base_pose() -> None:
+    rng = np.random.default_rng(8)
+    model = small_model(rng, floating=False)
+    st = random_state(model, rng, "inertial", batch=(2, 3))
+    g = rng.normal(size=(2, 1, 3))
+    out = {}
+    for engine in ("pinocchio", "mujoco"):
+        kd = bridge.KinDyn(model, engine, "inertial")
+        kd.set_robot_state(st, g)
+        out[engine] = (
+            kd.mass_matrix(),
+            kd.bias_forces(),
+            kd.gravity_forces(),
+            kd.frame_transform("tool"),
+            kd.frame_bias_acc("tool"),
+            kd.com_position(),
+            kd.centroidal_momentum(),
+        )
+        assert kd.mass_matrix().shape == (2, 3, model.nv, model.nv)
+    for a, b in zip(out["pinocchio"], out["mujoco"], strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_models(seed: int) -> None:
+    model = bridge.random_model(8, seed=seed, massless_probability=0.0)
+    _assert_ok(cross_validate(model, engines=("pinocchio", "mujoco"), samples=5, seed=seed))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2, 12))
+@pytest.mark.parametrize("floating", [True, False])
+def test_random_models_sweep(seed: int, floating: bool) -> None:
+    model = bridge.random_model(12, seed=seed, massless_probability=0.0, floating=floating)
+    _assert_ok(cross_validate(model, engines=ALL, samples=5, seed=seed))
+
+
+@pytest.mark.parametrize("robot", ["iCubGazeboV2_5", "solo12"])
+def test_real_robots(robot: str) -> None:
+    from bridge.robots import robot_path
+
+    model = bridge.load_urdf(robot_path(robot))
+    _assert_ok(cross_validate(model, engines=("pinocchio", "mujoco"), samples=3, seed=0, fd_samples=1))
+
+
+@pytest.mark.slow
+def test_every_robot_mujoco_accepts() -> None:
+    from bridge.robots import robot_names, robot_path
+
+    checked = 0
+    for name in robot_names():
+        try:
+            model = bridge.load_urdf(robot_path(name))
+            to_mujoco(model)
+        except bridge.BridgeError:
+            continue  # not loadable by bridge's defaults, or refused by MuJoCo (massless moving links)
+        _assert_ok(cross_validate(model, engines=ALL, samples=3, seed=0, fd_samples=1))
+        checked += 1
+    assert checked >= 20
+
+
+# --------------------------------------------------------------------------- MJCF
+def _raw(mm):
+    """The MjModel of an MJCF file as a rigid-body comparison reads it (contacts, limits, springs,
+    dampers off), and its armature."""
+    mm.opt.disableflags = rigid_body_flags(mujoco)
+    return mm, np.array(mm.dof_armature)
+
+
+@pytest.mark.parametrize("name", ["arm", "quadruped"])
+def test_mjcf_other_engines_equal_mujoco(name: str) -> None:
+    """bridge's engines on load_mjcf(file) equal MuJoCo's own numbers on the compiled file (compiled
+    inertias from geoms, defaults, includes, joint ref, several joints in one body); MuJoCo's
+    armature is diag(armature) added to M, which the rigid-body model does not carry."""
+    path = MJCF / f"{name}.xml"
+    with pytest.warns(UserWarning, match="armature"):
+        model = load_mjcf(path)
+    mm, arm = _raw(mujoco.MjModel.from_xml_path(str(path)))
+    assert np.any(arm)
+    rng = np.random.default_rng(9)
+    qpos = rng.normal(size=mm.nq)
+    if model.floating:
+        qpos[3:7] /= np.linalg.norm(qpos[3:7])
+    qvel = rng.normal(size=mm.nv)
+    qacc = rng.normal(size=mm.nv)
+    d = _data(mm, qpos, qvel)
+    M_mj = _full_m(mm, d)
+    d.qacc[:] = qacc
+    mujoco.mj_inverse(mm, d)
+    tau_mj = d.qfrc_inverse - arm * qacc
+    st = from_mujoco_state(model, qpos, qvel, "mixed")
+    for engine in ("pinocchio", "idyntree", "featherstone"):
+        kd = bridge.KinDyn(model, engine, "mixed")
+        kd.set_robot_state(st, np.array(mm.opt.gravity))
+        cov = velocity_change(model, st, "mixed", "mujoco")
+        M = cov.matrix_back(M_mj - np.diag(arm))
+        assert_close(kd.mass_matrix(), M, what=f"{engine} M")
+        assert_close(
+            kd.bias_forces(), cov.bias_back(d.qfrc_bias.copy(), M_mj - np.diag(arm)), what=f"{engine} h"
+        )
+        nu_dot = cov.acceleration_back(qacc)
+        base = nu_dot[:6] if model.floating else None
+        tau = kd.inverse_dynamics(base, nu_dot[model.nv - model.n_dofs :])
+        assert_close(tau, cov.force_back(tau_mj), what=f"{engine} ID")
+    # forward dynamics of the rigid body: MuJoCo with the armature removed
+    mm.dof_armature[:] = 0.0
+    d.qfrc_applied[:] = rng.normal(size=mm.nv)
+    mujoco.mj_forward(mm, d)
+    kd = bridge.KinDyn(model, "pinocchio", "mixed")
+    kd.set_robot_state(st, np.array(mm.opt.gravity))
+    cov = velocity_change(model, st, "mixed", "mujoco")
+    assert_close(
+        kd.forward_dynamics(cov.force_back(d.qfrc_applied.copy())),
+        cov.acceleration_back(d.qacc.copy()),
+        rtol=1e-9,
+        what="FD",
+    )
+    # and sites are frames at MuJoCo's site poses
+    for i in range(mm.nsite):
+        site = mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, i)
+        H = kd.frame_transform(site)
+        np.testing.assert_allclose(H[:3, 3], d.site_xpos[i], atol=1e-12)
+        np.testing.assert_allclose(H[:3, :3], d.site_xmat[i].reshape(3, 3), atol=1e-12)
+
+
+def test_mjcf_model_structure() -> None:
+    with pytest.warns(UserWarning):
+        arm = load_mjcf(MJCF / "arm.xml")
+    assert not arm.floating and arm.base == "world"
+    assert arm.dof_names == ("shoulder_yaw", "shoulder_pitch", "elbow", "extend", "wrist_roll", "wrist_pitch")
+    assert arm.link("wrist__wrist_roll").mass == 0.0  # two joints in one body: a massless link between
+    with pytest.warns(UserWarning):
+        quad = load_mjcf(MJCF / "quadruped.xml")
+    assert quad.floating and quad.base == "torso" and "knee" in quad.dof_names  # from the <include>
+
+
+@pytest.mark.parametrize(("name", "what"), [("ball_joint", "socket"), ("nested_free", "free joint")])
+def test_unsupported_mjcf(name: str, what: str) -> None:
+    with pytest.raises(bridge.UnsupportedError, match=what):
+        load_mjcf(MJCF / f"{name}.xml")
+
+
+def test_load_model_dispatches_on_content(tmp_path) -> None:
+    with pytest.warns(UserWarning):
+        assert bridge.load_model(MJCF / "arm.xml").name == "mjcf_arm"
+    urdf = Path(__file__).resolve().parents[2] / "models" / "offsets.urdf"
+    assert bridge.load_model(urdf).name == bridge.load_urdf(urdf).name
+    renamed = tmp_path / "robot.model"
+    renamed.write_text((MJCF / "ball_joint.xml").read_text())
+    with pytest.raises(bridge.UnsupportedError):
+        bridge.load_model(renamed)
+    with pytest.raises(bridge.ModelFileNotFoundError):
+        bridge.load_model(tmp_path / "missing.xml")
+
+
+def test_armature_adds_to_the_mass_matrix_diagonal() -> None:
+    """MuJoCo's M = the rigid-body M + diag(dof_armature), in MuJoCo's qvel coordinates (also on the
+    free joint's six DOFs); mj_inverse adds armature * qacc."""
+    model = small_model(np.random.default_rng(10))
+    mm = to_mujoco(model)
+    rng = np.random.default_rng(11)
+    qpos, qvel = to_mujoco_state(model, random_state(model, rng))
+    d = _data(mm, qpos, qvel)
+    M0 = _full_m(mm, d)
+    arm = rng.uniform(0.01, 0.1, mm.nv)
+    mm.dof_armature[:] = arm
+    d = _data(mm, qpos, qvel)
+    np.testing.assert_allclose(_full_m(mm, d), M0 + np.diag(arm), rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dof_order_with_fixed_joints(seed: int) -> None:
+    """Links joined by fixed joints are one MuJoCo body; the DOF order stays the model's depth-first
+    order of movable joints."""
+    model = bridge.random_model(10, seed=seed, massless_probability=0.0)
+    mm = to_mujoco(model)
+    names = [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(1, mm.njnt)]
+    assert names == [model.dof_names[i] for i in mujoco_dof_permutation(model)]
+
+
+def test_default_engines_leave_out_mujoco_when_it_refuses_the_model() -> None:
+    model = bridge.random_model(4, seed=0, massless_probability=0.0, joint_kinds=("revolute",))
+    link = model.links[-1]
+    zero = bridge.SpatialInertia(0.0, [0, 0, 0], np.zeros((3, 3)))
+    massless = model.replace(links=(*model.links[:-1], bridge.Link(link.name, zero)))
+    report = cross_validate(massless, samples=2, identities=False)
+    assert "mujoco" not in report.engines and any("mujoco" in n for n in report.notes)
+    assert "mujoco" in cross_validate(model, samples=2, identities=False).engines
