@@ -245,7 +245,7 @@ class ChangeOfVariables:
     gives up (a library's output): it may then be returned as the result (unless it is a view).
     """
 
-    __slots__ = ("X", "X_dot", "X_inv", "_bias", "joints", "nu")
+    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "joints", "nu")
 
     def __init__(
         self,
@@ -262,7 +262,9 @@ class ChangeOfVariables:
         self.X_dot = X_dot if floating else None
         self.joints = joints
         self.nu = nu
-        self._bias = bias if floating else None
+        lazy = floating and callable(bias)
+        self._bias = bias if floating and not lazy else None
+        self._bias_fn = bias if lazy else None
 
     # ------------------------------------------------------------------ blocks
     @property
@@ -274,10 +276,10 @@ class ChangeOfVariables:
         """``X_dot nu_base`` (..., 6): the base part of ``T_dot nu`` (None when zero)."""
         b = self._bias
         if b is None:
-            if self.X_dot is not None and self.nu is not None:
+            if self._bias_fn is not None:
+                b = self._bias = self._bias_fn()
+            elif self.X_dot is not None and self.nu is not None:
                 b = self._bias = _mv(self.X_dot, self.nu[..., :6])
-        elif callable(b):
-            b = self._bias = b()
         return b
 
     @property
@@ -620,11 +622,12 @@ def single_to_body(
     """
     if into is None:
         cov = ChangeOfVariables.__new__(ChangeOfVariables)
-        cov.joints, cov.nu, cov.X_dot = joints, None, None
+        cov.joints, cov.nu, cov.X_dot, cov._bias_fn = joints, None, None, None
     else:
         cov = into
+    cov._bias = None
     if not joints.nb or rep is _BODY_REP:
-        cov.X = cov.X_inv = cov._bias = None
+        cov.X = cov.X_inv = None
         return cov
     X = H.take(_BLKDIAG_RT)
     if rep is _INERTIAL_REP:  # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
@@ -634,10 +637,12 @@ def single_to_body(
         Xi = X.T.copy()
         Xi[:3, 3:] = Xi[3:, :3]
         Xi[3:, :3] = 0.0
-        cov.X, cov.X_inv, cov._bias = X, Xi, None
+        cov.X, cov.X_inv = X, Xi
     else:
         cov.X, cov.X_inv = X, X.T
-        cov._bias = _MixedToBodyBias(v_body)
+        fn = cov._bias_fn
+        if fn is None or fn.v_body is not v_body:  # made once per buffer (``into`` reuses it)
+            cov._bias_fn = _MixedToBodyBias(v_body)
     return cov
 
 

@@ -93,6 +93,7 @@ class SingleStatePath:
         self._covs: list = [None, None]  # one change of variables per buffer, filled again each time
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
         self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero
         tau = np.zeros(nv)
         self._tau = (tau, tau[nb:])
         self._zero_base = np.zeros(6)
@@ -218,8 +219,7 @@ class SingleStatePath:
         if b is None:
             h = pin.nle(pm, d, self._q1, self._v1)
         else:
-            a = self._acc  # zero but for the base part (Pinocchio copies its arguments)
-            a[6:] = 0.0
+            a = self._a_bias  # zero but for the base part (Pinocchio copies its arguments)
             a[:6] = b
             h = pin.rnea(pm, d, self._q1, self._v1, a)
         return cov.force_back(h, True)
