@@ -245,7 +245,7 @@ class ChangeOfVariables:
     gives up (a library's output): it may then be returned as the result (unless it is a view).
     """
 
-    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "joints", "nu")
+    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "joints", "nu")
 
     def __init__(
         self,
@@ -265,6 +265,8 @@ class ChangeOfVariables:
         lazy = floating and callable(bias)
         self._bias = bias if floating and not lazy else None
         self._bias_fn = bias if lazy else None
+        #: True when ``T_dot nu`` is known to be zero (no base block derivative, no given bias)
+        self.bias_free = not floating or (bias is None and X_dot is None)
 
     # ------------------------------------------------------------------ blocks
     @property
@@ -275,7 +277,7 @@ class ChangeOfVariables:
     def base_bias(self) -> np.ndarray | None:
         """``X_dot nu_base`` (..., 6): the base part of ``T_dot nu`` (None when zero)."""
         b = self._bias
-        if b is None:
+        if b is None and not self.bias_free:
             if self._bias_fn is not None:
                 b = self._bias = self._bias_fn()
             elif self.X_dot is not None and self.nu is not None:
@@ -626,6 +628,7 @@ def single_to_body(
     else:
         cov = into
     cov._bias = None
+    cov.bias_free = rep is not _MIXED_REP or not joints.nb
     if not joints.nb or rep is _BODY_REP:
         cov.X = cov.X_inv = None
         return cov
@@ -646,4 +649,4 @@ def single_to_body(
     return cov
 
 
-_BODY_REP, _INERTIAL_REP = Representation.BODY, Representation.INERTIAL
+_BODY_REP, _INERTIAL_REP, _MIXED_REP = Representation.BODY, Representation.INERTIAL, Representation.MIXED

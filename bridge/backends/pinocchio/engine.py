@@ -107,7 +107,8 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
         self._v = flat.flatten(v, (v.shape[-1],))
         self._state = state
         self._cov = None
-        self._single = False
+        if self._single:
+            self._use_single_path(False)
 
     def _batch(self) -> None:
         """After a single state: the general path's per-sample arrays (a batch of one)."""
@@ -263,9 +264,9 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
         return self._loop(one)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
-        fid = self._frame_id[frame]
         if self._single:
-            return self._frame_jacobian_single(fid)
+            return self._frame_jacobian_single(frame)
+        fid = self._frame_id[frame]
         pin, pm, d = self._pin, self.pm, self.data
         nv = self._nv  # Eigen returns a 6x1 Jacobian as a flat (6,) array: reshape
         J = self._loop(

@@ -169,7 +169,8 @@ class SingleStatePath:
         self._cov1 = cov
         self._vb1 = vb if nb else self._zero_base
         self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
-        self._single = True
+        if not self._single:
+            self._use_single_path(True)
         self._state = None
         self._cov = None
         self._q = None  # the general path's (1, k) views, made on demand (_batch)
@@ -183,6 +184,19 @@ class SingleStatePath:
             self._batch()
             self._prepare(0)  # the fixed base pose
         return True
+
+    # the queries a single state answers through this module, bound on the instance while the engine
+    # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
+    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "gravity_forces", "frame_jacobian")
+
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path (this module) and the engine's general path."""
+        self._single = single
+        for name in self._SINGLE_QUERIES:
+            if single:
+                setattr(self, name, getattr(self, f"_{name}_single"))
+            else:
+                self.__dict__.pop(name, None)
 
     def _single_state(self) -> State:
         """The current single state, rebuilt from the copies."""
@@ -215,7 +229,7 @@ class SingleStatePath:
 
     def _bias_forces_single(self) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
-        b = cov.base_bias
+        b = None if cov.bias_free else cov.base_bias
         if b is None:
             h = pin.nle(pm, d, self._q1, self._v1)
         else:
@@ -243,8 +257,8 @@ class SingleStatePath:
             a = pin.aba(pm, d, self._q1, self._v1, t, fext[0])
         return cov.acceleration_back(a, True)
 
-    def _frame_jacobian_single(self, fid: int) -> np.ndarray:
-        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, fid, self._ref)
+    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)
         return self._cov1.jacobian_back(J, True)
