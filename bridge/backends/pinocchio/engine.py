@@ -32,6 +32,7 @@ from bridge.model.model import Model
 from bridge.spatial import cross
 from bridge.state import Representation, State
 
+from .data import create_data
 from .model import to_pinocchio
 from .single import SingleStatePath
 from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
@@ -52,7 +53,7 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.pm = to_pinocchio(model)
-        self.data = self.pm.createData()
+        self.data = create_data(self.pm, model.name)  # ModelTooLargeError past the memory
         self._ref = {
             Representation.BODY: pin.ReferenceFrame.LOCAL,
             Representation.INERTIAL: pin.ReferenceFrame.WORLD,
