@@ -432,18 +432,23 @@ class ChangeOfVariables:
             out[..., :6] = J_t[..., :6] @ self.X
         return out
 
-    def matrix_back(self, M_t: np.ndarray) -> np.ndarray:
-        """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one."""
+    def matrix_back(self, M_t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one
+        (written into ``out`` when given: an array of the result's shape, not overlapping M_t)."""
         back = self.joints.back
         if back is not None:
             M_t = M_t[..., back[:, None], back[None, :]]
         if self.X is None:
+            if out is not None:
+                np.copyto(out, M_t)
+                return out
             return M_t if back is not None else M_t.copy()
         X = self.X
         Xt = np.swapaxes(X, -1, -2)
         batch = np.broadcast_shapes(M_t.shape[:-2], X.shape[:-2])
         nv = self.joints.nv
-        out = np.empty((*batch, nv, nv))
+        if out is None:
+            out = np.empty((*batch, nv, nv))
         out[..., :6, :6] = Xt @ M_t[..., :6, :6] @ X
         out[..., :6, 6:] = Xt @ M_t[..., :6, 6:]
         out[..., 6:, :6] = M_t[..., 6:, :6] @ X

@@ -25,6 +25,7 @@ __all__ = [
     "MimicJointWarning",
     "ModelError",
     "ModelFileNotFoundError",
+    "ModelTooLargeError",
     "NonPhysicalInertiaWarning",
     "ShapeError",
     "SingularMassMatrixError",
@@ -103,6 +104,11 @@ class StateError(BridgeError, ValueError):
 
 class BackendError(BridgeError):
     """A foreign library rejected or could not represent something."""
+
+
+class ModelTooLargeError(BackendError, MemoryError):
+    """A library cannot allocate its data for a model this large (the message gives the model's size,
+    the memory it would take and the engine to use instead)."""
 
 
 # --------------------------------------------------------------------------- warnings

@@ -333,17 +333,21 @@ def _branchy(branching: float, seed: int) -> FeatherstoneModel:
     return to_featherstone(bridge.random_model(28, seed, branching=branching, joint_kinds=kinds))
 
 
-@pytest.mark.parametrize("views", [False, True], ids=["gathers", "views"])
+@pytest.mark.parametrize("views", [False, True, "blocks"], ids=["gathers", "views", "gather-blocks"])
 @pytest.mark.parametrize(("branching", "seed"), BRANCHY)
 def test_mass_matrix_of_branchy_trees_is_the_sum_over_bodies(
-    branching: float, seed: int, views: bool, monkeypatch
+    branching: float, seed: int, views: bool | str, monkeypatch
 ) -> None:
     """CRBA, HandC and HandCfree on wide random trees (every way a level reads its parents: one
-    parent, in order, a few runs, a gather; the ancestor products of small and of large batches)
+    parent, in order, a few runs, a gather; the ancestor products of small and of large batches;
+    the gathers in blocks of a few pairs and the last stage state by state, as for long chains)
     = the dense sum over bodies; ID = H qdd + C and FDab = FDcrb on the same trees."""
     from bridge.backends.featherstone import kernels
 
-    monkeypatch.setattr(kernels, "_CRBA_VIEWS_MIN_N", 0 if views else 10**9)
+    monkeypatch.setattr(kernels, "_CRBA_VIEWS_MIN_N", 0 if views is True else 10**9)
+    if views == "blocks":
+        monkeypatch.setattr(kernels, "_CRBA_GATHER_MAX", 7)
+        monkeypatch.setattr(kernels, "_CRBA_BLOCK_VALUES", 1)
     rng = np.random.default_rng(seed)
     model = _branchy(branching, seed)
     N = 3 + seed % 2  # odd and even batches

@@ -136,3 +136,33 @@ def test_bad_pinocchio_states() -> None:
     q[3:7] = [0, 0, 0, 2.0]
     with pytest.raises(bridge.StateError, match="quaternion"):
         bridge.from_pinocchio_state(model, q, np.zeros(lay.nv))
+
+
+# --------------------------------------------------------------------------- models too large
+def test_model_too_large_for_pinocchio_data_is_refused_clearly(monkeypatch) -> None:
+    """createData grows as 64 nv^3 bytes: a model whose data would not fit raises ModelTooLargeError
+    (a BackendError and a MemoryError) naming the model, its DOFs and the engines to use instead,
+    predicted before allocating, and also when Pinocchio itself runs out of memory."""
+    from bridge.backends.pinocchio import data
+
+    assert 2.8e9 < data.data_bytes(357) < 3.0e9  # the 3 GB measured at 357 DOFs
+    avail = data.available_memory()
+    assert avail is None or avail > 0
+    model = small_model(np.random.default_rng(0))
+    monkeypatch.setattr(data, "available_memory", lambda: data.data_bytes(model.nv) - 1)
+    with pytest.raises(bridge.ModelTooLargeError) as err:
+        bridge.KinDyn(model, "pinocchio")
+    text = str(err.value)
+    assert f"{model.name!r} has {model.nv} DOFs" in text and "engine='featherstone'" in text
+    assert "'idyntree'" in text and "GB" in text
+    assert isinstance(err.value, bridge.BackendError) and isinstance(err.value, MemoryError)
+
+    def out_of_memory(pm: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(data, "available_memory", lambda: None)
+    monkeypatch.setattr(data, "_allocate", out_of_memory)
+    with pytest.raises(bridge.ModelTooLargeError, match=f"has {model.nv} DOFs"):
+        bridge.KinDyn(model, "pinocchio")
+    monkeypatch.undo()
+    bridge.KinDyn(model, "pinocchio")  # fits

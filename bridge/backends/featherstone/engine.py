@@ -24,12 +24,17 @@ coordinates and frames are reported in the world; mass welded to the base counts
 mass.
 
 Every state may be batched: all arrays keep the batch as their last axis internally, and no Python
-loop runs over samples.
+loop runs over samples. A batch of more than :data:`~.workspace.CHUNK` states is processed in
+chunks of at most ``CHUNK + 1`` states (:func:`~.workspace.padded_width`), each query running the
+kernels and the change of variables chunk by chunk on the engine's reusable work arrays and writing
+into its result: the memory a query needs beyond its result stays that of one chunk, whatever the
+batch size (the result of every query is recomputed from the joint data of each chunk).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 
 import numpy as np
 
@@ -45,15 +50,28 @@ from .joints import Joints
 from .kernels import aba, accelerations, composite, crba, rnea, subtree_momenta, velocities
 from .model import to_featherstone
 from .state import FEATHERSTONE
-from .workspace import Workspace
+from .workspace import CHUNK, Workspace, padded_width
 
 __all__ = ["FeatherstoneEngine"]
 
 
-def _odd_padding(n: int) -> int:
-    """An even batch of 64 or more runs as one more state (a copy of the first, dropped from every
-    output): work-array rows of an odd length (see workspace.padded_width)."""
+def _padding(n: int) -> int:
+    """Padding rows of a batch of n states (copies of the first, dropped from every output): an even
+    batch of 64 to CHUNK states runs as one more state, a larger one as chunks of an odd width
+    (work-array rows of an odd length; see workspace.padded_width)."""
+    if n > CHUNK:
+        return padded_width(n)[0] - n
     return 1 if n >= 64 and n % 2 == 0 else 0
+
+
+def _rows(x: object, sl: slice) -> object:
+    """The rows ``sl`` of a flat per-state input: an array (rows, ...), a dict of them, or None."""
+    if x is None:
+        return None
+    if isinstance(x, dict):
+        return {k: v[sl] for k, v in x.items()}
+    return x[sl]
+
 
 _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 
@@ -88,17 +106,30 @@ class FeatherstoneEngine(EngineBase):
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
-        model = self.model
-        fb = self._flat = FlatBatch(state, gravity, pad=_odd_padding)
-        self.batch_shape, self._n, self._N = fb.batch_shape, fb.n, fb.rows
-        N = self._N
-        Hf, s, sd, vb, g = fb.H, fb.s, fb.s_dot, fb.base_velocity, fb.gravity
-
+        fb = self._flat = FlatBatch(state, gravity, pad=_padding)
+        self.batch_shape, self._n = fb.batch_shape, fb.n
         self._state = state
-        flat = State(Transform(Hf, check=False), s, vb, sd, state.representation, check=False)
-        if state.representation is not self.representation:
+        self._results: dict[str, np.ndarray] = {}
+        self._loaded: tuple[int, int] | None = None
+        if fb.n > CHUNK:  # chunks of an odd width, loaded by each query in turn
+            w = padded_width(fb.n)[1]
+            self._chunks: list[slice] | None = [slice(a, a + w) for a in range(0, fb.rows, w)]
+        else:
+            self._chunks = None
+            self._load(slice(0, fb.rows))
+
+    def _load(self, sl: slice) -> None:
+        """Make the rows ``sl`` of the flat batch the current states of the kernels: the change of
+        variables, Featherstone's velocities and the joint data (:class:`Joints`) of that chunk."""
+        if self._loaded == (sl.start, sl.stop):
+            return
+        model = self.model
+        fb = self._flat
+        Hf, s, sd, vb, g = fb.H[sl], fb.s[sl], fb.s_dot[sl], fb.base_velocity[sl], fb.gravity[sl]
+        N = self._N = Hf.shape[0]
+        flat = State(Transform(Hf, check=False), s, vb, sd, self._state.representation, check=False)
+        if flat.representation is not self.representation:
             flat = flat.to(self.representation)
-        self._flat_state = flat
         ft = self._ft = change_of_variables(model, flat, self.convention, FEATHERSTONE)
         self._nu = ft.nu  # (N, nv) neutral
         self._nu_F = np.ascontiguousarray(ft.velocity(ft.nu).T)  # (nv, N)
@@ -107,9 +138,10 @@ class FeatherstoneEngine(EngineBase):
         R = Hf[:, :3, :3]
         E0 = np.ascontiguousarray(np.transpose(R, (2, 1, 0)))  # (3, 3, N): E0[i, j] = R[j, i]
         r0 = np.ascontiguousarray(Hf[:, :3, 3].T)
-        # work arrays are reused from one state to the next (batches up to the chunk size only, so
-        # that a KinDyn does not hold on to hundreds of MB after one huge batch)
-        self._J = Joints(self.tree, qF, E0, r0, arena=self.workspace.arena_for(N))
+        # work arrays are reused from one state (or chunk) to the next, for at most one chunk of
+        # states (a KinDyn does not hold on to hundreds of MB after one huge batch)
+        arena = self.workspace.arena if self._chunks is not None else self.workspace.arena_for(N)
+        self._J = Joints(self.tree, qF, E0, r0, arena=arena)
         gT = np.ascontiguousarray(g.T)  # (3, N)
         self._a0w = np.concatenate([np.zeros((3, N)), -gT])  # world's acceleration, world coordinates
         if model.floating:
@@ -117,6 +149,38 @@ class FeatherstoneEngine(EngineBase):
         else:  # the Featherstone world is the base link: gravity in base coordinates
             self._a0_rnea = np.concatenate([np.zeros((3, N)), -np.einsum("ijn,jn->in", E0, gT)])
         self._cache: dict[str, object] = {}
+        self._loaded = (sl.start, sl.stop)
+
+    def _query(
+        self, fn: Callable[..., np.ndarray], *inputs: object, tail: tuple[int, ...] | None = None
+    ) -> np.ndarray:
+        """``fn(*inputs)`` on every chunk (or on the whole batch when it is one chunk), with the
+        batch axes of the state: ``fn`` computes the flat (rows, ...) result of the current chunk
+        from its rows of the flat per-state ``inputs`` (see :func:`_rows`; anything else is bound
+        to ``fn`` beforehand). With ``tail`` (the result's shape per state) ``fn`` also takes
+        ``out=``, the rows of the result to write, for every chunk without padding rows."""
+        if self._chunks is None:
+            return self._out(fn(*inputs))
+        n = self._n
+        out = None if tail is None else np.empty((n, *tail))
+        for sl in self._chunks:
+            self._load(sl)
+            rows = [_rows(x, sl) for x in inputs]
+            stop = min(sl.stop, n)  # padding rows come last
+            if tail is not None and stop == sl.stop:
+                fn(*rows, out=out[sl])
+                continue
+            r = fn(*rows)
+            if out is None:
+                out = np.empty((n, *r.shape[1:]), dtype=r.dtype)
+            out[sl.start : stop] = r[: stop - sl.start]
+        return out.reshape(*self.batch_shape, *out.shape[1:])
+
+    def _flat_wrenches(self, wrenches: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray] | None:
+        """The frame wrenches as flat (rows, 6) arrays (linear first, the representation's frame)."""
+        if not wrenches:
+            return None
+        return {k: self._flat.flat_view(np.asarray(w, dtype=np.float64), 6) for k, w in wrenches.items()}
 
     # ------------------------------------------------------------------ shared pieces (cached)
     def _get(self, key: str, fn):
@@ -187,19 +251,27 @@ class FeatherstoneEngine(EngineBase):
             return np.zeros((6, self._N))
         return self._v()[:, i]
 
+    # Every public query below runs its private twin (flat (N, ...) results of the current chunk)
+    # through _query.
     def frame_transform(self, frame: str) -> np.ndarray:
+        return self._query(partial(self._frame_transform, frame))
+
+    def _frame_transform(self, frame: str) -> np.ndarray:
         _, E, o = self._frame_pose(frame)
         N = self._N
         out = np.zeros((N, 4, 4))
         out[:, :3, :3] = np.transpose(E, (2, 1, 0))
         out[:, :3, 3] = o.T
         out[:, 3, 3] = 1.0
-        return self._out(out)
+        return out
 
     def frame_velocity(self, frame: str) -> np.ndarray:
+        return self._query(partial(self._frame_velocity, frame))
+
+    def _frame_velocity(self, frame: str) -> np.ndarray:
         _, E, o = self._frame_pose(frame)
         v = self._to_rep(self._frame_velocity_world(frame), E, o)
-        return self._out(np.ascontiguousarray(v.T))
+        return np.ascontiguousarray(v.T)
 
     def _jacobian_world(self, frame: str) -> np.ndarray:
         """(6, nv, N) world Jacobian of the frame's body."""
@@ -208,28 +280,35 @@ class FeatherstoneEngine(EngineBase):
         Jw = np.zeros((6, tree.nv, self._N))
         if i < 0:
             return Jw
-        cols = np.flatnonzero(tree.anc[i][tree.dof_body])
+        cols = tree.support(i)
         Jw[:, cols] = self._S()[:, cols]
         return Jw
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
+        return self._query(partial(self._frame_jacobian, frame))
+
+    def _frame_jacobian(self, frame: str) -> np.ndarray:
         _, E, o = self._frame_pose(frame)
         J = self._to_rep(self._jacobian_world(frame), E, o)  # (6, nv, N)
         J_F = np.ascontiguousarray(np.transpose(J, (2, 0, 1)))  # (N, 6, nv)
-        return self._out(self._ft.jacobian_back(J_F))
+        return self._ft.jacobian_back(J_F)
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         nd = self._flat.flat_view(nu_dot, self.model.nv)
+        return self._query(partial(self._frame_acceleration, frame), nd)
+
+    def _frame_acceleration(self, frame: str, nd: np.ndarray) -> np.ndarray:
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
-        return self._out(np.ascontiguousarray(self._frame_acc(frame, nd_F).T))
+        return np.ascontiguousarray(self._frame_acc(frame, nd_F).T)
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
-        a = self._cache.get("bias_acc:" + frame)
+        a = self._results.get("bias_acc:" + frame)
         if a is None:
-            a = self._cache["bias_acc:" + frame] = self._out(
-                np.ascontiguousarray(self._frame_acc(frame, self._Tdnu_F).T)
-            )
+            a = self._results["bias_acc:" + frame] = self._query(partial(self._frame_bias_acc, frame))
         return a
+
+    def _frame_bias_acc(self, frame: str) -> np.ndarray:
+        return np.ascontiguousarray(self._frame_acc(frame, self._Tdnu_F).T)
 
     def _frame_acc(self, frame: str, nd_F: np.ndarray) -> np.ndarray:
         """Derivative of the frame velocity in the representation (6, N), linear first."""
@@ -249,8 +328,8 @@ class FeatherstoneEngine(EngineBase):
 
     # ------------------------------------------------------------------ wrenches
     def _fext(self, wrenches: Mapping[str, np.ndarray] | None) -> dict[int, np.ndarray] | None:
-        """Frame wrenches (linear first, in the representation's frame) -> {internal body: world force
-        (6, N) angular first}."""
+        """Frame wrenches (N, 6) of the current chunk (linear first, in the representation's frame;
+        see :meth:`_flat_wrenches`) -> {internal body: world force (6, N) angular first}."""
         if not wrenches:
             return None
         rep = self.representation
@@ -259,9 +338,7 @@ class FeatherstoneEngine(EngineBase):
             i, E, o = self._frame_pose(name)
             if i < 0:
                 continue  # acts on the fixed world
-            wf = np.ascontiguousarray(
-                self._flat.flat_view(np.asarray(w, dtype=np.float64), 6).T
-            )  # (6, N) linear first
+            wf = np.ascontiguousarray(w.T)  # (6, N) linear first
             f, n = wf[:3], wf[3:]
             if rep is _BODY:  # to world axes
                 f = np.einsum("jin,jn->in", E, f)
@@ -277,28 +354,46 @@ class FeatherstoneEngine(EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
-        H = self._get("H", lambda: crba(self._J))
-        return self._out(self._ft.matrix_back(H))
+        nv = self.model.nv
+        return self._query(self._mass_matrix, tail=(nv, nv))
+
+    def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
+        J = self._J
+        # chunks: H_F in a reused work array (matrix_back copies it)
+        H_F = None if self._chunks is None else J.buf("H_F", (self._N, self.tree.nv, self.tree.nv))
+        return self._ft.matrix_back(self._get("H", lambda: crba(J, out=H_F)), out=out)
 
     def bias_forces(self) -> np.ndarray:
+        return self._query(self._bias_forces)
+
+    def _bias_forces(self) -> np.ndarray:
         tau = rnea(self._J, self._nu_F, self._Tdnu_F, self._a0_rnea)
-        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+        return self._ft.force_back(np.ascontiguousarray(tau.T))
 
     def gravity_forces(self) -> np.ndarray:
+        return self._query(self._gravity_forces)
+
+    def _gravity_forces(self) -> np.ndarray:
         tau = rnea(self._J, None, None, self._a0_rnea)
-        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+        return self._ft.force_back(np.ascontiguousarray(tau.T))
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         nd = self._flat.flat_view(nu_dot, self.model.nv)
+        return self._query(self._inverse_dynamics, nd, self._flat_wrenches(wrenches))
+
+    def _inverse_dynamics(self, nd: np.ndarray, wrenches: dict[str, np.ndarray] | None) -> np.ndarray:
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
         tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
-        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+        return self._ft.force_back(np.ascontiguousarray(tau.T))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         t = self._flat.flat_view(tau, self.model.nv)
+        return self._query(self._forward_dynamics, t, self._flat_wrenches(wrenches))
+
+    def _forward_dynamics(self, t: np.ndarray, wrenches: dict[str, np.ndarray] | None) -> np.ndarray:
         t_F = np.ascontiguousarray(self._ft.force(t).T)
         nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
-        return self._out(self._ft.acceleration_back(np.ascontiguousarray(nd_F.T)))
+        return self._ft.acceleration_back(np.ascontiguousarray(nd_F.T))
 
     # ------------------------------------------------------------------ centre of mass
     def _com_parts(self) -> tuple[np.ndarray, np.ndarray]:
@@ -311,42 +406,60 @@ class FeatherstoneEngine(EngineBase):
         return W[:3].sum(axis=1), base
 
     def com_position(self) -> np.ndarray:
+        return self._query(self._com_position)
+
+    def _com_position(self) -> np.ndarray:
         moving, base = self._com_parts()
-        return self._out(np.ascontiguousarray(((moving + base) / self._total_mass).T))
+        return np.ascontiguousarray(((moving + base) / self._total_mass).T)
 
     def _momenta(self) -> np.ndarray:
         """The bodies' spatial momenta (6, nb, N), world coordinates, about the world origin."""
         return self._get("momenta", lambda: inertia_apply(self.tree.mass, self._inertias(), self._v()))
 
     def com_velocity(self) -> np.ndarray:
+        return self._query(self._com_velocity)
+
+    def _com_velocity(self) -> np.ndarray:
         lin = self._momenta()[3:].sum(axis=1) / self._total_mass
-        return self._out(np.ascontiguousarray(lin.T))
+        return np.ascontiguousarray(lin.T)
 
     def centroidal_momentum(self) -> np.ndarray:
+        return self._query(self._centroidal_momentum)
+
+    def _centroidal_momentum(self) -> np.ndarray:
         p = self._momenta().sum(axis=1)  # (6, N) about the world origin
         moving, base = self._com_parts()
         c = (moving + base) / self._total_mass  # (3, N)
         out = np.concatenate([p[3:], p[:3] - cross(c, p[3:], axis=0)])  # about the centre of mass
-        return self._out(np.ascontiguousarray(out.T))
+        return np.ascontiguousarray(out.T)
 
     def com_jacobian(self) -> np.ndarray:
+        return self._query(self._com_jacobian)
+
+    def _com_jacobian(self) -> np.ndarray:
         tree = self.tree
         F = subtree_momenta(tree, composite(self._J), self._S())  # (6, nv, N)
         Jc = np.ascontiguousarray(np.transpose(F[3:], (2, 0, 1))) / self._total_mass  # (N, 3, nv)
-        return self._out(self._ft.jacobian_back(Jc))
+        return self._ft.jacobian_back(Jc)
 
     # ------------------------------------------------------------------ derived quantities
     def centroidal_momentum_matrix(self) -> np.ndarray:
         """The subtree momenta of the motion subspaces (world, about the origin) moved to the centre
         of mass: (..., 6, nv), rows in G[A], linear first."""
+        return self._query(self._centroidal_momentum_matrix)
+
+    def _centroidal_momentum_matrix(self) -> np.ndarray:
         F = subtree_momenta(self.tree, composite(self._J), self._S())  # (6, nv, N) angular first
         moving, base = self._com_parts()
         c = (moving + base) / self._total_mass  # (3, N)
         k = F[:3] - cross(c[:, None, :], F[3:], axis=0)
         A = np.ascontiguousarray(np.transpose(np.concatenate([F[3:], k]), (2, 0, 1)))  # (N, 6, nv)
-        return self._out(self._ft.jacobian_back(A))
+        return self._ft.jacobian_back(A)
 
     def coriolis_forces(self) -> np.ndarray:
         """The RNEA without gravity at zero acceleration in the representation."""
+        return self._query(self._coriolis_forces)
+
+    def _coriolis_forces(self) -> np.ndarray:
         tau = rnea(self._J, self._nu_F, self._Tdnu_F, np.zeros((6, self._N)))
-        return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
+        return self._ft.force_back(np.ascontiguousarray(tau.T))

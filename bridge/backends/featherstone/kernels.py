@@ -47,8 +47,17 @@ __all__ = ["aba", "accelerations", "composite", "crba", "rnea", "subtree_momenta
 #: for batches of at least this many states, else by two gathers and one product
 _CRBA_VIEWS_MIN_N = 320
 
+#: ... and only while that takes at most this many products of views: one per level and ancestor
+#: distance, D (D + 1) / 2 for D levels (55 on iCub, 2 million for a chain of 2,000 links)
+_CRBA_VIEWS_MAX_CALLS = 1024
+
+#: the gathers take the two sides of at most this many products (pairs x states) at a time
+_CRBA_GATHER_MAX = 1 << 18
+
 #: the CRBA's last stage (transpose to sample-major, gather into H) runs on blocks of this many states
+#: (fewer when the value array has more than ``_CRBA_BLOCK_VALUES / _CRBA_BLOCK`` rows: long chains)
 _CRBA_BLOCK = 128
+_CRBA_BLOCK_VALUES = 1 << 16
 
 
 def rnea(
@@ -259,11 +268,16 @@ def _ancestor_products(J: Joints, S: np.ndarray, F: np.ndarray, V: np.ndarray) -
     """The rows ``S_a . F_p`` of the CRBA's value array V (see :class:`CrbaPlan`) from the level-
     order subspaces S (6, nb, N) and the momenta F (6, nq, N)."""
     N, plan, off = J.N, J.tree.lv.crba, J.tree.lv.off
-    if N < _CRBA_VIEWS_MIN_N:  # few numpy calls: gather both sides of every product
-        P = plan.anc.size
-        A = np.take(S, plan.anc, axis=1, out=J.buf("S_anc", (6, P, N)), mode="clip")
-        B = np.take(F, plan.desc, axis=1, out=J.buf("F_desc", (6, P, N)), mode="clip")
-        np.einsum("cpN,cpN->pN", A, B, out=V[plan.dots[0][0] : plan.K - 1])
+    D = len(plan.levels)
+    if N < _CRBA_VIEWS_MIN_N or D * (D + 1) // 2 > _CRBA_VIEWS_MAX_CALLS:
+        # few numpy calls: gather both sides of the products, in blocks of pairs for long chains
+        P, r0 = plan.anc.size, plan.dots[0][0]
+        step = max(1, _CRBA_GATHER_MAX // N)
+        for p0 in range(0, P, step):
+            p1 = min(p0 + step, P)
+            A = np.take(S, plan.anc[p0:p1], axis=1, out=J.buf("S_anc", (6, p1 - p0, N)), mode="clip")
+            B = np.take(F, plan.desc[p0:p1], axis=1, out=J.buf("F_desc", (6, p1 - p0, N)), mode="clip")
+            np.einsum("cpN,cpN->pN", A, B, out=V[r0 + p0 : r0 + p1])
         return
     # per level and ancestor distance k: the ancestors' subspaces are views of the previous level's
     # (k - 1) ones (copies only where the level's parents are not in order)
@@ -314,7 +328,7 @@ def crba(J: Joints, out: np.ndarray | None = None, consume: bool = False) -> np.
     if out is None:
         out = np.empty((N, nv, nv))
     out2 = out.reshape(N, nv * nv)
-    B = _CRBA_BLOCK
+    B = max(1, min(_CRBA_BLOCK, _CRBA_BLOCK_VALUES // plan.K))
     for b0 in range(0, N, B):  # blocks of states whose sample-major values stay in cache
         b1 = min(b0 + B, N)
         Vt = J.buf("Vt", (b1 - b0, plan.K))

@@ -98,7 +98,7 @@ def _body_jacobian_world(J: Joints, tree: Tree, b: int) -> np.ndarray:
     Jw = np.zeros((6, tree.nv, J.N))
     if b == 0 or i < 0:
         return Jw
-    cols = np.flatnonzero(tree.anc[i][tree.dof_body])
+    cols = tree.support(i)
     Jw[:, cols] = S[:, cols]
     return Jw
 

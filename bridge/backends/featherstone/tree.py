@@ -10,7 +10,7 @@ every entry of the mass matrix.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -119,7 +119,19 @@ class Levels:
     mass: np.ndarray  # (nb,)
     msub: np.ndarray  # (nb,) subtree masses
     fk_rows: np.ndarray  # (nb, 3) rows of G holding the rows of E (true axes) of each internal body
-    crba: CrbaPlan
+    nb: int
+    nv: int
+    ppos: np.ndarray  # (nb,) position of the parent of each position (-1: the fixed world)
+    _crba: CrbaPlan | None = field(default=None, repr=False)
+
+    @property
+    def crba(self) -> CrbaPlan:
+        """The CRBA's plan (:class:`CrbaPlan`), made on first use: O(pairs) in time and memory,
+        which a model that never asks for a mass matrix does not pay."""
+        plan = self._crba
+        if plan is None:
+            plan = self._crba = _crba_plan(self)
+        return plan
 
 
 @dataclass(eq=False)
@@ -147,12 +159,23 @@ class Tree:
     nv: int
     nq: int  # number of 1-DOF joints
     dof_body: np.ndarray  # (nv,) body of each generalized velocity
-    anc: np.ndarray  # (nb, nb) bool, anc[i, j]: j is i or an ancestor of i
     first_body: int  # 1-based index of internal body 0 in the FeatherstoneModel
     mass_sub: np.ndarray  # (nb,) subtree masses
     one: slice  # bodies with a 1-DOF joint (all but a free body 0): a contiguous range
     one_v: slice  # their velocity indices (contiguous too, in body order)
     lv: Levels
+
+    def support(self, i: int) -> np.ndarray:
+        """The generalized-velocity indices (sorted) of body i's joint and its ancestors' joints:
+        the columns of body i's Jacobian that can be non-zero (none for i < 0, the fixed world)."""
+        cols: list[int] = []
+        while i >= 0:
+            if self.code[i] == FREE:
+                cols.extend(range(6))
+            else:
+                cols.append(self.vidx[i])
+            i = self.parent[i]
+        return np.array(sorted(cols), dtype=np.intp)
 
 
 def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
@@ -199,12 +222,6 @@ def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
         dof_body.append(i)
         nv += 1
         nq += 1
-    anc = np.zeros((nb, nb), dtype=bool)
-    for i in range(nb):
-        j = i
-        while j >= 0:
-            anc[i, j] = True
-            j = parent[j]
     dof_body_arr = np.array(dof_body, dtype=np.intp)
     mass_sub = mass.copy()
     for i in range(nb - 1, 0, -1):
@@ -231,7 +248,6 @@ def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
         nv=nv,
         nq=nq,
         dof_body=dof_body_arr,
-        anc=anc,
         first_body=start + 1,
         mass_sub=mass_sub,
         one=slice(1 if free else 0, nb),
@@ -285,11 +301,13 @@ def _compile_levels(tree: Tree) -> Levels:
     depth = [0] * nb
     for i in range(nb):  # parents come first
         depth[i] = 0 if parent[i] < 0 else depth[parent[i]] + 1
+    by_depth: list[list[int]] = [[] for _ in range(max(depth) + 1 if nb else 0)]
+    for i in range(nb):
+        by_depth[depth[i]].append(i)
     order: list[int] = []
     pos = np.zeros(nb, dtype=np.intp)
     bounds = []
-    for d in range(max(depth) + 1 if nb else 0):
-        body = [i for i in range(nb) if depth[i] == d]
+    for body in by_depth:
         kind = {i: (0 if code[i] == FREE else 1 if code[i] < 3 else 2) for i in body}
         body.sort(key=lambda i: (kind[i], pos[parent[i]] if parent[i] >= 0 else -1, i))
         s = len(order)
@@ -395,7 +413,9 @@ def _compile_levels(tree: Tree) -> Levels:
         p = off + k
         pos_by_v[vi[k] - v0] = p
         tau_src[vi[k] - v0] = (2 if code[i] < 3 else 5) * nb + p
-    crba = _crba_plan(tree, levels, order_arr, pos, off, vi)
+    ppos = np.array(
+        [pos[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in order], dtype=np.intp
+    )
     rev_pos = [p for p in range(nb) if code[order[p]] < 3]
     pri_pos = [p for p in range(nb) if 3 <= code[order[p]] < 6]
     msub = tree.mass_sub[order_arr]
@@ -420,42 +440,52 @@ def _compile_levels(tree: Tree) -> Levels:
         mass=np.ascontiguousarray(tree.mass[order_arr]),
         msub=np.ascontiguousarray(msub),
         fk_rows=fk_rows,
-        crba=crba,
+        nb=nb,
+        nv=tree.nv,
+        ppos=ppos,
     )
 
 
-def _crba_plan(
-    tree: Tree, levels: list[Level], order: np.ndarray, pos: np.ndarray, off: int, vi: np.ndarray
-) -> CrbaPlan:
-    """The rows of the CRBA's value array and H's gather from them (see :class:`CrbaPlan`)."""
-    nb, nq, nv = tree.nb, tree.nq, tree.nv
-    ppos = [int(pos[tree.parent[order[p]]]) if tree.parent[order[p]] >= 0 else -1 for p in range(nb)]
+def _crba_plan(lv: Levels) -> CrbaPlan:
+    """The rows of the CRBA's value array and H's gather from them (see :class:`CrbaPlan`).
+
+    Time and memory are linear in the number of ancestor-or-self pairs P (the entries of H that
+    can be non-zero, up to nq (nq + 1) / 2 for a chain) plus nv^2 for the gather: the ancestors at
+    distance k of the positions ``lo_k..nb-1`` are the parents of those at distance k - 1.
+    """
+    nb, nv, off, vi, ppos = lv.nb, lv.nv, lv.off, lv.vi, lv.ppos
+    nq = nb - off
+    free = off == 1
     zero = -1  # placeholder for the zero row (known at the end)
     gather = np.full((nv, nv), zero, dtype=np.intp)
-    r = 36 if tree.free else 0
-    if tree.free:
+    r = 36 if free else 0
+    if free:
         gather[:6, :6] = np.arange(36).reshape(6, 6)
     F_row = r
-    for p in range(off, nb):
-        v = vi[p - off]
-        for c in range(6 if tree.free else 0):
-            gather[c, v] = gather[v, c] = F_row + c * nq + (p - off)
+    if free and nq:  # the base rows: F_p, component-major
+        rows = F_row + np.arange(6)[:, None] * nq + np.arange(nq)[None, :]
+        gather[:6, vi] = rows
+        gather[vi, :6] = rows.T
     r += 6 * nq
     dots: list[tuple[int, int]] = []
-    anc: list[int] = []
-    desc: list[int] = []
-    one_levels = [L for L in levels if not L.free]
+    anc: list[np.ndarray] = []
+    desc: list[np.ndarray] = []
+    one_levels = [L for L in lv.levels if not L.free]
+    cur = np.empty(0, dtype=np.intp)
+    prev_lo = 0
     for k, L in enumerate(one_levels):
         lo = L.start
         dots.append((r, lo))
-        cur = list(range(lo, nb))
-        for _ in range(k):
-            cur = [ppos[p] for p in cur]
-        anc += cur
-        desc += [p - off for p in range(lo, nb)]
-        for j, (a, p) in enumerate(zip(cur, range(lo, nb), strict=True)):
-            va, vp = vi[a - off], vi[p - off]
-            gather[va, vp] = gather[vp, va] = r + j
+        # ancestors at distance k of the positions lo..nb-1 (level order: parents come first)
+        cur = np.arange(lo, nb, dtype=np.intp) if k == 0 else ppos[cur[lo - prev_lo :]]
+        prev_lo = lo
+        d = np.arange(lo - off, nq, dtype=np.intp)
+        anc.append(cur)
+        desc.append(d)
+        va, vp = vi[cur - off], vi[d]
+        rows = np.arange(r, r + nb - lo, dtype=np.intp)
+        gather[va, vp] = rows
+        gather[vp, va] = rows
         r += nb - lo
     gather[gather == zero] = r
     return CrbaPlan(
@@ -463,8 +493,8 @@ def _crba_plan(
         F_row=F_row,
         levels=one_levels,
         dots=dots,
-        anc=np.array(anc, dtype=np.intp),
-        desc=np.array(desc, dtype=np.intp),
+        anc=np.concatenate(anc) if anc else np.empty(0, dtype=np.intp),
+        desc=np.concatenate(desc) if desc else np.empty(0, dtype=np.intp),
         gather=gather.reshape(-1),
     )
 

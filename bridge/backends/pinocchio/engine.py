@@ -34,6 +34,7 @@ from bridge.model.model import Model
 from bridge.spatial import cross
 from bridge.state import Representation, State
 
+from .data import create_data
 from .derivatives import PinocchioDerivatives
 from .model import to_pinocchio
 from .single import SingleStatePath
@@ -55,7 +56,7 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.pm = to_pinocchio(model)
-        self.data = self.pm.createData()
+        self.data = create_data(self.pm, model.name)  # ModelTooLargeError past the memory
         self._ref = {
             Representation.BODY: pin.ReferenceFrame.LOCAL,
             Representation.INERTIAL: pin.ReferenceFrame.WORLD,
