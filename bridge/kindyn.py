@@ -101,6 +101,9 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     return out if all_finite(out) else None
 
 
+#: a mass matrix with a condition number below this is inverted when an engine refuses it
+_REGULAR = 1e12
+
 #: cache key -> the method's name (for error messages)
 _QUANTITY_NAMES = {
     "X": "frame_transform",
@@ -408,9 +411,9 @@ class KinDyn:
             try:
                 nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
             except np.linalg.LinAlgError:
-                return self._fd_result(None)
+                nu_dot = np.full(nv, np.nan)
             if nu_dot is not None:
-                return self._fd_result(nu_dot)
+                return self._fd_result(nu_dot, t, None)
         self._require_state()
         if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
             tau = np.zeros(nv)
@@ -426,17 +429,30 @@ class KinDyn:
             nu_dot = self._engine.forward_dynamics(tau, wrenches)
         except np.linalg.LinAlgError:
             nu_dot = None
-        return self._fd_result(nu_dot)
+        return self._fd_result(nu_dot, tau, wrenches)
 
-    def _fd_result(self, nu_dot: np.ndarray | None) -> np.ndarray:
-        """Forward dynamics as the engine gave it, or the error it means: an engine signals a mass
-        matrix it cannot invert by NaN, inf or a LinAlgError (``None`` here), whatever the engine."""
+    def _fd_result(
+        self, nu_dot: np.ndarray | None, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
+    ) -> np.ndarray:
+        """Forward dynamics as the engine gave it, unless the engine could not invert the mass matrix
+        (NaN, inf or a LinAlgError, ``None`` here; ``tau`` (..., nv), or (n,) joint torques).
+
+        Then: a singular M is a :class:`SingularMassMatrixError`, whatever the engine; a regular but
+        indefinite M (non-physical inertias, which an engine's Cholesky refuses) is solved here as
+        ``M nu_dot = tau - h + sum_F J_F^T f_F``, which is what forward dynamics means."""
         if nu_dot is not None:
             flat = nu_dot.reshape(-1)
             n = flat.shape[0]
             if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
                 return nu_dot
         M = self.mass_matrix()  # raises if the state itself overflows
+        if np.all(np.linalg.cond(M) < _REGULAR):
+            if tau.shape[-1] != self._nv:  # joint torques of the hot path
+                tau = np.concatenate([np.zeros(self._nv - self._n_dofs), tau])
+            rhs = tau - self.bias_forces()
+            for frame, w in (wrenches or {}).items():
+                rhs = rhs + np.einsum("...ji,...j->...i", self.frame_jacobian(frame), w)
+            return _finite(np.linalg.solve(M, rhs[..., None])[..., 0], "forward_dynamics", self)
         return self._singular(M)
 
     def _singular(self, M: np.ndarray) -> np.ndarray:
