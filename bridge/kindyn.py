@@ -101,6 +101,9 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     return out if all_finite(out) else None
 
 
+#: inputs beyond this magnitude are named as the cause of a non-finite result
+_LARGE_INPUT = 1e50
+
 #: a mass matrix with a condition number below this is inverted when an engine refuses it
 _REGULAR = 1e12
 
@@ -479,7 +482,8 @@ class KinDyn:
         )
 
     def _input_note(self) -> str:
-        """Where a non-finite result comes from: the largest magnitudes of the state's values."""
+        """Where a non-finite result comes from: inputs so large that float64 products overflow
+        (named with their largest magnitudes), or else the engine itself."""
         try:
             st = self.state
             parts = {
@@ -489,10 +493,17 @@ class KinDyn:
                 "s_dot": st.s_dot,
                 "gravity": self._gravity,
             }
-            big = ", ".join(f"{k} up to {float(np.abs(v).max(initial=0)):.3g}" for k, v in parts.items())
+            largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
-            big = "no state"
-        return f"the float64 products overflow; the inputs are too large ({big})"
+            largest = {}
+        big = {k: v for k, v in largest.items() if v > _LARGE_INPUT}
+        if big or not largest:
+            listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
+            return f"the float64 products overflow; the inputs are too large ({listed})"
+        return (
+            f"the {self.engine_name} engine returned NaN or infinite values for moderate inputs (a "
+            "limitation of that library on this model; try another engine)"
+        )
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:
