@@ -323,9 +323,7 @@ def test_a_base_rotation_slightly_off_orthonormal_is_projected_once_for_every_en
         for a, b in zip(out[engine], out["pinocchio"], strict=True):
             assert np.linalg.norm(a - b) <= 1e-12 * max(1.0, np.linalg.norm(b))
     # the same through State and Transform; far from orthonormal is still an error
-    np.testing.assert_array_equal(
-        bridge.State(H, s, v, sd).world_H_base.matrix, bridge.Transform(H).matrix
-    )
+    np.testing.assert_array_equal(bridge.State(H, s, v, sd).world_H_base.matrix, bridge.Transform(H).matrix)
     with pytest.raises(bridge.StateError, match="not orthonormal"):
         bridge.State(_almost_rotation(1e-6), s, v, sd)
 

@@ -89,7 +89,9 @@ def test_no_silent_overwrite(tmp_path: Path) -> None:
     report = tmp_path / "r.json"
     report.write_text("{}")
     assert_one_line_error(run("check", OFFSETS, "--samples", "1", "--json", str(report)), "--force")
-    res = run("check", OFFSETS, "--samples", "1", "--representations", "body", "--json", str(report), "--force")
+    res = run(
+        "check", OFFSETS, "--samples", "1", "--representations", "body", "--json", str(report), "--force"
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(report.read_text())["ok"] is True
 
@@ -114,7 +116,8 @@ def test_check_a_singular_fixed_base_model_reports_it(tmp_path: Path) -> None:
     urdf = tmp_path / "point_mass.urdf"
     urdf.write_text(
         '<robot name="pm"><link name="a"><inertial><mass value="2"/>'
-        '<inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><origin xyz="0 0 0.2"/><mass value="1"/>'
+        '<inertia ixx="0.1" iyy="0.2" izz="0.3" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+        '<link name="b"><inertial><origin xyz="0 0 0.2"/><mass value="1"/>'
         '<inertia ixx="0" iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link>'
         '<joint name="j" type="continuous"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/></joint>'
         "</robot>"
@@ -130,7 +133,11 @@ def test_check_a_singular_fixed_base_model_reports_it(tmp_path: Path) -> None:
 
 def test_the_real_process_prints_one_line() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    for args in (["check", "solo12", "--rtol", "abc"], ["convert", OFFSETS], ["check", "solo12", "--seed", "-5"]):
+    for args in (
+        ["check", "solo12", "--rtol", "abc"],
+        ["convert", OFFSETS],
+        ["check", "solo12", "--seed", "-5"],
+    ):
         out = subprocess.run(
             [sys.executable, "-m", "bridge.cli", *args], capture_output=True, text=True, env=env, timeout=120
         )
