@@ -91,7 +91,7 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     try:
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if a.shape != (na,) or b.shape != (nb,):
         return None
@@ -221,7 +221,7 @@ class KinDyn:
             return self._default_gravity
         try:
             g = np.array(gravity, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         if g.shape != (3,) or not all_finite(g):
             return None
@@ -238,7 +238,10 @@ class KinDyn:
             raise StateError(str(exc)) from None
         state.check_model(self.model)
         batch = np.broadcast_shapes(
-            state.world_H_base.batch_shape, state.s.shape[:-1], state.base_velocity.shape[:-1]
+            state.world_H_base.batch_shape,
+            state.s.shape[:-1],
+            state.base_velocity.shape[:-1],
+            state.s_dot.shape[:-1],
         )
         try:
             check_batch("gravity", g.shape[:-1], batch)
@@ -362,10 +365,12 @@ class KinDyn:
         return np.concatenate([np.broadcast_to(ba, (*lead, 6)), np.broadcast_to(sdd, (*lead, n))], axis=-1)
 
     def _wrenches(self, external_wrenches: Mapping[str, object] | None) -> dict[str, np.ndarray] | None:
-        if not external_wrenches:
+        if external_wrenches is None:
             return None
         if not isinstance(external_wrenches, Mapping):
             raise InvalidValueError("external_wrenches: expected a mapping {frame_name: wrench (6,)}")
+        if not external_wrenches:
+            return None
         out = {}
         for name, w in external_wrenches.items():
             frame = self._frame(name)

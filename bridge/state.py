@@ -126,7 +126,7 @@ class State:
             object.__setattr__(self, "representation", representation)
             return
         H = ensure_transform(world_H_base, "world_H_base")
-        s_arr = np.asarray(s)
+        s_arr = as_float_array(s, "joint positions s", ())
         if s_arr.ndim == 0:
             raise StateError(f"joint positions s: expected shape (..., n), got a scalar {s_arr!r}")
         s = _owned(as_float_array(s_arr, "joint positions s", (s_arr.shape[-1],)), s)
@@ -284,7 +284,7 @@ def single_state_arrays(
         s_[...] = s
         sd_[...] = s_dot
         v_[...] = base_velocity
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if not all_finite(buf):  # one finiteness test for all three
         return None

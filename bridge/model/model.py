@@ -427,6 +427,8 @@ class Model:
 
     def with_base(self, link: str) -> Model:
         """The same robot with ``link`` as base: joints on the path to the old base are reversed."""
+        if not isinstance(link, str):
+            raise ModelError(f"base link: expected a link name (str), got {link!r}")
         self.link(link)
         if link == self.base:
             return self

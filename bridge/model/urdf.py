@@ -486,13 +486,22 @@ def load_urdf(
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
         ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
-    if mimic is not None and mimic not in _MIMIC_MODES:
+    if mimic is not None and (not isinstance(mimic, str) or mimic not in _MIMIC_MODES):
         raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
     floating, check_inertia, strict = (
         _flag(floating, "floating"),
         _flag(check_inertia, "check_inertia"),
         _flag(strict, "strict"),
     )
+    if base is not None and not isinstance(base, str):
+        raise ModelError(f"base: expected a link name (str), got {base!r}")
+    if joints is not None:
+        try:
+            joints = None if isinstance(joints, str) else tuple(joints)
+        except TypeError:
+            joints = None
+        if joints is None or not all(isinstance(j, str) for j in joints):
+            raise ModelError("joints must be a sequence of joint names (str)")
     if locked is not None and not isinstance(locked, Mapping):
         raise ModelError(f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}")
     issues = _Issues(strict)
