@@ -495,6 +495,8 @@ def load_urdf(
     )
     if base is not None and not isinstance(base, str):
         raise ModelError(f"base: expected a link name (str), got {base!r}")
+    if isinstance(joints, str):
+        raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
     if joints is not None:
         try:
             joints = None if isinstance(joints, str) else tuple(joints)
