@@ -511,6 +511,13 @@ def change_of_variables(
     ``nu`` of the result is the state's generalized velocity in ``source``. With each convention's
     base velocity ``L v_B``: ``X = L_t L_s^-1`` and ``X_dot = L_t_dot L_s^-1 + L_t d/dt(L_s^-1)``.
     """
+    if not isinstance(state, State) or not hasattr(model, "n_dofs"):
+        from bridge.errors import StateError
+
+        raise StateError(
+            f"change of variables: expected a model and a bridge State, got {type(model).__name__} and "
+            f"{type(state).__name__}"
+        )
     state.check_model(model)
     joints = JointOrder.between(model, source, target)
     if not model.floating:

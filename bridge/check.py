@@ -25,13 +25,15 @@ from __future__ import annotations
 import importlib.util
 import itertools
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from bridge.errors import BridgeError, InvalidValueError
+from bridge._array import as_bool, as_int, as_real
+from bridge.errors import BridgeError, InvalidValueError, SingularMassMatrixError
 from bridge.integration import integrate
 from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
@@ -208,6 +210,8 @@ def random_states(model: Model, n: int, rng: np.random.Generator) -> State:
         span = np.pi if joint.kind.rotational else 1.0
         lower = -np.inf if lim.lower is None else lim.lower
         upper = np.inf if lim.upper is None else lim.upper
+        if lower > upper:  # PyBullet's "no limits" (the URDF loader warns)
+            lower, upper = -np.inf, np.inf
         lo[k], hi[k] = max(lower, -span), min(upper, span)
         if not hi[k] > lo[k] and np.isfinite(lower) and np.isfinite(upper):
             lo[k], hi[k] = lower, upper  # a narrow range away from zero
@@ -257,8 +261,11 @@ def _result(quantity, rep, engines, a, b, tol, frame=None, M=None) -> Result:
     )
 
 
-def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str, str | None], np.ndarray]:
-    """Every quantity for the current (batched) state of ``kd``."""
+def _evaluate(
+    kd: KinDyn, frames: Sequence[str], inputs: dict, singular: dict[str, str] | None = None
+) -> dict[tuple[str, str | None], np.ndarray]:
+    """Every quantity for the current (batched) state of ``kd``; forward dynamics is left out when
+    the engine finds the mass matrix singular (its message goes to ``singular[engine]``)."""
     model = kd.model
     nu_dot = inputs["nu_dot"]
     base_acc = nu_dot[:, :6] if model.floating else None
@@ -276,8 +283,15 @@ def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict) -> dict[tuple[str
         ("total_momentum", None): kd.total_momentum(),
     }
     if not model.massless_dofs:
-        out[("forward_dynamics", None)] = kd.forward_dynamics(inputs["torques"])
-        out[("forward_dynamics_wrenches", None)] = kd.forward_dynamics(inputs["torques"], inputs["wrenches"])
+        try:
+            out[("forward_dynamics", None)] = kd.forward_dynamics(inputs["torques"])
+            out[("forward_dynamics_wrenches", None)] = kd.forward_dynamics(
+                inputs["torques"], inputs["wrenches"]
+            )
+        except SingularMassMatrixError as exc:
+            if singular is not None:
+                singular[kd.engine_name] = str(exc)
+            out.pop(("forward_dynamics", None), None)
     out[("centroidal_momentum_matrix", None)] = kd.centroidal_momentum_matrix()
     out[("total_momentum_jacobian", None)] = kd.total_momentum_jacobian()
     out[("coriolis_matrix", None)] = kd.coriolis_matrix()
@@ -335,9 +349,14 @@ def _identities(
     results = []
     tau = kd.inverse_dynamics(base_acc, s_ddot)
     if not model.massless_dofs:
-        fd = kd.forward_dynamics(tau)
-        M = kd.mass_matrix()
-        results.append(_result("forward_dynamics", rep, f"{engine}: FD(ID(a)) = a", fd, nu_dot, rtol, M=M))
+        try:
+            fd = kd.forward_dynamics(tau)
+        except SingularMassMatrixError:  # reported by _evaluate
+            fd = None
+        if fd is not None:
+            M = kd.mass_matrix()
+            what = f"{engine}: FD(ID(a)) = a"
+            results.append(_result("forward_dynamics", rep, what, fd, nu_dot, rtol, M=M))
     if model.floating:  # the base rows of the generalized momentum are the total momentum
         Mnu = np.einsum("...ij,...j->...i", kd.mass_matrix(), kd.nu)[..., :6]
         hB = kd.total_momentum()
@@ -466,7 +485,26 @@ def cross_validate(
             the report's ``findings`` explain the differences).
 
     ``model`` may also be a URDF path or robot name (loaded with :func:`bridge.load_urdf`).
+    ``engines`` and ``representations`` may be given as one comma-separated string.
+
+    A singular mass matrix (a DOF that moves no inertia, see :attr:`Model.massless_dofs`, or an
+    engine raising :class:`bridge.SingularMassMatrixError`) is reported as a finding (cause
+    ``"singular mass matrix"``) and forward dynamics is not compared where it is undefined.
     """
+    samples = as_int(samples, "cross_validate: samples", minimum=1)
+    seed = as_int(seed, "cross_validate: seed", minimum=0)
+    rtol = as_real(rtol, "cross_validate: rtol", positive=True)
+    fd_rtol = as_real(fd_rtol, "cross_validate: fd_rtol", positive=True)
+    fd_samples = as_int(fd_samples, "cross_validate: fd_samples", minimum=0)
+    identities = as_bool(identities, "cross_validate: identities")
+    native = as_bool(native, "cross_validate: native")
+    engines = _names(engines, "engines") if engines is not None else None
+    representations = _names(representations, "representations")
+    if not isinstance(model, Model | str | os.PathLike | bytes):
+        raise InvalidValueError(
+            "cross_validate: model must be a bridge Model, a URDF path or text, or a robot name, got "
+            f"{type(model).__name__}"
+        )
     if native:
         from bridge.native import compare_native
 
@@ -497,9 +535,9 @@ def cross_validate(
         if e not in ENGINES:
             raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")
     reps = [Representation.parse(r).value for r in representations]
-    if samples < 1:
-        raise InvalidValueError(f"samples must be >= 1, got {samples}")
-    frames = list(frames) if frames is not None else default_frames(model)
+    if not engines or not reps:
+        raise InvalidValueError("cross_validate: give at least one engine and one representation")
+    frames = _names(frames, "frames") if frames is not None else default_frames(model)
     for f in frames:
         model.frame(f)
     start = time.perf_counter()
@@ -514,10 +552,13 @@ def cross_validate(
     report = Report(model.name, engines, reps, samples, seed, rtol)
     report.notes.extend(dropped)
     if model.massless_dofs:
-        report.notes.append(
+        message = (
             "forward dynamics not compared: the mass matrix is singular because these joints move no "
             f"inertia: {', '.join(model.massless_dofs)}"
         )
+        report.notes.append(message)
+        report.findings.append(_finding(tuple(model.massless_dofs), message))
+    singular: dict[str, str] = {}
     for rep in reps:
         st = state.to(rep)
         values: dict[str, dict] = {}
@@ -526,16 +567,42 @@ def cross_validate(
                 progress(f"{e} / {rep}")
             kd = KinDyn(model, engine=e, representation=rep)
             kd.set_robot_state(st, inputs["gravity"])
-            values[e] = _evaluate(kd, frames, inputs)
+            values[e] = _evaluate(kd, frames, inputs, singular)
             if identities:
                 report.results.extend(_identities(kd, e, rep, st, frames, inputs, fd_samples, rtol, fd_rtol))
         for a, b in itertools.combinations(engines, 2):
             M = values[a][("mass_matrix", None)]
             for (quantity, frame), ref in values[a].items():
-                other = values[b][(quantity, frame)]
+                other = values[b].get((quantity, frame))
+                if other is None:  # forward dynamics undefined for one of them (a finding)
+                    continue
                 M_fd = (
                     M if quantity.startswith("forward_dynamics") else None
                 )  # backward error, see module doc
                 report.results.append(_result(quantity, rep, f"{a} vs {b}", other, ref, rtol, frame, M_fd))
+    for e, message in singular.items():
+        note = f"{e}: forward dynamics not compared: {message}"
+        report.notes.append(note)
+        report.findings.append(_finding((e,), note))
     report.seconds = time.perf_counter() - start
     return report
+
+
+def _finding(subjects: tuple[str, ...], message: str):
+    from bridge.native import Finding
+
+    return Finding("singular mass matrix", subjects, message)
+
+
+def _names(value: object, what: str) -> list[str]:
+    """A list of names from a sequence of strings (or enums) or one comma-separated string."""
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    try:
+        items = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise InvalidValueError(f"cross_validate: {what} must be a list of names, got {value!r}") from None
+    for item in items:
+        if not isinstance(item, str | Representation):
+            raise InvalidValueError(f"cross_validate: {what} must be names (str), got {item!r}")
+    return items

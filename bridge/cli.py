@@ -1,18 +1,63 @@
 """The ``bridge`` command line (typer + rich). Heavy imports happen inside the commands.
 
-Exit status: 0 when everything agrees, 1 when engines disagree, 2 for bad input (a one-line
-message on stderr names the problem).
+Exit status: 0 when everything agrees, 1 when engines disagree, 2 for bad input or misuse (one line
+on stderr, ``error: ...``, names the problem; no traceback, no usage box). ``check --all`` lists the
+robots it skips because they do not load (a property of those files, not a disagreement between
+engines) and counts them in its last line; its exit status ignores them (0 if every robot that
+loads agrees) unless ``--fail-on-skip`` is given, which makes it 3 when robots were skipped and
+none disagreed. Output files (``--json``, ``-o``) are checked before any work
+starts, and an existing file is only replaced with ``--force``.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover - older typer on click
+    from click import exceptions as _click_errors
+
+#: exit status of ``check --all --fail-on-skip`` when robots were skipped (and none disagreed)
+EXIT_SKIPPED = 3
+
+
+class _OneLineErrors(TyperGroup):
+    """The command group, with every usage error (bad option value, missing option, unknown
+    command) and every stray :class:`bridge.BridgeError` printed as one ``error:`` line, exit 2."""
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:  # fmt: skip
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        from bridge.errors import BridgeError
+
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _click_errors.NoArgsIsHelpError as exc:
+            exc.show()  # `bridge` alone (or a group without a command): the help, as usual
+            sys.exit(exc.exit_code)
+        except _click_errors.ClickException as exc:
+            command = exc.ctx.command_path if getattr(exc, "ctx", None) is not None else "bridge"
+            message = " ".join(exc.format_message().split())
+            typer.echo(f"error: {command}: {message} (see {command} --help)", err=True)
+            sys.exit(2)
+        except typer.Abort:
+            typer.echo("error: aborted", err=True)
+            sys.exit(1)
+        except BridgeError as exc:
+            typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+            sys.exit(2)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="bridge",
     help="Make rigid-body dynamics agree across Pinocchio, iDynTree, Featherstone and Drake conventions.",
     no_args_is_help=True,
@@ -56,8 +101,36 @@ StrictOpt = Annotated[
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
     return typer.Exit(code)
+
+
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace the output file if it exists.")]
+
+
+def _check_output(path: Path | None, option: str, force: bool) -> None:
+    """Fail (exit 2) before any work if ``path`` cannot be written: its directory does not exist,
+    it is a directory, or it exists and ``--force`` was not given."""
+    if path is None:
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise _fail(f"{option} {str(path)!r} is a directory; give a file name")
+    if not parent.is_dir():
+        raise _fail(f"{option} {str(path)!r}: directory {str(parent)!r} does not exist")
+    if path.exists() and not force:
+        raise _fail(f"{option} {str(path)!r} exists; add --force to replace it")
+    import os
+
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise _fail(f"{option} {str(path)!r} is not writable")
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise _fail(f"{option} {str(path)!r}: cannot write ({exc.strerror or exc})") from None
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -247,7 +320,18 @@ def check(
     ] = "body,inertial,mixed",
     rtol: Annotated[float, typer.Option(help="Relative tolerance (norm-wise).")] = 1e-10,
     json_file: Annotated[Path | None, typer.Option("--json", help="Write the full report as JSON.")] = None,
-    all_models: Annotated[bool, typer.Option("--all", help="Check every robot of `bridge models`.")] = False,
+    force: ForceOpt = False,
+    all_models: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="Check every robot of `bridge models` (robots that do not load are listed as skipped).",
+        ),
+    ] = False,
+    fail_on_skip: Annotated[
+        bool,
+        typer.Option("--fail-on-skip", help="With --all: exit 3 if robots were skipped (and none disagree)."),
+    ] = False,
     native: Annotated[
         bool,
         typer.Option(
@@ -256,7 +340,8 @@ def check(
         ),
     ] = False,
 ) -> None:
-    """Do the engines agree on this robot? Exit 0 if all agree, 1 if any disagree, 2 for bad input."""
+    """Do the engines agree on this robot? Exit 0 if all agree, 1 if any disagree, 2 for bad input,
+    3 with --all --fail-on-skip if none disagrees but some robots were skipped (they do not load)."""
     from rich.console import Console
     from rich.progress import Progress
 
@@ -267,28 +352,39 @@ def check(
     console = Console()
     if all_models == (model is not None):
         raise _fail("give exactly one of MODEL or --all")
+    if samples < 1:
+        raise _fail(f"--samples must be at least 1, not {samples}")
+    if seed < 0:
+        raise _fail(f"--seed must be a non-negative integer, not {seed}")
+    if not rtol > 0 or rtol == float("inf"):
+        raise _fail(f"--rtol must be a positive number, not {rtol}")
+    _check_output(json_file, "--json", force)
     mimic_mode = _mimic_mode(mimic, mimic_independent)
+    engine_list = _split(engines) if engines is not None else None  # None: every installed engine
+    rep_list = _split(representations) or []
+    _check_names(engine_list if engine_list is not None else list(available_engines()), rep_list)
     n_warned = 0
     if native and not all_models:
         _check_native(console, model, samples, seed, rtol, representations, json_file)
     names = robot_names() if all_models else [model]
+    preloaded = None
+    if not all_models:  # before the progress display, so that an error is one line
+        try:
+            preloaded = _load(model, base, joints, fixed_base, mimic_mode, allow_nonphysical, strict)
+        except BridgeError as exc:
+            raise _fail(str(exc)) from None
     reports = []
     labels: list[str] = []
     skipped: list[tuple[str, str]] = []
     status = 0
-    try:
-        engine_list = _split(engines) if engines is not None else None
-        rep_list = _split(representations) or []
-    except BridgeError as exc:
-        raise _fail(str(exc)) from None
     with Progress(console=console, transient=True) as progress:
         overall = progress.add_task("models", total=len(names)) if all_models else None
         for name in names:
             try:
-                m, _, warned = _load(name, base, joints, fixed_base, mimic_mode, allow_nonphysical, strict)
+                m, _, warned = preloaded or _load(
+                    name, base, joints, fixed_base, mimic_mode, allow_nonphysical, strict
+                )
             except BridgeError as exc:
-                if not all_models:
-                    raise _fail(str(exc)) from None
                 msg = str(exc)  # the robot's name is shown: drop the path the message starts with
                 skipped.append((name, msg.split(": ", 1)[1] if msg.startswith("/") and ": " in msg else msg))
                 if overall is not None:
@@ -317,7 +413,8 @@ def check(
                     progress=step,
                 )
             except BridgeError as exc:
-                raise _fail(str(exc)) from None
+                progress.stop()
+                raise _fail(f"{name}: {exc}" if all_models else str(exc)) from None
             progress.remove_task(task)
             if overall is not None:
                 progress.advance(overall)
@@ -336,12 +433,32 @@ def check(
             f"{len(reports) - bad} robots agree, {bad} disagree, {len(skipped)} skipped because they do "
             f"not load (reasons above){warned_note}"
         )
+        if skipped and status == 0 and fail_on_skip:
+            status = EXIT_SKIPPED  # the check is incomplete
     if json_file is not None:
         import json
 
         payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
-        json_file.write_text(json.dumps(payload, indent=2))
+        _write(json_file, json.dumps(payload, indent=2), "--json")
     raise typer.Exit(status)
+
+
+def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
+    """Fail (exit 2) before any work on an unknown engine or representation, or an empty list."""
+    from bridge.errors import BridgeError
+    from bridge.kindyn import ENGINES
+    from bridge.state import Representation
+
+    if not engine_list or not rep_list:
+        raise _fail("--engines and --representations need at least one name each")
+    for e in engine_list:
+        if e.lower() not in ENGINES:
+            raise _fail(f"--engines: unknown engine {e!r}; available: {', '.join(ENGINES)}")
+    try:
+        for r in rep_list:
+            Representation.parse(r)
+    except BridgeError as exc:
+        raise _fail(f"--representations: {exc}") from None
 
 
 def _check_native(console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file):
@@ -371,7 +488,7 @@ def _check_native(console, model: str, samples: int, seed: int, rtol: float, rep
         colour = "red" if f.cause == "unexplained" else "yellow" if f.error_with is not None else "cyan"
         console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
     if json_file is not None:
-        json_file.write_text(report.to_json())
+        _write(json_file, report.to_json(), "--json")
     raise typer.Exit(0 if report.ok else 1)
 
 
@@ -434,6 +551,7 @@ def _print_report(console, report, compact: bool = False, label: str | None = No
 def convert(
     model: ModelArg,
     output: Annotated[Path, typer.Option("-o", "--output", help="Output URDF file.")],
+    force: ForceOpt = False,
     base: BaseOpt = None,
     joints: JointsOpt = None,
     mimic: MimicOpt = None,
@@ -444,6 +562,7 @@ def convert(
     """Re-root and/or reduce a model and write it as URDF."""
     from bridge.errors import BridgeError
 
+    _check_output(output, "-o/--output", force)
     try:
         m, _, warned = _load(
             model, base, joints, False, _mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
@@ -452,7 +571,7 @@ def convert(
     except BridgeError as exc:
         raise _fail(str(exc)) from None
     _print_warnings(warned)
-    output.write_text(text)
+    _write(output, text, "-o/--output")
     typer.echo(f"wrote {output} ({len(m.links)} links, {m.n_dofs} DOFs, base {m.base})")
 
 

@@ -27,6 +27,7 @@ import importlib
 
 import numpy as np
 
+from bridge._array import as_float_array
 from bridge.change_of_variables import (
     BODY,
     INERTIAL,
@@ -35,7 +36,7 @@ from bridge.change_of_variables import (
     Convention,
     change_of_variables,
 )
-from bridge.errors import InvalidValueError
+from bridge.errors import InvalidValueError, ShapeError
 from bridge.model.model import Model
 from bridge.state import Representation, State
 
@@ -102,41 +103,59 @@ def velocity_transform(
     return cov.matrix(), cov.derivative()
 
 
-def _f(x: object) -> np.ndarray:
-    return np.asarray(x, dtype=float)
+def _f(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> np.ndarray:
+    """``x`` checked: real, finite, trailing axes ``tail``, batch axes broadcasting to the state's."""
+    arr = as_float_array(x, name, tail)
+    batch = cov.nu.shape[:-1]
+    try:
+        np.broadcast_shapes(arr.shape[: arr.ndim - len(tail)], batch)
+    except ValueError:
+        raise ShapeError(
+            f"{name}: batch shape {arr.shape[: arr.ndim - len(tail)]} does not broadcast with the state's "
+            f"{batch}"
+        ) from None
+    return arr
 
 
 def convert_velocity(
     model: Model, state: State, nu: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``nu_t = T nu_s``, (..., nv)."""
-    return velocity_change(model, state, source, target).velocity(_f(nu))
+    cov = velocity_change(model, state, source, target)
+    return cov.velocity(_f(nu, "nu", (model.nv,), cov))
 
 
 def convert_acceleration(
     model: Model, state: State, nu_dot: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``nu_dot_t = T nu_dot_s + T_dot nu_s``, (..., nv)."""
-    return velocity_change(model, state, source, target).acceleration(_f(nu_dot))
+    cov = velocity_change(model, state, source, target)
+    return cov.acceleration(_f(nu_dot, "nu_dot", (model.nv,), cov))
 
 
 def convert_jacobian(model: Model, state: State, J: np.ndarray, source: object, target: object) -> np.ndarray:
     """``J_t = J_s T_{t->s}`` for (..., m, nv) Jacobians with ``v = J nu``."""
-    return velocity_change(model, state, target, source).jacobian_back(_f(J))
+    cov = velocity_change(model, state, target, source)
+    J = as_float_array(J, "J", (model.nv,))
+    if J.ndim < 2:
+        raise ShapeError(f"J: expected shape (..., m, {model.nv}), got {J.shape}")
+    return cov.jacobian_back(_f(J, "J", (J.shape[-2], model.nv), cov))
 
 
 def convert_generalized_force(
     model: Model, state: State, tau: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``tau_t = T_{t->s}^T tau_s`` for (..., nv) generalized forces (power-preserving)."""
-    return velocity_change(model, state, target, source).force_back(_f(tau))
+    cov = velocity_change(model, state, target, source)
+    return cov.force_back(_f(tau, "tau", (model.nv,), cov))
 
 
 def convert_mass_matrix(
     model: Model, state: State, M: np.ndarray, source: object, target: object
 ) -> np.ndarray:
     """``M_t = T_{t->s}^T M_s T_{t->s}`` for (..., nv, nv)."""
-    return velocity_change(model, state, target, source).matrix_back(_f(M))
+    cov = velocity_change(model, state, target, source)
+    return cov.matrix_back(_f(M, "M", (model.nv, model.nv), cov))
 
 
 def convert_bias_forces(
@@ -146,4 +165,5 @@ def convert_bias_forces(
 
     ``M`` is the mass matrix in the *source* convention.
     """
-    return velocity_change(model, state, target, source).bias_back(_f(h), _f(M))
+    cov = velocity_change(model, state, target, source)
+    return cov.bias_back(_f(h, "h", (model.nv,), cov), _f(M, "M", (model.nv, model.nv), cov))

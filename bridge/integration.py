@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridge._array import as_float_array, as_int, as_real
+from bridge.errors import InvalidValueError, StateError
 from bridge.spatial import Transform
 from bridge.spatial.so3 import skew
 from bridge.state import Representation, State
@@ -54,9 +56,14 @@ def integrate(state: State, base_acc: np.ndarray, s_ddot: np.ndarray, dt: float,
 
     ``base_acc`` (..., 6) is the derivative of the base velocity in ``state.representation``.
     """
+    if not isinstance(state, State):
+        raise StateError(f"integrate expects a bridge State, got {type(state).__name__}")
+    a = as_float_array(base_acc, "base_acc", (6,))
+    sdd = as_float_array(s_ddot, "s_ddot", (state.n_dofs,))
+    dt = as_real(dt, "dt")
+    steps = as_int(steps, "steps", minimum=1)
     rep = state.representation
     v0 = np.asarray(state.base_velocity, dtype=float)
-    a = np.asarray(base_acc, dtype=float)
     H = np.array(state.world_H_base.matrix)
     h = dt / steps
     for k in range(steps):
@@ -67,6 +74,8 @@ def integrate(state: State, base_acc: np.ndarray, s_ddot: np.ndarray, dt: float,
         k4 = _pose_rate(H + h * k3, v0 + (t + h) * a, rep)
         H = H + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
     H = _project(H)
-    s = state.s + dt * state.s_dot + 0.5 * dt * dt * np.asarray(s_ddot, dtype=float)
-    s_dot = state.s_dot + dt * np.asarray(s_ddot, dtype=float)
+    s = state.s + dt * state.s_dot + 0.5 * dt * dt * sdd
+    s_dot = state.s_dot + dt * sdd
+    if not (np.all(np.isfinite(H)) and np.all(np.isfinite(s)) and np.all(np.isfinite(s_dot))):
+        raise InvalidValueError("integrate: the state is not finite after dt (dt or accelerations too large)")
     return State(Transform(H, check=False), s, v0 + dt * a, s_dot, rep)

@@ -19,16 +19,23 @@ F (BODY), the world A (INERTIAL) or F[A] (MIXED). They enter as
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.errors import BridgeError, InvalidValueError, ShapeError, StateError
+from bridge._array import as_float_array, check_batch
+from bridge.errors import (
+    BridgeError,
+    InvalidValueError,
+    ShapeError,
+    SingularMassMatrixError,
+    StateError,
+)
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite
+from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite, finite_weights
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
@@ -101,7 +108,7 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     try:
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if a.shape != (na,) or b.shape != (nb,):
         return None
@@ -109,6 +116,41 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     out[:na] = a
     out[na:] = b
     return out if all_finite(out) else None
+
+
+#: inputs beyond this magnitude are named as the cause of a non-finite result
+_LARGE_INPUT = 1e50
+
+#: a mass matrix with a condition number below this is inverted when an engine refuses it
+_REGULAR = 1e12
+
+#: cache key -> the method's name (for error messages)
+_QUANTITY_NAMES = {
+    "X": "frame_transform",
+    "v": "frame_velocity",
+    "J": "frame_jacobian",
+    "Jdnu": "frame_bias_acc",
+    "g": "gravity_forces",
+    "com": "com_position",
+    "vcom": "com_velocity",
+    "Jcom": "com_jacobian",
+    "hG": "centroidal_momentum",
+    "hG[A]": "centroidal_momentum",
+    "hB": "total_momentum",
+}
+
+
+def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
+    """``value`` if every entry is finite, else an :class:`InvalidValueError` naming ``what``: an
+    engine's NaN or inf comes from inputs (state, arguments) too large for float64 products."""
+    flat = value.reshape(-1)
+    n = flat.shape[0]
+    ok = math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else bool(np.isfinite(flat).all())
+    if not ok:
+        raise InvalidValueError(
+            f"{what} of model {kd.model.name!r} is not finite: {kd._input_note()}"
+        )
+    return value
 
 
 def _engine_class(engine: str) -> type:
@@ -197,7 +239,7 @@ class KinDyn:
             return self._default_gravity
         try:
             g = np.array(gravity, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         if g.shape != (3,) or not all_finite(g):
             return None
@@ -206,11 +248,25 @@ class KinDyn:
 
     def set_robot_state(self, state: State, gravity: object = DEFAULT_GRAVITY) -> None:
         """Set the state from a :class:`State` (converted to this representation if needed)."""
+        if not isinstance(state, State):
+            raise StateError(f"set_robot_state expects a bridge State, got {type(state).__name__}")
         try:
             g = as_float_array(gravity, "gravity", (3,))
         except BridgeError as exc:
             raise StateError(str(exc)) from None
         state.check_model(self.model)
+        batch = np.broadcast_shapes(
+            state.world_H_base.batch_shape,
+            state.s.shape[:-1],
+            state.base_velocity.shape[:-1],
+            state.s_dot.shape[:-1],
+        )
+        try:
+            check_batch("gravity", g.shape[:-1], batch)
+        except ShapeError as exc:
+            raise StateError(str(exc)) from None
+        if 0 in batch:
+            raise StateError(f"the state is an empty batch (batch shape {batch}): give at least one state")
         if state.representation is not self.representation:
             state = state.to(self.representation)
         if not self.model.floating:
@@ -247,6 +303,8 @@ class KinDyn:
     def _store(self, key: Any, value: object) -> np.ndarray:
         if type(value) is not np.ndarray:
             value = np.asarray(value)
+        what = _QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
+        _finite(value, f"{what}({key[1]!r})" if isinstance(key, tuple) else what, self)
         value.setflags(write=False)
         self._cache[key] = value
         return value
@@ -259,6 +317,10 @@ class KinDyn:
         return value
 
     def _frame(self, frame: str) -> str:
+        if type(frame) is not str:
+            if not isinstance(frame, str):
+                raise InvalidValueError(f"frame: expected a frame name (str), got {frame!r}")
+            frame = str(frame)
         if frame not in self._frame_names:
             self.model.frame(frame)  # raises UnknownNameError with close matches
         return frame
@@ -273,6 +335,7 @@ class KinDyn:
             value = self._engine.mass_matrix()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
+            _finite(value, "mass_matrix", self)
             value.setflags(write=False)
             self._cache["M"] = value
         return value
@@ -286,6 +349,7 @@ class KinDyn:
             value = self._engine.bias_forces()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
+            _finite(value, "bias_forces", self)
             value.setflags(write=False)
             self._cache["h"] = value
         return value
@@ -301,25 +365,38 @@ class KinDyn:
             if fast is not None:
                 return fast
         sdd = as_float_array(s_ddot, "s_ddot", (n,))
+        batch = self.batch_shape if self._has_state else None
+        if batch is not None:
+            check_batch("s_ddot", sdd.shape[:-1], batch)
         if not self.model.floating:
             if base_acc is not None:
-                as_float_array(base_acc, "base_acc", (6,))
+                ba = as_float_array(base_acc, "base_acc", (6,))
+                if batch is not None:
+                    check_batch("base_acc", ba.shape[:-1], batch)
             return sdd
         if base_acc is None:
             raise ShapeError("base_acc: a floating-base model needs a (..., 6) base acceleration")
         ba = as_float_array(base_acc, "base_acc", (6,))
+        if batch is not None:
+            check_batch("base_acc", ba.shape[:-1], batch)
         lead = np.broadcast_shapes(ba.shape[:-1], sdd.shape[:-1])
         return np.concatenate([np.broadcast_to(ba, (*lead, 6)), np.broadcast_to(sdd, (*lead, n))], axis=-1)
 
     def _wrenches(self, external_wrenches: Mapping[str, object] | None) -> dict[str, np.ndarray] | None:
-        if not external_wrenches:
+        if external_wrenches is None:
             return None
         if not isinstance(external_wrenches, Mapping):
             raise InvalidValueError("external_wrenches: expected a mapping {frame_name: wrench (6,)}")
-        return {
-            self._frame(name): as_float_array(w, f"external wrench on {name!r}", (6,))
-            for name, w in external_wrenches.items()
-        }
+        if not external_wrenches:
+            return None
+        out = {}
+        for name, w in external_wrenches.items():
+            frame = self._frame(name)
+            wrench = as_float_array(w, f"external wrench on {frame!r}", (6,))
+            if self._has_state:
+                check_batch(f"external wrench on {frame!r}", wrench.shape[:-1], self.batch_shape)
+            out[frame] = wrench
+        return out
 
     def inverse_dynamics(
         self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
@@ -332,10 +409,11 @@ class KinDyn:
         if self._has_state and external_wrenches is None:
             tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
             if tau is not None:
-                return tau
-        nu_dot = self._nu_dot(base_acc, s_ddot)
+                return _finite(tau, "inverse_dynamics", self)
         self._require_state()
-        return self._engine.inverse_dynamics(nu_dot, self._wrenches(external_wrenches))
+        nu_dot = self._nu_dot(base_acc, s_ddot)
+        wrenches = self._wrenches(external_wrenches)
+        return _finite(self._engine.inverse_dynamics(nu_dot, wrenches), "inverse_dynamics", self)
 
     def forward_dynamics(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
@@ -347,15 +425,26 @@ class KinDyn:
         """
         if self.model.massless_dofs:
             raise self._singular_mass_error()
-        n = self._n_dofs
-        t = np.asarray(joint_torques, dtype=np.float64)
+        n, nv = self._n_dofs, self._nv
+        t = joint_torques
+        if type(t) is not np.ndarray or t.dtype.kind != "f":
+            t = as_float_array(t, "joint_torques", ())
         if t.shape == (n,) and self._has_state and external_wrenches is None:
-            nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
+            try:
+                nu_dot = self._fd_single(t)  # hot path: None unless one plain valid state
+            except np.linalg.LinAlgError:
+                nu_dot = np.full(nv, np.nan)
             if nu_dot is not None:
-                return nu_dot
-        tau = self._generalized_force(t)
+                return self._fd_result(nu_dot, t, None)
         self._require_state()
-        return self._engine.forward_dynamics(tau, self._wrenches(external_wrenches))
+        tau = self._generalized_force(t)
+        check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
+        wrenches = self._wrenches(external_wrenches)
+        try:
+            nu_dot = self._engine.forward_dynamics(tau, wrenches)
+        except np.linalg.LinAlgError:
+            nu_dot = None
+        return self._fd_result(nu_dot, tau, wrenches)
 
     def _generalized_force(self, t: np.ndarray) -> np.ndarray:
         """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
@@ -434,39 +523,116 @@ class KinDyn:
         value.setflags(write=False)
         return value
 
+    def _fd_result(
+        self, nu_dot: np.ndarray | None, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
+    ) -> np.ndarray:
+        """Forward dynamics as the engine gave it, unless the engine could not invert the mass matrix
+        (NaN, inf or a LinAlgError, ``None`` here; ``tau`` (..., nv), or (n,) joint torques).
+
+        Then: a singular M is a :class:`SingularMassMatrixError`, whatever the engine; a regular but
+        indefinite M (non-physical inertias, which an engine's Cholesky refuses) is solved here as
+        ``M nu_dot = tau - h + sum_F J_F^T f_F``, which is what forward dynamics means."""
+        if nu_dot is not None:
+            flat = nu_dot.reshape(-1)
+            n = flat.shape[0]
+            if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
+                return nu_dot
+        M = self.mass_matrix()  # raises if the state itself overflows
+        if np.all(np.linalg.cond(M) < _REGULAR):
+            if tau.shape[-1] != self._nv:  # joint torques of the hot path
+                tau = np.concatenate([np.zeros(self._nv - self._n_dofs), tau])
+            rhs = tau - self.bias_forces()
+            for frame, w in (wrenches or {}).items():
+                rhs = rhs + np.einsum("...ji,...j->...i", self.frame_jacobian(frame), w)
+            return _finite(np.linalg.solve(M, rhs[..., None])[..., 0], "forward_dynamics", self)
+        return self._singular(M)
+
+    def _singular(self, M: np.ndarray) -> np.ndarray:
+        """Raise :class:`SingularMassMatrixError` for the mass matrices M (..., nv, nv), naming the
+        DOFs whose diagonal entry vanishes, or saying that M is not positive definite."""
+        nb = self._nv - self._n_dofs
+        d = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, self._nv)
+        scale = np.abs(d).max(initial=0.0)
+        zero = np.all(np.abs(d[:, nb:]) <= 1e-12 * max(scale, 1e-300), axis=0)
+        names = [name for name, z in zip(self.model.dof_names, zero, strict=True) if z]
+        if names:
+            why = f"these joints move no inertia in this state: {', '.join(names)}"
+        else:
+            try:
+                np.linalg.cholesky(M)
+                why = "it is numerically singular"
+            except np.linalg.LinAlgError:
+                why = (
+                    "it is not positive definite (singular, or indefinite because of non-physical link "
+                    "inertias loaded with a warning)"
+                )
+        raise SingularMassMatrixError(
+            f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular: {why}"
+        )
+
+    def _input_note(self) -> str:
+        """Where a non-finite result comes from: inputs so large that float64 products overflow
+        (named with their largest magnitudes), or else the engine itself."""
+        try:
+            st = self.state
+            parts = {
+                "world_H_base": st.world_H_base.matrix,
+                "s": st.s,
+                "base_velocity": st.base_velocity,
+                "s_dot": st.s_dot,
+                "gravity": self._gravity,
+            }
+            largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
+        except BridgeError:  # pragma: no cover - no state
+            largest = {}
+        big = {k: v for k, v in largest.items() if v > _LARGE_INPUT}
+        if big or not largest:
+            listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
+            return f"the float64 products overflow; the inputs are too large ({listed})"
+        return (
+            f"the {self.engine_name} engine returned NaN or infinite values for moderate inputs (a "
+            "limitation of that library on this model; try another engine)"
+        )
+
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:
         """``world_H_frame`` (..., 4, 4)."""
-        return self._cached(("X", frame), lambda: self._engine.frame_transform(self._frame(frame)))
+        frame = self._frame(frame)
+        return self._cached(("X", frame), lambda: self._engine.frame_transform(frame))
 
     def frame_velocity(self, frame: str) -> np.ndarray:
         """Frame velocity (..., 6) in this representation (F, A or F[A])."""
-        return self._cached(("v", frame), lambda: self._engine.frame_velocity(self._frame(frame)))
+        frame = self._frame(frame)
+        return self._cached(("v", frame), lambda: self._engine.frame_velocity(frame))
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         """Frame Jacobian (..., 6, nv): ``frame_velocity = J @ nu``."""
+        frame = self._frame(frame)
         key = ("J", frame)
         value = self._cache.get(key)
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.frame_jacobian(self._frame(frame))
+            value = self._engine.frame_jacobian(frame)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
+            _finite(value, f"frame_jacobian({frame!r})", self)
             value.setflags(write=False)
             self._cache[key] = value
         return value
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
-        return self._cached(("Jdnu", frame), lambda: self._engine.frame_bias_acc(self._frame(frame)))
+        frame = self._frame(frame)
+        return self._cached(("Jdnu", frame), lambda: self._engine.frame_bias_acc(frame))
 
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
         """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``
         (iDynTree's ``getFrameAcc`` semantics in every representation)."""
-        nu_dot = self._nu_dot(base_acc, s_ddot)
+        frame = self._frame(frame)
         self._require_state()
-        return self._engine.frame_acceleration(self._frame(frame), nu_dot)
+        nu_dot = self._nu_dot(base_acc, s_ddot)
+        return _finite(self._engine.frame_acceleration(frame, nu_dot), f"frame_acceleration({frame!r})", self)
 
     # ------------------------------------------------------------------ centre of mass
     def com_position(self) -> np.ndarray:

@@ -178,9 +178,13 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
     URDF/XML suffix or a directory part that is not a robot name) that does not exist, and
     :class:`bridge.UnknownNameError` (listing close matches) for an unknown robot name.
     """
+    if not str(os.fspath(name_or_path)).strip():
+        raise ModelFileNotFoundError("model name is empty: give a URDF file or a robot name")
     path = Path(name_or_path)
     if path.is_file():
         return path
+    if path.exists() and not path.is_dir():
+        raise ModelFileNotFoundError(f"{str(path)!r} is not a regular file (a URDF file is needed)")
     if isinstance(name_or_path, os.PathLike):
         raise ModelFileNotFoundError(f"model file not found: {str(name_or_path)!r}")
     text = str(name_or_path)

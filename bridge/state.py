@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridge._array import as_float_array
+from bridge._array import as_float_array, broadcast_batch
 from bridge.errors import BridgeError, InvalidValueError, StateError
 from bridge.spatial import DEFAULT_GRAVITY, Transform
-from bridge.spatial.transform import ROTATION_TOLERANCE, ensure_transform
+from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -126,12 +126,19 @@ class State:
             object.__setattr__(self, "representation", representation)
             return
         H = ensure_transform(world_H_base, "world_H_base")
-        s_arr = np.asarray(s)
+        s_arr = as_float_array(s, "joint positions s", ())
         if s_arr.ndim == 0:
             raise StateError(f"joint positions s: expected shape (..., n), got a scalar {s_arr!r}")
         s = _owned(as_float_array(s_arr, "joint positions s", (s_arr.shape[-1],)), s)
         s_dot = _owned(as_float_array(s_dot, "joint velocities s_dot", (s.shape[-1],)), s_dot)
         v = _owned(as_float_array(base_velocity, "base_velocity", (6,)), base_velocity)
+        broadcast_batch(
+            "state (world_H_base, s, base_velocity, s_dot)",
+            H.batch_shape,
+            s.shape[:-1],
+            v.shape[:-1],
+            s_dot.shape[:-1],
+        )
         for arr in (s, s_dot, v):
             arr.flags.writeable = False
         object.__setattr__(self, "world_H_base", H)
@@ -211,7 +218,9 @@ def _pose_is_valid(H: np.ndarray) -> bool:
 
 def pose_rows_valid(rows: list) -> bool:
     """Fast check of one pose given as its 4 rows of 4 Python floats (``H.tolist()``): finite,
-    last row [0, 0, 0, 1], proper rotation (the tolerances of :class:`Transform`).
+    last row [0, 0, 0, 1], proper rotation orthonormal to rounding (a rotation further from
+    orthonormal, within the tolerance of :class:`Transform`, says False: :class:`Transform` then
+    replaces it by the nearest rotation, the same for every engine).
 
     Python floats, no numpy calls: for a single pose this is several times cheaper than the
     vectorised checks of :class:`Transform` (which give the error messages when this says False).
@@ -219,7 +228,7 @@ def pose_rows_valid(rows: list) -> bool:
     (a, b, c, x), (d, e, f, y), (g, h, i, z), last = rows
     if last != [0.0, 0.0, 0.0, 1.0]:
         return False
-    tol = ROTATION_TOLERANCE
+    tol = ORTHONORMAL_TOLERANCE
     lo, hi = 1.0 - tol, 1.0 + tol
     # R^T R - I entry by entry, as chained comparisons (no abs() calls; NaN fails every comparison)
     if not (
@@ -276,7 +285,7 @@ def single_state_arrays(
         s_[...] = s
         sd_[...] = s_dot
         v_[...] = base_velocity
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     if not all_finite(buf):  # one finiteness test for all three
         return None

@@ -26,7 +26,8 @@ from functools import cached_property
 
 import numpy as np
 
-from bridge.errors import ModelError, UnknownNameError
+from bridge._array import as_real
+from bridge.errors import InvalidValueError, ModelError, UnknownNameError
 from bridge.spatial import SpatialInertia, Transform
 from bridge.spatial.so3 import cross, so3_exp
 
@@ -357,13 +358,11 @@ class Model:
 
     @cached_property
     def massless_dofs(self) -> tuple[str, ...]:
-        """Movable joints whose whole subtree carries no inertia (they make the mass matrix singular)."""
-        carries: dict[str, bool] = {}
-        for name in reversed(self._depth_first_links()):
-            carries[name] = bool(np.any(self.link(name).inertia.parameters != 0.0)) or any(
-                carries[j.child] for j in self._children.get(name, [])
-            )
-        return tuple(d for d in self.dof_names if not carries[self._joint_index[d].child])
+        """Movable joints that move no inertia, so that the mass matrix is singular: a massless
+        subtree, or all of its mass on the joint axis (see :mod:`bridge.model.massless`)."""
+        from bridge.model.massless import massless_dofs
+
+        return massless_dofs(self)
 
     @property
     def locked_joints(self) -> dict[str, float]:
@@ -428,6 +427,8 @@ class Model:
 
     def with_base(self, link: str) -> Model:
         """The same robot with ``link`` as base: joints on the path to the old base are reversed."""
+        if not isinstance(link, str):
+            raise ModelError(f"base link: expected a link name (str), got {link!r}")
         self.link(link)
         if link == self.base:
             return self
@@ -446,8 +447,24 @@ class Model:
         Movable joints (including joints locked earlier) left out are locked at ``locked[name]``
         (default 0). Naming a locked joint in ``names`` releases it.
         """
-        names = tuple(names)
+        try:
+            names = tuple(names) if not isinstance(names, str) else None
+        except TypeError:
+            names = None
+        if names is None or not all(isinstance(n, str) for n in names):
+            raise ModelError("DOF names must be a sequence of joint names (str)")
+        if locked is not None and not isinstance(locked, Mapping):
+            raise ModelError(
+                f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}"
+            )
         locked = dict(locked or {})
+        for n, value in locked.items():
+            if not isinstance(n, str):
+                raise ModelError(f"locked: joint names must be strings, got {n!r}")
+            try:
+                locked[n] = as_real(value, f"locked position of joint {n!r}")
+            except InvalidValueError as exc:
+                raise ModelError(str(exc)) from None
         candidates = {j.name for j in self.joints if j.movable or j.original is not None}
         for n in (*names, *locked):
             if n not in self._joint_index:

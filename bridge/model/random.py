@@ -78,7 +78,7 @@ def random_inertia(rng: np.random.Generator, mass_range: tuple[float, float] = (
 def _check_probability(name: str, value: float) -> float:
     try:
         p = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"random_model: {name} must be a number in [0, 1], got {value!r}") from None
     if not 0.0 <= p <= 1.0:
         raise InvalidValueError(f"random_model: {name} must be in [0, 1], got {value!r}")

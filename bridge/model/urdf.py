@@ -40,10 +40,12 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge._array import as_bool
 from bridge.errors import (
     BridgeError,
     BridgeWarning,
     InertiaError,
+    InvalidValueError,
     MimicJointWarning,
     ModelError,
     ModelFileNotFoundError,
@@ -65,6 +67,10 @@ _INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _BOGUS_VERSION = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*([\"'])(.*?)\2")
 _MIMIC_MODES = ("independent", "coupled", "error")
+#: largest magnitude of a length, mass or inertia bridge reads: beyond it the engines' products
+#: (m c^2, inertias moved along a chain) overflow or lose the symmetry they check (1e308 -> inf);
+#: 1e100 leaves room for squares and is far beyond any physical robot
+MAX_MAGNITUDE = 1e100
 
 
 class _Issues:
@@ -100,7 +106,11 @@ def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
             # the text is already decoded: drop a declaration that could name another encoding
             return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), "<URDF string>"
     if isinstance(path_or_xml, (str, os.PathLike)):
+        if not os.fspath(path_or_xml).strip():
+            raise ModelFileNotFoundError("URDF file name is empty (give a path, URDF text or a robot name)")
         path = Path(path_or_xml)
+        if path.exists() and not path.is_file() and not path.is_dir():
+            raise URDFError(f"{str(path)!r} is not a regular file (a URDF file is needed)")
         if not path.is_file():
             hint = ""
             if isinstance(path_or_xml, str) and not path.is_dir():
@@ -131,9 +141,17 @@ def _robot_file(name: str) -> tuple[Path | None, str]:
 
 # --------------------------------------------------------------------------- reading: checks
 def _numbers(
-    el: ET.Element, attr: str, n: int, where: str, owner: str, *, required: bool = False
+    el: ET.Element,
+    attr: str,
+    n: int,
+    where: str,
+    owner: str,
+    *,
+    required: bool = False,
+    bounded: bool = True,
 ) -> tuple[float, ...] | None:
-    """The ``n`` finite numbers of attribute ``attr`` of ``el`` (None if absent and not required)."""
+    """The ``n`` finite numbers of attribute ``attr`` of ``el`` (None if absent and not required);
+    with ``bounded``, each at most :data:`MAX_MAGNITUDE` in magnitude."""
     text = el.get(attr)
     if text is None:
         if required:
@@ -146,6 +164,11 @@ def _numbers(
     if len(values) != n or not all(math.isfinite(v) for v in values):
         what = f"{n} finite numbers" if n > 1 else "a finite number"
         raise URDFError(f"{where}: {owner}: <{el.tag} {attr}={text!r}> is not {what}")
+    if bounded and any(abs(v) > MAX_MAGNITUDE for v in values):
+        raise URDFError(
+            f"{where}: {owner}: <{el.tag} {attr}={text!r}> is beyond {MAX_MAGNITUDE:g} in magnitude "
+            "(no engine computes with it: its products overflow)"
+        )
     return values
 
 
@@ -225,7 +248,7 @@ def _check_joint(el: ET.Element, where: str, link_set: set[str]) -> tuple[str, s
     limit = el.find("limit")
     if limit is not None:
         for attr in ("lower", "upper", "effort", "velocity"):
-            _numbers(limit, attr, 1, where, owner)
+            _numbers(limit, attr, 1, where, owner, bounded=False)
     return name, ends[0], ends[1]
 
 
@@ -463,19 +486,38 @@ def load_urdf(
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
         ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
-    if mimic is not None and mimic not in _MIMIC_MODES:
+    if mimic is not None and (not isinstance(mimic, str) or mimic not in _MIMIC_MODES):
         raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
-    issues = _Issues(bool(strict))
+    floating, check_inertia, strict = (
+        _flag(floating, "floating"),
+        _flag(check_inertia, "check_inertia"),
+        _flag(strict, "strict"),
+    )
+    if base is not None and not isinstance(base, str):
+        raise ModelError(f"base: expected a link name (str), got {base!r}")
+    if isinstance(joints, str):
+        raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
+    if joints is not None:
+        try:
+            joints = None if isinstance(joints, str) else tuple(joints)
+        except TypeError:
+            joints = None
+        if joints is None or not all(isinstance(j, str) for j in joints):
+            raise ModelError("joints must be a sequence of joint names (str)")
+    if locked is not None and not isinstance(locked, Mapping):
+        raise ModelError(f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}")
+    issues = _Issues(strict)
     data, where = _read_source(path_or_xml)
     robot, root = _parse(data, where, issues)
     joint_list = [_joint(j, where) for j in robot.joints]
+    _check_limits(joint_list, where, issues)
     mimics = _mimics(root, joint_list, where, mimic, issues)
     links = [_link(link, where, check_inertia, issues) for link in robot.links]
     dofs = tuple(j.name for j in joint_list if j.movable)
     children = {j.child for j in joint_list}
     root_link = next(link.name for link in links if link.name not in children)
     try:
-        model = Model(robot.name, links, joint_list, (), root_link, dofs, bool(floating))
+        model = Model(robot.name, links, joint_list, (), root_link, dofs, floating)
         if base is not None:
             if base not in model.link_names:
                 raise UnknownNameError("link", base, model.link_names, where=where)
@@ -499,6 +541,41 @@ def load_urdf(
         raise type(exc)(f"{where}: {exc}") from None
     issues.emit(stacklevel=2)
     return model
+
+
+def _flag(value: object, name: str) -> bool:
+    """A bool argument of :func:`load_urdf` (``floating="no"`` is not False: it is refused)."""
+    try:
+        return as_bool(value, name)
+    except InvalidValueError as exc:
+        raise ModelError(str(exc)) from None
+
+
+def _check_limits(joints: Sequence[Joint], where: str, issues: _Issues) -> None:
+    """Limits Pinocchio's and iDynTree's loaders accept but that mean nothing: a lower position
+    limit above the upper one (PyBullet writes ``lower="1" upper="-1"`` for "no limits"; bridge's
+    random states then ignore them) and negative effort or velocity limits (passed to the engines
+    as "no limit"). A :class:`bridge.URDFWarning` each; errors with ``strict``."""
+    for j in joints:
+        lim = j.limits
+        if lim.lower is not None and lim.upper is not None and lim.lower > lim.upper:
+            issues.report(
+                URDFError(
+                    f"{where}: joint {j.name!r}: <limit lower={lim.lower!r} upper={lim.upper!r}> has lower > "
+                    "upper (read as no position limits, as PyBullet writes them)"
+                ),
+                URDFWarning,
+            )
+        for attr in ("effort", "velocity"):
+            value = getattr(lim, attr)
+            if value is not None and value < 0:
+                issues.report(
+                    URDFError(
+                        f"{where}: joint {j.name!r}: <limit {attr}={value!r}> is negative (read as no "
+                        f"{attr} limit)"
+                    ),
+                    URDFWarning,
+                )
 
 
 def _mimics(

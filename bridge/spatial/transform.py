@@ -15,18 +15,32 @@ __all__ = ["Transform"]
 
 _F64 = np.dtype(np.float64)
 ROTATION_TOLERANCE = 1e-8
+#: a checked rotation further than this from orthonormal (max |R^T R - I|) is replaced by the
+#: nearest rotation; below it (rounding of a rotation computed in floating point) it is kept as is
+ORTHONORMAL_TOLERANCE = 1e-14
 QUATERNION_TOLERANCE = 1e-6
 
 
-def _check_rotation(R: np.ndarray, name: str) -> None:
+def _check_rotation(R: np.ndarray, name: str) -> np.ndarray:
+    """Check rotations R (..., 3, 3) and return them orthonormal to rounding.
+
+    More than :data:`ROTATION_TOLERANCE` from orthonormal (or a reflection) is an error. Between
+    :data:`ORTHONORMAL_TOLERANCE` and that, R is replaced by the nearest rotation (its orthogonal
+    polar factor), once, here: every engine then sees the same rotation (left as is, the engines'
+    different algorithms turn the defect into disagreements of ~1e-9, above the 1e-10 of
+    cross-validation).
+    """
     err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3))
-    if err.size and float(np.max(err)) > ROTATION_TOLERANCE:
-        raise InvalidValueError(
-            f"{name}: rotation is not orthonormal (max |R^T R - I| = {float(np.max(err)):.3g})"
-        )
+    worst = float(np.max(err)) if err.size else 0.0
+    if worst > ROTATION_TOLERANCE:
+        raise InvalidValueError(f"{name}: rotation is not orthonormal (max |R^T R - I| = {worst:.3g})")
     det = np.linalg.det(R)
     if det.size and float(np.min(det)) <= 0.0:
         raise InvalidValueError(f"{name}: rotation has determinant {float(np.min(det)):.3g} (a reflection)")
+    if worst > ORTHONORMAL_TOLERANCE:
+        U, _, Vt = np.linalg.svd(R)
+        return U @ Vt  # det > 0 already, so this is the nearest proper rotation
+    return R
 
 
 def _normalised_quaternion(q: object, name: str) -> np.ndarray:
@@ -68,7 +82,7 @@ class Transform:
         bottom = m[..., 3, :]
         if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > 1e-12):
             raise InvalidValueError("homogeneous matrix: last row must be [0, 0, 0, 1]")
-        _check_rotation(m[..., :3, :3], "homogeneous matrix")
+        m[..., :3, :3] = _check_rotation(m[..., :3, :3], "homogeneous matrix")
         m.setflags(write=False)
         self._m = m
 
@@ -98,7 +112,7 @@ class Transform:
         R = np.eye(3) if rotation is None else as_float_array(rotation, "rotation", (3, 3))
         p = np.zeros(3) if translation is None else as_float_array(translation, "translation", (3,))
         if check and rotation is not None:
-            _check_rotation(R, "rotation")
+            R = _check_rotation(R, "rotation")
         batch = broadcast_batch("rotation and translation", R.shape[:-2], p.shape[:-1])
         m = np.zeros((*batch, 4, 4))
         m[..., :3, :3] = R

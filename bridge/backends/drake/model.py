@@ -182,17 +182,17 @@ def to_drake(model: Model) -> MultibodyPlant:
         jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, joint.parent_H_child @ o)
         jc = offset(_unique(f"{joint.name}__child", frame_names), child, o)
         lim = joint.limits
+        lo = -np.inf if lim.lower is None else float(lim.lower)
+        hi = np.inf if lim.upper is None else float(lim.upper)
+        if not lo <= hi:  # lower > upper (how some exporters write "no limits"): none, as on load
+            lo, hi = -np.inf, np.inf
         if joint.kind is JointKind.PRISMATIC:
-            lo = -np.inf if lim.lower is None else float(lim.lower)
-            hi = np.inf if lim.upper is None else float(lim.upper)
             dj = plant.AddJoint(PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0))
         else:
             dj = plant.AddJoint(RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0))
-            if joint.kind is JointKind.REVOLUTE and (lim.lower is not None or lim.upper is not None):
-                lo = -np.inf if lim.lower is None else float(lim.lower)
-                hi = np.inf if lim.upper is None else float(lim.upper)
+            if joint.kind is JointKind.REVOLUTE and (lo > -np.inf or hi < np.inf):
                 dj.set_position_limits([lo], [hi])
-        if lim.velocity is not None:
+        if lim.velocity is not None and lim.velocity >= 0.0:
             dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
         # Drake wants a positive effort limit: 0 (a common URDF placeholder) means none
         effort = np.inf if lim.effort is None or lim.effort <= 0.0 else float(lim.effort)

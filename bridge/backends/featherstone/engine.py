@@ -392,7 +392,10 @@ class FeatherstoneEngine(EngineBase):
 
     def _forward_dynamics(self, t: np.ndarray, wrenches: dict[str, np.ndarray] | None) -> np.ndarray:
         t_F = np.ascontiguousarray(self._ft.force(t).T)
-        nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
+        # a singular joint-space inertia gives inf/NaN here, which KinDyn reports as a
+        # SingularMassMatrixError (no RuntimeWarning on the way)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
         return self._ft.acceleration_back(np.ascontiguousarray(nd_F.T))
 
     # ------------------------------------------------------------------ centre of mass

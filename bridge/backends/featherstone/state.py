@@ -68,6 +68,8 @@ def to_featherstone_state(
     base_placement(model).inverse()`` (the same pose unless the model comes from :func:`floatbase`).
     """
     fm = _fmodel(model)
+    if not isinstance(state, State):
+        raise StateError(f"to_featherstone_state expects a bridge State, got {type(state).__name__}")
     state.check_model(fm)
     perm = fm.dof_perm
     q = state.s[..., perm]

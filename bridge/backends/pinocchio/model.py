@@ -105,6 +105,12 @@ def _limit(value: float | None, default: float) -> float:
     return default if value is None else float(value)
 
 
+def _bound(value: float | None) -> float:
+    """An effort or velocity limit for Pinocchio: none, or a negative one (meaningless; the URDF
+    loader warns about it), is no limit (Pinocchio refuses a negative one)."""
+    return np.inf if value is None or not value >= 0.0 else float(value)
+
+
 def to_pinocchio(model: Model) -> pinocchio.Model:
     """Build a ``pinocchio.Model`` for ``model`` directly through Pinocchio's API.
 
@@ -114,6 +120,8 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     names equal the neutral joint names (movable ones as Pinocchio joints, fixed ones as
     FIXED_JOINT frames).
     """
+    if not isinstance(model, Model):
+        raise BackendError(f"to_pinocchio expects a bridge Model, got {type(model).__name__}")
     pin = _pin()
     pm = pin.Model()
     pm.name = model.name
@@ -146,8 +154,8 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
             nq = jm.nq
             lower = np.full(nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
             upper = np.full(nq, _limit(lim.upper, np.inf) if bounded else 1.01)
-            effort = np.full(jm.nv, _limit(lim.effort, np.inf))
-            velocity = np.full(jm.nv, _limit(lim.velocity, np.inf))
+            effort = np.full(jm.nv, _bound(lim.effort))
+            velocity = np.full(jm.nv, _bound(lim.velocity))
             jid = pm.addJoint(
                 pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper
             )
@@ -184,6 +192,16 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     zero origin in the link frame chosen for the body.
     """
     pin = _pin()
+    if not isinstance(pin_model, pin.Model):
+        raise BackendError(f"from_pinocchio expects a pinocchio.Model, got {type(pin_model).__name__}")
+    if floating is not None:
+        from bridge._array import as_bool
+        from bridge.errors import BridgeError
+
+        try:
+            floating = as_bool(floating, "floating")
+        except BridgeError as exc:
+            raise BackendError(f"from_pinocchio: {exc}") from None
     FT = pin.FrameType
     jm0 = pin_model.joints[1] if pin_model.njoints > 1 else None
     has_ff = jm0 is not None and jm0.shortname() == "JointModelFreeFlyer"

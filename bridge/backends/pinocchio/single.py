@@ -123,7 +123,7 @@ class SingleStatePath:
                 s_dot = np.asarray(s_dot, dtype=np.float64)
             if type(base_velocity) is not np.ndarray:
                 base_velocity = np.asarray(base_velocity, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return False
         shape = self._shape_n
         if (
@@ -171,6 +171,7 @@ class SingleStatePath:
         self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
         if not self._single:
             self._use_single_path(True)
+        self.batch_shape = ()  # (a batched state before this one must not leave its shape)
         self._state = None
         self._cov = None
         self._q = None  # the general path's (1, k) views, made on demand (_batch)
@@ -280,7 +281,7 @@ class SingleStatePath:
                 s_ddot = np.asarray(s_ddot, dtype=np.float64)
             if nb and type(base_acc) is not np.ndarray:
                 base_acc = np.asarray(base_acc, dtype=np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
         if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
             return None

@@ -90,6 +90,11 @@ def pinocchio_dof_permutation(model: Model) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- states
+def _check_model(model: object, what: str) -> None:
+    if not isinstance(model, Model):
+        raise StateError(f"{what} expects a bridge Model first, got {type(model).__name__}")
+
+
 def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
     """Neutral state -> Pinocchio ``(q, v)`` for ``to_pinocchio(model)``, batched (..., nq), (..., nv).
 
@@ -97,6 +102,9 @@ def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarr
     Pinocchio's depth-first order, continuous joints as (cos, sin) in q. For a fixed base, Pinocchio's
     world is the base link frame: ``world_H_base`` and the base velocity are not part of (q, v).
     """
+    _check_model(model, "to_pinocchio_state")
+    if not isinstance(state, State):
+        raise StateError(f"to_pinocchio_state expects a bridge State, got {type(state).__name__}")
     state.check_model(model)
     lay = pinocchio_layout(model)
     H = state.world_H_base
@@ -122,6 +130,7 @@ def from_pinocchio_state(
     model: Model, q: object, v: object, representation: object = Representation.MIXED
 ) -> State:
     """Pinocchio ``(q, v)`` of ``to_pinocchio(model)`` -> neutral State in ``representation``."""
+    _check_model(model, "from_pinocchio_state")
     lay = pinocchio_layout(model)
     try:
         q = as_float_array(q, "q", (lay.nq,))
