@@ -368,7 +368,8 @@ def _check_native(console, model: str, samples: int, seed: int, rtol: float, rep
         effect = ""
         if f.error_with is not None:
             effect = f" [M/h/g error {f.error_with:.1e} as loaded, {f.error_without:.1e} without this cause]"
-        colour = "red" if f.cause == "unexplained" else "yellow" if f.error_with is not None else "cyan"
+        bad = f.cause.endswith("unexplained")
+        colour = "red" if bad else "yellow" if f.error_with is not None else "cyan"
         console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
     if json_file is not None:
         json_file.write_text(report.to_json())
