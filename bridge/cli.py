@@ -252,7 +252,8 @@ def check(
         bool,
         typer.Option(
             "--native",
-            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences.",
+            help="Compare Pinocchio's, iDynTree's (and Drake's) own URDF loaders on the file, and explain "
+            "differences.",
         ),
     ] = False,
 ) -> None:

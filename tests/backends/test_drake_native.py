@@ -217,3 +217,52 @@ def test_nonphysical_inertia_is_replaced(tmp_path) -> None:
     assert f.error_without < 1e-12  # bridge given Drake's inertia agrees
     assert max(v for (q, _), v in rows.items() if q == "gravity_forces") < 1e-12  # mass and COM kept
     assert "drake_unexplained" not in {g.cause for g in report.findings}
+
+
+def test_info_has_drake_columns(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bridge info: how Drake counts (world body, welds, the floating joint) and orders the velocities,
+    for bridge's conversion and for Drake's own Parser; the tables still fit 80 columns."""
+    import io
+    import re
+
+    from rich.console import Console
+    from typer.testing import CliRunner
+
+    import bridge
+    import bridge.cli
+    from bridge.info import describe
+
+    body = _link("a") + _link("b") + _link("c") + _link("d")
+    body += _joint("zeta", "a", "b") + _joint("fix", "b", "c", "fixed") + _joint("alpha", "a", "d")
+    path = _planted(tmp_path, body)
+    model = bridge.load_urdf(path)
+    d = describe(model, path)
+    k = d["columns"].index("drake")
+    counts = {row: values[k] for row, values in d["counts"].items()}
+    # 4 links and the world; 3 joints, the weld and the floating joint; 2 DOFs
+    assert counts == {
+        "links / bodies": 5,
+        "joints": 4,
+        "fixed joints": 1,
+        "DOFs": 2,
+        "frames": counts["frames"],
+        "nq": 9,
+        "nv": 8,
+    }
+    assert counts["frames"] >= 5  # a body frame per body, and more
+    assert d["orders"]["drake"] == [0, 1]  # zeta, alpha: depth first from the base
+    j = d["loaders"]["columns"].index("drake")
+    assert {row: values[j] for row, values in d["loaders"]["counts"].items()}["links / bodies"] == 5
+    assert sorted(d["loaders"]["orders"]["drake"]) == [0, 1]
+    assert any(n.startswith("drake counts the 'world' body") for n in d["notes"])
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(bridge.cli, "_console", lambda: Console(file=buffer, width=80, force_terminal=True))
+    res = CliRunner().invoke(bridge.cli.app, ["info", "iCubGazeboV2_5"])
+    assert res.exit_code == 0, res.output
+    text = re.sub(r"\x1b\[[0-9;]*m", "", buffer.getvalue())
+    assert "…" not in text
+    headers = [line.split() for line in text.splitlines() if line.split()[-1:] == ["drake"]]
+    assert len(headers) == 4, headers  # the counts and DOF-order tables, bridge's and the loaders'
+    assert all(("featherstone" in h) != ("loader" in h) for h in headers)
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 80
