@@ -336,7 +336,8 @@ def check(
         bool,
         typer.Option(
             "--native",
-            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences.",
+            help="Compare Pinocchio's, iDynTree's (and Drake's) own URDF loaders on the file, and explain "
+            "differences.",
         ),
     ] = False,
 ) -> None:
@@ -485,7 +486,8 @@ def _check_native(console, model: str, samples: int, seed: int, rtol: float, rep
         effect = ""
         if f.error_with is not None:
             effect = f" [M/h/g error {f.error_with:.1e} as loaded, {f.error_without:.1e} without this cause]"
-        colour = "red" if f.cause == "unexplained" else "yellow" if f.error_with is not None else "cyan"
+        bad = f.cause.endswith("unexplained")
+        colour = "red" if bad else "yellow" if f.error_with is not None else "cyan"
         console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
     if json_file is not None:
         _write(json_file, report.to_json(), "--json")

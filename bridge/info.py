@@ -5,9 +5,12 @@ and merges links joined by fixed joints into one body (kept as frames); iDynTree
 links and joints, has no joint for the floating base, and may serialize DOFs in another order
 (docs/conventions.md, "Model structure from one URDF"; docs/theory.md, "The change of variables T").
 
+Drake (when installed) counts the world body and every link (fixed joints are weld joints), adds a
+quaternion floating joint for a floating base and orders the velocities in its forest order.
+
 DOF orders are 0-based positions of each joint in each library's joint-space vector: bridge's ``s``,
-Pinocchio's ``v`` without its six free-flyer entries (``idx_v - 6``), iDynTree's joint positions, and
-Featherstone's ``q`` of the real joints.
+Pinocchio's ``v`` without its six free-flyer entries (``idx_v - 6``), iDynTree's joint positions,
+Featherstone's ``q`` of the real joints and Drake's ``v`` without its six floating-base entries.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ __all__ = ["describe"]
 
 
 def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
-    """Counts and DOF orders of ``model`` in bridge, Pinocchio, iDynTree and Featherstone.
+    """Counts and DOF orders of ``model`` in bridge, Pinocchio, iDynTree, Featherstone and Drake
+    (when installed).
 
     Returns ``{"columns", "counts", "orders", "notes", "loaders"}``: ``columns``/``counts``/``orders``
     for the model as bridge converts it; with ``urdf_path``, ``loaders`` describes what the
@@ -90,10 +94,93 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     ]
     if mimic_note is not None:
         notes.append(mimic_note)
+    _add_drake(model, columns, counts, orders, notes)
     loaders = None
     if urdf_path is not None:
         loaders = _describe_loaders(model, str(urdf_path), notes)
+        if loaders is not None:
+            _add_drake_parser(model, str(urdf_path), loaders, notes)
     return {"columns": columns, "counts": counts, "orders": orders, "notes": notes, "loaders": loaders}
+
+
+def _drake_counts(plant, floating: bool) -> dict[str, int]:
+    """Drake's counts: bodies with the world, joints with welds and the floating joint, frames."""
+    from pydrake.multibody.tree import JointIndex
+
+    joints = [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
+    n_fb = 6 if floating else 0
+    return {
+        "links / bodies": plant.num_bodies(),
+        "joints": plant.num_joints(),
+        "fixed joints": sum(1 for j in joints if j.num_velocities() == 0),
+        "DOFs": plant.num_velocities() - n_fb,
+        "frames": plant.num_frames(),
+        "nq": plant.num_positions(),
+        "nv": plant.num_velocities(),
+    }
+
+
+def _add_drake(model: Model, columns: list, counts: dict, orders: dict, notes: list[str]) -> None:
+    """A "drake" column (``to_drake(model)``) when Drake is installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("pydrake") is None:
+        return
+    from pydrake.multibody.tree import JointIndex
+
+    from bridge.backends.drake import to_drake
+    from bridge.backends.drake.state import drake_layout
+
+    plant = to_drake(model)
+    columns.append("drake")
+    for row, value in _drake_counts(plant, model.floating).items():
+        counts[row].append(value)
+    base_v = 6 if model.floating else 0
+    orders["drake"] = [int(i) - base_v for i in drake_layout(model, plant).idx_v]
+    kinds = sorted({plant.get_joint(JointIndex(i)).type_name() for i in range(plant.num_joints())})
+    notes.append(
+        "drake counts the 'world' body and every link as a body (fixed joints are weld joints, not "
+        "merged)"
+        + (", a quaternion_floating joint for the floating base" if model.floating else ", the base welded")
+        + f"; joint types {', '.join(kinds)}; frames: each body's own frame, the world's and the "
+        "extra frames; v = (base angular velocity, base linear velocity, joints in its forest order, "
+        "depth first); the 'drake' column of the loaders' tables is Drake's own URDF Parser"
+    )
+
+
+def _add_drake_parser(model: Model, path: str, loaders: dict, notes: list[str]) -> None:
+    """A "drake" column (Drake's own URDF ``Parser``) in ``loaders`` when Drake is installed and its
+    Parser takes the file."""
+    import importlib.util
+    import logging
+
+    if importlib.util.find_spec("pydrake") is None:
+        return
+    from bridge.backends.drake.native import load_drake_urdf
+
+    logger = logging.getLogger("drake")  # its parser warns per non-physical inertia
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        plant = load_drake_urdf(path)
+    except RuntimeError as exc:
+        notes.append(f"drake's URDF parser refuses the file ({str(exc).splitlines()[0]})")
+        return
+    finally:
+        logger.setLevel(level)
+    floating = (
+        plant.num_velocities()
+        - sum(plant.GetJointByName(d).num_velocities() for d in model.dof_names if plant.HasJointNamed(d))
+        == 6
+    )
+    loaders["columns"].append("drake")  # its multibody Parser (a short header: 80 columns)
+    for row, value in _drake_counts(plant, floating).items():
+        loaders["counts"][row].append(value)
+    base_v = 6 if floating else 0
+    loaders["orders"]["drake"] = [
+        plant.GetJointByName(n).velocity_start() - base_v if plant.HasJointNamed(n) else -1
+        for n in model.dof_names
+    ]
 
 
 def _describe_loaders(model: Model, path: str, notes: list[str]) -> dict | None:

@@ -183,7 +183,11 @@ class KinDyn:
         self.representation = Representation.parse(representation)
         self.engine_name = str(engine).strip().lower()
         engine_class = _engine_class(self.engine_name)
-        if getattr(model, "mimics", ()):  # coupled mimic joints: the full model's engine, projected
+        # coupled mimic joints: the engine's own mimic joints, else the full model's engine projected
+        native = getattr(engine_class, "coupled_engine", None) if getattr(model, "mimics", ()) else None
+        if native is not None and native(model) is not None:
+            self._engine = native(model)(model, self.representation)
+        elif getattr(model, "mimics", ()):
             from bridge.coupled import CoupledEngine
 
             self._engine = CoupledEngine(engine_class, model, self.representation)

@@ -20,6 +20,15 @@ cause removed from Pinocchio's model):
 * ``nonphysical_inertia``: inertias no rigid body can have; both loaders take them as they are.
 * ``unexplained``: what remains when every recognised cause is removed (should not happen).
 
+When Drake is installed, its own ``Parser`` joins (engine "drake URDF parser", compared with
+bridge's model of the file; :mod:`bridge.backends.drake.native`), with findings prefixed ``drake_``:
+``drake_world_welded`` (a link named ``world`` is Drake's world: the robot is welded there),
+``drake_floating_joint``, ``drake_joint_damping`` (kept as joint damping: the effect on h if Drake's
+force elements are counted), ``drake_transmissions`` (JointActuators; reflected inertia adds to M),
+``drake_mimic_couplers`` (coupler constraints, independent DOFs in M), ``drake_inertia_replaced``
+(non-physical inertias replaced by isotropic ones), ``drake_dof_order``, ``drake_refuses`` and
+``drake_unexplained``.
+
 Engine code lives in the backends (``bridge.backends.pinocchio.native``, ``bridge.backends.idyntree.native``),
 imported when the comparison runs.
 """
@@ -344,6 +353,38 @@ def compare_native(
             f"the loaders differ by {raw:.1e}; without the causes found below, by {residual:.1e}"
             + (" (all explained)" if residual <= rtol else "")
         )
+    findings.extend(_drake(loaded, report, reps, samples, seed, rtol))
     report.findings = findings
     report.seconds = time.perf_counter() - start
     return report
+
+
+DRAKE_PAIR = "drake URDF parser vs bridge"
+
+
+def _drake(loaded: _Loaded, report, reps: list[str], samples: int, seed: int, rtol: float) -> list[Finding]:
+    """Drake's own URDF parser next to bridge's model of the file, when pydrake is installed: its
+    M, h, g rows in ``report`` (engine "drake URDF parser") and its findings (causes ``drake_*``,
+    :func:`bridge.backends.drake.native.compare_native`); a note when Drake is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("pydrake") is None:
+        report.notes.append("Drake is not installed: its URDF parser is left out (extra [drake])")
+        return []
+    import logging
+
+    from bridge.backends.drake.native import compare_native as drake_compare
+    from bridge.check import Result
+
+    logger = logging.getLogger("drake")  # one warning per non-physical inertia: a finding instead
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        out = drake_compare(loaded.path, loaded.urdf, samples, seed, rtol, representations=reps)
+    finally:
+        logger.setLevel(level)
+    if out.by_rep:
+        report.engines.append("drake URDF parser")
+    for (quantity, rep), err in out.by_rep.items():
+        report.results.append(Result(quantity, rep, DRAKE_PAIR, float("nan"), err, 0, rtol, err <= rtol))
+    return list(out.findings)

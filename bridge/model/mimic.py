@@ -29,10 +29,10 @@ from functools import cached_property
 
 import numpy as np
 
-from bridge.errors import ModelError, UnknownNameError
+from bridge.errors import ModelError, UnknownNameError, UnsupportedError
 from bridge.model.model import Model
 
-__all__ = ["CoupledModel", "Mimic", "couple"]
+__all__ = ["CoupledModel", "Mimic", "couple", "require_uncoupled"]
 
 
 @dataclass(frozen=True)
@@ -234,3 +234,19 @@ def couple(model: Model, mimics: Iterable[Mimic], dof_names: Sequence[str] | Non
         full=model,
         mimics=tuple(relations[d] for d in model.dof_names if d in relations),
     )
+
+
+def require_uncoupled(model: Model, coordinates: str) -> None:
+    """Raise an :class:`~bridge.errors.UnsupportedError` when ``model`` keeps mimic joints coupled.
+
+    ``coordinates`` names the coordinates that have no mimic joints (every mimic joint is a DOF of
+    its own there, so a state or generalized velocity of ``model``, one entry per master, has no
+    meaning in them). The message says what to do instead.
+    """
+    if isinstance(model, CoupledModel):
+        raise UnsupportedError(
+            f"model {model.name!r} keeps {len(model.mimics)} mimic joints coupled (mimic='coupled'), "
+            f"and {coordinates} have no mimic joints: convert model.full (every mimic joint a DOF) "
+            "with the expanded state (model.full_positions(s), model.full_velocities(s_dot)), or "
+            "use bridge.KinDyn, whose engines answer for the coupled model in any representation"
+        )

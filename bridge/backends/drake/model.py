@@ -143,9 +143,12 @@ def to_drake(model: Model) -> MultibodyPlant:
 
     See the module docstring for the layout; ``plant.num_velocities() == model.nv`` and
     ``plant.CreateDefaultContext()`` gives contexts (a fixed base at the identity pose there: see
-    :func:`set_world_H_base`).
+    :func:`set_world_H_base`). A coupled model (``load_urdf(..., mimic="coupled")``) converts as its
+    full model ``model.full`` (every mimic joint a joint with its own q and v; the plant has no
+    coupler constraints), whose states are ``model.full_positions(s)`` etc.
     """
     require_drake()
+    model = getattr(model, "full", None) or model  # a coupled model: its full model
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import (
         FixedOffsetFrame,

@@ -24,6 +24,7 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.errors import BackendError, BridgeError, StateError
+from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State
@@ -65,6 +66,7 @@ def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
     lay = _LAYOUTS.get(model)
     if lay is not None:
         return lay
+    require_uncoupled(model, "Drake's q and v")
     from .model import instance_name, to_drake
 
     if plant is None:

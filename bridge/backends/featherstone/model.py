@@ -319,10 +319,13 @@ def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> Feathers
     See the module docstring for the layout. Bodies are numbered depth first from the base (so
     Featherstone's q order is the depth-first joint order; ``dof_perm`` maps the model's DOF order
     to it). The result's ``placements`` give, for every neutral link and frame, its body and pose
-    in the body frame.
+    in the body frame. spatial_v2 has no mimic joints: a coupled model
+    (``load_urdf(..., mimic="coupled")``) converts as its full model ``model.full`` (every mimic
+    joint a body with its own q), whose states are ``model.full_positions(s)`` etc.
     """
     if not isinstance(model, Model):
         raise ModelError(f"to_featherstone expects a bridge.Model, got {type(model).__name__}")
+    model = getattr(model, "full", None) or model  # a coupled model: its full model
     g = np.array(gravity, dtype=np.float64).reshape(-1)
     default = g.shape == (3,) and np.array_equal(g, np.array(DEFAULT_GRAVITY))
     if default and model in _CACHE:

@@ -28,6 +28,7 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
 from bridge.errors import BridgeError, StateError
+from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.conventions import to_angular_first, to_linear_first
@@ -53,6 +54,7 @@ def _fmodel(model: Model | FeatherstoneModel) -> FeatherstoneModel:
     if isinstance(model, FeatherstoneModel):
         return model
     if isinstance(model, Model):
+        require_uncoupled(model, "spatial_v2's joint coordinates")
         return to_featherstone(model)
     raise StateError(f"expected a bridge.Model or a FeatherstoneModel, got {type(model).__name__}")
 

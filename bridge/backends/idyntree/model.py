@@ -137,7 +137,9 @@ def to_idyntree(model: Model) -> idyn_t.Model:
     locked pose) with its rest transform, axis direction and axis origin, position limits for
     revolute and prismatic joints that have them, effort and velocity limits where given; every
     extra frame as an additional frame of its link. The DOF serialization equals
-    ``model.dof_names`` and the default base link is ``model.base``.
+    ``model.dof_names`` and the default base link is ``model.base``. iDynTree has no mimic joints: a
+    coupled model (``load_urdf(..., mimic="coupled")``) converts as its full model ``model.full``
+    (every mimic joint a DOF), whose states are ``model.full_positions(s)`` etc.
 
     Raises:
         BackendError: iDynTree rejected a link, joint or frame (the message names it).
@@ -145,6 +147,7 @@ def to_idyntree(model: Model) -> idyn_t.Model:
     idyn = _idyn()
     if not isinstance(model, Model):
         raise BackendError(f"to_idyntree expects a bridge Model, got {type(model).__name__}")
+    model = getattr(model, "full", None) or model  # a coupled model: its full model
     im = idyn.Model()
     index: dict[str, int] = {}
     for link in model.links:

@@ -31,6 +31,7 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.change_of_variables import BaseMaps, Convention
 from bridge.errors import BridgeError, StateError
+from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.so3 import skew
@@ -53,6 +54,7 @@ def mujoco_dof_permutation(model: Model) -> np.ndarray:
     model)."""
     perm = _PERMS.get(model)
     if perm is None:
+        require_uncoupled(model, "MuJoCo's qpos and qvel")
         index = {d: i for i, d in enumerate(model.dof_names)}
         perm = np.array([index[j.name] for j in model.depth_first_joints if j.movable], dtype=np.intp)
         perm.setflags(write=False)

@@ -48,6 +48,19 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
 
     name = "pinocchio"
 
+    @staticmethod
+    def coupled_engine(model: Model) -> type | None:
+        """The engine class that runs the coupled model ``model`` natively (Pinocchio's mimic
+        joints, :mod:`.coupled`), or None when Pinocchio cannot take its mimic joints (KinDyn then
+        projects the full model's dynamics, :class:`bridge.coupled.CoupledEngine`)."""
+        from .mimic import mimic_problem
+
+        if mimic_problem(model) is not None:
+            return None
+        from .coupled import PinocchioMimicEngine
+
+        return PinocchioMimicEngine
+
     def __init__(self, model: Model, representation: Representation) -> None:
         import pinocchio as pin
 
@@ -161,8 +174,7 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
     def mass_matrix(self) -> np.ndarray:
         if self._single:
             return self._mass_matrix_single()
-        pin, pm, d = self._pin, self.pm, self.data
-        M = self._loop(lambda i: pin.crba(pm, d, self._q[i]).copy())
+        M = self._loop(lambda i: self._crba(self._q[i]).copy())
         M = np.triu(M) + np.swapaxes(np.triu(M, 1), -1, -2)
         return self.cov.matrix_back(M)
 
@@ -373,7 +385,7 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
 
         def one(i):
             C = pin.computeCoriolisMatrix(pm, d, self._q[i], self._v[i]).reshape(nv, nv).copy()
-            M = pin.crba(pm, d, self._q[i])
+            M = self._crba(self._q[i])
             return np.concatenate([C, np.triu(M) + np.triu(M, 1).T], axis=-1)
 
         CM = self._loop(one)

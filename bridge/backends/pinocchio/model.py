@@ -29,6 +29,8 @@ from bridge.errors import BackendError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform, rotation_between
 
+from .mimic import apply_mimics, pinocchio_joint_order
+
 if TYPE_CHECKING:  # pragma: no cover
     import pinocchio
 
@@ -115,7 +117,10 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     """Build a ``pinocchio.Model`` for ``model`` directly through Pinocchio's API.
 
     The result has nq = (7 if floating) + sum(1 or 2 per joint) and nv = model.nv; joint order is
-    depth first from the base (see :func:`pinocchio_dof_permutation`). Frame names equal the
+    depth first from the base (see :func:`pinocchio_dof_permutation`). A coupled model
+    (``load_urdf(..., mimic="coupled")``) has its mimic joints as Pinocchio ``JointModelMimic`` joints
+    of their masters (nq, nv count the independent DOFs only; :mod:`.mimic`), or raises a
+    BackendError saying why Pinocchio cannot take them. Frame names equal the
     neutral link and frame names (links as BODY frames, extra frames as OP_FRAME frames); joint
     names equal the neutral joint names (movable ones as Pinocchio joints, fixed ones as
     FIXED_JOINT frames).
@@ -141,7 +146,7 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     fid = pm.addBodyFrame(base, jid, pin.SE3.Identity(), parent_frame)
     place[base] = (jid, ident, fid)
 
-    for joint in model.depth_first_joints:
+    for joint in pinocchio_joint_order(model):
         pj, pj_H_parent, parent_fid = place[joint.parent]
         child = model.link(joint.child)
         if joint.movable:
@@ -174,6 +179,8 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     for frame in model.frames:
         pj, pj_H_link, link_fid = place[frame.link]
         pm.addFrame(pin.Frame(frame.name, pj, link_fid, _se3(pj_H_link @ frame.link_H_frame), FT.OP_FRAME))
+    if getattr(model, "mimics", ()):  # coupled mimic joints: Pinocchio's JointModelMimic
+        pm = apply_mimics(pm, model)
     if pm.nv != model.nv:  # pragma: no cover - internal consistency
         raise BackendError(f"Pinocchio model has nv={pm.nv}, expected {model.nv}")
     return pm
@@ -246,6 +253,12 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     for jid in range(start, pin_model.njoints):
         jmodel = pin_model.joints[jid]
         short = jmodel.shortname()
+        if short == "JointModelMimic":
+            raise BackendError(
+                f"Pinocchio joint {pin_model.names[jid]!r} is a mimic joint (JointModelMimic): "
+                "from_pinocchio takes models without them; load the URDF with "
+                "bridge.load_urdf(path, mimic='coupled') (bridge.to_pinocchio of that model has them)"
+            )
         if short not in joint_kinds:
             raise BackendError(
                 f"Pinocchio joint {pin_model.names[jid]!r} of type {short} has no neutral equivalent"

@@ -213,8 +213,12 @@ class SingleStatePath:
         return State(H, s, vb, s_dot, self.representation, check=False)
 
     # ------------------------------------------------------------------ queries
+    def _crba(self, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's joint-space inertia matrix at ``q`` (its ``crba``)."""
+        return self._pin.crba(self.pm, self.data, q)
+
     def _mass_matrix_single(self) -> np.ndarray:
-        M = self._pin.crba(self.pm, self.data, self._q1)
+        M = self._crba(self._q1)
         X = self._cov1.X
         if X is not None:
             # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy

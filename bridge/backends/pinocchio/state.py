@@ -22,6 +22,8 @@ from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.state import Representation, State, body_to_base_matrix
 
+from .mimic import pinocchio_joint_order
+
 __all__ = [
     "PINOCCHIO",
     "PinocchioLayout",
@@ -78,7 +80,8 @@ def pinocchio_layout(model: Model) -> PinocchioLayout:
     lay = _LAYOUTS.get(model)
     if lay is None:
         index = {d: i for i, d in enumerate(model.dof_names)}
-        depth_first = tuple(index[j.name] for j in model.depth_first_joints if j.movable)
+        # (a coupled model's mimic joints are not DOFs: they have no q or v in Pinocchio)
+        depth_first = tuple(index[j.name] for j in pinocchio_joint_order(model) if j.name in index)
         kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
         lay = _LAYOUTS[model] = _layout_cached((model.floating, kinds, depth_first))
     return lay
