@@ -6,8 +6,9 @@ quantity with every engine in every requested representation, and compares every
 It also checks identities that hold whatever the engine: forward dynamics undoes inverse dynamics,
 the momentum matrices times nu are the momenta, ``C nu + g = h``, and, by central finite
 differences along a trajectory integrated with the drawn acceleration, accelerations are time
-derivatives of velocities, ``M_dot = C + C^T`` and the relative Jacobian times ``s_dot`` is the
-derivative of the relative transform.
+derivatives of velocities, ``M_dot = C + C^T``, the relative Jacobian times ``s_dot`` is the
+derivative of the relative transform and the frame Jacobian derivative is the derivative of the
+frame Jacobian (whose product with nu is the frame bias acceleration).
 
 An error is measured norm-wise per sample: ``abs = ||a - b||`` and ``rel = abs / max(1, ||b||)``
 (b the reference: the first engine of the pair). A comparison passes when ``rel <= rtol`` for every
@@ -73,6 +74,7 @@ QUANTITIES = (
     "frame_velocity",
     "frame_jacobian",
     "frame_bias_acc",
+    "frame_jacobian_derivative",
     "frame_acceleration",
     "com_position",
     "com_velocity",
@@ -304,6 +306,7 @@ def _evaluate(
         out[("frame_velocity", f)] = kd.frame_velocity(f)
         out[("frame_jacobian", f)] = kd.frame_jacobian(f)
         out[("frame_bias_acc", f)] = kd.frame_bias_acc(f)
+        out[("frame_jacobian_derivative", f)] = kd.frame_jacobian_derivative(f)
         out[("frame_acceleration", f)] = kd.frame_acceleration(f, base_acc, s_ddot)
     return out
 
@@ -389,6 +392,18 @@ def _identities(
     results.append(
         _result("coriolis_forces", rep, f"{engine}: C nu = h - g", kd.coriolis_forces() + g, h, rtol)
     )
+    for f in frames:
+        results.append(
+            _result(
+                "frame_jacobian_derivative",
+                rep,
+                f"{engine}: J_dot nu = frame_bias_acc",
+                mv(kd.frame_jacobian_derivative(f), nu),
+                kd.frame_bias_acc(f),
+                rtol,
+                f,
+            )
+        )
     # finite differences on the first few samples
     k = min(fd_samples, nu_dot.shape[0])
     if k == 0:
@@ -431,6 +446,13 @@ def _identities(
             fd_rtol,
         )
     )
+    # the frame Jacobian's derivative along the motion (J depends on the configuration only)
+    for f in frames:
+        fd = (kds[0].frame_jacobian(f) - kds[1].frame_jacobian(f)) / (2 * h)
+        exact = kd_sub.frame_jacobian_derivative(f)
+        results.append(
+            _result("frame_jacobian_derivative", rep, f"{engine}: d/dt frame_jacobian", exact, fd, fd_rtol, f)
+        )
     # relative Jacobian times s_dot: the derivative of the relative transform
     s_dot = sub.s_dot
     for f, ref in _frame_pairs(frames):

@@ -102,6 +102,10 @@ class CoupledEngine(EngineBase):
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         return self._inner.frame_bias_acc(frame)
 
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
+        """``J_dot_full G_nu`` (G constant)."""
+        return self._right(self._inner.frame_jacobian_derivative(frame))
+
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         return self._inner.frame_acceleration(frame, self._up(nu_dot))
 

@@ -388,7 +388,7 @@ def inverse_dynamics_derivatives_back(
     Args:
         cov: the change of variables from W to a BODY-based target convention (``X = B_X_W``), at
             the state (its ``nu`` is the velocity in W).
-        world_H_base: base poses (..., 4, 4).
+        world_H_base: base poses (..., 4, 4) (unused, and may be None, for one MIXED state).
         rep: W.
         dtau_dq_t, dtau_dv_t, M_t: the target engine's derivatives (..., nv, nv) of its inverse
             dynamics with respect to its tangent, velocity and acceleration (in its order).
@@ -407,8 +407,11 @@ def inverse_dynamics_derivatives_back(
         Xt = _T(X)
         return tuple(_congruence(cov, A, Xt, X) for A in (dtau_dq_t, dtau_dv_t, M_t))
     Xt = np.swapaxes(X, -1, -2)
-    if rep is _MIXED and X.ndim == 2 and dtau_dq_t.ndim == 2 and nu_dot.ndim == 1 and tau_t.ndim == 1:
-        return _mixed_single(cov, X, Xt, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
+    if X.ndim == 2 and dtau_dq_t.ndim == 2 and nu_dot.ndim == 1 and tau_t.ndim == 1:
+        if rep is _MIXED:
+            return _mixed_single(cov, X, Xt, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
+        if world_H_base is not None and world_H_base.ndim == 2:
+            return _inertial_single(cov, world_H_base, X, Xt, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
     Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
     # base columns of D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q) in one product
     W = np.concatenate((dtau_dq_t[..., :, :6], dtau_dv_t[..., :, :6], M_t[..., :, :6]), axis=-1)
@@ -417,6 +420,52 @@ def inverse_dynamics_derivatives_back(
     base_v = W[..., 6:12] @ X if Bnu is None else W[..., 6:] @ np.concatenate(_same_batch(X, Bnu), axis=-2)
     dnu = _assemble(cov, dtau_dv_t, base_v, Xt)
     return dq, dnu, _assemble(cov, M_t, M_t[..., :, :6] @ X, Xt)
+
+
+def _gather3(cov: ChangeOfVariables, *mats: np.ndarray) -> np.ndarray:
+    """``P^T A P`` of three (nv, nv) matrices into one new (3, nv, nv) array (rows and columns to
+    the source order): one flat gather each, straight into the output (a C- or F-ordered input
+    is read in place, with the flat indices of its own layout)."""
+    back = cov.joints.back
+    nv = mats[0].shape[-1]
+    out = np.empty((3, nv, nv))
+    if back is None:
+        for k, A in enumerate(mats):
+            out[k] = A
+        return out
+    idx = _flat_index(back)
+    for k, A in enumerate(mats):
+        if A.flags.c_contiguous:
+            np.take(A.reshape(-1), idx, out=out[k].reshape(-1), mode="clip")
+        elif A.flags.f_contiguous:  # A^T is C-ordered: read it with the transposed indices
+            np.take(A.T.reshape(-1), _flat_index_transposed(back), out=out[k].reshape(-1), mode="clip")
+        else:
+            out[k] = A[back[:, None], back[None, :]]
+    return out
+
+
+_FLAT_INDEX_T: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+
+
+def _flat_index_transposed(back: np.ndarray) -> np.ndarray:
+    """Flat indices (nv * nv,) of ``A[back][:, back]`` read from the C-ordered ``A^T`` (made once
+    per index array)."""
+    key = id(back)
+    hit = _FLAT_INDEX_T.get(key)
+    if hit is not None and hit[0]() is back:
+        return hit[1]
+    n = back.shape[0]
+    idx = (back[None, :] * n + back[:, None]).ravel()
+    _FLAT_INDEX_T[key] = (weakref.ref(back, lambda _: _FLAT_INDEX_T.pop(key, None)), idx)
+    return idx
+
+
+# skew(u).ravel() == _SKEW_ROWS @ u: the cross-product matrices of k stacked vectors in one product
+_SKEW_ROWS = np.array(
+    [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
+    dtype=np.float64,
+)
+_SKEW_COLS = np.ascontiguousarray(_SKEW_ROWS.T)
 
 
 def _mixed_single(
@@ -430,24 +479,70 @@ def _mixed_single(
     nu_dot: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`inverse_dynamics_derivatives_back` for one MIXED state, using that every block of
-    :func:`_blocks` is ``R^T`` times a cross-product matrix on the angular columns only."""
+    :func:`_blocks` is ``R^T`` times a cross-product matrix on the angular columns only.
+
+    The three matrices are permuted first, by one gather each into one (3, nv, nv) array. Every
+    chain-rule term is then a right product on the base columns or a left product on the base rows
+    (the base stays first), applied to the three matrices at once: the base columns of all three,
+    side by side (nv, 18), times one (18, 18) block matrix ``G`` (``[D_q, D_v, M][:, b] G`` gives
+    ``D_q T + D_v Y(nu) + M (Y(nu_dot) + B_q)``, ``D_v T + M B_nu`` and ``M T`` on the base
+    columns), then ``X^T`` on the base rows and ``Z(tau_t)`` on the base block of dtau_dq."""
     Rt = X[:3, :3]
     nu_b = cov.nu[:6]
-    (vx, vy, vz), (wx, wy, wz) = nu_b[:3].tolist(), nu_b[3:].tolist()
-    V = np.empty((6, 3))
-    V[0], V[1], V[2], V[3] = nu_b[:3], nu_b[3:], nu_dot[:3], nu_dot[3:6]
-    V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)  # nu_dot_lin - w x v
-    V[4:] = -(tau_t[:6].reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
-    S = _skews(V)
-    RtS = Rt @ S[:4]  # angular columns of Y(nu) (rows 0:6) and of Y(nu_dot) + B_q (rows 6:12)
-    W = np.concatenate((Dq[:, :6], Dv[:, :6], M[:, :6]), axis=1)
-    base_q = W[:, :6].dot(X)
-    base_q[:, 3:] += W[:, 6:].dot(RtS.reshape(12, 3))
-    dq = _assemble(cov, Dq, base_q, Xt)
-    dq[:6, 3:6] += S[4:].reshape(6, 3)  # Z(tau_t)
-    base_v = W[:, 6:12].dot(X)
-    base_v += W[:, 12:15].dot(np.concatenate((-RtS[1], RtS[0]), axis=1))  # M[:, b] B_nu
-    return dq, _assemble(cov, Dv, base_v, Xt), _assemble(cov, M, W[:, 12:].dot(X), Xt)
+    vals = nu_b.tolist() + nu_dot[:6].tolist()
+    vx, vy, vz, wx, wy, wz = vals[:6]
+    vals[6] -= wy * vz - wz * vy  # nu_dot_lin - w x v
+    vals[7] -= wz * vx - wx * vz
+    vals[8] -= wx * vy - wy * vx
+    U = np.empty((6, 3))
+    U.ravel()[:12] = vals  # v, w, nu_dot_lin - w x v, nu_dot_ang
+    U[4:] = tau_t[:6].reshape(2, 3) @ Rt  # R f_lin, R f_ang (rows)
+    S = (U @ _SKEW_COLS).reshape(6, 3, 3)  # their cross-product matrices
+    RtS = Rt @ S[:4]  # angular columns of Y(nu) (0:2) and of Y(nu_dot) + B_q (2:4)
+    G = np.zeros((18, 18))
+    G[:6, :6] = G[6:12, 6:12] = G[12:, 12:] = X
+    G[6:, 3:6] = RtS.reshape(12, 3)
+    G[12:15, 6:9] = -RtS[1]  # B_nu: [[-R^T w^, R^T v^], [0, 0]]
+    G[12:15, 9:12] = RtS[0]
+    out = _fused(cov, Dq, Dv, M, G, Xt)
+    out[0, :6, 3:6] -= S[4:].reshape(6, 3)  # Z(tau_t) = [[0, -(R f_lin)^], [0, -(R f_ang)^]]
+    return out[0], out[1], out[2]
+
+
+def _fused(
+    cov: ChangeOfVariables, Dq: np.ndarray, Dv: np.ndarray, M: np.ndarray, G: np.ndarray, Xt: np.ndarray
+) -> np.ndarray:
+    """(3, nv, nv): the three matrices permuted (one gather each), their base columns side by side
+    times ``G`` (18, 18), then ``Xt`` on the base rows (the base stays first in both orders)."""
+    out = _gather3(cov, Dq, Dv, M)
+    nv = out.shape[-1]
+    base = out[:, :, :6].transpose(1, 0, 2).reshape(nv, 18) @ G
+    out[:, :, :6] = base.reshape(nv, 3, 6).transpose(1, 0, 2)
+    out[:, :6, :] = Xt @ out[:, :6, :]  # T^T on the base rows
+    return out
+
+
+def _inertial_single(
+    cov: ChangeOfVariables,
+    H: np.ndarray,
+    X: np.ndarray,
+    Xt: np.ndarray,
+    Dq: np.ndarray,
+    Dv: np.ndarray,
+    M: np.ndarray,
+    tau_t: np.ndarray,
+    nu_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`inverse_dynamics_derivatives_back` for one INERTIAL state (blocks of :func:`_blocks`,
+    assembled as in :func:`_mixed_single`; no ``B`` terms)."""
+    Y_nu, inner, _, Z = _blocks(H, X, cov.nu[:6], nu_dot[:6], tau_t[:6], _INERTIAL)
+    G = np.zeros((18, 18))
+    G[:6, :6] = G[6:12, 6:12] = G[12:, 12:] = X
+    G[6:12, :6] = Y_nu
+    G[12:, :6] = inner
+    out = _fused(cov, Dq, Dv, M, G, Xt)
+    out[0, :6, :6] += Z
+    return out[0], out[1], out[2]
 
 
 def forward_dynamics_derivatives_back(

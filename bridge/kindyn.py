@@ -92,6 +92,7 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def total_momentum_jacobian(self) -> np.ndarray | None: ...  # rows in B / A / B[A]; None: derived
     def coriolis_matrix(self) -> np.ndarray: ...  # (..., nv, nv): C nu + g = h, M_dot = C + C^T
     def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray: ...  # (..., 6, nv) d/dt frame_jacobian
     def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
     def inverse_dynamics_derivatives(
@@ -629,6 +630,15 @@ class KinDyn:
         """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
         frame = self._frame(frame)
         return self._cached(("Jdnu", frame), lambda: self._engine.frame_bias_acc(frame))
+
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
+        """``J_dot`` (..., 6, nv): the time derivative of :meth:`frame_jacobian` along the current
+        motion, in this representation (rows in F, A or F[A], columns for ``nu``), so that
+        ``J_dot @ nu == frame_bias_acc(frame)`` (the iDynTree/Pinocchio meaning of the matrix; for
+        MIXED it includes the change of the base columns with the base orientation)."""
+        return self._cached(
+            ("Jdot", frame), lambda: self._engine.frame_jacobian_derivative(self._frame(frame))
+        )
 
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
         """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``

@@ -299,3 +299,70 @@ def test_errors() -> None:
         kd.set_robot_state(st)
         with pytest.raises(SingularMassMatrixError):
             kd.forward_dynamics_derivatives(np.zeros(massless.n_dofs))
+
+
+# ------------------------------------------------------------------------------------------ J_dot
+def _engines() -> tuple[str, ...]:
+    from bridge.check import available_engines
+
+    return available_engines()
+
+
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+def test_frame_jacobian_derivative(rep: str, floating: bool) -> None:
+    """J_dot is the derivative of J along the motion (central differences of J along retract's
+    tangent with delta = nu) and J_dot nu = frame_bias_acc, in every engine; a batch equals its
+    samples."""
+    rng = np.random.default_rng(8)
+    model = small_model(rng, floating)
+    st = random_state(model, rng, rep, (2,))
+    nb = model.nv - model.n_dofs
+    h = 1e-6
+    ref = bridge.KinDyn(model, "pinocchio", rep)
+
+    def jacobians(i: int, frame: str) -> np.ndarray:
+        nu = np.concatenate([st.base_velocity[i], st.s_dot[i]])[6 - nb :]
+        out = []
+        for sign in (1.0, -1.0):
+            H, s = retract(st.world_H_base.matrix[i], st.s[i], sign * h * nu, rep)
+            ref.set_state(H, s, st.base_velocity[i], st.s_dot[i])
+            out.append(ref.frame_jacobian(frame))
+        return (out[0] - out[1]) / (2 * h)
+
+    frames = ("tool", "c", "a")
+    fd = {f: np.stack([jacobians(i, f) for i in range(2)]) for f in frames}
+    for engine in _engines():
+        kd = bridge.KinDyn(model, engine, rep)
+        kd.set_robot_state(st)
+        for f in frames:
+            J_dot = kd.frame_jacobian_derivative(f)
+            what = f"{engine} {rep} {f}"
+            assert J_dot.shape == (2, 6, model.nv) and not J_dot.flags.writeable
+            assert_close(np.einsum("...ij,...j->...i", J_dot, kd.nu), kd.frame_bias_acc(f), 1e-12, what)
+            scale = np.abs(kd.frame_jacobian(f)).max() * np.abs(kd.nu).max()
+            assert_close(J_dot, fd[f], 1e-8, what, atol=1e-8 * scale)
+            one = bridge.KinDyn(model, engine, rep)
+            one.set_state(st.world_H_base.matrix[1], st.s[1], st.base_velocity[1], st.s_dot[1])
+            assert_close(one.frame_jacobian_derivative(f), J_dot[1], 1e-12, what)
+
+
+def test_frame_jacobian_derivative_mixed_base_columns(icub) -> None:
+    """In MIXED the base columns change with the orientation: J_dot's base block is not the
+    derivative at fixed base columns (the naive J_dot^pin T misses J^pin T_dot)."""
+    rng = np.random.default_rng(9)
+    kd = _kindyn(icub, "pinocchio", "mixed", rng)
+    J_dot = kd.frame_jacobian_derivative("r_sole")
+    generic = bridge.KinDyn(icub, "featherstone", "mixed")
+    generic.set_robot_state(kd.state)
+    assert_close(generic.frame_jacobian_derivative("r_sole"), J_dot, 1e-10)
+    eng = kd._engine
+    cov = eng.cov
+    d = eng.pm.createData()
+    eng._pin.computeJointJacobiansTimeVariation(eng.pm, d, eng._q1, eng._v1)
+    eng._pin.updateFramePlacements(eng.pm, d)
+    fid = eng._frame_id["r_sole"]
+    naive = eng._pin.getFrameJacobianTimeVariation(eng.pm, d, fid, eng._ref) @ cov.matrix()
+    assert np.linalg.norm(naive @ kd.nu - kd.frame_bias_acc("r_sole")) > 1e-3 * np.linalg.norm(
+        kd.frame_bias_acc("r_sole")
+    )

@@ -7,8 +7,9 @@ then takes the general path) and ``total_momentum`` is left to KinDyn (derived f
 momentum).
 
 The quantities after M and h (centroidal momentum matrix, Coriolis matrix and forces, relative
-transforms and Jacobians) have exact generic defaults built from the protocol's frame quantities
-(:mod:`bridge.backends.generic`); engines override them where their library has them natively.
+transforms and Jacobians, frame Jacobian derivatives) have exact generic defaults built from the
+protocol's frame quantities (:mod:`bridge.backends.generic`); engines override them where their
+library has them natively.
 
 The derivative hooks ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` default to
 differences of the engine's own dynamics (:mod:`bridge.backends.numeric_derivatives`; engines with
@@ -91,6 +92,11 @@ class EngineBase:
     def coriolis_forces(self) -> np.ndarray:
         """``C nu`` (..., nv): the bias forces without gravity."""
         return self.bias_forces() - self.gravity_forces()
+
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
+        """(..., 6, nv): the time derivative of ``frame_jacobian(frame)`` along the motion
+        (``J_dot nu`` is ``frame_bias_acc(frame)``)."""
+        return generic.frame_jacobian_derivative(self, frame)
 
     def relative_transform(self, frame: str, reference: str) -> np.ndarray:
         """``reference_H_frame`` (..., 4, 4)."""

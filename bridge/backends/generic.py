@@ -10,7 +10,8 @@ quantities a library may or may not offer natively:
   ``C = sum_K J_K^T (Y_K J_dot_K + B_K J_K)`` with ``B_K = 1/2 (v_K x* Y_K - Y_K v_K x + (Y_K v_K) xbar*)``,
   in world coordinates (``J_K`` the world Jacobian of moving body K, ``Y_K`` its world inertia,
   ``v_K = J_K nu``). ``C nu = h - g`` and ``M_dot = C + C^T`` hold exactly;
-* the relative transform and relative Jacobian of two frames.
+* the relative transform and relative Jacobian of two frames;
+* the time derivative of a frame Jacobian along the motion (:func:`frame_jacobian_derivative`).
 
 Each moving body is the child link of a movable joint (or the floating base) together with the links
 welded to it. A joint column of every world Jacobian is constant in the joint's child link K, so its
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "centroidal_momentum_matrix",
     "coriolis_matrix",
+    "frame_jacobian_derivative",
     "relative_jacobian",
     "relative_transform",
     "to_world_rows",
@@ -189,6 +191,71 @@ def coriolis_matrix(engine: Engine) -> np.ndarray:
         J_dot = S_dot * body.mask
         C = C + np.swapaxes(J, -1, -2) @ (Y @ J_dot + B @ J)
     return C
+
+
+_ANCESTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _ancestry(model: Model) -> np.ndarray:
+    """(nv, nv) with column c the mask of the columns moving the body that column c's joint moves
+    (its child link; the floating base for the base columns), made once per model."""
+    cached = _ANCESTRY.get(model)
+    if cached is not None:
+        return cached
+    nv = model.nv
+    out = np.zeros((nv, nv))
+    for body in _bodies(model):
+        if body.column is not None:
+            out[:, body.column] = body.mask
+        else:
+            out[:, :6] = body.mask[:, None]
+    out.setflags(write=False)
+    _ANCESTRY[model] = out
+    return out
+
+
+def _cross_columns(v: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``crm(v_c) m_c`` for every column c of (..., 6, k) motions v and m (linear first)."""
+    vl, vw = np.swapaxes(v[..., :3, :], -1, -2), np.swapaxes(v[..., 3:, :], -1, -2)
+    ml, mw = np.swapaxes(m[..., :3, :], -1, -2), np.swapaxes(m[..., 3:, :], -1, -2)
+    lin = np.cross(vw, ml) + np.cross(vl, mw)
+    return np.swapaxes(np.concatenate([lin, np.cross(vw, mw)], axis=-1), -1, -2)
+
+
+def frame_jacobian_derivative(engine: Engine, frame: str) -> np.ndarray:
+    """(..., 6, nv): the time derivative of ``engine.frame_jacobian(frame)`` along the motion, so
+    that times ``nu`` it is the frame's bias acceleration, in the representation.
+
+    In world coordinates (``S`` the frame's world Jacobian, docs/theory.md "Frame Jacobian
+    derivative"): a joint column is constant in the joint's child link K, so its derivative is
+    ``v_K x`` the column, ``v_K = S (mask_K nu)``; the base columns ``A_X_W`` change as
+    ``crm(u_W) A_X_W`` (u_W the world velocity of the frame W the base velocity is expressed in).
+    The rows ``E S`` (E the world-to-F, identity or world-to-F[A] motion transform) then add
+    ``-E crm(u_E) S`` with u_E the world velocity of the row frame (F, none, or F[A])."""
+    model, rep = engine.model, engine.representation
+    H = engine.frame_transform(frame)
+    J = engine.frame_jacobian(frame)
+    S = to_world_rows(rep, H, J)
+    nu = _nu(engine)
+    V = S @ (nu[..., :, None] * _ancestry(model))  # column c: the world velocity of its body
+    S_dot = _cross_columns(V, S)
+    if model.floating:  # the base columns A_X_W: d/dt = crm(u_W) A_X_W (V's base columns are v_B)
+        u = _base_frame_velocity(rep, V[..., :, 0], nu[..., :6])
+        S_dot[..., :, :6] = crm(u) @ S[..., :, :6]
+    if rep is Representation.INERTIAL:
+        return S_dot
+    v_F = np.einsum("...ij,...j->...i", S, nu)  # the frame's world velocity
+    if rep is Representation.MIXED:  # F[A] moves with the origin's velocity and does not rotate
+        o = H[..., :3, 3]
+        u_E = np.zeros(v_F.shape)
+        u_E[..., :3] = v_F[..., :3] + np.cross(v_F[..., 3:], o)
+    else:
+        u_E = v_F
+    D = S_dot - crm(u_E) @ S
+    A_H_E = Transform(H, check=False)
+    if rep is Representation.MIXED:
+        A_H_E = Transform.from_translation(A_H_E.translation)
+    return A_H_E.inverse().motion_matrix() @ D
 
 
 def relative_transform(engine: Engine, frame: str, reference: str) -> np.ndarray:

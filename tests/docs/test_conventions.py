@@ -1331,6 +1331,48 @@ def test_after_m_relative_jacobian_bridge(icub):
         assert_close(J @ c.sd, _relative_definition(H, H_dot, rep), FD_RTOL, str(rep))
 
 
+def test_after_m_jacobian_derivative_bridge(icub):
+    c = icub
+    for rep in REPS:
+        J_dot_fd = _fd_along(c, rep, lambda k: k.frame_jacobian(FRAME))
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            kd = bridge_kd(c, rep, 0.0, engine)
+            J_dot = kd.frame_jacobian_derivative(FRAME)
+            assert_close(J_dot @ kd.nu, kd.frame_bias_acc(FRAME), 1e-10, str((rep, engine)))
+            assert_close(J_dot, J_dot_fd, FD_RTOL, str((rep, engine)))
+
+
+def test_after_m_jacobian_derivative_idyntree(icub):
+    c = icub
+    assert not [m for m in dir(c.kd) if "JacobianDerivative" in m or "JacobianTimeVariation" in m]
+    for rep in REPS:
+        idyn_set(c, rep, 0.0)
+        kd = bridge_kd(c, rep, 0.0, "idyntree")
+        assert_close(
+            kd.frame_jacobian_derivative(FRAME) @ kd.nu, c.kd.getFrameBiasAcc(FRAME).toNumPy(), 1e-10
+        )
+
+
+def test_after_m_jacobian_derivative_pinocchio(icub):
+    c = icub
+    q, v = pin_qv(c, 0.0)
+    fid = c.pm.getFrameId(FRAME)
+    d = c.pm.createData()
+    pin.computeJointJacobiansTimeVariation(c.pm, d, q, v)
+    pin.updateFramePlacements(c.pm, d)
+    for rep in REPS:
+        rf = REPS[rep][1]
+        T, T_dot = _after_T(c, rep)
+        expected = (
+            pin.getFrameJacobianTimeVariation(c.pm, d, fid, rf) @ T
+            + pin.getFrameJacobian(c.pm, d, fid, rf) @ T_dot
+        )
+        for engine in ("pinocchio", "idyntree", "featherstone"):
+            assert_close(
+                bridge_kd(c, rep, 0.0, engine).frame_jacobian_derivative(FRAME), expected, 1e-10, rep
+            )
+
+
 def test_after_m_relative_jacobian_idyntree(icub):
     c = icub
     im = c.kd.model()

@@ -391,6 +391,44 @@ def test_frame_bias_through_T(robot):
         assert_close(c.kd.getFrameBiasAcc(FRAME).toNumPy(), get(c.pm, d, fid, PIN_RF[rep]).vector)
 
 
+def test_frame_jacobian_derivative_through_T(robot):
+    """J_dot^W = J_dot^pin T + J^pin T_dot: the time derivative of J^W = J^pin T along the motion."""
+    c = robot
+    q, v = pin_qv(c)
+    fid = c.pm.getFrameId(FRAME)
+    d = c.pm.createData()
+    pin.computeJointJacobiansTimeVariation(c.pm, d, q, v)
+    pin.updateFramePlacements(c.pm, d)
+
+    def J_W(rep: str, t: float) -> np.ndarray:  # J^W at the pose reached after time t
+        nu = nu_W(c, rep)
+        Ht = _moved(c.H, t * nu[:6], rep)
+        qt = np.concatenate([Ht[:3, 3], matrix_to_quat_xyzw(Ht[:3, :3]), c.P @ (c.s + t * c.sd)])
+        dt = c.pm.createData()
+        pin.computeJointJacobians(c.pm, dt, qt)
+        pin.updateFramePlacements(c.pm, dt)
+        T = np.zeros((6 + c.n, 6 + c.n))
+        T[:6, :6], T[6:, 6:] = B_X_W(Ht, rep), c.P
+        return pin.getFrameJacobian(c.pm, dt, fid, PIN_RF[rep]) @ T
+
+    model = bridge.load_urdf(c.path, joints=c.idyn_names)
+    for rep in REPS:
+        nu = idyn_set(c, rep)
+        T, Td = T_of(c, rep)
+        Jd_pin = pin.getFrameJacobianTimeVariation(c.pm, d, fid, PIN_RF[rep])
+        J_pin = pin.getFrameJacobian(c.pm, d, fid, PIN_RF[rep])
+        Jd = Jd_pin @ T + J_pin @ Td
+        h = 1e-6
+        assert_close(Jd, (J_W(rep, h) - J_W(rep, -h)) / (2 * h), 1e-7, rep)
+        assert_close(Jd @ nu, c.kd.getFrameBiasAcc(FRAME).toNumPy(), 1e-10, rep)
+        if rep == "mixed":  # the T_dot term matters
+            assert_not_close(Jd_pin @ T @ nu, c.kd.getFrameBiasAcc(FRAME).toNumPy(), 1e-6)
+        for engine in ("pinocchio", "featherstone"):  # Pinocchio's function; the generic world form
+            kd = bridge.KinDyn(model, engine, rep)
+            kd.set_state(c.H, c.s, nu[:6], c.sd)
+            assert_close(kd.frame_jacobian_derivative(FRAME), Jd, 1e-10, f"{rep} {engine}")
+
+
 def test_spatial_vs_classical(robot):
     """In world axes the spatial acceleration of a frame is (p_ddot - w x p_dot, w_dot)."""
     c = robot

@@ -100,9 +100,12 @@ class PinocchioDerivatives:
             cov = self._single_cov()
             a = cov.acceleration(nu_dot)
             dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
-            tau = d.tau.copy() if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
-            H = np.array(self._rows)
-            return inverse_dynamics_derivatives_back(cov, H, self.representation, dq, dv, M, tau, nu_dot)
+            # data.tau is read (its base part) before any other Pinocchio call: no copy; one MIXED
+            # state does not need the pose
+            tau = d.tau if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
+            rep = self.representation
+            H = None if rep is Representation.MIXED else np.array(self._rows)
+            return inverse_dynamics_derivatives_back(cov, H, rep, dq, dv, M, tau, nu_dot)
         self._batch()
         cov = self.cov
         fext = self._fext(wrenches)

@@ -303,6 +303,28 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         return self.frame_acceleration(frame, np.zeros(self.model.nv))
 
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
+        """``d/dt (J_pin T) = J_dot_pin T + J_pin T_dot``: ``getFrameJacobianTimeVariation`` in the
+        representation's frame (LOCAL, WORLD or LOCAL_WORLD_ALIGNED) is the time derivative of
+        ``getFrameJacobian`` in that frame; ``T_dot`` changes the base columns only."""
+        pin, pm, d = self._pin, self.pm, self.data
+        fid, ref, nv = self._frame_id[frame], self._ref, self._nv
+
+        def one(i):
+            pin.computeJointJacobiansTimeVariation(pm, d, self._q[i], self._v[i])
+            pin.updateFramePlacements(pm, d)
+            out = np.empty((12, nv))
+            out[:6] = pin.getFrameJacobianTimeVariation(pm, d, fid, ref).reshape(6, nv)
+            out[6:] = pin.getFrameJacobian(pm, d, fid, ref).reshape(6, nv)
+            return out
+
+        both = self._loop(one)
+        cov = self.cov
+        J_dot = cov.jacobian_back(both[..., :6, :])
+        if cov.X_dot is not None:
+            J_dot[..., :6] += both[..., 6:, :6] @ cov.X_dot
+        return J_dot
+
     # ------------------------------------------------------------------ centre of mass
     # Pinocchio's centre of mass leaves out the universe body, which for a fixed base carries the base
     # link (and what is welded to it); the robot's centre of mass includes it.
