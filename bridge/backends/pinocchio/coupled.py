@@ -14,7 +14,9 @@ Pinocchio's algorithms on that model, as for any model. Where Pinocchio 4.1 has 
 * the Coriolis matrix is ``G^T C_full G`` from the full model (``computeCoriolisMatrix`` takes no
   mimic joints; :class:`bridge.coupled.CoupledEngine` over a Pinocchio engine of the full model, at
   the same state), and the derivatives are differences of this engine's inverse dynamics (the
-  analytical derivative algorithms take no mimic joints either).
+  analytical derivative algorithms take no mimic joints either); the frame Jacobians' time
+  derivatives and the relative Jacobians also come from the full model, projected (neither
+  ``getFrameJacobianTimeVariation`` nor bridge's generic construction takes mimic joints).
 """
 
 from __future__ import annotations
@@ -63,14 +65,28 @@ class PinocchioMimicEngine(PinocchioEngine):
         rhs = np.asarray(tau, dtype=np.float64) - bias
         return np.linalg.solve(M, rhs[..., None])[..., 0]
 
-    def coriolis_matrix(self) -> np.ndarray:
-        """``G_nu^T C_full G_nu`` (..., nv, nv): the full model's, projected at the same state."""
+    def _full(self):
+        """A :class:`bridge.coupled.CoupledEngine` over a Pinocchio engine of the full model, at this
+        engine's state (for what Pinocchio computes without mimic support)."""
         from bridge.coupled import CoupledEngine
 
         if self._projected is None:
             self._projected = CoupledEngine(PinocchioEngine, self.model, self.representation)
         self._projected.set_state(self.state, self._gravity)
-        return self._projected.coriolis_matrix()
+        return self._projected
+
+    def coriolis_matrix(self) -> np.ndarray:
+        """``G_nu^T C_full G_nu`` (..., nv, nv): the full model's, projected at the same state."""
+        return self._full().coriolis_matrix()
+
+    def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
+        """``J_dot_full G_nu``: ``getFrameJacobianTimeVariation`` takes no mimic joints."""
+        return self._full().frame_jacobian_derivative(frame)
+
+    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
+        """The full model's relative Jacobian times the coupling of the joint velocities."""
+        return self._full().relative_jacobian(frame, reference)
 
     inverse_dynamics_derivatives = EngineBase.inverse_dynamics_derivatives
     forward_dynamics_derivatives = EngineBase.forward_dynamics_derivatives
+
