@@ -245,7 +245,7 @@ class ChangeOfVariables:
     gives up (a library's output): it may then be returned as the result (unless it is a view).
     """
 
-    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "joints", "nu")
+    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "identity", "joints", "nu")
 
     def __init__(
         self,
@@ -267,6 +267,9 @@ class ChangeOfVariables:
         self._bias_fn = bias if lazy else None
         #: True when ``T_dot nu`` is known to be zero (no base block derivative, no given bias)
         self.bias_free = not floating or (bias is None and X_dot is None)
+        #: True when T is the identity and ``T_dot nu`` zero: every map returns its argument (the
+        #: engines' hot paths then skip the call)
+        self.identity = self.bias_free and self.X is None and joints.perm is None
 
     # ------------------------------------------------------------------ blocks
     @property
@@ -643,7 +646,9 @@ def single_to_body(
     cov.bias_free = rep is not _MIXED_REP or not joints.nb
     if not joints.nb or rep is _BODY_REP:
         cov.X = cov.X_inv = None
+        cov.identity = joints.perm is None
         return cov
+    cov.identity = False
     X = H.take(_BLKDIAG_RT)
     if rep is _INERTIAL_REP:  # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
         px, py, pz = rows[0][3], rows[1][3], rows[2][3]

@@ -241,10 +241,11 @@ class SingleStatePath:
             a = self._a_bias  # zero but for the base part (Pinocchio copies its arguments)
             a[:6] = b
             h = pin.rnea(pm, d, self._q1, self._v1, a)
-        return cov.force_back(h, True)
+        return h if cov.identity else cov.force_back(h, True)
 
     def _gravity_forces_single(self) -> np.ndarray:
-        return self._cov1.force_back(self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1), True)
+        g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
+        return g if self._cov1.identity else self._cov1.force_back(g, True)
 
     def _inverse_dynamics_single(self, nu_dot: np.ndarray, fext: list | None) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
@@ -266,7 +267,7 @@ class SingleStatePath:
         J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)
-        return self._cov1.jacobian_back(J, True)
+        return J if self._cov1.identity else self._cov1.jacobian_back(J, True)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
         """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
@@ -298,7 +299,8 @@ class SingleStatePath:
         self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
         if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
             return None
-        return self._cov1.force_back(self._pin.rnea(self.pm, self.data, self._q1, self._v1, a), True)
+        tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, a)
+        return tau if self._cov1.identity else self._cov1.force_back(tau, True)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
@@ -314,4 +316,4 @@ class SingleStatePath:
         perm = self.joints.perm
         tau_joints[...] = t if perm is None else t[perm]
         a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
-        return self._cov1.acceleration_back(a, True)
+        return a if self._cov1.identity else self._cov1.acceleration_back(a, True)
