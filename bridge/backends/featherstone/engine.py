@@ -80,6 +80,11 @@ class FeatherstoneEngine(EngineBase):
             i = -1 if body == 0 else body - first
             self._frames[name] = (i, np.ascontiguousarray(pose.rotation.T), np.array(pose.translation))
         self._total_mass = float(model.total_mass)
+        # joint armature in the tree's velocity order (None without any): the kernels add it
+        self._armature = None
+        if model.has_armature:
+            arm = model.armature[self.fmodel.dof_perm]
+            self._armature = np.concatenate([np.zeros(6), arm]) if model.floating else arm
         bI = self.fmodel.base_inertia
         self._base_mass = float(np.trace(bI[3:, 3:]) / 3.0)
         hx = bI[:3, 3:]
@@ -277,7 +282,7 @@ class FeatherstoneEngine(EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
-        H = self._get("H", lambda: crba(self._J))
+        H = self._get("H", lambda: crba(self._J, armature=self._armature))
         return self._out(self._ft.matrix_back(H))
 
     def bias_forces(self) -> np.ndarray:
@@ -291,13 +296,13 @@ class FeatherstoneEngine(EngineBase):
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         nd = self._flat.flat_view(nu_dot, self.model.nv)
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
-        tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
+        tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches), self._armature)
         return self._out(self._ft.force_back(np.ascontiguousarray(tau.T)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         t = self._flat.flat_view(tau, self.model.nv)
         t_F = np.ascontiguousarray(self._ft.force(t).T)
-        nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
+        nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches), self._armature)
         return self._out(self._ft.acceleration_back(np.ascontiguousarray(nd_F.T)))
 
     # ------------------------------------------------------------------ centre of mass
