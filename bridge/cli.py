@@ -252,7 +252,8 @@ def check(
         bool,
         typer.Option(
             "--native",
-            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences.",
+            help="Compare Pinocchio's and iDynTree's own URDF loaders on the file, and explain differences "
+            "(with --engines ...,mujoco also MuJoCo's URDF compiler).",
         ),
     ] = False,
 ) -> None:
@@ -270,7 +271,7 @@ def check(
     mimic_mode = _mimic_mode(mimic, mimic_independent)
     n_warned = 0
     if native and not all_models:
-        _check_native(console, model, samples, seed, rtol, representations, json_file)
+        _check_native(console, model, samples, seed, rtol, representations, json_file, engines)
     names = robot_names() if all_models else [model]
     reports = []
     labels: list[str] = []
@@ -344,8 +345,11 @@ def check(
     raise typer.Exit(status)
 
 
-def _check_native(console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file):
-    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained."""
+def _check_native(
+    console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file, engines=None
+):
+    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained
+    (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler)."""
     from bridge.check import cross_validate
     from bridge.errors import BridgeError
 
@@ -353,6 +357,7 @@ def _check_native(console, model: str, samples: int, seed: int, rtol: float, rep
         report = cross_validate(
             model,
             native=True,
+            engines=_split(engines) if engines else None,
             samples=samples,
             seed=seed,
             rtol=rtol,
