@@ -504,7 +504,8 @@ def cross_validate(
         progress: called with a short description before each step (for progress bars).
         native: ``model`` is a URDF file (or a robot name): compare Pinocchio's and iDynTree's own
             URDF loaders on it instead of bridge's engines (:func:`bridge.native.compare_native`;
-            the report's ``findings`` explain the differences).
+            the report's ``findings`` explain the differences); ``"mujoco"`` in ``engines`` adds
+            MuJoCo's own URDF compiler.
 
     ``model`` may also be a URDF path or robot name (loaded with :func:`bridge.load_urdf`).
     ``engines`` and ``representations`` may be given as one comma-separated string.
@@ -535,7 +536,12 @@ def cross_validate(
                 "cross_validate(native=True) needs the URDF file (or robot name), not a Model"
             )
         return compare_native(
-            model, samples=min(samples, 5), seed=seed, rtol=rtol, representations=representations
+            model,
+            samples=min(samples, 5),
+            seed=seed,
+            rtol=rtol,
+            representations=representations,
+            mujoco=engines is not None and "mujoco" in engines,
         )
     if not isinstance(model, Model):
         from bridge.model.urdf import load_urdf

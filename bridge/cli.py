@@ -337,7 +337,7 @@ def check(
         typer.Option(
             "--native",
             help="Compare Pinocchio's, iDynTree's (and Drake's) own URDF loaders on the file, and explain "
-            "differences.",
+            "differences (with --engines ...,mujoco also MuJoCo's URDF compiler).",
         ),
     ] = False,
 ) -> None:
@@ -366,7 +366,7 @@ def check(
     _check_names(engine_list if engine_list is not None else list(available_engines()), rep_list)
     n_warned = 0
     if native and not all_models:
-        _check_native(console, model, samples, seed, rtol, representations, json_file)
+        _check_native(console, model, samples, seed, rtol, representations, json_file, engines)
     names = robot_names() if all_models else [model]
     preloaded = None
     if not all_models:  # before the progress display, so that an error is one line
@@ -462,8 +462,11 @@ def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
         raise _fail(f"--representations: {exc}") from None
 
 
-def _check_native(console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file):
-    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained."""
+def _check_native(
+    console, model: str, samples: int, seed: int, rtol: float, representations: str, json_file, engines=None
+):
+    """``bridge check FILE --native``: the libraries' own loaders compared, findings explained
+    (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler)."""
     from bridge.check import cross_validate
     from bridge.errors import BridgeError
 
@@ -471,6 +474,7 @@ def _check_native(console, model: str, samples: int, seed: int, rtol: float, rep
         report = cross_validate(
             model,
             native=True,
+            engines=_split(engines) if engines else None,
             samples=samples,
             seed=seed,
             rtol=rtol,

@@ -29,6 +29,11 @@ force elements are counted), ``drake_transmissions`` (JointActuators; reflected 
 (non-physical inertias replaced by isotropic ones), ``drake_dof_order``, ``drake_refuses`` and
 ``drake_unexplained``.
 
+With ``mujoco=True`` (``cross_validate(path, native=True, engines=[..., "mujoco"])``, ``bridge check
+FILE --native --engines pinocchio,idyntree,mujoco``), MuJoCo's own URDF compiler joins: its M, h, g
+against bridge's model of the file, and findings prefixed ``mujoco_`` (armature, damping, fused
+bodies, inertias from geoms, balanced inertias; see ``bridge.backends.mujoco.native``).
+
 Engine code lives in the backends (``bridge.backends.pinocchio.native``, ``bridge.backends.idyntree.native``),
 imported when the comparison runs.
 """
@@ -225,6 +230,7 @@ def compare_native(
     seed: int = 0,
     rtol: float = 1e-10,
     representations=("body", "inertial", "mixed"),
+    mujoco: bool = False,
 ):
     """Compare Pinocchio's and iDynTree's own loaders on ``path``: a :class:`bridge.check.Report`
     with engines ``["pinocchio URDF loader", "idyntree URDF loader"]``, results for M, h, g per
@@ -354,6 +360,8 @@ def compare_native(
             + (" (all explained)" if residual <= rtol else "")
         )
     findings.extend(_drake(loaded, report, reps, samples, seed, rtol))
+    if mujoco:
+        _add_mujoco(report, findings, path, samples, seed, rtol, reps)
     report.findings = findings
     report.seconds = time.perf_counter() - start
     return report
@@ -388,3 +396,29 @@ def _drake(loaded: _Loaded, report, reps: list[str], samples: int, seed: int, rt
     for (quantity, rep), err in out.by_rep.items():
         report.results.append(Result(quantity, rep, DRAKE_PAIR, float("nan"), err, 0, rtol, err <= rtol))
     return list(out.findings)
+
+
+def _add_mujoco(
+    report, findings: list[Finding], path: str, samples: int, seed: int, rtol: float, reps
+) -> None:
+    """MuJoCo's own URDF compiler against bridge's model of the file: results and findings added."""
+    from bridge.backends.mujoco.native import compare_native as compare_mujoco
+    from bridge.check import Result
+
+    pair = "mujoco URDF compiler vs bridge"
+    out = compare_mujoco(path, samples=samples, seed=seed, rtol=rtol)
+    report.engines.append("mujoco URDF compiler")
+    findings.extend(out.findings)
+    for quantity, errs in out.errors.items():
+        worst = int(np.argmax(errs))
+        ok = bool(max(errs) <= rtol)
+        for rep in reps:  # a fixed base: the same numbers in every representation
+            report.results.append(
+                Result(quantity, rep, pair, float("nan"), float(errs[worst]), worst, rtol, ok)
+            )
+    if not out.errors:
+        report.notes.append("MuJoCo's compiler refuses the file (see the mujoco_refuses finding)")
+    elif out.worst > rtol:
+        report.notes.append(
+            f"MuJoCo's URDF compiler differs from bridge by {out.worst:.1e} (see the mujoco_ findings)"
+        )

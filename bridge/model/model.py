@@ -14,6 +14,12 @@ the tree (:meth:`Model.with_base`) flips joints and makes it non-zero.
 Joints are stored oriented away from the base link. Joints that are movable in the source but
 locked by the user are stored as FIXED joints (rest transform at the locked position) that keep
 their original definition in :attr:`Joint.original`, so they can be released again.
+
+A movable joint may carry an ``armature`` (rotor inertia reflected through the gear, as MJCF's
+joint ``armature`` or Pinocchio's ``model.armature``): a constant added to the joint's diagonal
+entry of the mass matrix (and ``armature * s_ddot`` to its inverse dynamics). It is not part of any
+body's motion: it leaves the momentum, the centre of mass, Coriolis terms and gravity unchanged
+(docs/theory.md, "Armature"). URDF has no armature: :meth:`Model.to_urdf` leaves it out.
 """
 
 from __future__ import annotations
@@ -78,6 +84,8 @@ class Joint:
     """A joint from ``parent`` to ``child`` (see the module docstring for the semantics).
 
     ``axis`` and ``axis_origin`` are in child coordinates; both are zero for a fixed joint.
+    ``armature`` (kg m^2 for a rotational joint, kg for a prismatic one, >= 0) adds to the joint's
+    diagonal entry of the mass matrix; zero for a fixed joint.
     """
 
     name: str
@@ -90,9 +98,16 @@ class Joint:
     limits: JointLimits = field(default_factory=JointLimits)
     original: Joint | None = None  # for a locked joint: the movable joint it came from
     locked_position: float | None = None  # for a locked joint: the position it is locked at
+    armature: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", JointKind(self.kind))
+        armature = float(self.armature)
+        if not np.isfinite(armature) or armature < 0.0:
+            raise ModelError(f"joint {self.name!r}: armature must be finite and >= 0, got {self.armature!r}")
+        if armature != 0.0 and not self.kind.movable:
+            raise ModelError(f"joint {self.name!r}: a fixed joint has no armature (got {armature})")
+        object.__setattr__(self, "armature", armature)
         axis = np.array(self.axis, dtype=np.float64).reshape(3)
         origin = np.array(self.axis_origin, dtype=np.float64).reshape(3)
         if self.kind.movable:
@@ -162,7 +177,8 @@ class Joint:
         )
 
     def locked(self, position: float) -> Joint:
-        """This movable joint turned into a FIXED joint at ``position``."""
+        """This movable joint turned into a FIXED joint at ``position`` (its armature stays with
+        :attr:`original`)."""
         if not self.movable:
             raise ModelError(f"joint {self.name!r} is fixed; only movable joints can be locked")
         return Joint(
@@ -490,6 +506,15 @@ class Model:
 
     def with_floating_base(self) -> Model:
         return dataclasses.replace(self, floating=True)
+
+    @property
+    def armature(self) -> np.ndarray:
+        """(n_dofs,) the armature of each DOF, in DOF order (zeros when the model has none)."""
+        return np.array([self._joint_index[d].armature for d in self.dof_names], dtype=np.float64)
+
+    @property
+    def has_armature(self) -> bool:
+        return any(j.armature != 0.0 for j in self.joints)
 
     def lumped(self) -> Model:
         """Merge links joined by fixed joints into one body.

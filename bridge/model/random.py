@@ -8,6 +8,7 @@ order that is not the document order. The same seed always gives the same model.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 from collections.abc import Sequence
 
@@ -123,6 +124,7 @@ def random_model(
     branching: float = 0.5,
     shuffle_dofs: bool = True,
     allow_singular: bool = False,
+    armature_probability: float = 0.0,
 ) -> Model:
     """A random tree of ``n_links`` links, for tests.
 
@@ -149,7 +151,9 @@ def random_model(
     movable joints that move no inertia (see :attr:`Model.massless_dofs`).
 
     Frames: ``n_frames`` extra frames ``"frame{k}"`` (default ``max(1, n_links // 3)``) at random
-    poses on random links. DOFs: all movable joints, in a random permutation of the document
+    poses on random links. Armature: with ``armature_probability``, a movable joint gets an
+    armature uniform in 0.01..0.5 (drawn last, so the rest of the model does not depend on it).
+    DOFs: all movable joints, in a random permutation of the document
     order when ``shuffle_dofs``.
 
     Args:
@@ -169,6 +173,7 @@ def random_model(
     kinds = _joint_kinds(joint_kinds)
     p_massless = _check_probability("massless_probability", massless_probability)
     p_branch = _check_probability("branching", branching)
+    p_armature = _check_probability("armature_probability", armature_probability)
     if n_frames is None:
         n_frames = max(1, n // 3)
     if isinstance(n_frames, bool) or not isinstance(n_frames, numbers.Integral) or n_frames < 0:
@@ -236,4 +241,11 @@ def random_model(
     frames = [
         Frame(f"frame{k}", f"link{int(rng.integers(n))}", random_transform(rng, 0.5)) for k in range(n_frames)
     ]
+    if p_armature > 0.0:
+        joints = [
+            dataclasses.replace(j, armature=float(rng.uniform(0.01, 0.5)))
+            if j.movable and rng.uniform() < p_armature
+            else j
+            for j in joints
+        ]
     return Model(f"random{n}", links, joints, frames, "link0", tuple(dof_names), bool(floating))

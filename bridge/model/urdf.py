@@ -712,6 +712,9 @@ def model_to_urdf(model: Model) -> str:
       joints (0, as urdfdom requires them).
     * A coupled model (``mimic="coupled"``) is written as its full model with a ``<mimic>`` element
       (master, multiplier, offset; chains resolved) on each mimic joint.
+    * Joint armature has no URDF element (and a made-up extension would be read by no other
+      parser): it is left out, with a :class:`bridge.BridgeWarning` naming the joints, so the
+      reloaded model's mass matrix lacks ``diag(armature)``.
 
     Helper names get a numeric suffix if they would clash with an existing name. Numbers are
     written with ``repr`` (shortest round-trip form), so nothing is rounded.
@@ -719,6 +722,13 @@ def model_to_urdf(model: Model) -> str:
     mimics = tuple(getattr(model, "mimics", ()))
     if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
         model = model.full
+    with_armature = [j.name for j in model.joints if j.armature != 0.0]
+    if with_armature:
+        warnings.warn(
+            f"model {model.name!r}: URDF has no joint armature; left out for joints {with_armature}",
+            BridgeWarning,
+            stacklevel=3,
+        )
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(

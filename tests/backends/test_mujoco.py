@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -300,60 +301,83 @@ def _raw(mm):
     return mm, np.array(mm.dof_armature)
 
 
-@pytest.mark.parametrize("name", ["arm", "quadruped"])
-def test_mjcf_other_engines_equal_mujoco(name: str) -> None:
-    """bridge's engines on load_mjcf(file) equal MuJoCo's own numbers on the compiled file (compiled
-    inertias from geoms, defaults, includes, joint ref, several joints in one body); MuJoCo's
-    armature is diag(armature) added to M, which the rigid-body model does not carry."""
-    path = MJCF / f"{name}.xml"
-    with pytest.warns(UserWarning, match="armature"):
-        model = load_mjcf(path)
-    mm, arm = _raw(mujoco.MjModel.from_xml_path(str(path)))
-    assert np.any(arm)
-    rng = np.random.default_rng(9)
+def assert_engines_equal_mujoco(model, mm, rng, engines, rtol: float = 1e-10) -> None:
+    """Every engine in ``engines`` on ``model`` equals MuJoCo's own numbers on ``mm`` (armature
+    included): M from mj_fullM, bias forces, qfrc_inverse, forward dynamics and site poses, at a
+    random state."""
+    mm.opt.disableflags = rigid_body_flags(mujoco)
     qpos = rng.normal(size=mm.nq)
     if model.floating:
         qpos[3:7] /= np.linalg.norm(qpos[3:7])
-    qvel = rng.normal(size=mm.nv)
-    qacc = rng.normal(size=mm.nv)
+    qvel, qacc, qfrc = rng.normal(size=(3, mm.nv))
     d = _data(mm, qpos, qvel)
     M_mj = _full_m(mm, d)
+    h_mj = d.qfrc_bias.copy()
     d.qacc[:] = qacc
     mujoco.mj_inverse(mm, d)
-    tau_mj = d.qfrc_inverse - arm * qacc
+    tau_mj = d.qfrc_inverse.copy()
+    d.qfrc_applied[:] = qfrc
+    mujoco.mj_forward(mm, d)
+    qacc_fd = d.qacc.copy()
     st = from_mujoco_state(model, qpos, qvel, "mixed")
-    for engine in ("pinocchio", "idyntree", "featherstone"):
+    cov = velocity_change(model, st, "mixed", "mujoco")
+    nu_dot = cov.acceleration_back(qacc)
+    base = nu_dot[:6] if model.floating else None
+    for engine in engines:
         kd = bridge.KinDyn(model, engine, "mixed")
         kd.set_robot_state(st, np.array(mm.opt.gravity))
-        cov = velocity_change(model, st, "mixed", "mujoco")
-        M = cov.matrix_back(M_mj - np.diag(arm))
-        assert_close(kd.mass_matrix(), M, what=f"{engine} M")
-        assert_close(
-            kd.bias_forces(), cov.bias_back(d.qfrc_bias.copy(), M_mj - np.diag(arm)), what=f"{engine} h"
-        )
-        nu_dot = cov.acceleration_back(qacc)
-        base = nu_dot[:6] if model.floating else None
+        assert_close(kd.mass_matrix(), cov.matrix_back(M_mj), rtol=rtol, what=f"{engine} M")
+        assert_close(kd.bias_forces(), cov.bias_back(h_mj, M_mj), rtol=rtol, what=f"{engine} h")
         tau = kd.inverse_dynamics(base, nu_dot[model.nv - model.n_dofs :])
-        assert_close(tau, cov.force_back(tau_mj), what=f"{engine} ID")
-    # forward dynamics of the rigid body: MuJoCo with the armature removed
-    mm.dof_armature[:] = 0.0
-    d.qfrc_applied[:] = rng.normal(size=mm.nv)
-    mujoco.mj_forward(mm, d)
-    kd = bridge.KinDyn(model, "pinocchio", "mixed")
-    kd.set_robot_state(st, np.array(mm.opt.gravity))
-    cov = velocity_change(model, st, "mixed", "mujoco")
-    assert_close(
-        kd.forward_dynamics(cov.force_back(d.qfrc_applied.copy())),
-        cov.acceleration_back(d.qacc.copy()),
-        rtol=1e-9,
-        what="FD",
-    )
-    # and sites are frames at MuJoCo's site poses
-    for i in range(mm.nsite):
-        site = mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, i)
-        H = kd.frame_transform(site)
-        np.testing.assert_allclose(H[:3, 3], d.site_xpos[i], atol=1e-12)
-        np.testing.assert_allclose(H[:3, :3], d.site_xmat[i].reshape(3, 3), atol=1e-12)
+        assert_close(tau, cov.force_back(tau_mj), rtol=rtol, what=f"{engine} ID")
+        fd = kd.forward_dynamics(cov.force_back(qfrc))
+        assert_close(fd, cov.acceleration_back(qacc_fd), rtol=100 * rtol, what=f"{engine} FD")
+        for i in range(mm.nsite):  # sites are frames at MuJoCo's site poses
+            H = kd.frame_transform(mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, i))
+            np.testing.assert_allclose(H[:3, 3], d.site_xpos[i], atol=1e-12)
+            np.testing.assert_allclose(H[:3, :3], d.site_xmat[i].reshape(3, 3), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["arm", "quadruped"])
+def test_mjcf_other_engines_equal_mujoco(name: str) -> None:
+    """bridge's engines on load_mjcf(file) equal MuJoCo's own numbers on the compiled file (compiled
+    inertias from geoms, defaults, includes, joint ref, several joints in one body, armature:
+    MuJoCo's diag(dof_armature) in M and armature * qacc in mj_inverse)."""
+    path = MJCF / f"{name}.xml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # damping (arm.xml) is not part of the model
+        model = load_mjcf(path)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    assert np.any(mm.dof_armature)
+    assert_close(model.armature, np.array(mm.dof_armature)[mm.nv - model.n_dofs :])  # MuJoCo's DOF order
+    engines = [e for e in available_engines() if e != "mujoco"]
+    try:  # the mujoco engine too when MuJoCo accepts bridge's rebuild (no massless moving links)
+        to_mujoco(model)
+        engines.append("mujoco")
+    except bridge.UnsupportedError:
+        pass
+    assert_engines_equal_mujoco(model, mm, np.random.default_rng(9), engines)
+
+
+def test_mjcf_armature_is_read_and_damping_warned() -> None:
+    with pytest.warns(UserWarning, match="damping") as record:
+        arm = load_mjcf(MJCF / "arm.xml")
+    assert not any("armature" in str(w.message) for w in record)
+    assert arm.joint("wrist_roll").armature == arm.joint("wrist_pitch").armature == 0.05
+    assert arm.joint("elbow").armature == 0.0
+    assert_close(arm.armature, [0, 0, 0, 0, 0.05, 0.05])
+    # the armature goes back to MuJoCo in its DOF order, and a free joint's armature is warned
+    # about and dropped
+    model = bridge.random_model(6, seed=2, massless_probability=0.0, armature_probability=0.7)
+    assert np.any(model.armature)
+    mm = to_mujoco(model)
+    assert_close(np.array(mm.dof_armature)[6:], model.armature[mujoco_dof_permutation(model)])
+    assert not np.any(mm.dof_armature[:6])
+    spec = mujoco.MjSpec.from_file(str(MJCF / "quadruped.xml"))
+    spec.joints[0].armature = 0.3  # the free joint
+    with pytest.warns(UserWarning, match="free-joint armature"):
+        quad = from_mujoco(spec.compile())
+    assert quad.joint("fl_knee").armature == 0.02
 
 
 def test_mjcf_model_structure() -> None:
@@ -362,7 +386,8 @@ def test_mjcf_model_structure() -> None:
     assert not arm.floating and arm.base == "world"
     assert arm.dof_names == ("shoulder_yaw", "shoulder_pitch", "elbow", "extend", "wrist_roll", "wrist_pitch")
     assert arm.link("wrist__wrist_roll").mass == 0.0  # two joints in one body: a massless link between
-    with pytest.warns(UserWarning):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # its only extra is armature, which the model carries
         quad = load_mjcf(MJCF / "quadruped.xml")
     assert quad.floating and quad.base == "torso" and "knee" in quad.dof_names  # from the <include>
 

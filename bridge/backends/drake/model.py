@@ -12,7 +12,9 @@ Plant layout (``to_drake``; docs/conventions.md, Drake column):
   (``X_PC(s) = rest trans(o) Rot(axis, s) trans(-o)``). Joint frames are named
   ``<joint>__parent`` / ``<joint>__child`` (``__bridge`` appended on a clash); movable joints
   get a ``JointActuator`` of the same name carrying the effort limit (none for a limit of 0, which
-  Drake refuses);
+  Drake refuses) and the joint's armature as its reflected inertia (rotor inertia = armature,
+  gear ratio 1: Drake adds ``rotor_inertia * gear_ratio^2`` to M's diagonal, to inverse dynamics
+  and to forward dynamics);
 * a fixed (or locked) joint is a ``WeldJoint`` of the same name;
 * a floating base is a ``QuaternionFloatingJoint`` named :data:`FLOATING_JOINT` from the world to
   the base link (Drake's ``q = [qw qx qy qz; p_WB]``, ``v = [omega_WB; p_dot_WB]``, both in world);
@@ -199,7 +201,10 @@ def to_drake(model: Model) -> MultibodyPlant:
             dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
         # Drake wants a positive effort limit: 0 (a common URDF placeholder) means none
         effort = np.inf if lim.effort is None or lim.effort <= 0.0 else float(lim.effort)
-        plant.AddJointActuator(joint.name, dj, effort)
+        actuator = plant.AddJointActuator(joint.name, dj, effort)
+        if joint.armature:
+            actuator.set_default_rotor_inertia(float(joint.armature))
+            actuator.set_default_gear_ratio(1.0)
 
     base = bodies[model.base]
     if model.floating:
@@ -256,7 +261,8 @@ def from_drake(plant: MultibodyPlant) -> Model:
     child joint frame's origin in child coordinates), ``FixedOffsetFrame``s on bodies that are
     not joint frames become extra frames. The body jointed to the world is the base: floating when
     that joint is a floating joint, fixed when it is a weld (the weld's pose is not part of the
-    neutral model). DOF order: Drake's velocity order. Joint damping, actuators' reflected inertia
+    neutral model). DOF order: Drake's velocity order. The default reflected inertia of the actuator
+    named after a joint (``rotor_inertia * gear_ratio^2``) is the joint's armature. Joint damping
     and geometry are not represented. Raises UnsupportedError for other joint types and for plants
     with several trees.
     """
@@ -331,8 +337,11 @@ def from_drake(plant: MultibodyPlant) -> Model:
             )
         vel = _limit(dj.velocity_upper_limits())
         effort = None
+        armature = 0.0
         if plant.HasJointActuatorNamed(dj.name(), dj.model_instance()):
-            effort = _limit([plant.GetJointActuatorByName(dj.name(), dj.model_instance()).effort_limit()])
+            actuator = plant.GetJointActuatorByName(dj.name(), dj.model_instance())
+            effort = _limit([actuator.effort_limit()])
+            armature = float(actuator.default_reflected_inertia())  # rotor inertia * gear ratio^2
         limits = JointLimits(
             lower=None if kind is JointKind.CONTINUOUS else lo,
             upper=None if kind is JointKind.CONTINUOUS else hi,
@@ -350,6 +359,7 @@ def from_drake(plant: MultibodyPlant) -> Model:
                 axis=axis,
                 axis_origin=C_H_Jc.translation if kind.rotational else np.zeros(3),
                 limits=limits,
+                armature=armature,
             )
         )
     joints = _oriented(joints, base_body.name())

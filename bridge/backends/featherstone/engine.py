@@ -98,6 +98,11 @@ class FeatherstoneEngine(EngineBase):
             i = -1 if body == 0 else body - first
             self._frames[name] = (i, np.ascontiguousarray(pose.rotation.T), np.array(pose.translation))
         self._total_mass = float(model.total_mass)
+        # joint armature in the tree's velocity order (None without any): the kernels add it
+        self._armature = None
+        if model.has_armature:
+            arm = model.armature[self.fmodel.dof_perm]
+            self._armature = np.concatenate([np.zeros(6), arm]) if model.floating else arm
         bI = self.fmodel.base_inertia
         self._base_mass = float(np.trace(bI[3:, 3:]) / 3.0)
         hx = bI[:3, 3:]
@@ -361,7 +366,8 @@ class FeatherstoneEngine(EngineBase):
         J = self._J
         # chunks: H_F in a reused work array (matrix_back copies it)
         H_F = None if self._chunks is None else J.buf("H_F", (self._N, self.tree.nv, self.tree.nv))
-        return self._ft.matrix_back(self._get("H", lambda: crba(J, out=H_F)), out=out)
+        H = self._get("H", lambda: crba(J, out=H_F, armature=self._armature))
+        return self._ft.matrix_back(H, out=out)
 
     def bias_forces(self) -> np.ndarray:
         return self._query(self._bias_forces)
@@ -383,7 +389,7 @@ class FeatherstoneEngine(EngineBase):
 
     def _inverse_dynamics(self, nd: np.ndarray, wrenches: dict[str, np.ndarray] | None) -> np.ndarray:
         nd_F = np.ascontiguousarray(self._ft.acceleration(nd).T)
-        tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches))
+        tau = rnea(self._J, self._nu_F, nd_F, self._a0_rnea, self._fext(wrenches), self._armature)
         return self._ft.force_back(np.ascontiguousarray(tau.T))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
@@ -395,7 +401,7 @@ class FeatherstoneEngine(EngineBase):
         # a singular joint-space inertia gives inf/NaN here, which KinDyn reports as a
         # SingularMassMatrixError (no RuntimeWarning on the way)
         with np.errstate(divide="ignore", invalid="ignore"):
-            nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches))
+            nd_F = aba(self._J, self._nu_F, t_F, self._a0w, self._fext(wrenches), self._armature)
         return self._ft.acceleration_back(np.ascontiguousarray(nd_F.T))
 
     # ------------------------------------------------------------------ centre of mass

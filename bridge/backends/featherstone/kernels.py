@@ -11,6 +11,11 @@ conventions: 6D vectors angular first, motion transforms ``X = plux(E, r)``, for
   from them and the ancestor products ``S_a . IC_p S_p``; :func:`subtree_momenta`: ``IC_j S_j``;
 * :func:`aba`: forward dynamics by the articulated-body algorithm.
 
+Joint armature (``armature`` (nv,) in the tree's velocity order, zeros on a free base) is a rotor
+inertia spinning with its joint: the RNEA adds ``armature * qdd``, the CRBA adds it to H's diagonal
+and the ABA to the joint-space articulated inertia ``D = S^T IA S + armature`` (so the articulated
+inertia passed to the parent, ``IA - U D^-1 U^T``, sees it too). Momenta do not change.
+
 The mass matrix, articulated-body algorithm, Jacobians and accelerations work in world coordinates
 (the body poses come from one forward-kinematics pass), where composite and articulated inertias
 add without transforms. The recursions run level by level over the compiled tree (:mod:`.tree`):
@@ -66,6 +71,7 @@ def rnea(
     nu_dot: np.ndarray | None,
     a0: np.ndarray,
     fext: Mapping[int, np.ndarray] | None = None,
+    armature: np.ndarray | None = None,
 ) -> np.ndarray:
     """Recursive Newton-Euler inverse dynamics in (permuted) body coordinates, level by level.
 
@@ -169,6 +175,8 @@ def rnea(
         np.take(f.reshape(6 * nb, N), lv.tau_src, axis=0, out=tau[tree.one_v], mode="clip")
     if tree.free:
         tau[:6] = xt_force(J.E0, J.r0, f[:, 0])
+    if armature is not None and nu_dot is not None:
+        tau += armature[:, None] * nu_dot
     return tau
 
 
@@ -292,7 +300,9 @@ def _ancestor_products(J: Joints, S: np.ndarray, F: np.ndarray, V: np.ndarray) -
         prev = cur
 
 
-def crba(J: Joints, out: np.ndarray | None = None, consume: bool = False) -> np.ndarray:
+def crba(
+    J: Joints, out: np.ndarray | None = None, consume: bool = False, armature: np.ndarray | None = None
+) -> np.ndarray:
     """Joint-space inertia matrix (N, nv, nv) by the composite-rigid-body algorithm in world
     coordinates: ``H[a, p] = S_a . (IC_p S_p)`` for dof a's body an ancestor of (or equal to) dof
     p's body, zero for unrelated dofs (a free base's S is the identity: its rows are ``IC_p S_p``).
@@ -335,6 +345,8 @@ def crba(J: Joints, out: np.ndarray | None = None, consume: bool = False) -> np.
         np.copyto(Vt, V[:, b0:b1].T)
         # mode="clip": an unbuffered take straight into ``out`` (the indices are all valid)
         np.take(Vt, plan.gather, axis=1, out=out2[b0:b1], mode="clip")
+    if armature is not None:
+        out2[:, :: nv + 1] += armature
     return out
 
 
@@ -358,6 +370,7 @@ def aba(
     tau: np.ndarray,
     a0: np.ndarray,
     fext: Mapping[int, np.ndarray] | None = None,
+    armature: np.ndarray | None = None,
 ) -> np.ndarray:
     """Articulated-body forward dynamics in world coordinates, level by level: nu_dot (nv, N) for
     the generalized forces ``tau`` (nv, N) (a free base's entries: the wrench on it in world
@@ -404,6 +417,7 @@ def aba(
     SA = J.buf("ab_SA", (7, nq, N))  # [U | S.pA], then [U | -u]
     Dinv = J.buf("ab_Dinv", (nq, N))
     u = J.buf("ab_u", (nq, N))
+    arm = None if armature is None else armature[lv.vi][:, None]  # level order (nq, 1)
     for L in reversed(lv.levels):
         if L.free:
             continue
@@ -414,6 +428,8 @@ def aba(
         sa = np.einsum("jink,ink->jnk", A, Sl, out=SA[:, qs])
         U = sa[:6]
         d = np.einsum("ink,ink->nk", Sl, U, out=Dinv[qs])
+        if arm is not None:
+            d += arm[qs]
         np.divide(1.0, d, out=d)
         np.subtract(TQ[qs], sa[6], out=u[qs])
         if L.prev is None:

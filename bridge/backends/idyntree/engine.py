@@ -13,6 +13,10 @@ numbers in and out: its change of variables is the identity.
   Coriolis matrix is the generic one of :class:`EngineBase`: iDynTree's ``getCoriolisAndMassMatrices``
   (15.1) agrees with it for a fixed base only (for a floating base its mass-matrix derivative is not
   the time derivative of M along the motion), and crashes the process on some models (ur5_robot).
+* Joint armature (iDynTree models have none): bridge adds ``diag(armature)`` to the joint block
+  of M and ``armature * s_ddot`` to the joint torques of inverse dynamics; forward dynamics solves
+  with that M, so all three agree with engines that carry armature natively (bias and gravity
+  forces, momentum and the Coriolis matrix do not change).
 * A fixed base: iDynTree models are always floating; the base velocity and acceleration are held
   at zero and the joint blocks of every quantity are returned.
 
@@ -58,6 +62,8 @@ class IDynTreeEngine(EngineBase):
         self._Jrel = idyn.MatrixDynSize(6, model.n_dofs)
         self._floating = model.floating
         self._sl = slice(None) if model.floating else slice(6, None)
+        self._armature = model.armature if model.has_armature else None
+        self._nb = 6 if model.floating else 0
         self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
@@ -80,9 +86,15 @@ class IDynTreeEngine(EngineBase):
         return self._flat.loop(fn, *vectors, select=self._select)
 
     # ------------------------------------------------------------------ joint space
+    def _mass_matrix_one(self) -> np.ndarray:
+        M = mass_matrix(self.kd, self._M)[self._sl, self._sl]
+        if self._armature is not None:
+            nb = self._nb
+            M[nb:, nb:][np.diag_indices(len(self._armature))] += self._armature
+        return M
+
     def mass_matrix(self) -> np.ndarray:
-        sl = self._sl
-        return self._loop(lambda _i: mass_matrix(self.kd, self._M)[sl, sl])
+        return self._loop(lambda _i: self._mass_matrix_one())
 
     def bias_forces(self) -> np.ndarray:
         return self._loop(lambda _i: bias_forces(self.kd, self._tau)[self._sl])
@@ -124,17 +136,19 @@ class IDynTreeEngine(EngineBase):
             np.ascontiguousarray(base_acc), np.ascontiguousarray(sdd), ext, self._tau
         ):
             raise BackendError("iDynTree inverseDynamics failed")
-        return generalized_forces(self._tau)[self._sl]
+        tau = generalized_forces(self._tau)[self._sl]
+        if self._armature is not None:
+            tau[self._nb :] += self._armature * sdd
+        return tau
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         return self._loop(lambda i, a: self._inverse_dynamics_one(i, a, wrenches), nu_dot)
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
-        sl = self._sl
         nv = self.model.nv
 
         def one(i, t):
-            M = mass_matrix(self.kd, self._M)[sl, sl]
+            M = self._mass_matrix_one()
             rhs = t - self._inverse_dynamics_one(i, np.zeros(nv), wrenches)
             L = np.linalg.cholesky(M)
             return np.linalg.solve(L.T, np.linalg.solve(L, rhs))

@@ -1,8 +1,8 @@
 """Dynamics engine over MuJoCo's own functions, answering in any velocity representation.
 
 The neutral model becomes :func:`~bridge.backends.mujoco.model.to_mujoco` (rigid-body dynamics
-only: no contacts, constraints, springs, dampers, armature or actuators) and a neutral state becomes
-MuJoCo's ``(qpos, qvel)``; every quantity comes from MuJoCo and is converted through ONE
+with the joints' armature only: no contacts, constraints, springs, dampers or actuators) and a
+neutral state becomes MuJoCo's ``(qpos, qvel)``; every quantity comes from MuJoCo and is converted through ONE
 :class:`~bridge.change_of_variables.ChangeOfVariables` ``qvel = T nu`` from the representation to
 :data:`~bridge.backends.mujoco.state.MUJOCO` (docs/theory.md, "One change of variables"):
 

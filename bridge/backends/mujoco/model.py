@@ -5,9 +5,10 @@ joined by fixed joints are one rigid body for MuJoCo too; the group's root link 
 every link of the group and every extra frame becomes a site, so no frame is lost), a hinge or slide
 joint per movable joint with bridge's axis-with-origin semantics (MuJoCo's joint ``pos`` is the axis
 origin in the child body's frame), a free joint on the base body for a floating base, and the
-group's inertia as mass, centre of mass and principal moments with their axes. The model is
-rigid-body dynamics only: no geoms (so no contacts), no limits, springs, dampers, armature or
-friction loss, and the constraint, contact, limit, equality, passive and actuation stages disabled.
+group's inertia as mass, centre of mass and principal moments with their axes, and each joint's
+armature as its ``armature`` (``dof_armature``). The model is rigid-body dynamics (plus armature)
+only: no geoms (so no contacts), no limits, springs, dampers or friction loss, and the
+constraint, contact, limit, equality, passive and actuation stages disabled.
 A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
 
 MuJoCo refuses moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
@@ -19,10 +20,10 @@ inertias that violate the triangle inequality: :func:`to_mujoco` raises
 several joints in one body become a chain of massless links (named ``"<body>__<joint>"``) in
 MuJoCo's joint order, a free joint on a child of the world makes the model floating (other static
 bodies of the world are dropped), sites are frames; joint positions are MuJoCo's ``qpos`` (a joint
-``ref`` is folded into the rest transform). Ball joints and free joints below the root raise
-:class:`bridge.UnsupportedError`. Armature, damping, springs, friction, limits-as-constraints,
-tendons and equality constraints are not part of the neutral model: they are reported by a
-:class:`UserWarning`.
+``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature. Ball joints
+and free joints below the root raise :class:`bridge.UnsupportedError`. Damping, springs, friction,
+limits-as-constraints, tendons, equality constraints and an armature on the free joint are not part
+of the neutral model: they are reported by a :class:`UserWarning`.
 """
 
 from __future__ import annotations
@@ -171,7 +172,11 @@ def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
                 else mujoco.mjtJoint.mjJNT_HINGE
             )
             body.add_joint(
-                name=joint.name, type=kind, axis=np.array(joint.axis), pos=np.array(joint.axis_origin)
+                name=joint.name,
+                type=kind,
+                axis=np.array(joint.axis),
+                pos=np.array(joint.axis_origin),
+                armature=float(joint.armature),
             )
         bodies[link.name] = body
 
@@ -293,6 +298,7 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
                 axis=np.array(m.jnt_axis[j]),
                 axis_origin=np.array(m.jnt_pos[j]),
                 limits=JointLimits(lo, hi),
+                armature=float(m.dof_armature[m.jnt_dofadr[j]]),
             )
             ref = float(m.qpos0[m.jnt_qposadr[j]])
             if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
@@ -305,6 +311,7 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
                     axis=joint.axis,
                     axis_origin=joint.axis_origin,
                     limits=joint.limits,
+                    armature=joint.armature,
                 )
             joints.append(joint)
             dofs.append(jname[j])
@@ -319,8 +326,9 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
         )
         frames.append(Frame(_name(mujoco, m, OBJ.mjOBJ_SITE, i, f"site{i}"), bname[b], H))
     ignored = []
+    free_dofs = [int(m.jnt_dofadr[j]) + k for j in free for k in range(6)]
     for what, arr in (
-        ("armature", m.dof_armature),
+        ("free-joint armature", np.asarray(m.dof_armature)[free_dofs]),
         ("damping", m.dof_damping),
         ("friction loss", m.dof_frictionloss),
         ("stiffness", m.jnt_stiffness),

@@ -14,7 +14,9 @@ with the other libraries):
   continuous joint is a ``JointModelRUBZ`` in a joint frame rotated to put the axis along z;
 * fixed (and locked) joints are merged like Pinocchio's URDF parser does: the child's inertia is
   appended to the parent's Pinocchio joint and a ``FIXED_JOINT`` frame is added;
-* every link is a ``BODY`` frame and every extra frame an ``OP_FRAME``, with the same names.
+* every link is a ``BODY`` frame and every extra frame an ``OP_FRAME``, with the same names;
+* joint armature goes to ``model.armature`` (Pinocchio's velocity order), which Pinocchio's CRBA,
+  RNEA and ABA add to the joint's diagonal of M (the centroidal map does not use it).
 
 Pinocchio orders the joint velocities depth first (:mod:`.state` has the layout and the states).
 """
@@ -141,6 +143,7 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
         parent_frame = pm.addJointFrame(jid, 0)
     else:
         jid, parent_frame = 0, 0
+    armature: dict[int, float] = {}  # Pinocchio velocity index -> armature
     ident = Transform.identity()
     pm.appendBodyToJoint(jid, _pin_inertia(model.link(base).inertia), pin.SE3.Identity())
     fid = pm.addBodyFrame(base, jid, pin.SE3.Identity(), parent_frame)
@@ -164,6 +167,8 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
             jid = pm.addJoint(
                 pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper
             )
+            if joint.armature:
+                armature[pm.idx_vs[jid]] = joint.armature
             jfid = pm.addJointFrame(jid, parent_fid)
             pm.appendBodyToJoint(jid, _pin_inertia(child.inertia.transformed(J_H_child)), pin.SE3.Identity())
             fid = pm.addBodyFrame(child.name, jid, _se3(J_H_child), jfid)
@@ -183,6 +188,11 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
         pm = apply_mimics(pm, model)
     if pm.nv != model.nv:  # pragma: no cover - internal consistency
         raise BackendError(f"Pinocchio model has nv={pm.nv}, expected {model.nv}")
+    if armature:
+        arm = np.zeros(pm.nv)
+        for k, a in armature.items():
+            arm[k] = a
+        pm.armature = arm
     return pm
 
 
@@ -196,7 +206,8 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     BODY frames, FIXED_JOINT frames and OP_FRAMEs become extra frames. A free-flyer first joint
     means a floating base (its child body is the base); no free flyer means a fixed base at the
     first body (universe's inertia, if any, is ignored). Joint axes become the neutral axis with a
-    zero origin in the link frame chosen for the body.
+    zero origin in the link frame chosen for the body. ``model.armature`` becomes the joints'
+    armature (an armature on the free flyer's six DOFs has no neutral equivalent: BackendError).
     """
     pin = _pin()
     if not isinstance(pin_model, pin.Model):
@@ -239,6 +250,12 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     }
     start = 2 if has_ff else 1
     base_joint = 1 if has_ff else 0
+    arm = np.asarray(pin_model.armature, dtype=float).reshape(-1)
+    if has_ff and arm.size and np.any(arm[:6] != 0.0):
+        raise BackendError(
+            f"Pinocchio model {pin_model.name!r}: armature on the free flyer {arm[:6].tolist()} has no "
+            "neutral equivalent (the neutral model carries joint armature only)"
+        )
     for jid in range(base_joint, pin_model.njoints):
         name, jH = link_of_joint.get(jid, (None, None))
         if name is None:
@@ -287,7 +304,15 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
             )
         joints.append(
             Joint(
-                pin_model.names[jid], kind, pname, cname, rest, axis=axis_c, axis_origin=origin_c, limits=lim
+                pin_model.names[jid],
+                kind,
+                pname,
+                cname,
+                rest,
+                axis=axis_c,
+                axis_origin=origin_c,
+                limits=lim,
+                armature=float(arm[pin_model.idx_vs[jid]]) if arm.size else 0.0,
             )
         )
     link_names = {link.name for link in links}
