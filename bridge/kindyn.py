@@ -35,7 +35,7 @@ from bridge.errors import (
 )
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite, finite_weights
+from bridge.state import DEFAULT_GRAVITY, FINITE_WEIGHTS, Representation, State, all_finite, finite_weights
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
@@ -340,7 +340,9 @@ class KinDyn:
             value = self._engine.mass_matrix()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            _finite(value, "mass_matrix", self)
+            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
+            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+                _finite(value, "mass_matrix", self)
             value.setflags(write=False)
             self._cache["M"] = value
         return value
@@ -354,7 +356,9 @@ class KinDyn:
             value = self._engine.bias_forces()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            _finite(value, "bias_forces", self)
+            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
+            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+                _finite(value, "bias_forces", self)
             value.setflags(write=False)
             self._cache["h"] = value
         return value
@@ -414,7 +418,10 @@ class KinDyn:
         if self._has_state and external_wrenches is None:
             tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
             if tau is not None:
-                return _finite(tau, "inverse_dynamics", self)
+                w = FINITE_WEIGHTS.get(tau.size)  # the check of _finite, inlined for the hot path
+                if w is None or not math.isfinite(tau.dot(w)):
+                    _finite(tau, "inverse_dynamics", self)
+                return tau
         self._require_state()
         nu_dot = self._nu_dot(base_acc, s_ddot)
         wrenches = self._wrenches(external_wrenches)
@@ -621,7 +628,9 @@ class KinDyn:
             value = self._engine.frame_jacobian(frame)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            _finite(value, f"frame_jacobian({frame!r})", self)
+            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
+            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+                _finite(value, f"frame_jacobian({frame!r})", self)
             value.setflags(write=False)
             self._cache[key] = value
         return value

@@ -184,7 +184,8 @@ class State:
             )
 
 
-_FINITE_WEIGHTS: dict[int, np.ndarray] = {}
+#: the weights of :func:`finite_weights` by length, made on first use (read-only arrays)
+FINITE_WEIGHTS: dict[int, np.ndarray] = {}
 
 
 def finite_weights(n: int) -> np.ndarray:
@@ -194,9 +195,9 @@ def finite_weights(n: int) -> np.ndarray:
     false alarm) while an inf or NaN still propagates; one BLAS dot is ~3x cheaper than
     ``np.isfinite(x).all()`` for the short vectors of one state.
     """
-    w = _FINITE_WEIGHTS.get(n)
+    w = FINITE_WEIGHTS.get(n)
     if w is None:
-        w = _FINITE_WEIGHTS[n] = np.full(n, 2.0**-600)
+        w = FINITE_WEIGHTS[n] = np.full(n, 2.0**-600)
         w.setflags(write=False)
     return w
 
