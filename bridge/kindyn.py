@@ -35,7 +35,7 @@ from bridge.errors import (
 )
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import DEFAULT_GRAVITY, FINITE_WEIGHTS, Representation, State, all_finite, finite_weights
+from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite, all_moderate, finite_weights
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
@@ -141,6 +141,22 @@ _QUANTITY_NAMES = {
 }
 
 
+#: models whose lengths, masses and inertias all stay below this are of moderate size (see KinDyn)
+_MODERATE_MODEL = 1e20
+
+
+def _model_scale(model: Model) -> float:
+    """The largest magnitude among the model's link inertias (mass, first and second moments),
+    joint placements and axis origins (0 for an empty model)."""
+    scale = 0.0
+    for link in model.links:
+        scale = max(scale, float(np.abs(link.inertia.as_matrix()).max(initial=0.0)))
+    for joint in model.joints:
+        scale = max(scale, float(np.abs(joint.parent_H_child.translation).max(initial=0.0)))
+        scale = max(scale, float(np.abs(joint.axis_origin).max(initial=0.0)))
+    return scale
+
+
 def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
     """``value`` if every entry is finite, else an :class:`InvalidValueError` naming ``what``: an
     engine's NaN or inf comes from inputs (state, arguments) too large for float64 products."""
@@ -209,6 +225,11 @@ class KinDyn:
         self._floating = model.floating
         self._default_gravity = np.array(DEFAULT_GRAVITY)
         self._default_gravity.flags.writeable = False
+        # a state set through the hot path has finite inputs below bridge.state.MODERATE; with a
+        # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
+        # finiteness check of their results (every other path checks them)
+        self._model_moderate = _model_scale(model) < _MODERATE_MODEL
+        self._moderate = False
 
     # ------------------------------------------------------------------ state
     def set_state(
@@ -234,6 +255,7 @@ class KinDyn:
             self._gravity = g
             self._cache = {}
             self._has_state = True
+            self._moderate = self._model_moderate
             return
         state = State(world_H_base, s, base_velocity, s_dot, self.representation)
         self.set_robot_state(state, gravity)
@@ -246,7 +268,7 @@ class KinDyn:
             g = np.array(gravity, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):
             return None
-        if g.shape != (3,) or not all_finite(g):
+        if g.shape != (3,) or not all_moderate(g):
             return None
         g.flags.writeable = False
         return g
@@ -282,6 +304,7 @@ class KinDyn:
         self._gravity = g
         self._cache = {}
         self._has_state = True
+        self._moderate = False
 
     @property
     def state(self) -> State:
@@ -340,8 +363,7 @@ class KinDyn:
             value = self._engine.mass_matrix()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
-            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+            if not self._moderate:
                 _finite(value, "mass_matrix", self)
             value.setflags(write=False)
             self._cache["M"] = value
@@ -356,8 +378,7 @@ class KinDyn:
             value = self._engine.bias_forces()
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
-            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+            if not self._moderate:
                 _finite(value, "bias_forces", self)
             value.setflags(write=False)
             self._cache["h"] = value
@@ -418,10 +439,7 @@ class KinDyn:
         if self._has_state and external_wrenches is None:
             tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
             if tau is not None:
-                w = FINITE_WEIGHTS.get(tau.size)  # the check of _finite, inlined for the hot path
-                if w is None or not math.isfinite(tau.dot(w)):
-                    _finite(tau, "inverse_dynamics", self)
-                return tau
+                return tau if self._moderate else _finite(tau, "inverse_dynamics", self)
         self._require_state()
         nu_dot = self._nu_dot(base_acc, s_ddot)
         wrenches = self._wrenches(external_wrenches)
@@ -628,8 +646,7 @@ class KinDyn:
             value = self._engine.frame_jacobian(frame)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
-            w = FINITE_WEIGHTS.get(value.size)  # the check of _finite, inlined for the hot path
-            if w is None or not math.isfinite(value.reshape(-1).dot(w)):
+            if not self._moderate:
                 _finite(value, f"frame_jacobian({frame!r})", self)
             value.setflags(write=False)
             self._cache[key] = value

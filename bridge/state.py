@@ -207,6 +207,19 @@ def all_finite(x: np.ndarray) -> bool:
     return math.isfinite(x.dot(finite_weights(x.shape[0])))
 
 
+#: inputs of the single-state hot paths are "moderate" below this magnitude: with a model of
+#: moderate size (see ``KinDyn``) no float64 product of the dynamics can overflow, so their results
+#: need no finiteness check; larger (or non-finite) inputs take the general, checked path
+MODERATE = 1e50
+MODERATE_SQ = MODERATE * MODERATE
+
+
+def all_moderate(x: np.ndarray) -> bool:
+    """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one BLAS dot;
+    False for any inf or NaN; numpy warns of the overflow for entries beyond ~1e154)."""
+    return x.dot(x) < MODERATE_SQ
+
+
 def _owned(arr: np.ndarray, original: object) -> np.ndarray:
     """``arr``, copied if it is the caller's own array (a State must not freeze or alias it)."""
     return arr.copy() if arr is original or arr.base is not None else arr
@@ -218,10 +231,10 @@ def _pose_is_valid(H: np.ndarray) -> bool:
 
 
 def pose_rows_valid(rows: list) -> bool:
-    """Fast check of one pose given as its 4 rows of 4 Python floats (``H.tolist()``): finite,
-    last row [0, 0, 0, 1], proper rotation orthonormal to rounding (a rotation further from
-    orthonormal, within the tolerance of :class:`Transform`, says False: :class:`Transform` then
-    replaces it by the nearest rotation, the same for every engine).
+    """Fast check of one pose given as its 4 rows of 4 Python floats (``H.tolist()``): finite with a
+    moderate translation (``|p| < MODERATE``), last row [0, 0, 0, 1], proper rotation orthonormal to
+    rounding (a rotation further from orthonormal, within the tolerance of :class:`Transform`, says
+    False: :class:`Transform` then replaces it by the nearest rotation, the same for every engine).
 
     Python floats, no numpy calls: for a single pose this is several times cheaper than the
     vectorised checks of :class:`Transform` (which give the error messages when this says False).
@@ -241,7 +254,8 @@ def pose_rows_valid(rows: list) -> bool:
         and -tol <= b * c + e * f + h * i <= tol
     ):
         return False
-    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) > 0.0 and math.isfinite(x + y + z)
+    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
+    return det > 0.0 and x * x + y * y + z * z < MODERATE_SQ
 
 
 def single_state_arrays(
@@ -288,7 +302,7 @@ def single_state_arrays(
         v_[...] = base_velocity
     except (TypeError, ValueError, OverflowError):
         return None
-    if not all_finite(buf):  # one finiteness test for all three
+    if not all_moderate(buf):  # one test for all three: finite and moderate
         return None
     return H, s_, v_, sd_
 

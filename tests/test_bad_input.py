@@ -15,6 +15,7 @@ import pytest
 import bridge
 from bridge.check import random_states
 from bridge.model.massless import diagonal_mass_entries
+from tests.helpers import assert_close
 
 ENGINES = ("pinocchio", "idyntree", "featherstone")
 
@@ -202,10 +203,10 @@ def test_wrong_argument_types(model: bridge.Model, engine: str) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_huge_inputs_give_an_error_not_nan(model: bridge.Model, engine: str) -> None:
     kd = bridge.KinDyn(model, engine)
-    kd.set_state(np.eye(4), [1e200], np.full(6, 1e200), [1e200])
     # numpy's overflow RuntimeWarnings may come first (not silenced by bridge); the result is an error
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        kd.set_state(np.eye(4), [1e200], np.full(6, 1e200), [1e200])
         what = r"bias_forces of model 'r' is not finite.*s_dot up"
         with pytest.raises(bridge.InvalidValueError, match=what):
             kd.bias_forces()
@@ -335,3 +336,18 @@ def test_a_base_rotation_slightly_off_orthonormal_is_projected_once_for_every_en
 def test_exact_rotations_are_kept_bit_for_bit() -> None:
     H = _almost_rotation(0.0)
     np.testing.assert_array_equal(bridge.Transform(H).matrix, H)
+
+
+def test_hot_path_skips_result_checks_only_for_moderate_inputs(model: bridge.Model) -> None:
+    """The single-state hot path takes finite inputs below bridge.state.MODERATE only; larger ones
+    go through State and every result is checked (the same numbers either way when finite)."""
+    kd = bridge.KinDyn(model, "pinocchio")
+    kd.set_state(np.eye(4), [0.1], np.full(6, 0.2), [0.3])
+    assert kd._moderate
+    h_small = kd.bias_forces()
+    kd.set_state(np.eye(4), [0.1], np.full(6, 1e60), [0.3])
+    assert not kd._moderate  # general path: results checked
+    assert np.all(np.isfinite(kd.bias_forces()))
+    kd.set_robot_state(bridge.State(np.eye(4), [0.1], np.full(6, 0.2), [0.3], "mixed"))
+    assert not kd._moderate
+    assert_close(kd.bias_forces(), h_small, 1e-12)

@@ -13,13 +13,11 @@ per-engine buffer. The State of the general path is rebuilt only if a query asks
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from bridge.change_of_variables import JointOrder, single_to_body
 from bridge.spatial import Transform
-from bridge.state import State, all_finite, finite_weights, pose_rows_valid
+from bridge.state import MODERATE_SQ, State, all_finite, all_moderate, pose_rows_valid
 
 from .state import PinocchioLayout
 
@@ -79,8 +77,6 @@ class SingleStatePath:
         self._qc_dst, self._qc_src = lay.idx_q[cont], np.flatnonzero(cont)
         self._qc_dst1 = self._qc_dst + 1
         self._shape_n = (n,)
-        self._finite_w = finite_weights(lay.nq + nv + 6)
-        self._finite_w_nv = finite_weights(nv)
         # two buffers [q | v | base velocity], alternately the current state's and the spare
         # (see set_single_state), with their views sliced once
         nq, qb = lay.nq, self._qb
@@ -162,7 +158,7 @@ class SingleStatePath:
             sc = s_copy[self._qc_src]
             q[self._qc_dst] = np.cos(sc)
             q[self._qc_dst1] = np.sin(sc)
-        if not math.isfinite(buf.dot(self._finite_w)):  # one finiteness test (see all_finite)
+        if not buf.dot(buf) < MODERATE_SQ:  # finite and moderate (see bridge.state.all_moderate)
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
@@ -297,7 +293,7 @@ class SingleStatePath:
             return None
         a = self._acc  # Pinocchio copies it
         self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
-        if not math.isfinite(a.dot(self._finite_w_nv)):  # an inf or NaN in the arguments
+        if not a.dot(a) < MODERATE_SQ:  # an inf, a NaN or a huge value in the arguments
             return None
         tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, a)
         return tau if self._cov1.identity else self._cov1.force_back(tau, True)
@@ -310,7 +306,7 @@ class SingleStatePath:
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not all_finite(t):
+        if not self._single or not all_moderate(t):
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
