@@ -376,11 +376,17 @@ class ChangeOfVariables:
         """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
         b = self.base_bias
         if b is not None:
-            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state
+            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state (the engines' hot path)
                 base = nu_dot_t[:6] - b
                 if self.X is not None:
-                    base = self._base_inv().dot(base)
-                return self._assemble(nu_dot_t, base, self.joints.back, overwrite)
+                    base = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(base)
+                back = self.joints.back
+                if back is not None:
+                    out = nu_dot_t[back]
+                else:
+                    out = nu_dot_t if overwrite and nu_dot_t.base is None else nu_dot_t.copy()
+                out[:6] = base
+                return out
             lead = np.broadcast_shapes(nu_dot_t.shape[:-1], b.shape[:-1])
             nu_dot_t = np.broadcast_to(nu_dot_t, (*lead, nu_dot_t.shape[-1])).copy()
             nu_dot_t[..., :6] -= b

@@ -229,6 +229,7 @@ class KinDyn:
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
         self._model_moderate = _model_scale(model) < _MODERATE_MODEL
+        self._finite_w_nv = finite_weights(model.nv)
         self._moderate = False
 
     # ------------------------------------------------------------------ state
@@ -465,6 +466,8 @@ class KinDyn:
             except np.linalg.LinAlgError:
                 nu_dot = np.full(nv, np.nan)
             if nu_dot is not None:
+                if math.isfinite(nu_dot.dot(self._finite_w_nv)):  # the test of _fd_result, inlined
+                    return nu_dot
                 return self._fd_result(nu_dot, t, None)
         self._require_state()
         tau = self._generalized_force(t)
