@@ -1,15 +1,20 @@
-"""Cost of KinDyn's dynamics derivatives on iCub against Pinocchio's own derivative calls.
+"""Cost of KinDyn's dynamics derivatives on iCub against Pinocchio's own derivative calls, the
+difference fallback and automatic differentiation.
 
-Run: ``PYTHONPATH=. python benchmarks/derivatives.py``. For each representation it prints the best
-per-call time (interleaved repetitions, so both sides see the same machine load) of Pinocchio's
-``computeRNEADerivatives`` / ``computeABADerivatives`` on the same (q, v, a) and of
+Run: ``PYTHONPATH=. python benchmarks/derivatives.py [--quick]``. For each representation it prints
+the best per-call time (interleaved repetitions, so both sides see the same machine load) of
+Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` on the same (q, v, a) and of
 ``KinDyn.inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` (engine "pinocchio",
-one unbatched state, which includes Pinocchio's call), then the difference fallback of the
-"featherstone" and "idyntree" engines in MIXED.
+one unbatched state, which includes Pinocchio's call). Then, in MIXED on the same state: the
+difference fallback of the "featherstone" and "idyntree" engines, and Drake's AutoDiffXd
+(``plant.ToAutoDiffXd()``: inverse dynamics minus gravity with derivative seeds on ``(q, v,
+v_dot)``, in Drake's own coordinates, gradient width ``nq + 2 nv``; seeding and extracting the
+gradient included, no mapping to bridge's tangent), and adam's jax derivatives if jax imports.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -30,12 +35,74 @@ def best(fns, n: int = 300, rounds: int = 10) -> list[float]:
     return out
 
 
+def drake_autodiff(model: bridge.Model, state: bridge.State, nu_dot: np.ndarray):
+    """A function computing Drake's inverse dynamics and its AutoDiffXd gradient (nv, nq + 2 nv) at
+    ``state`` (None if pydrake is missing)."""
+    try:
+        from pydrake.autodiffutils import AutoDiffXd, ExtractGradient, InitializeAutoDiff
+        from pydrake.multibody.tree import MultibodyForces_
+    except ImportError:
+        return None
+    from bridge.backends.drake import to_drake
+
+    plant = to_drake(model).ToAutoDiffXd()
+    ctx = plant.CreateDefaultContext()
+    q0, v0 = bridge.to_drake_state(model, state)
+    nq, nv = plant.num_positions(), plant.num_velocities()
+    width = nq + 2 * nv
+    x = np.concatenate([q0, v0, nu_dot])  # (the acceleration's order does not matter for timing)
+    seed = np.eye(width)
+    forces = MultibodyForces_[AutoDiffXd](plant)
+
+    def run() -> np.ndarray:
+        xs = InitializeAutoDiff(x, seed)[:, 0]
+        plant.SetPositions(ctx, xs[:nq])
+        plant.SetVelocities(ctx, xs[nq : nq + nv])
+        tau = plant.CalcInverseDynamics(ctx, xs[nq + nv :], forces) - plant.CalcGravityGeneralizedForces(ctx)
+        return ExtractGradient(tau)
+
+    return run
+
+
+def adam_jax(path: str, model: bridge.Model):
+    """A function computing the jit-compiled forward-mode Jacobian of adam's (jax) inverse dynamics
+    ``M(s) nu_dot + h(s, nu)`` in MIXED with respect to ``(s, nu, nu_dot)`` at a fixed base pose
+    (None if jax does not import)."""
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+        from adam.jax import KinDynComputations
+    except Exception:
+        return None
+    joints = list(model.joint_names)
+    kd = KinDynComputations(str(path), joints)
+    H = jnp.eye(4)
+
+    def inverse_dynamics(s, nu, nu_dot):
+        return kd.mass_matrix(H, s) @ nu_dot + kd.bias_force(H, s, nu[:6], nu[6:])
+
+    jac = jax.jit(jax.jacfwd(inverse_dynamics, argnums=(0, 1, 2)))
+    rng = np.random.default_rng(0)
+    s, nu, nu_dot = rng.normal(size=model.n_dofs), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    try:
+        jax.block_until_ready(jac(s, nu, nu_dot))
+    except Exception as exc:  # e.g. an adam release that does not run on this jax
+        print(f"mixed     adam jax failed: {type(exc).__name__}: {exc}")
+        return None
+    return lambda: jax.block_until_ready(jac(s, nu, nu_dot))
+
+
 def main() -> None:
     import pinocchio as pin
 
-    model = bridge.load_urdf(robot_path("iCubGazeboV2_5"), check_inertia=False)
+    quick = "--quick" in sys.argv
+    path = robot_path("iCubGazeboV2_5")
+    model = bridge.load_urdf(path, check_inertia=False)
     rng = np.random.default_rng(0)
     n = model.n_dofs
+    rounds = 5 if quick else 15
     for rep in ("body", "inertial", "mixed"):
         quat = rng.normal(size=4)
         H = bridge.Transform.from_quaternion_xyzw(quat / np.linalg.norm(quat), rng.normal(size=3)).matrix
@@ -43,6 +110,7 @@ def main() -> None:
         kd = bridge.KinDyn(model, "pinocchio", rep)
         kd.set_state(H, s, vb, sd)
         a, tq = rng.normal(size=model.nv), rng.normal(size=n)
+        ba, sdd = a[:6].copy(), a[6:].copy()
         q, v = bridge.to_pinocchio_state(model, kd.state)
         pm = kd._engine.pm
         d = pm.createData()
@@ -51,24 +119,41 @@ def main() -> None:
         t = best(
             [
                 lambda args=args, a=a: pin.computeRNEADerivatives(*args, a),
-                lambda kd=kd, a=a: kd.inverse_dynamics_derivatives(a[:6], a[6:]),
+                lambda kd=kd, ba=ba, sdd=sdd: kd.inverse_dynamics_derivatives(ba, sdd),
                 lambda args=args, tau=tau: pin.computeABADerivatives(*args, tau),
                 lambda kd=kd, tq=tq: kd.forward_dynamics_derivatives(tq),
-            ]
+            ],
+            rounds=rounds,
         )
         print(
             f"{rep:9s} computeRNEADerivatives {t[0]:6.1f} us  KinDyn ID derivatives {t[1]:6.1f} us "
             f"({t[1] / t[0]:.2f}x) | computeABADerivatives {t[2]:6.1f} us  KinDyn FD derivatives "
             f"{t[3]:6.1f} us ({t[3] / t[2]:.2f}x)"
         )
+    t_id = t[1]
     for engine in ("featherstone", "idyntree"):
         kd2 = bridge.KinDyn(model, engine, "mixed")
         kd2.set_robot_state(kd.state)
         t2 = best([lambda kd2=kd2, a=a: kd2.inverse_dynamics_derivatives(a[:6], a[6:])], n=3, rounds=3)[0]
         print(
             f"mixed     {engine} (difference fallback) ID derivatives {t2 / 1e3:.2f} ms "
-            f"({t2 / t[1]:.0f}x the analytical path)"
+            f"({t2 / t_id:.0f}x the analytical path)"
         )
+    run = drake_autodiff(model, kd.state, a)
+    if run is None:
+        print("mixed     Drake AutoDiffXd: pydrake not installed")
+    else:
+        t3 = best([run], n=3, rounds=5)[0]
+        print(
+            f"mixed     Drake AutoDiffXd ID derivatives {t3 / 1e3:.2f} ms "
+            f"({t3 / t_id:.0f}x the analytical path)"
+        )
+    jac = adam_jax(path, model)
+    if jac is None:
+        print("mixed     adam jax: not timed")
+    else:
+        t4 = best([jac], n=20, rounds=5)[0]
+        print(f"mixed     adam jax (jit jacfwd of rnea) {t4:.1f} us ({t4 / t_id:.1f}x the analytical path)")
 
 
 if __name__ == "__main__":

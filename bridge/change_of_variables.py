@@ -349,7 +349,10 @@ class ChangeOfVariables:
         perm = self.joints.perm
         out_joints[...] = joints if perm is None else joints[perm]
         if self.joints.nb:
-            out_base[...] = base if self.X is None else self.X.dot(base)
+            if self.X is None:
+                out_base[...] = base
+            else:  # (the product is float64 for any real base, written in place)
+                np.dot(self.X, base, out=out_base)
             b = self.base_bias
             if b is not None:
                 out_base += b

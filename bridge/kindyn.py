@@ -52,10 +52,10 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     """What an engine implements. Arrays carry the state's batch axes in front.
 
     The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single``, ``total_momentum``, the derived quantities (centroidal momentum
-    matrix, total momentum Jacobian, Coriolis matrix and forces, relative transform and Jacobian) and
-    ``inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` have defaults in
-    :class:`bridge.backends.base.EngineBase`.
+    ``forward_dynamics_single``, ``inverse_dynamics_derivatives_single``, ``total_momentum``, the
+    derived quantities (centroidal momentum matrix, total momentum Jacobian, Coriolis matrix and
+    forces, relative transform and Jacobian) and ``inverse_dynamics_derivatives`` /
+    ``forward_dynamics_derivatives`` have defaults in :class:`bridge.backends.base.EngineBase`.
     """
 
     name: str
@@ -70,6 +70,9 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     ) -> bool: ...  # one unbatched state as arrays; False (nothing changed) if not one valid state
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None: ...
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None: ...
+    def inverse_dynamics_derivatives_single(
+        self, base_acc: object, s_ddot: object
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None: ...
     def mass_matrix(self) -> np.ndarray: ...
     def bias_forces(self) -> np.ndarray: ...
     def gravity_forces(self) -> np.ndarray: ...
@@ -219,6 +222,7 @@ class KinDyn:
         # None when the state or the arguments are not the plain single case)
         self._id_single = self._engine.inverse_dynamics_single
         self._fd_single = self._engine.forward_dynamics_single
+        self._idd_single = self._engine.inverse_dynamics_derivatives_single
         self._frame_names = frozenset(model.frame_names)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
@@ -521,6 +525,12 @@ class KinDyn:
         (:mod:`bridge.backends.numeric_derivatives`: fourth-order central differences in q, step
         1e-3, 1e-11..1e-12 relative; exact central differences in nu).
         """
+        if self._has_state and external_wrenches is None:
+            out = self._idd_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
+            if out is not None:
+                for x in out:  # fresh float64 arrays
+                    x.setflags(write=False)
+                return out
         nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
         wrenches = self._wrenches(external_wrenches)

@@ -70,6 +70,13 @@ class EngineBase:
         """Forward dynamics of one single state for joint torques ``t`` (n,), or None (general path)."""
         return None
 
+    def inverse_dynamics_derivatives_single(
+        self, base_acc: object, s_ddot: object
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Inverse dynamics derivatives of one single state from raw arguments (no external
+        wrenches), or None (general path: :meth:`inverse_dynamics_derivatives`)."""
+        return None
+
     def total_momentum(self) -> np.ndarray | None:
         """The total momentum (..., 6) in the representation's B / A / B[A], or None when the engine
         does not compute it natively (KinDyn then derives it from the centroidal momentum)."""

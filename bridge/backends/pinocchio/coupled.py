@@ -88,5 +88,6 @@ class PinocchioMimicEngine(PinocchioEngine):
         return self._full().relative_jacobian(frame, reference)
 
     inverse_dynamics_derivatives = EngineBase.inverse_dynamics_derivatives
+    inverse_dynamics_derivatives_single = EngineBase.inverse_dynamics_derivatives_single
     forward_dynamics_derivatives = EngineBase.forward_dynamics_derivatives
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from bridge.change_of_variables import ChangeOfVariables
 from bridge.derivatives import (
+    SingleStateInverseDerivatives,
     forward_dynamics_derivatives_back,
     inverse_dynamics_derivatives_back,
     wrench_position_term,
@@ -89,6 +90,40 @@ class PinocchioDerivatives:
             for k in range(4):
                 out[k][i] = res[k]
         return tuple(out)
+
+    def inverse_dynamics_derivatives_single(
+        self, base_acc: object, s_ddot: object
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Hot path of ``KinDyn.inverse_dynamics_derivatives`` without external wrenches: the
+        derivatives (nv, nv) x 3 for the raw ``base_acc`` (6,) (None for a fixed base) and
+        ``s_ddot`` (n,), Pinocchio's acceleration written straight into its buffer, the chain rule
+        of a floating INERTIAL or MIXED state by the engine's
+        :class:`bridge.derivatives.SingleStateInverseDerivatives` (index arrays and scratch made
+        once). None, doing nothing, unless the state is one single state and the arguments one
+        finite acceleration (the caller's general path then takes batches and raises the errors).
+        """
+        if not self._single:
+            return None
+        ba = self._acceleration_single(base_acc, s_ddot)
+        if ba is False:
+            return None
+        pin, pm, d, a = self._pin, self.pm, self.data, self._acc
+        dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
+        # data.tau is read (its base part) before any other Pinocchio call: no copy
+        tau = d.tau if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
+        chain = self._id_chain
+        rep = self.representation
+        if chain is None:
+            if self._nb and rep is not Representation.BODY:
+                chain = self._id_chain = SingleStateInverseDerivatives(self.joints, rep)
+            else:  # BODY or a fixed base: the joint permutation (and X) alone
+                nu_dot = np.asarray(s_ddot, dtype=np.float64) if ba is None else np.concatenate((ba, s_ddot))
+                cov = self._single_cov()
+                return inverse_dynamics_derivatives_back(cov, None, rep, dq, dv, M, tau, nu_dot)
+        H = None if rep is Representation.MIXED else np.array(self._rows)
+        return chain(self._cov1.X, self._vb1, ba, tau[:6], dq, dv, M, H)
+
+    _id_chain: SingleStateInverseDerivatives | None = None
 
     def inverse_dynamics_derivatives(
         self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray

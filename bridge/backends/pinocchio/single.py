@@ -274,8 +274,17 @@ class SingleStatePath:
         acceleration of the right shapes: the caller's general path then takes batches and raises
         the errors.
         """
-        if not self._single:
+        if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
             return None
+        tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
+        return tau if self._cov1.identity else self._cov1.force_back(tau, True)
+
+    def _acceleration_single(self, base_acc: object, s_ddot: object) -> np.ndarray | bool | None:
+        """Write Pinocchio's acceleration ``a = T nu_dot + T_dot nu`` (nv,) of the raw ``base_acc``
+        (6,) (None for a fixed base) and ``s_ddot`` (n,) into the engine's buffer ``_acc``; return
+        ``base_acc`` as an array (None for a fixed base), or False, when the arguments are not one
+        finite acceleration of the right shapes (the caller's general path then raises the errors).
+        """
         nb = self._nb
         try:
             if type(s_ddot) is not np.ndarray:
@@ -283,20 +292,19 @@ class SingleStatePath:
             if nb and type(base_acc) is not np.ndarray:
                 base_acc = np.asarray(base_acc, dtype=np.float64)
         except (TypeError, ValueError, OverflowError):
-            return None
+            return False
         if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
-            return None
+            return False
         if not nb:
             if base_acc is not None:
-                return None
+                return False
         elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
-            return None
-        a = self._acc  # Pinocchio copies it
+            return False
         self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
+        a = self._acc
         if not a.dot(a) < MODERATE_SQ:  # an inf, a NaN or a huge value in the arguments
-            return None
-        tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, a)
-        return tau if self._cov1.identity else self._cov1.force_back(tau, True)
+            return False
+        return base_acc
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
