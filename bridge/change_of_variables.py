@@ -353,9 +353,17 @@ class ChangeOfVariables:
                 out_base[...] = base
             else:  # (the product is float64 for any real base, written in place)
                 np.dot(self.X, base, out=out_base)
-            b = self.base_bias
+            b = self._bias
             if b is not None:
                 out_base += b
+            elif not self.bias_free:
+                fn = self._bias_fn
+                if type(fn) is _MixedToBodyBias:  # three numbers, added in Python floats
+                    fn.add_into(out_base)
+                else:
+                    b = self.base_bias
+                    if b is not None:
+                        out_base += b
 
     def velocity_back(self, nu_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""
@@ -625,6 +633,13 @@ class _MixedToBodyBias:
     def __call__(self) -> np.ndarray:
         vx, vy, vz, wx, wy, wz = self.v_body.tolist()
         return np.array([wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy, 0.0, 0.0, 0.0])
+
+    def add_into(self, out: np.ndarray) -> None:
+        """``out[:3] += -omega_B x v_B`` (its angular part is zero), without a temporary array."""
+        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+        out[0] += wz * vy - wy * vz
+        out[1] += wx * vz - wz * vx
+        out[2] += wy * vx - wx * vy
 
 
 def single_to_body(
