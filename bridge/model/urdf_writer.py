@@ -1,0 +1,156 @@
+"""Writing a neutral model as URDF (:func:`model_to_urdf`); reading is :mod:`bridge.model.urdf`."""
+
+from __future__ import annotations
+
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from bridge.errors import BridgeWarning
+from bridge.model.model import JointLimits, Model
+from bridge.spatial import SpatialInertia, Transform
+
+__all__ = ["model_to_urdf"]
+
+#: the six attributes of a URDF <inertia>
+INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+
+
+def _fmt(values: object) -> str:
+    return " ".join(repr(float(v)) for v in np.asarray(values, dtype=float).reshape(-1))
+
+
+def _write_origin(parent: ET.Element, T: Transform) -> None:
+    ET.SubElement(parent, "origin", xyz=_fmt(T.translation), rpy=_fmt(T.as_rpy()))
+
+
+def _write_link(robot: ET.Element, name: str, inertia: SpatialInertia | None) -> None:
+    el = ET.SubElement(robot, "link", name=name)
+    if inertia is None or not np.any(inertia.parameters != 0.0):
+        return  # massless: no <inertial>
+    inertial = ET.SubElement(el, "inertial")
+    # the centre-of-mass frame is parallel to the link frame: the rotational inertia is written as is
+    ET.SubElement(inertial, "origin", xyz=_fmt(inertia.com), rpy="0.0 0.0 0.0")
+    ET.SubElement(inertial, "mass", value=repr(float(inertia.mass)))
+    I3 = inertia.inertia_com
+    moments = {a: repr(float(I3["xyz".index(a[1]), "xyz".index(a[2])])) for a in INERTIA_ATTRIBUTES}
+    ET.SubElement(inertial, "inertia", **moments)
+
+
+def _write_joint(
+    robot: ET.Element,
+    name: str,
+    kind: str,
+    parent: str,
+    child: str,
+    T: Transform,
+    axis: np.ndarray | None = None,
+    limits: JointLimits | None = None,
+) -> None:
+    el = ET.SubElement(robot, "joint", name=name, type=kind)
+    _write_origin(el, T)
+    ET.SubElement(el, "parent", link=parent)
+    ET.SubElement(el, "child", link=child)
+    if axis is not None:
+        ET.SubElement(el, "axis", xyz=_fmt(axis))
+    limits = limits or JointLimits()
+    if kind == "fixed" or (kind == "continuous" and limits.effort is None and limits.velocity is None):
+        return
+    attrs: dict[str, float] = {}
+    if kind != "continuous":  # URDF has no position limits for continuous joints
+        attrs = {k: getattr(limits, k) for k in ("lower", "upper") if getattr(limits, k) is not None}
+    # urdfdom (Pinocchio) requires effort and velocity on revolute and prismatic joints
+    attrs["effort"] = limits.effort if limits.effort is not None else 0.0
+    attrs["velocity"] = limits.velocity if limits.velocity is not None else 0.0
+    ET.SubElement(el, "limit", **{k: repr(float(v)) for k, v in attrs.items()})
+
+
+def _unique(name: str, used: set[str]) -> str:
+    out, k = name, 1
+    while out in used:
+        k += 1
+        out = f"{name}{k}"
+    used.add(out)
+    return out
+
+
+def model_to_urdf(model: Model) -> str:
+    """URDF text for ``model``; loading it back gives a model with the same dynamics.
+
+    What is written, and what URDF makes necessary:
+
+    * The base link is the URDF root (joints are already oriented away from it). Whether the base
+      is floating is not part of URDF (pass ``floating=`` when loading).
+    * Movable joints come first, in ``model.dof_names`` order, so the default DOF order of the
+      reloaded model equals ``model.dof_names``; then fixed and locked joints, then extra frames.
+    * URDF cannot express a rotation axis that does not pass through the child frame origin (a
+      non-zero ``axis_origin``, as re-rooting creates). Such a revolute/continuous joint ``J`` is
+      written as ``J`` from the parent to a massless helper link ``J__axis`` (placed at the axis
+      origin, with the child's orientation; the axis is the same vector there), followed by a
+      fixed joint ``J__axis_fixed`` from the helper link back to the child link frame. The helper
+      link adds no inertia; the motion is the same:
+      ``rest @ H(s) = (rest @ Trans(o)) @ Rot(axis, s) @ Trans(-o)``. For a prismatic joint the
+      axis origin does not matter and no helper is written.
+    * Locked joints are written as fixed joints at their locked position (the release information
+      in :attr:`Joint.original` is lost).
+    * Extra frames become massless links attached by fixed joints named ``<frame>__fixed``.
+    * Links carry ``<inertial>`` with the centre-of-mass origin and zero rpy (the inertia about the
+      centre of mass in link axes); links whose inertia is zero get no ``<inertial>``.
+    * Limits that are not set are not written, except effort and velocity of revolute and prismatic
+      joints (0, as urdfdom requires them).
+    * A coupled model (``mimic="coupled"``) is written as its full model with a ``<mimic>`` element
+      (master, multiplier, offset; chains resolved) on each mimic joint.
+    * Joint armature has no URDF element (and a made-up extension would be read by no other
+      parser): it is left out, with a :class:`bridge.BridgeWarning` naming the joints, so the
+      reloaded model's mass matrix lacks ``diag(armature)``.
+
+    Helper names get a numeric suffix if they would clash with an existing name. Numbers are
+    written with ``repr`` (shortest round-trip form), so nothing is rounded.
+    """
+    mimics = tuple(getattr(model, "mimics", ()))
+    if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
+        model = model.full
+    with_armature = [j.name for j in model.joints if j.armature != 0.0]
+    if with_armature:
+        warnings.warn(
+            f"model {model.name!r}: URDF has no joint armature; left out for joints {with_armature}",
+            BridgeWarning,
+            stacklevel=3,
+        )
+    robot = ET.Element("robot", name=model.name or "robot")
+    robot.append(
+        ET.Comment(
+            f" written by bridge: base link {model.base!r}, "
+            f"{'floating' if model.floating else 'fixed'} base, DOFs in document order "
+        )
+    )
+    link_names = set(model.link_names) | {f.name for f in model.frames}
+    joint_names = set(model.joint_names)
+    for link in model.links:
+        _write_link(robot, link.name, link.inertia)
+    for f in model.frames:
+        _write_link(robot, f.name, None)
+    for j in model.movable_joints:
+        o = j.axis_origin
+        if j.kind.rotational and np.any(o != 0.0):
+            helper = _unique(f"{j.name}__axis", link_names)
+            _write_link(robot, helper, None)
+            rest = j.parent_H_child @ Transform.from_translation(o)
+            _write_joint(robot, j.name, j.kind.value, j.parent, helper, rest, j.axis, j.limits)
+            back = Transform.from_translation(-o)
+            _write_joint(robot, _unique(f"{j.name}__axis_fixed", joint_names), "fixed", helper, j.child, back)
+        else:
+            _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
+    for j in model.joints:
+        if not j.movable:
+            _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)
+    for f in model.frames:
+        _write_joint(robot, _unique(f"{f.name}__fixed", joint_names), "fixed", f.link, f.name, f.link_H_frame)
+    elements = {el.get("name"): el for el in robot.findall("joint")}
+    for m in mimics:
+        ET.SubElement(
+            elements[m.joint], "mimic", joint=m.master, multiplier=repr(m.multiplier), offset=repr(m.offset)
+        )
+    ET.indent(robot)
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
