@@ -28,34 +28,11 @@ from bridge.errors import (
     URDFError,
     URDFWarning,
 )
+from bridge.queries import QUERIES as _FUNCTIONAL  # the names of bridge.functional
 from bridge.spatial import Force, Motion, SpatialInertia, Transform
 
 __version__ = "0.1.0"
 
-# KinDyn queries also offered as stateless functions (bridge.functional.QUERIES, checked in the tests)
-_FUNCTIONAL = (
-    "mass_matrix",
-    "bias_forces",
-    "gravity_forces",
-    "coriolis_matrix",
-    "coriolis_forces",
-    "inverse_dynamics",
-    "forward_dynamics",
-    "frame_transform",
-    "frame_velocity",
-    "frame_jacobian",
-    "frame_bias_acc",
-    "frame_acceleration",
-    "relative_transform",
-    "relative_jacobian",
-    "com_position",
-    "com_velocity",
-    "com_jacobian",
-    "centroidal_momentum",
-    "centroidal_momentum_matrix",
-    "total_momentum",
-    "total_momentum_jacobian",
-)
 
 # public name -> module that defines it (imported on first access)
 _LAZY = {

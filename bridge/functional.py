@@ -27,32 +27,8 @@ import numpy as np
 from bridge.errors import InvalidValueError
 from bridge.kindyn import KinDyn
 from bridge.model.model import Model
+from bridge.queries import QUERIES
 from bridge.state import DEFAULT_GRAVITY, State
-
-#: the KinDyn queries offered as stateless functions
-QUERIES = (
-    "mass_matrix",
-    "bias_forces",
-    "gravity_forces",
-    "coriolis_matrix",
-    "coriolis_forces",
-    "inverse_dynamics",
-    "forward_dynamics",
-    "frame_transform",
-    "frame_velocity",
-    "frame_jacobian",
-    "frame_bias_acc",
-    "frame_acceleration",
-    "relative_transform",
-    "relative_jacobian",
-    "com_position",
-    "com_velocity",
-    "com_jacobian",
-    "centroidal_momentum",
-    "centroidal_momentum_matrix",
-    "total_momentum",
-    "total_momentum_jacobian",
-)
 
 __all__ = ["QUERIES", "kindyn_at", *QUERIES]
 

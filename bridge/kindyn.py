@@ -21,11 +21,12 @@ from __future__ import annotations
 import importlib
 import math
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from bridge._array import as_float_array, check_batch
+from bridge.backends.protocol import Engine
 from bridge.errors import (
     BridgeError,
     InvalidValueError,
@@ -34,6 +35,15 @@ from bridge.errors import (
     StateError,
 )
 from bridge.model.model import Model
+from bridge.result_checks import (
+    MODERATE_MODEL,
+    QUANTITY_NAMES,
+    REGULAR,
+    check_finite,
+    input_note,
+    model_scale,
+    raise_singular,
+)
 from bridge.spatial import Force, Transform
 from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite, all_moderate, finite_weights
 
@@ -47,64 +57,6 @@ ENGINES: dict[str, str] = {
     "mujoco": "bridge.backends.mujoco.engine:MujocoEngine",
     "drake": "bridge.backends.drake.engine:DrakeEngine",
 }
-
-class Engine(Protocol):  # pragma: no cover - documentation of the protocol
-    """What an engine implements. Arrays carry the state's batch axes in front.
-
-    The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single``, ``inverse_dynamics_derivatives_single``, ``total_momentum``, the
-    derived quantities (centroidal momentum matrix, total momentum Jacobian, Coriolis matrix and
-    forces, relative transform and Jacobian) and ``inverse_dynamics_derivatives`` /
-    ``forward_dynamics_derivatives`` have defaults in :class:`bridge.backends.base.EngineBase`.
-    """
-
-    name: str
-    batch_shape: tuple[int, ...]
-
-    def __init__(self, model: Model, representation: Representation) -> None: ...
-    def set_state(self, state: State, gravity: np.ndarray) -> None: ...
-    @property
-    def state(self) -> State: ...  # the current state (rebuilt by engines with a hot path)
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
-    ) -> bool: ...  # one unbatched state as arrays; False (nothing changed) if not one valid state
-    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None: ...
-    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None: ...
-    def inverse_dynamics_derivatives_single(
-        self, base_acc: object, s_ddot: object
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None: ...
-    def mass_matrix(self) -> np.ndarray: ...
-    def bias_forces(self) -> np.ndarray: ...
-    def gravity_forces(self) -> np.ndarray: ...
-    def inverse_dynamics(
-        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
-    ) -> np.ndarray: ...
-    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray: ...
-    def frame_transform(self, frame: str) -> np.ndarray: ...
-    def frame_velocity(self, frame: str) -> np.ndarray: ...
-    def frame_jacobian(self, frame: str) -> np.ndarray: ...
-    def frame_bias_acc(self, frame: str) -> np.ndarray: ...
-    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray: ...
-    def com_position(self) -> np.ndarray: ...
-    def com_velocity(self) -> np.ndarray: ...
-    def com_jacobian(self) -> np.ndarray: ...
-    def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
-    def total_momentum(self) -> np.ndarray | None: ...  # in B / A / B[A]; None: derived by KinDyn
-    # the quantities after M and h: exact generic defaults in EngineBase (bridge.backends.generic)
-    def centroidal_momentum_matrix(self) -> np.ndarray: ...  # (..., 6, nv), rows in G[A]
-    def total_momentum_jacobian(self) -> np.ndarray | None: ...  # rows in B / A / B[A]; None: derived
-    def coriolis_matrix(self) -> np.ndarray: ...  # (..., nv, nv): C nu + g = h, M_dot = C + C^T
-    def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
-    def frame_jacobian_derivative(self, frame: str) -> np.ndarray: ...  # (..., 6, nv) d/dt frame_jacobian
-    def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
-    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
-    def inverse_dynamics_derivatives(
-        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dtau_dq, dtau_dnu, dtau_dnudot)
-    def forward_dynamics_derivatives(
-        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dnudot_dq, dnudot_dnu, dnudot_dtau)
-
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
@@ -122,55 +74,9 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     return out if all_finite(out) else None
 
 
-#: inputs beyond this magnitude are named as the cause of a non-finite result
-_LARGE_INPUT = 1e50
-
-#: a mass matrix with a condition number below this is inverted when an engine refuses it
-_REGULAR = 1e12
-
-#: cache key -> the method's name (for error messages)
-_QUANTITY_NAMES = {
-    "X": "frame_transform",
-    "v": "frame_velocity",
-    "J": "frame_jacobian",
-    "Jdnu": "frame_bias_acc",
-    "g": "gravity_forces",
-    "com": "com_position",
-    "vcom": "com_velocity",
-    "Jcom": "com_jacobian",
-    "hG": "centroidal_momentum",
-    "hG[A]": "centroidal_momentum",
-    "hB": "total_momentum",
-}
-
-
-#: models whose lengths, masses and inertias all stay below this are of moderate size (see KinDyn)
-_MODERATE_MODEL = 1e20
-
-
-def _model_scale(model: Model) -> float:
-    """The largest magnitude among the model's link inertias (mass, first and second moments),
-    joint placements and axis origins (0 for an empty model)."""
-    scale = 0.0
-    for link in model.links:
-        scale = max(scale, float(np.abs(link.inertia.as_matrix()).max(initial=0.0)))
-    for joint in model.joints:
-        scale = max(scale, float(np.abs(joint.parent_H_child.translation).max(initial=0.0)))
-        scale = max(scale, float(np.abs(joint.axis_origin).max(initial=0.0)))
-    return scale
-
-
 def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
-    """``value`` if every entry is finite, else an :class:`InvalidValueError` naming ``what``: an
-    engine's NaN or inf comes from inputs (state, arguments) too large for float64 products."""
-    flat = value.reshape(-1)
-    n = flat.shape[0]
-    ok = math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else bool(np.isfinite(flat).all())
-    if not ok:
-        raise InvalidValueError(
-            f"{what} of model {kd.model.name!r} is not finite: {kd._input_note()}"
-        )
-    return value
+    """``value`` if every entry is finite, else an InvalidValueError (:func:`check_finite`)."""
+    return check_finite(value, what, kd.model.name, kd._input_note)
 
 
 def _engine_class(engine: str) -> type:
@@ -232,7 +138,7 @@ class KinDyn:
         # a state set through the hot path has finite inputs below bridge.state.MODERATE; with a
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
-        self._model_moderate = _model_scale(model) < _MODERATE_MODEL
+        self._model_moderate = model_scale(model) < MODERATE_MODEL
         self._finite_w_nv = finite_weights(model.nv)
         self._moderate = False
 
@@ -336,7 +242,7 @@ class KinDyn:
     def _store(self, key: Any, value: object) -> np.ndarray:
         if type(value) is not np.ndarray:
             value = np.asarray(value)
-        what = _QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
+        what = QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
         _finite(value, f"{what}({key[1]!r})" if isinstance(key, tuple) else what, self)
         value.setflags(write=False)
         self._cache[key] = value
@@ -496,7 +402,6 @@ class KinDyn:
         return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
 
     def _singular_mass_error(self) -> BridgeError:
-        from bridge.errors import SingularMassMatrixError
 
         return SingularMassMatrixError(
             f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
@@ -581,41 +486,17 @@ class KinDyn:
             if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
                 return nu_dot
         M = self.mass_matrix()  # raises if the state itself overflows
-        if np.all(np.linalg.cond(M) < _REGULAR):
+        if np.all(np.linalg.cond(M) < REGULAR):
             if tau.shape[-1] != self._nv:  # joint torques of the hot path
                 tau = np.concatenate([np.zeros(self._nv - self._n_dofs), tau])
             rhs = tau - self.bias_forces()
             for frame, w in (wrenches or {}).items():
                 rhs = rhs + np.einsum("...ji,...j->...i", self.frame_jacobian(frame), w)
             return _finite(np.linalg.solve(M, rhs[..., None])[..., 0], "forward_dynamics", self)
-        return self._singular(M)
-
-    def _singular(self, M: np.ndarray) -> np.ndarray:
-        """Raise :class:`SingularMassMatrixError` for the mass matrices M (..., nv, nv), naming the
-        DOFs whose diagonal entry vanishes, or saying that M is not positive definite."""
-        nb = self._nv - self._n_dofs
-        d = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, self._nv)
-        scale = np.abs(d).max(initial=0.0)
-        zero = np.all(np.abs(d[:, nb:]) <= 1e-12 * max(scale, 1e-300), axis=0)
-        names = [name for name, z in zip(self.model.dof_names, zero, strict=True) if z]
-        if names:
-            why = f"these joints move no inertia in this state: {', '.join(names)}"
-        else:
-            try:
-                np.linalg.cholesky(M)
-                why = "it is numerically singular"
-            except np.linalg.LinAlgError:
-                why = (
-                    "it is not positive definite (singular, or indefinite because of non-physical link "
-                    "inertias loaded with a warning)"
-                )
-        raise SingularMassMatrixError(
-            f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular: {why}"
-        )
+        raise_singular(self.model, M)
 
     def _input_note(self) -> str:
-        """Where a non-finite result comes from: inputs so large that float64 products overflow
-        (named with their largest magnitudes), or else the engine itself."""
+        """Where a non-finite result comes from (:func:`bridge.result_checks.input_note`)."""
         try:
             st = self.state
             parts = {
@@ -628,14 +509,7 @@ class KinDyn:
             largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
             largest = {}
-        big = {k: v for k, v in largest.items() if v > _LARGE_INPUT}
-        if big or not largest:
-            listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
-            return f"the float64 products overflow; the inputs are too large ({listed})"
-        return (
-            f"the {self.engine_name} engine returned NaN or infinite values for moderate inputs (a "
-            "limitation of that library on this model; try another engine)"
-        )
+        return input_note(largest, self.engine_name)
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:

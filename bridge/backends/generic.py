@@ -32,7 +32,7 @@ from bridge.spatial.vectors import crf, crm
 from bridge.state import Representation
 
 if TYPE_CHECKING:  # pragma: no cover
-    from bridge.kindyn import Engine
+    from bridge.backends.protocol import Engine
     from bridge.model.model import Model
 
 __all__ = [

@@ -1,0 +1,116 @@
+"""What :class:`bridge.KinDyn` does with a result it cannot hand out: a non-finite value, or a
+singular mass matrix in forward dynamics.
+
+An engine's NaN or inf comes either from inputs so large that float64 products overflow (named with
+their magnitudes) or from a limitation of that library on the model; a singular mass matrix is a
+:class:`~bridge.errors.SingularMassMatrixError` naming the DOFs that move no inertia. Results of the
+single-state hot path need no check when the inputs are moderate (:data:`bridge.state.MODERATE`)
+and so is the model (:func:`model_scale` below :data:`MODERATE_MODEL`): no product can overflow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from bridge.errors import InvalidValueError, SingularMassMatrixError
+from bridge.model.model import Model
+from bridge.state import finite_weights
+
+__all__ = [
+    "LARGE_INPUT",
+    "MODERATE_MODEL",
+    "QUANTITY_NAMES",
+    "REGULAR",
+    "check_finite",
+    "input_note",
+    "model_scale",
+    "raise_singular",
+]
+
+#: inputs beyond this magnitude are named as the cause of a non-finite result
+LARGE_INPUT = 1e50
+
+#: a mass matrix with a condition number below this is inverted when an engine refuses it
+REGULAR = 1e12
+
+#: models whose lengths, masses and inertias all stay below this are of moderate size
+MODERATE_MODEL = 1e20
+
+#: KinDyn cache key -> the method's name (for error messages)
+QUANTITY_NAMES = {
+    "X": "frame_transform",
+    "v": "frame_velocity",
+    "J": "frame_jacobian",
+    "Jdnu": "frame_bias_acc",
+    "g": "gravity_forces",
+    "com": "com_position",
+    "vcom": "com_velocity",
+    "Jcom": "com_jacobian",
+    "hG": "centroidal_momentum",
+    "hG[A]": "centroidal_momentum",
+    "hB": "total_momentum",
+}
+
+
+def model_scale(model: Model) -> float:
+    """The largest magnitude among the model's link inertias (mass, first and second moments),
+    joint placements and axis origins (0 for an empty model)."""
+    scale = 0.0
+    for link in model.links:
+        scale = max(scale, float(np.abs(link.inertia.as_matrix()).max(initial=0.0)))
+    for joint in model.joints:
+        scale = max(scale, float(np.abs(joint.parent_H_child.translation).max(initial=0.0)))
+        scale = max(scale, float(np.abs(joint.axis_origin).max(initial=0.0)))
+    return scale
+
+
+def check_finite(value: np.ndarray, what: str, model_name: str, note: Callable[[], str]) -> np.ndarray:
+    """``value`` if every entry is finite, else an :class:`InvalidValueError` naming ``what`` and
+    the model, with ``note()`` saying where the non-finite values come from."""
+    flat = value.reshape(-1)
+    n = flat.shape[0]
+    ok = math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else bool(np.isfinite(flat).all())
+    if not ok:
+        raise InvalidValueError(f"{what} of model {model_name!r} is not finite: {note()}")
+    return value
+
+
+def input_note(largest: Mapping[str, float], engine_name: str) -> str:
+    """Where a non-finite result comes from, given the largest magnitude of each input (empty when
+    there is no state): inputs beyond :data:`LARGE_INPUT`, or else the engine itself."""
+    big = {k: v for k, v in largest.items() if v > LARGE_INPUT}
+    if big or not largest:
+        listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
+        return f"the float64 products overflow; the inputs are too large ({listed})"
+    return (
+        f"the {engine_name} engine returned NaN or infinite values for moderate inputs (a "
+        "limitation of that library on this model; try another engine)"
+    )
+
+
+def raise_singular(model: Model, M: np.ndarray) -> None:
+    """Raise :class:`SingularMassMatrixError` for the mass matrices M (..., nv, nv) of ``model``,
+    naming the DOFs whose diagonal entry vanishes, or saying that M is not positive definite."""
+    nv = model.nv
+    nb = nv - model.n_dofs
+    d = np.diagonal(M, axis1=-2, axis2=-1).reshape(-1, nv)
+    scale = np.abs(d).max(initial=0.0)
+    zero = np.all(np.abs(d[:, nb:]) <= 1e-12 * max(scale, 1e-300), axis=0)
+    names = [name for name, z in zip(model.dof_names, zero, strict=True) if z]
+    if names:
+        why = f"these joints move no inertia in this state: {', '.join(names)}"
+    else:
+        try:
+            np.linalg.cholesky(M)
+            why = "it is numerically singular"
+        except np.linalg.LinAlgError:
+            why = (
+                "it is not positive definite (singular, or indefinite because of non-physical link "
+                "inertias loaded with a warning)"
+            )
+    raise SingularMassMatrixError(
+        f"forward dynamics of model {model.name!r} is undefined: the mass matrix is singular: {why}"
+    )
