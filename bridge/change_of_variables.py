@@ -47,9 +47,9 @@ __all__ = [
     "ChangeOfVariables",
     "Convention",
     "JointOrder",
+    "SingleToBody",
     "change_of_variables",
     "neutral_base_maps",
-    "single_to_body",
 ]
 
 #: ``(L, L_dot, L_inv, L_inv_dot)`` (each (..., 6, 6)): a convention's base velocity is
@@ -331,16 +331,6 @@ class ChangeOfVariables:
         base = None if self.X is None else _mv(self.X, nu[..., :6])
         return self._assemble(nu, base, self.joints.forward_full)
 
-    def velocity_into(
-        self, base: np.ndarray | None, joints: np.ndarray, out_base: np.ndarray, out_joints: np.ndarray
-    ) -> None:
-        """One state: write ``T [base; joints]`` into the base (6,) and joint (n,) parts of a target
-        vector (``base``/``out_base`` unused for a fixed base)."""
-        perm = self.joints.perm
-        out_joints[...] = joints if perm is None else joints[perm]
-        if self.joints.nb:
-            out_base[...] = base if self.X is None else self.X.dot(base)
-
     def acceleration_into(
         self, base: np.ndarray | None, joints: np.ndarray, out_base: np.ndarray, out_joints: np.ndarray
     ) -> None:
@@ -367,7 +357,15 @@ class ChangeOfVariables:
 
     def velocity_back(self, nu_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""
-        base = None if self.X is None else _mv(self._base_inv(), nu_t[..., :6])
+        X = self.X
+        if nu_t.ndim == 1 and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+            back = self.joints.back
+            keep = overwrite and nu_t.base is None
+            out = nu_t[back] if back is not None else (nu_t if keep else nu_t.copy())
+            if X is not None:
+                out[:6] = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(nu_t[:6])
+            return out
+        base = None if X is None else _mv(self._base_inv(), nu_t[..., :6])
         return self._assemble(nu_t, base, self.joints.back, overwrite)
 
     def acceleration(self, nu_dot: np.ndarray) -> np.ndarray:
@@ -385,9 +383,18 @@ class ChangeOfVariables:
 
     def acceleration_back(self, nu_dot_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
+        if self.bias_free:
+            return self.velocity_back(nu_dot_t, overwrite)
+        fn = self._bias_fn
+        if nu_dot_t.ndim == 1 and type(fn) is _MixedToBodyBias and self._bias is None:
+            # one state from MIXED (the engines' hot path): three numbers, in Python floats
+            if not (overwrite and nu_dot_t.base is None):
+                nu_dot_t = nu_dot_t.copy()
+            fn.sub_from(nu_dot_t)
+            return self.velocity_back(nu_dot_t, True)
         b = self.base_bias
         if b is not None:
-            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state (the engines' hot path)
+            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state
                 base = nu_dot_t[:6] - b
                 if self.X is not None:
                     base = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(base)
@@ -446,10 +453,14 @@ class ChangeOfVariables:
     # ------------------------------------------------------------------ matrices
     def jacobian_back(self, J_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
         """``J_t T`` (..., m, nv): a target Jacobian (``v = J_t nu_t``) as a source one."""
-        back = self.joints.back
-        out = J_t[..., back] if back is not None else (J_t if overwrite and J_t.base is None else J_t.copy())
-        if self.X is not None:
-            out[..., :6] = J_t[..., :6] @ self.X
+        back, X = self.joints.back, self.X
+        keep = overwrite and J_t.base is None
+        out = J_t[..., back] if back is not None else (J_t if keep else J_t.copy())
+        if X is not None:
+            if J_t.ndim == 2 and X.ndim == 2:  # one state (the engines' hot path)
+                out[:, :6] = J_t[:, :6].dot(X)
+            else:
+                out[..., :6] = J_t[..., :6] @ X
         return out
 
     def matrix_back(self, M_t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -641,40 +652,86 @@ class _MixedToBodyBias:
         out[1] += wx * vz - wz * vx
         out[2] += wy * vx - wx * vy
 
+    def sub_from(self, out: np.ndarray) -> None:
+        """``out[:3] -= -omega_B x v_B``, without a temporary array."""
+        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+        out[0] -= wz * vy - wy * vz
+        out[1] -= wx * vz - wz * vx
+        out[2] -= wy * vx - wx * vy
 
-def single_to_body(
-    H: np.ndarray,
-    rows: list,
-    rep: Representation,
-    joints: JointOrder,
-    v_body: np.ndarray,
-    into: ChangeOfVariables | None = None,
-) -> ChangeOfVariables:
-    """The change of variables from ``rep`` to a BODY-based convention at one unbatched state.
 
-    The single-state hot path of BODY-native engines: ``H`` (4, 4) the base pose and ``rows`` its
-    ``tolist()`` (Python floats: cheaper than numpy calls at this size), ``v_body`` (6,) a buffer
-    that holds the state's BODY base velocity by the time ``T_dot nu`` is first asked for (it is
-    read lazily: ``-omega_B x v_B`` for MIXED, zero for BODY and INERTIAL, where
-    ``T_dot nu = -crm(v_B) v_B = 0``). ``X = B_X_W`` is read out of H with one ``take`` (MIXED:
+class SingleToBody:
+    """The change of variables of one unbatched state from ``rep`` to a BODY-based convention,
+    filled again for each state: the single-state hot path of BODY-native engines.
+
+    Made once per velocity buffer: ``v_base`` (6,) and ``v_joints`` (n,) receive the state's
+    velocity in the target, ``T [base_velocity; s_dot]`` (``v_base`` unused for a fixed base).
+    :meth:`fill` (chosen once for ``rep``) takes the base pose ``H`` (4, 4), its ``rows``
+    (``H.tolist()``: Python floats are cheaper than numpy calls at this size), the base velocity
+    (6,) in ``rep`` and ``s_dot`` (n,) in the model's order; it writes the velocity and returns
+    :attr:`cov`, the :class:`ChangeOfVariables` of that state (the same object every time: its
+    previous values are lost). ``X = B_X_W`` is read out of H with one ``take`` (MIXED:
     ``blkdiag(R^T, R^T)``, whose inverse is its transpose); INERTIAL adds the translation block.
-    ``into``: an object made by an earlier call with the same ``joints`` to fill again (no
-    allocation; its previous values are lost).
+    ``T_dot nu`` is read lazily from ``v_base`` (the BODY base velocity): ``-omega_B x v_B`` for
+    MIXED, zero for BODY and INERTIAL, where ``T_dot nu = -crm(v_B) v_B = 0``.
     """
-    if into is None:
+
+    __slots__ = ("_perm", "_v_base", "_v_joints", "cov", "fill")
+
+    def __init__(
+        self, rep: Representation, joints: JointOrder, v_base: np.ndarray, v_joints: np.ndarray
+    ) -> None:
         cov = ChangeOfVariables.__new__(ChangeOfVariables)
-        cov.joints, cov.nu, cov.X_dot, cov._bias_fn = joints, None, None, None
-    else:
-        cov = into
-    cov._bias = None
-    cov.bias_free = rep is not _MIXED_REP or not joints.nb
-    if not joints.nb or rep is _BODY_REP:
+        cov.joints, cov.nu, cov.X_dot, cov._bias, cov._bias_fn = joints, None, None, None, None
         cov.X = cov.X_inv = None
-        cov.identity = joints.perm is None
+        floating = bool(joints.nb)
+        cov.bias_free = rep is not _MIXED_REP or not floating
+        cov.identity = (rep is _BODY_REP or not floating) and joints.perm is None
+        if floating and rep is _MIXED_REP:
+            cov._bias_fn = _MixedToBodyBias(v_base)
+        self.cov = cov
+        self._perm, self._v_base, self._v_joints = joints.perm, v_base, v_joints
+        if not floating:
+            self.fill = self._fill_fixed
+        else:
+            fills = {_BODY_REP: self._fill_body, _MIXED_REP: self._fill_mixed}
+            self.fill = fills.get(rep, self._fill_inertial)
+
+    def _fill_fixed(
+        self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray
+    ) -> ChangeOfVariables:
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        return self.cov
+
+    def _fill_body(
+        self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray
+    ) -> ChangeOfVariables:
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        self._v_base[...] = base_velocity
+        return self.cov
+
+    def _fill_mixed(
+        self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray
+    ) -> ChangeOfVariables:
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        cov = self.cov
+        cov.X = X = H.take(_BLKDIAG_RT)
+        cov.X_inv = X.T
+        cov._bias = None
+        np.dot(X, base_velocity, out=self._v_base)
         return cov
-    cov.identity = False
-    X = H.take(_BLKDIAG_RT)
-    if rep is _INERTIAL_REP:  # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
+
+    def _fill_inertial(
+        self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray
+    ) -> ChangeOfVariables:
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        cov = self.cov
+        # B_X_A = [[R^T, -R^T skew(p)], [0, R^T]], inverse A_X_B
+        X = H.take(_BLKDIAG_RT)
         px, py, pz = rows[0][3], rows[1][3], rows[2][3]
         X[:3, 3:] = X[:3, :3] @ np.array([[0.0, pz, -py], [-pz, 0.0, px], [py, -px, 0.0]])
         # A_X_B = [[R, skew(p) R], [0, R]]: X^T with its off-diagonal blocks swapped
@@ -682,12 +739,8 @@ def single_to_body(
         Xi[:3, 3:] = Xi[3:, :3]
         Xi[3:, :3] = 0.0
         cov.X, cov.X_inv = X, Xi
-    else:
-        cov.X, cov.X_inv = X, X.T
-        fn = cov._bias_fn
-        if fn is None or fn.v_body is not v_body:  # made once per buffer (``into`` reuses it)
-            cov._bias_fn = _MixedToBodyBias(v_body)
-    return cov
+        np.dot(X, base_velocity, out=self._v_base)
+        return cov
 
 
 _BODY_REP, _INERTIAL_REP, _MIXED_REP = Representation.BODY, Representation.INERTIAL, Representation.MIXED

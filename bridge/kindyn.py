@@ -297,7 +297,18 @@ class KinDyn:
 
     def gravity_forces(self) -> np.ndarray:
         """Generalized gravity forces ``g`` (..., nv)."""
-        return self._cached("g", self._engine.gravity_forces)
+        value = self._cache.get("g")
+        if value is None:
+            if not self._has_state:
+                self._require_state()
+            value = self._engine.gravity_forces()
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
+            if not self._moderate:
+                _finite(value, "gravity_forces", self)
+            value.setflags(write=False)
+            self._cache["g"] = value
+        return value
 
     def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
         n = self._n_dofs

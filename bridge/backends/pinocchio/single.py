@@ -3,7 +3,7 @@
 One unbatched state takes the same mathematics as the general path with no per-call set-up: the
 index arrays (the joint order, the combined permute-and-symmetrise index of M, the q layout) are
 computed once per engine, and the change of variables comes from
-:func:`bridge.change_of_variables.single_to_body` (its base block read off the pose, its ``T_dot nu``
+:class:`bridge.change_of_variables.SingleToBody` (its base block read off the pose, its ``T_dot nu``
 evaluated only when asked for), applied through its blocks. The state's copies (Pinocchio's q and
 v) go to two buffers allocated once, used in turn; inverse and forward dynamics without external
 wrenches take KinDyn's raw arguments (:meth:`SingleStatePath.inverse_dynamics_single`,
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.change_of_variables import JointOrder, single_to_body
+from bridge.change_of_variables import JointOrder, SingleToBody
 from bridge.spatial import Transform
 from bridge.state import MODERATE_SQ, State, all_finite, all_moderate, pose_rows_valid
 
@@ -86,7 +86,8 @@ class SingleStatePath:
             q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
             self._bufs.append((buf, q, v, vb, q[:qb], q[qb:], v[:nb], v[nb:]))
         self._spare = 0
-        self._covs: list = [None, None]  # one change of variables per buffer, filled again each time
+        # one change of variables per buffer, filled again for each state (it writes v)
+        self._fills = [SingleToBody(self.representation, joints, b[6], b[7]).fill for b in self._bufs]
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
         self._acc_parts = (self._acc[:nb], self._acc[nb:])
         self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero
@@ -139,12 +140,9 @@ class SingleStatePath:
         # the copies go to the spare one of two buffers, so that the current state stays intact
         # until this one is known to be valid: q, v, a copy of the base velocity (for the State)
         spare = self._spare
-        buf, q, v, vb, q_base, q_joints, v_base, v_joints = self._bufs[spare]
+        buf, q, v, vb, q_base, q_joints = self._bufs[spare][:6]
         vb[...] = base_velocity
-        cov = self._covs[spare]
-        if nb or cov is None:  # a fixed base's change of variables is the joint order alone
-            cov = self._covs[spare] = single_to_body(H, rows, self.representation, self.joints, v_base, cov)
-        cov.velocity_into(vb, s_dot, v_base, v_joints)
+        cov = self._fills[spare](H, rows, vb, s_dot)  # T nu into v, and T at this state
         if nb:
             q_base[...] = _rows_to_q7(rows)
         perm = self.joints.perm
