@@ -6,14 +6,15 @@ installed library itself (Pinocchio, iDynTree) on a real robot (iCub) or on smal
 here; velocity and acceleration cells are checked against central finite differences of frame
 poses along a trajectory built by hand (closed-form, independent of every library). Cells of
 conventions whose library is not installed (spatial_v2, RBDL, TDS/brax) are checked against the
-formulas of the convention through bridge's converters and the featherstone backend.
+formulas of the convention through bridge's converters and the featherstone backend. The Drake and
+MuJoCo cells have their tests in modules of their own (tests/docs/_conventions_drake.py,
+_conventions_mujoco.py, _conventions_mujoco_dynamics.py), imported at the end of this one.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from types import SimpleNamespace
 
 import idyntree.bindings as idyn
 import numpy as np
@@ -1804,215 +1805,7 @@ def test_fbexport_xtree6_floatbase():
         FDfb(sv2, xfb, q, q, q)
 
 
-# --------------------------------------------------------------------------- MuJoCo
-def _mj():
-    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
-    from bridge.backends.mujoco import to_mujoco, to_mujoco_state
-    from tests.helpers import random_state, small_model
-
-    rng = np.random.default_rng(21)
-    model = small_model(rng)
-    mm = to_mujoco(model)
-    st = random_state(model, rng, "body")
-    qpos, qvel = to_mujoco_state(model, st)
-    d = mujoco.MjData(mm)
-    d.qpos[:], d.qvel[:] = qpos, qvel
-    mujoco.mj_forward(mm, d)
-    return SimpleNamespace(mj=mujoco, model=model, mm=mm, d=d, st=st, qpos=qpos, qvel=qvel, rng=rng)
-
-
-def _mj_base_velocity(m) -> tuple[np.ndarray, np.ndarray]:
-    """(p_dot in world, omega in body) by central differences of mj_integratePos."""
-    h = 1e-6
-    poses = []
-    for dt in (h, -h):
-        q = m.qpos.copy()
-        m.mj.mj_integratePos(m.mm, q, m.qvel, dt)
-        poses.append(Transform.from_quaternion_wxyz(q[3:7], q[:3]))
-    R = m.st.world_H_base.rotation
-    W = R.T @ (poses[0].rotation - poses[1].rotation) / (2 * h)
-    return (poses[0].translation - poses[1].translation) / (2 * h), vee3(W)
-
-
-def test_mj_order():
-    m = _mj()
-    res = np.zeros(6)
-    m.mj.mj_objectVelocity(m.mm, m.d, m.mj.mjtObj.mjOBJ_XBODY, 1, res, 1)
-    assert_close(res[:3], m.qvel[3:6])
-    assert_close(res[3:], m.st.base_velocity[:3])  # angular first
-    jacp, jacr = np.zeros((3, m.mm.nv)), np.zeros((3, m.mm.nv))
-    m.mj.mj_jac(m.mm, m.d, jacp, jacr, m.d.xpos[1].copy(), 1)
-    assert_close(jacr @ m.qvel, m.st.world_H_base.rotation @ m.qvel[3:6])
-    assert_close(jacp @ m.qvel, m.qvel[:3])
-
-
-def test_mj_quat():
-    m = _mj()
-    assert_close(quat_xyzw_to_matrix(np.r_[m.qpos[4:7], m.qpos[3]]), m.st.world_H_base.rotation)
-    assert_close(m.d.xmat[1].reshape(3, 3), m.st.world_H_base.rotation)
-
-
-def test_mj_base_pose():
-    m = _mj()
-    n = m.model.n_dofs
-    assert (m.mm.nq, m.mm.nv) == (7 + n, 6 + n)
-    assert_close(m.qpos[:3], m.st.world_H_base.translation)
-    assert_close(m.d.xpos[1], m.qpos[:3])
-
-
-def test_mj_base_vel():
-    m = _mj()
-    p_dot, omega_B = _mj_base_velocity(m)
-    R = m.st.world_H_base.rotation
-    assert_close(m.qvel[:3], p_dot, 1e-8)
-    assert_close(m.qvel[3:6], omega_B, 1e-8)
-    assert_not_close(m.qvel[:3], R.T @ p_dot, 1e-3)
-    assert_not_close(m.qvel[3:6], R @ omega_B, 1e-3)
-    assert_close(bridge.convert_velocity(m.model, m.st, m.st.nu, "body", "mujoco"), m.qvel)
-
-
-def test_mj_change():
-    m = _mj()
-    R = m.st.world_H_base.rotation
-    cov = bridge.velocity_change(m.model, m.st, "mujoco", "mixed")
-    assert_close(cov.X, np.block([[np.eye(3), np.zeros((3, 3))], [np.zeros((3, 3)), R]]))
-    assert_close(cov.bias_acceleration, np.zeros(m.model.nv))
-    cov = bridge.velocity_change(m.model, m.st, "mujoco", "body")
-    assert_close(cov.X, np.block([[R.T, np.zeros((3, 3))], [np.zeros((3, 3)), np.eye(3)]]))
-    expected = np.zeros(m.model.nv)
-    expected[:3] = -np.cross(m.qvel[3:6], R.T @ m.qvel[:3])
-    assert_close(cov.bias_acceleration, expected)
-
-
-def test_mj_gen_acc():
-    m = _mj()
-    nu_dot = m.rng.normal(size=m.model.nv)
-    qacc = bridge.convert_acceleration(m.model, m.st, nu_dot, "body", "mujoco")
-    from bridge.backends.mujoco import to_mujoco_state
-
-    h = 1e-5
-    qv = [to_mujoco_state(m.model, bridge.integrate(m.st, nu_dot[:6], nu_dot[6:], dt))[1] for dt in (h, -h)]
-    assert_close(qacc, (qv[0] - qv[1]) / (2 * h), 1e-7)
-
-
-def test_mj_gen_force():
-    m = _mj()
-    kd = bridge.KinDyn(m.model, "pinocchio", "mixed")
-    st = m.st.to("mixed")
-    kd.set_robot_state(st)
-    a = m.rng.normal(size=m.model.nv)
-    tau_mixed = kd.inverse_dynamics(a[:6], a[6:])  # base wrench in B[A]: force and moment in world axes
-    m.d.qacc[:] = bridge.convert_acceleration(m.model, st, a, "mixed", "mujoco")
-    m.mj.mj_inverse(m.mm, m.d)
-    R = st.world_H_base.rotation
-    assert_close(m.d.qfrc_inverse[:3], tau_mixed[:3])
-    assert_close(m.d.qfrc_inverse[3:6], R.T @ tau_mixed[3:6])
-    T, _ = bridge.velocity_transform(m.model, st, "mixed", "mujoco")
-    assert_close(T.T @ m.d.qfrc_inverse, tau_mixed)
-
-
-def test_mj_mass():
-    m = _mj()
-    M = np.zeros((m.mm.nv, m.mm.nv))
-    m.mj.mj_fullM(m.mm, m.d, M)
-    kd = bridge.KinDyn(m.model, "pinocchio", "body")
-    kd.set_robot_state(m.st)
-    cov = bridge.velocity_change(m.model, m.st, "body", "mujoco")
-    assert_close(cov.matrix_back(M), kd.mass_matrix())
-    arm = m.rng.uniform(0.01, 0.1, m.mm.nv)
-    m.mm.dof_armature[:] = arm
-    m.mj.mj_forward(m.mm, m.d)
-    M_arm = np.zeros_like(M)
-    m.mj.mj_fullM(m.mm, m.d, M_arm)
-    assert_close(M_arm, M + np.diag(arm))
-
-
-def test_mj_bias():
-    m = _mj()
-    h_mj = m.d.qfrc_bias.copy()
-    m.d.qacc[:] = 0.0
-    m.mj.mj_inverse(m.mm, m.d)
-    assert_close(m.d.qfrc_inverse, h_mj)
-    M = np.zeros((m.mm.nv, m.mm.nv))
-    m.mj.mj_fullM(m.mm, m.d, M)
-    kd = bridge.KinDyn(m.model, "pinocchio", "body")
-    kd.set_robot_state(m.st)
-    assert_close(bridge.velocity_change(m.model, m.st, "body", "mujoco").bias_back(h_mj, M), kd.bias_forces())
-
-
-def test_mj_axis():
-    m = _mj()
-    j = m.model.joint("j1")  # revolute with a non-zero axis origin
-    jid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_JOINT, "j1")
-    assert_close(m.mm.jnt_axis[jid], j.axis)
-    assert_close(m.mm.jnt_pos[jid], j.axis_origin)
-    kd = bridge.KinDyn(m.model, "pinocchio", "body")
-    kd.set_robot_state(m.st)
-    bid = m.mm.jnt_bodyid[jid]
-    assert_close(m.d.xpos[bid], kd.frame_transform(j.child)[:3, 3])
-    assert_close(m.d.xmat[bid].reshape(3, 3), kd.frame_transform(j.child)[:3, :3])
-
-
-def test_mj_dof_order():
-    m = _mj()
-    from bridge.backends.mujoco import mujoco_dof_permutation
-
-    names = [m.mj.mj_id2name(m.mm, m.mj.mjtObj.mjOBJ_JOINT, j) for j in range(1, m.mm.njnt)]
-    assert names == [m.model.dof_names[i] for i in mujoco_dof_permutation(m.model)]
-    assert names == [j.name for j in m.model.depth_first_joints if j.movable]
-
-
-def test_mj_object_velocity():
-    m = _mj()
-    XB, B = m.mj.mjtObj.mjOBJ_XBODY, m.mj.mjtObj.mjOBJ_BODY
-    for rep, local in (("body", 1), ("mixed", 0)):
-        kd = bridge.KinDyn(m.model, "pinocchio", rep)
-        kd.set_robot_state(m.st)
-        for link in ("c", "f"):
-            bid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_BODY, link)
-            res = np.zeros(6)
-            m.mj.mj_objectVelocity(m.mm, m.d, XB, bid, res, local)
-            assert_close(np.r_[res[3:], res[:3]], kd.frame_velocity(link))
-            m.mj.mj_objectVelocity(m.mm, m.d, B, bid, res, local)
-            assert_not_close(np.r_[res[3:], res[:3]], kd.frame_velocity(link), 1e-3)
-
-
-def test_mj_object_acc():
-    m = _mj()
-    kd = bridge.KinDyn(m.model, "pinocchio", "mixed")
-    st = m.st.to("mixed")
-    kd.set_robot_state(st)
-    a = m.rng.normal(size=m.model.nv)
-    m.d.qacc[:] = bridge.convert_acceleration(m.model, st, a, "mixed", "mujoco")
-    m.mj.mj_rnePostConstraint(m.mm, m.d)
-    bid = m.mj.mj_name2id(m.mm, m.mj.mjtObj.mjOBJ_BODY, "f")
-    res = np.zeros(6)
-    m.mj.mj_objectAcceleration(m.mm, m.d, m.mj.mjtObj.mjOBJ_XBODY, bid, res, 0)
-    acc = kd.frame_acceleration("f", a[:6], a[6:])  # MIXED: (p_ddot, omega_dot)
-    assert_close(res[:3], acc[3:])
-    assert_close(res[3:], acc[:3] - GRAVITY)
-
-
-def test_mj_urdf():
-    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
-    inertial = (
-        '<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>'
-        "</inertial>"
-    )
-    urdf = (
-        '<robot name="r">{mj}<link name="base">{i}</link><link name="arm">{i}</link>'
-        '<link name="tool">{i}</link>'
-        '<joint name="j" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 0 1"/>'
-        '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
-        '<joint name="t" type="fixed"><parent link="arm"/><child link="tool"/><origin xyz="0 0 0.1"/>'
-        "</joint></robot>"
-    )
-    fused = mujoco.MjModel.from_xml_string(urdf.format(mj="", i=inertial))
-    kept = mujoco.MjModel.from_xml_string(
-        urdf.format(mj='<mujoco><compiler fusestatic="false"/></mujoco>', i=inertial)
-    )
-    assert fused.njnt == 1 and fused.jnt_type[0] == mujoco.mjtJoint.mjJNT_HINGE  # no free joint
-    assert fused.nbody == 2 and kept.nbody == 4  # world + arm (base and tool fused) vs every link
-
-# ========================================================================== Drake (its own module)
+# ================================================================ Drake and MuJoCo (their own modules)
 from tests.docs._conventions_drake import *  # noqa: E402, F403
+from tests.docs._conventions_mujoco import *  # noqa: E402, F403
+from tests.docs._conventions_mujoco_dynamics import *  # noqa: E402, F403
