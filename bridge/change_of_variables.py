@@ -287,6 +287,23 @@ class ChangeOfVariables:
                 b = self._bias = _mv(self.X_dot, self.nu[..., :6])
         return b
 
+    def base_bias_into(self, out: np.ndarray) -> bool:
+        """One state: write ``X_dot nu_base`` (6,) into ``out`` (6,) and return True, or return False
+        when it is zero (``out`` untouched). Entries known to be zero are not written (MIXED ->
+        BODY writes the linear part alone): ``out`` must hold zeros outside what was written before
+        (a buffer that only this method writes to, made with zeros)."""
+        if self.bias_free:
+            return False
+        fn = self._bias_fn
+        if type(fn) is _MixedToBodyBias and self._bias is None:
+            fn.write_into(out)
+            return True
+        b = self.base_bias
+        if b is None:
+            return False
+        out[...] = b
+        return True
+
     @property
     def bias_acceleration(self) -> np.ndarray:
         """``T_dot nu`` (..., nv) in the target convention: the target acceleration of zero source
@@ -318,7 +335,7 @@ class ChangeOfVariables:
             if base is not None:
                 out[:6] = base
             return out
-        out = x[..., cols] if cols is not None else x.copy()
+        out = x.take(cols, axis=-1) if cols is not None else x.copy()
         if base is not None:
             if base.shape[:-1] != out.shape[:-1]:
                 lead = np.broadcast_shapes(out.shape[:-1], base.shape[:-1])
@@ -455,7 +472,7 @@ class ChangeOfVariables:
         """``J_t T`` (..., m, nv): a target Jacobian (``v = J_t nu_t``) as a source one."""
         back, X = self.joints.back, self.X
         keep = overwrite and J_t.base is None
-        out = J_t[..., back] if back is not None else (J_t if keep else J_t.copy())
+        out = J_t.take(back, axis=-1) if back is not None else (J_t if keep else J_t.copy())
         if X is not None:
             if J_t.ndim == 2 and X.ndim == 2:  # one state (the engines' hot path)
                 out[:, :6] = J_t[:, :6].dot(X)
@@ -644,6 +661,13 @@ class _MixedToBodyBias:
     def __call__(self) -> np.ndarray:
         vx, vy, vz, wx, wy, wz = self.v_body.tolist()
         return np.array([wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy, 0.0, 0.0, 0.0])
+
+    def write_into(self, out: np.ndarray) -> None:
+        """``out[:3] = -omega_B x v_B`` (its angular part, zero, is not written)."""
+        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+        out[0] = wz * vy - wy * vz
+        out[1] = wx * vz - wz * vx
+        out[2] = wy * vx - wx * vy
 
     def add_into(self, out: np.ndarray) -> None:
         """``out[:3] += -omega_B x v_B`` (its angular part is zero), without a temporary array."""

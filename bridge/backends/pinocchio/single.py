@@ -91,6 +91,7 @@ class SingleStatePath:
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
         self._acc_parts = (self._acc[:nb], self._acc[nb:])
         self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero
+        self._a_bias_base = self._a_bias[:nb]  # written by ChangeOfVariables.base_bias_into only
         tau = np.zeros(nv)
         self._tau = (tau, tau[nb:])
         self._zero_base = np.zeros(6)
@@ -228,13 +229,11 @@ class SingleStatePath:
 
     def _bias_forces_single(self) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
-        b = None if cov.bias_free else cov.base_bias
-        if b is None:
-            h = pin.nle(pm, d, self._q1, self._v1)
+        # Pinocchio's acceleration of zero nu_dot, T_dot nu: zero but for the base part
+        if cov.base_bias_into(self._a_bias_base):
+            h = pin.rnea(pm, d, self._q1, self._v1, self._a_bias)
         else:
-            a = self._a_bias  # zero but for the base part (Pinocchio copies its arguments)
-            a[:6] = b
-            h = pin.rnea(pm, d, self._q1, self._v1, a)
+            h = pin.nle(pm, d, self._q1, self._v1)
         return h if cov.identity else cov.force_back(h, True)
 
     def _gravity_forces_single(self) -> np.ndarray:
@@ -293,12 +292,16 @@ class SingleStatePath:
             return False
         if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
             return False
+        a_base, a_joints = self._acc_parts
         if not nb:
             if base_acc is not None:
                 return False
+            perm = self.joints.perm  # a fixed base's T is the joint order alone
+            a_joints[...] = s_ddot if perm is None else s_ddot[perm]
         elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
             return False
-        self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
+        else:
+            self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
         a = self._acc
         if not a.dot(a) < MODERATE_SQ:  # an inf, a NaN or a huge value in the arguments
             return False
