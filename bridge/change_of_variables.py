@@ -404,11 +404,18 @@ class ChangeOfVariables:
             return self.velocity_back(nu_dot_t, overwrite)
         fn = self._bias_fn
         if nu_dot_t.ndim == 1 and type(fn) is _MixedToBodyBias and self._bias is None:
-            # one state from MIXED (the engines' hot path): three numbers, in Python floats
+            # one state from MIXED (the engines' hot path): T_dot nu = (-omega_B x v_B, 0) taken
+            # off in Python floats, then X^-1 = X^T on the base and the joints permuted back
             if not (overwrite and nu_dot_t.base is None):
                 nu_dot_t = nu_dot_t.copy()
-            fn.sub_from(nu_dot_t)
-            return self.velocity_back(nu_dot_t, True)
+            vx, vy, vz, wx, wy, wz = fn.v_body.tolist()
+            nu_dot_t[0] -= wz * vy - wy * vz
+            nu_dot_t[1] -= wx * vz - wz * vx
+            nu_dot_t[2] -= wy * vx - wx * vy
+            back = self.joints.back
+            out = nu_dot_t if back is None else nu_dot_t[back]
+            out[:6] = self.X_inv.dot(nu_dot_t[:6])
+            return out
         b = self.base_bias
         if b is not None:
             if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state
@@ -675,13 +682,6 @@ class _MixedToBodyBias:
         out[0] += wz * vy - wy * vz
         out[1] += wx * vz - wz * vx
         out[2] += wy * vx - wx * vy
-
-    def sub_from(self, out: np.ndarray) -> None:
-        """``out[:3] -= -omega_B x v_B``, without a temporary array."""
-        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
-        out[0] -= wz * vy - wy * vz
-        out[1] -= wx * vz - wz * vx
-        out[2] -= wy * vx - wx * vy
 
 
 class SingleToBody:

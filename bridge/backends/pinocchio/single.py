@@ -17,7 +17,7 @@ import numpy as np
 
 from bridge.change_of_variables import JointOrder, SingleToBody
 from bridge.spatial import Transform
-from bridge.state import MODERATE_SQ, State, all_finite, all_moderate, pose_rows_valid
+from bridge.state import MODERATE_SQ, State, all_finite, pose_rows_valid
 
 from .state import PinocchioLayout
 
@@ -315,7 +315,7 @@ class SingleStatePath:
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not all_moderate(t):
+        if not self._single or not t.dot(t) < MODERATE_SQ:  # (all_moderate, inlined)
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
