@@ -502,6 +502,7 @@ class SingleStateInverseDerivatives:
         self._rows = src[3 * n2 : 3 * n2 + 18 * nv].reshape(3, 6, nv)
         self._CG = src[3 * n2 + 18 * nv : 3 * n2 + 36 * nv].reshape(nv, 18)
         self._C = np.zeros((nv, 24))
+        self._G = np.zeros((24, 18))
         vals = np.zeros(_V_MIXED if rep is _MIXED else _V_INERTIAL)
         self._vals = vals
         self._X = vals[_V_X : _V_X + 36].reshape(6, 6)
@@ -529,7 +530,7 @@ class SingleStateInverseDerivatives:
         world_H_base: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (nv, nv) in W, as
-        :func:`inverse_dynamics_derivatives_back` (one state; three views of one fresh array).
+        :func:`inverse_dynamics_derivatives_back` (one state; three read-only views of one fresh array).
 
         Args:
             X: ``B_X_W`` (6, 6).
@@ -560,8 +561,9 @@ class SingleStateInverseDerivatives:
         mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t
         np.matmul(self._Xt, self._top, out=self._rows)
         C = self._src.take(self._c_idx, mode="clip", out=self._C)
-        np.dot(C, self._vals.take(self._g_idx, mode="clip"), out=self._CG)
+        np.dot(C, self._vals.take(self._g_idx, mode="clip", out=self._G), out=self._CG)
         out = self._src.take(self._out_idx, mode="clip")
+        out.setflags(write=False)  # (and so its three views)
         return out[0], out[1], out[2]
 
 

@@ -443,9 +443,7 @@ class KinDyn:
         """
         if self._has_state and external_wrenches is None:
             out = self._idd_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
-            if out is not None:
-                for x in out:  # fresh float64 arrays
-                    x.setflags(write=False)
+            if out is not None:  # (read-only already)
                 return out
         nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()

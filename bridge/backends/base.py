@@ -74,7 +74,8 @@ class EngineBase:
         self, base_acc: object, s_ddot: object
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """Inverse dynamics derivatives of one single state from raw arguments (no external
-        wrenches), or None (general path: :meth:`inverse_dynamics_derivatives`)."""
+        wrenches), three read-only (nv, nv) arrays, or None (general path:
+        :meth:`inverse_dynamics_derivatives`)."""
         return None
 
     def total_momentum(self) -> np.ndarray | None:

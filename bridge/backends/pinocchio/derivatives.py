@@ -42,7 +42,7 @@ class PinocchioDerivatives:
     def _fills_result(self) -> bool:
         """Whether Pinocchio's derivative algorithms leave tau (``data.tau``) and the acceleration
         (``data.ddq``) in ``data`` (checked once per engine; else they are computed again)."""
-        fills = getattr(self, "_derivatives_fill", None)
+        fills = self._derivatives_fill
         if fills is None:
             pin, pm = self._pin, self.pm
             d = pm.createData()
@@ -110,7 +110,10 @@ class PinocchioDerivatives:
         pin, pm, d, a = self._pin, self.pm, self.data, self._acc
         dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
         # data.tau is read (its base part) before any other Pinocchio call: no copy
-        tau = d.tau if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
+        fills = self._derivatives_fill
+        if fills is None:
+            fills = self._fills_result()
+        tau = d.tau if fills else pin.rnea(pm, d, self._q1, self._v1, a)
         chain = self._id_chain
         rep = self.representation
         if chain is None:
@@ -119,11 +122,15 @@ class PinocchioDerivatives:
             else:  # BODY or a fixed base: the joint permutation (and X) alone
                 nu_dot = np.asarray(s_ddot, dtype=np.float64) if ba is None else np.concatenate((ba, s_ddot))
                 cov = self._single_cov()
-                return inverse_dynamics_derivatives_back(cov, None, rep, dq, dv, M, tau, nu_dot)
+                out = inverse_dynamics_derivatives_back(cov, None, rep, dq, dv, M, tau, nu_dot)
+                for x in out:  # fresh arrays
+                    x.setflags(write=False)
+                return out
         H = None if rep is Representation.MIXED else np.array(self._rows)
         return chain(self._cov1.X, self._vb1, ba, tau[:6], dq, dv, M, H)
 
     _id_chain: SingleStateInverseDerivatives | None = None
+    _derivatives_fill: bool | None = None  # see _fills_result
 
     def inverse_dynamics_derivatives(
         self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
