@@ -32,6 +32,7 @@ from bridge.backends.mujoco import (  # noqa: E402
     to_mujoco_state,
 )
 from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
+from tests.backends.mujoco_reference import assert_engines_equal_mujoco, engines_for  # noqa: E402
 
 MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
 ALL = ("pinocchio", "idyntree", "featherstone", "mujoco")
@@ -294,50 +295,6 @@ def test_every_robot_mujoco_accepts() -> None:
 
 
 # --------------------------------------------------------------------------- MJCF
-def _raw(mm):
-    """The MjModel of an MJCF file as a rigid-body comparison reads it (contacts, limits, springs,
-    dampers off), and its armature."""
-    mm.opt.disableflags = rigid_body_flags(mujoco)
-    return mm, np.array(mm.dof_armature)
-
-
-def assert_engines_equal_mujoco(model, mm, rng, engines, rtol: float = 1e-10) -> None:
-    """Every engine in ``engines`` on ``model`` equals MuJoCo's own numbers on ``mm`` (armature
-    included): M from mj_fullM, bias forces, qfrc_inverse, forward dynamics and site poses, at a
-    random state."""
-    mm.opt.disableflags = rigid_body_flags(mujoco)
-    qpos = rng.normal(size=mm.nq)
-    if model.floating:
-        qpos[3:7] /= np.linalg.norm(qpos[3:7])
-    qvel, qacc, qfrc = rng.normal(size=(3, mm.nv))
-    d = _data(mm, qpos, qvel)
-    M_mj = _full_m(mm, d)
-    h_mj = d.qfrc_bias.copy()
-    d.qacc[:] = qacc
-    mujoco.mj_inverse(mm, d)
-    tau_mj = d.qfrc_inverse.copy()
-    d.qfrc_applied[:] = qfrc
-    mujoco.mj_forward(mm, d)
-    qacc_fd = d.qacc.copy()
-    st = from_mujoco_state(model, qpos, qvel, "mixed")
-    cov = velocity_change(model, st, "mixed", "mujoco")
-    nu_dot = cov.acceleration_back(qacc)
-    base = nu_dot[:6] if model.floating else None
-    for engine in engines:
-        kd = bridge.KinDyn(model, engine, "mixed")
-        kd.set_robot_state(st, np.array(mm.opt.gravity))
-        assert_close(kd.mass_matrix(), cov.matrix_back(M_mj), rtol=rtol, what=f"{engine} M")
-        assert_close(kd.bias_forces(), cov.bias_back(h_mj, M_mj), rtol=rtol, what=f"{engine} h")
-        tau = kd.inverse_dynamics(base, nu_dot[model.nv - model.n_dofs :])
-        assert_close(tau, cov.force_back(tau_mj), rtol=rtol, what=f"{engine} ID")
-        fd = kd.forward_dynamics(cov.force_back(qfrc))
-        assert_close(fd, cov.acceleration_back(qacc_fd), rtol=100 * rtol, what=f"{engine} FD")
-        for i in range(mm.nsite):  # sites are frames at MuJoCo's site poses
-            H = kd.frame_transform(mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, i))
-            np.testing.assert_allclose(H[:3, 3], d.site_xpos[i], atol=1e-12)
-            np.testing.assert_allclose(H[:3, :3], d.site_xmat[i].reshape(3, 3), atol=1e-12)
-
-
 @pytest.mark.parametrize("name", ["arm", "quadruped"])
 def test_mjcf_other_engines_equal_mujoco(name: str) -> None:
     """bridge's engines on load_mjcf(file) equal MuJoCo's own numbers on the compiled file (compiled
@@ -350,13 +307,9 @@ def test_mjcf_other_engines_equal_mujoco(name: str) -> None:
     mm = mujoco.MjModel.from_xml_path(str(path))
     assert np.any(mm.dof_armature)
     assert_close(model.armature, np.array(mm.dof_armature)[mm.nv - model.n_dofs :])  # MuJoCo's DOF order
-    engines = [e for e in available_engines() if e != "mujoco"]
-    try:  # the mujoco engine too when MuJoCo accepts bridge's rebuild (no massless moving links)
-        to_mujoco(model)
-        engines.append("mujoco")
-    except bridge.UnsupportedError:
-        pass
-    assert_engines_equal_mujoco(model, mm, np.random.default_rng(9), engines)
+    # every installed engine, and the mujoco engine too when MuJoCo accepts bridge's rebuild (no
+    # massless moving links); M, h, ID, FD, Jacobians and site poses to 1e-10 relative
+    assert_engines_equal_mujoco(model, mm, np.random.default_rng(9), engines_for(model))
 
 
 def test_mjcf_armature_is_read_and_damping_warned() -> None:
@@ -392,10 +345,62 @@ def test_mjcf_model_structure() -> None:
     assert quad.floating and quad.base == "torso" and "knee" in quad.dof_names  # from the <include>
 
 
-@pytest.mark.parametrize(("name", "what"), [("ball_joint", "socket"), ("nested_free", "free joint")])
-def test_unsupported_mjcf(name: str, what: str) -> None:
-    with pytest.raises(bridge.UnsupportedError, match=what):
+@pytest.mark.parametrize(
+    ("name", "what", "joints"),
+    [
+        ("ball_joint", "socket", ["socket"]),
+        ("nested_free", "free joint", ["loose_free"]),  # MuJoCo's own message names the body only
+        ("two_free", "several free joints", ["robot_free", "box_free"]),
+    ],
+)
+def test_unsupported_mjcf(name: str, what: str, joints: list[str]) -> None:
+    """The error names the file and every joint bridge cannot hold."""
+    with pytest.raises(bridge.UnsupportedError, match=what) as info:
         load_mjcf(MJCF / f"{name}.xml")
+    assert f"{name}.xml" in str(info.value)
+    for joint in joints:
+        assert repr(joint) in str(info.value)
+
+
+def test_mjcf_site_named_like_a_body() -> None:
+    """MuJoCo names bodies and sites apart: a site named like a body becomes frame "<name>__site"
+    (with a BridgeWarning; it used to raise a ModelError for the duplicate name) at MuJoCo's site
+    pose; a site on a static body left out of a floating model is left out too."""
+    path = MJCF / "site_names.xml"
+    with pytest.warns(bridge.BridgeWarning, match="'tool' -> 'tool__site'"):
+        model = load_mjcf(path)
+    assert "tool__site" in model.frame_names and "tool" in model.link_names
+    assert "post_top" not in model.frame_names and model.base == "base"
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    errors = assert_engines_equal_mujoco(model, mm, np.random.default_rng(13))
+    assert {"pinocchio sites", "pinocchio J"} <= set(errors)
+    st = random_state(model, np.random.default_rng(14))
+    qpos, qvel = to_mujoco_state(model, st)
+    d = _data(mm, qpos, qvel)
+    kd = bridge.KinDyn(model, "pinocchio")
+    kd.set_robot_state(st)
+    site = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_SITE, "tool")
+    H = kd.frame_transform("tool__site")
+    np.testing.assert_allclose(H[:3, 3], d.site_xpos[site], atol=1e-12)
+    np.testing.assert_allclose(H[:3, :3], d.site_xmat[site].reshape(3, 3), atol=1e-12)
+
+
+def test_mjcf_passive_forces_outside_rigid_body_dynamics_are_warned() -> None:
+    """Gravity compensation and fluid forces are MuJoCo passive forces, not rigid-body dynamics:
+    load_mjcf names them in a BridgeWarning (it used to drop them silently); under the rigid-body
+    flags MuJoCo applies no passive force, and every engine equals MuJoCo to 1e-10."""
+    path = MJCF / "passive_extras.xml"
+    with pytest.warns(bridge.BridgeWarning, match="gravity compensation") as record:
+        model = load_mjcf(path)
+    assert any("fluid forces" in str(w.message) for w in record)
+    assert record[0].filename == __file__  # the warning points at the caller of load_mjcf
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    assert_engines_equal_mujoco(model, mm, np.random.default_rng(12))
+    mm.opt.disableflags = rigid_body_flags(mujoco)
+    d = mujoco.MjData(mm)
+    d.qvel[:] = 1.0
+    mujoco.mj_forward(mm, d)
+    assert not np.any(d.qfrc_passive)
 
 
 def test_load_model_dispatches_on_content(tmp_path) -> None:

@@ -2,7 +2,15 @@
 generalized-velocity convention (:mod:`.state`), and the engine (:mod:`.engine`). ``mujoco`` itself
 is imported only when a function needs it (the ``[mujoco]`` extra)."""
 
-from .model import FREE_JOINT, from_mujoco, load_mjcf, load_model, mujoco_body_name, to_mujoco
+from .model import (
+    FREE_JOINT,
+    from_mujoco,
+    load_mjcf,
+    load_model,
+    mujoco_body_name,
+    site_frame_name,
+    to_mujoco,
+)
 from .state import MUJOCO, from_mujoco_state, mujoco_base_maps, mujoco_dof_permutation, to_mujoco_state
 
 __all__ = [
@@ -15,6 +23,7 @@ __all__ = [
     "mujoco_base_maps",
     "mujoco_body_name",
     "mujoco_dof_permutation",
+    "site_frame_name",
     "to_mujoco",
     "to_mujoco_state",
 ]

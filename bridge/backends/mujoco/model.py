@@ -19,11 +19,14 @@ inertias that violate the triangle inequality: :func:`to_mujoco` raises
 ``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
 several joints in one body become a chain of massless links (named ``"<body>__<joint>"``) in
 MuJoCo's joint order, a free joint on a child of the world makes the model floating (other static
-bodies of the world are dropped), sites are frames; joint positions are MuJoCo's ``qpos`` (a joint
+bodies of the world are dropped), sites are frames (a site named like a body gets a ``"__site"``
+suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a joint
 ``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature. Ball joints
 and free joints below the root raise :class:`bridge.UnsupportedError`. Damping, springs, friction,
-limits-as-constraints, tendons, equality constraints and an armature on the free joint are not part
-of the neutral model: they are reported by a :class:`UserWarning`.
+limits-as-constraints, tendons, equality constraints (the model is the kinematic tree: closed loops
+are cut, as in MuJoCo's own mass matrix and bias forces), gravity compensation, fluid forces and an
+armature on the free joint are not part of the neutral model: they are reported by a
+:class:`bridge.BridgeWarning` (a ``UserWarning``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from bridge.errors import BackendError, ModelError, ModelFileNotFoundError, UnsupportedError
+from bridge.errors import BackendError, BridgeWarning, ModelError, ModelFileNotFoundError, UnsupportedError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -47,6 +50,7 @@ __all__ = [
     "mujoco_body_name",
     "require_mujoco",
     "rigid_body_flags",
+    "site_frame_name",
     "to_mujoco",
 ]
 
@@ -218,6 +222,11 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
     unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
     joint on a child of the world; without one the model is fixed and its base is the world body.
     """
+    return _from_mujoco(mj_model, name, stacklevel=3)
+
+
+def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
+    """:func:`from_mujoco`, its warnings ``stacklevel`` frames up (the public caller's caller)."""
     mujoco = require_mujoco()
     m = mj_model
     OBJ, JNT = mujoco.mjtObj, mujoco.mjtJoint
@@ -235,12 +244,14 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
                 f"free joint {jname[j]!r} on body {bname[jbody[j]]!r} is not at the root "
                 "(only a floating base is supported)"
             )
-    for j in range(m.njnt):
-        if jtype[j] == JNT.mjJNT_BALL:
-            raise UnsupportedError(f"ball joint {jname[j]!r} on body {bname[jbody[j]]!r} is not supported")
+    balls = [f"{jname[j]!r} on body {bname[jbody[j]]!r}" for j in range(m.njnt) if jtype[j] == JNT.mjJNT_BALL]
+    if balls:
+        raise UnsupportedError(f"ball joint{'s' if len(balls) > 1 else ''} {', '.join(balls)}: not supported")
     if len(free) > 1:
         raise UnsupportedError(
-            f"several free bodies ({', '.join(bname[jbody[j]] for j in free)}): one floating base only"
+            "several free joints ("
+            + ", ".join(f"{jname[j]!r} on body {bname[jbody[j]]!r}" for j in free)
+            + "): one floating base only"
         )
     subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
     for b in range(1, m.nbody):
@@ -317,6 +328,8 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
             dofs.append(jname[j])
             prev, rest = child, Transform.identity()
     frames = []
+    taken = {link.name for link in links}
+    renamed = []
     for i in range(m.nsite):
         b = int(m.site_bodyid[i])
         if b not in keep:
@@ -324,7 +337,12 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
         H = Transform.from_quaternion_wxyz(
             np.asarray(m.site_quat[i]) / np.linalg.norm(m.site_quat[i]), np.array(m.site_pos[i])
         )
-        frames.append(Frame(_name(mujoco, m, OBJ.mjOBJ_SITE, i, f"site{i}"), bname[b], H))
+        site = _name(mujoco, m, OBJ.mjOBJ_SITE, i, f"site{i}")
+        frame = site_frame_name(site, taken)
+        if frame != site:
+            renamed.append(f"{site!r} -> {frame!r}")
+        taken.add(frame)
+        frames.append(Frame(frame, bname[b], H))
     ignored = []
     free_dofs = [int(m.jnt_dofadr[j]) + k for j in free for k in range(6)]
     for what, arr in (
@@ -335,22 +353,73 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
     ):
         if np.any(np.asarray(arr) != 0.0):
             ignored.append(what)
+    if np.any(np.asarray(m.body_gravcomp)[kept] != 0.0):
+        ignored.append("gravity compensation (gravcomp)")
+    if m.opt.density > 0.0 or m.opt.viscosity > 0.0:
+        ignored.append("fluid forces (option density/viscosity)")
     if m.neq:
-        ignored.append(f"{m.neq} equality constraints")
+        ignored.append(_equality_text(mujoco, m))
     if m.ntendon:
         ignored.append(f"{m.ntendon} tendons")
     model_name = name or _model_name(m.names) or "mujoco_model"
+    if renamed:  # MuJoCo names bodies and sites apart; a bridge model has one namespace of frames
+        warnings.warn(
+            f"MuJoCo model {model_name!r}: sites named like a body are frames with a '__site' suffix: "
+            + ", ".join(renamed),
+            BridgeWarning,
+            stacklevel=stacklevel,
+        )
     if ignored:
         warnings.warn(
-            f"MuJoCo model {model_name!r}: {', '.join(ignored)} are not part of the rigid-body model "
-            "and are ignored",
-            UserWarning,
-            stacklevel=2,
+            f"MuJoCo model {model_name!r}: not part of the rigid-body model, ignored: {'; '.join(ignored)}",
+            BridgeWarning,
+            stacklevel=stacklevel,
         )
     try:
         return Model(model_name, links, joints, frames, bname[root], tuple(dofs), floating)
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
+
+
+def site_frame_name(site: str, taken: set[str]) -> str:
+    """The frame name :func:`from_mujoco` gives a MuJoCo site: its name, or ``"<name>__site"`` (then
+    ``"<name>__site_"``, ...) when a link (a body) or an earlier frame already has it."""
+    if site not in taken:
+        return site
+    frame = f"{site}__site"
+    while frame in taken:
+        frame += "_"
+    return frame
+
+
+def _equality_text(mujoco: Any, m: Any) -> str:
+    """``"3 equality constraints (2 connect, 1 joint: ...)"``: what the rigid-body model leaves out."""
+    kinds: dict[str, int] = {}
+    for t in np.asarray(m.eq_type):
+        kind = mujoco.mjtEq(int(t)).name.removeprefix("mjEQ_").lower()
+        kinds[kind] = kinds.get(kind, 0) + 1
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items()))
+    return (
+        f"{m.neq} equality constraints ({counts}: the model is the kinematic tree, its closed loops "
+        "and joint couplings are not enforced, as in MuJoCo's own M and qfrc_bias)"
+    )
+
+
+def _nested_free_joints(mujoco: Any, path: Path) -> list[str]:
+    """``"'joint' on body 'body'"`` for each free joint of an MJCF file that is not on a child of the
+    world (MuJoCo's compiler refuses them naming the body only); empty if the file does not parse."""
+    try:
+        spec = mujoco.MjSpec.from_file(str(path))
+    except ValueError:
+        return []
+    world = spec.worldbody
+    return [
+        f"{(j.name or '<unnamed>')!r} on body {b.name!r}"
+        for b in spec.bodies
+        if b.parent is not None and b.parent != world
+        for j in b.joints
+        if j.type == mujoco.mjtJoint.mjJNT_FREE
+    ]
 
 
 def load_mjcf(path: str | os.PathLike) -> Model:
@@ -364,9 +433,17 @@ def load_mjcf(path: str | os.PathLike) -> Model:
         mj = mujoco.MjModel.from_xml_path(str(p))
     except ValueError as exc:
         if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
-            raise UnsupportedError(f"{p}: {str(exc).splitlines()[0]} ({exc!s:.200})") from None
+            nested = _nested_free_joints(mujoco, p)
+            what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
+            raise UnsupportedError(
+                f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
+                f"{' '.join(str(exc).split())})"
+            ) from None
         raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
-    return from_mujoco(mj, _model_name(mj.names) or p.stem)
+    try:
+        return _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
+    except UnsupportedError as exc:
+        raise UnsupportedError(f"{p}: {exc}") from None
 
 
 def _model_name(names: bytes) -> str:
