@@ -31,7 +31,7 @@ from bridge.backends.mujoco import (  # noqa: E402
     to_mujoco,
     to_mujoco_state,
 )
-from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
+from bridge.backends.mujoco.model import mujoco_body_name, rigid_body_flags  # noqa: E402
 from tests.backends.mujoco_reference import assert_engines_equal_mujoco, engines_for  # noqa: E402
 
 MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
@@ -208,6 +208,72 @@ def test_massless_moving_link_is_refused_with_its_name() -> None:
     )
     with pytest.raises(bridge.UnsupportedError, match=link.name):
         to_mujoco(massless)
+
+
+def _zero_mass_links(floating: bool) -> bridge.Model:
+    """A random chain whose second-to-last link is massless (between two joints) and whose last
+    link is a point mass (mass, no rotational inertia): what URDF files have and MuJoCo refuses."""
+    model = bridge.random_model(
+        5, seed=3, massless_probability=0.0, joint_kinds=("revolute",), floating=floating, branching=0.0
+    )
+    *keep, mid, last = model.links
+    return model.replace(
+        links=(
+            *keep,
+            bridge.Link(mid.name, bridge.SpatialInertia(0.0, [0, 0, 0], np.zeros((3, 3)))),
+            bridge.Link(last.name, bridge.SpatialInertia(1.5, [0.1, -0.2, 0.05], np.zeros((3, 3)))),
+        )
+    )
+
+
+@pytest.mark.parametrize("floating", [True, False])
+def test_bound_mass_and_inertia_floor_zero_masses_like_mujocos_compiler(floating: bool) -> None:
+    """to_mujoco refuses zero masses and moments naming the links and the option; with floors of
+    1e-12 it warns, naming them, and MuJoCo's M, inverse and forward dynamics equal bridge's to the
+    floor's size (1e-9 relative)."""
+    model = _zero_mass_links(floating)
+    mid, last = model.links[-2].name, model.links[-1].name
+    with pytest.raises(bridge.UnsupportedError, match="bound_mass") as info:
+        to_mujoco(model)
+    assert mid in str(info.value) and last in str(info.value)
+    with pytest.warns(bridge.BridgeWarning, match="bound_mass=1e-12") as rec:
+        mm = to_mujoco(model, bound_mass=1e-12, bound_inertia=1e-12)
+    assert mid in str(rec[0].message) and last in str(rec[0].message)
+    rng = np.random.default_rng(4)
+    kd = bridge.KinDyn(model, "pinocchio", "mixed")
+    for _ in range(3):
+        st = random_state(model, rng, "mixed")
+        kd.set_robot_state(st)
+        cov = velocity_change(model, st, "mixed", "mujoco")
+        qpos, qvel = to_mujoco_state(model, st)
+        if not floating:  # a fixed base is welded at the identity: move it to the state's pose
+            b = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_BODY, mujoco_body_name(model.base))
+            H = st.world_H_base
+            mm.body_pos[b], mm.body_quat[b] = H.translation, H.as_quaternion_wxyz()
+        d = _data(mm, qpos, qvel)
+        T_inv = np.linalg.inv(cov.matrix())
+        assert_close(_full_m(mm, d), T_inv.T @ kd.mass_matrix() @ T_inv, rtol=1e-9, what="M")
+        base_acc = rng.normal(size=6) if floating else None
+        s_ddot = rng.normal(size=model.n_dofs)
+        nu_dot = s_ddot if base_acc is None else np.r_[base_acc, s_ddot]
+        d.qacc[:] = cov.acceleration(nu_dot)
+        mujoco.mj_inverse(mm, d)
+        tau_id = kd.inverse_dynamics(base_acc, s_ddot)
+        assert_close(cov.force_back(d.qfrc_inverse.copy()), tau_id, rtol=1e-9, what="ID")
+        tau = rng.normal(size=model.n_dofs)
+        d = _data(mm, qpos, qvel)
+        d.qfrc_applied[:] = cov.force(np.r_[np.zeros(model.nv - model.n_dofs), tau])
+        mujoco.mj_forward(mm, d)
+        assert_close(cov.acceleration_back(d.qacc.copy()), kd.forward_dynamics(tau), rtol=1e-9, what="FD")
+
+
+def test_bound_mass_and_inertia_are_checked() -> None:
+    model = _zero_mass_links(True)
+    for bad in (-1.0, 1e-20, float("nan"), float("inf"), "x"):
+        with pytest.raises(bridge.InvalidValueError, match="bound_mass"):
+            to_mujoco(model, bound_mass=bad, bound_inertia=1e-12)
+    with pytest.raises(bridge.UnsupportedError, match="1e-15"):  # the moments stay zero
+        to_mujoco(model, bound_mass=1e-12)
 
 
 def test_missing_mujoco_names_the_extra(monkeypatch) -> None:

@@ -13,7 +13,11 @@ A fixed base is a body welded to the world at the identity (engines move it to `
 
 MuJoCo refuses moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
 inertias that violate the triangle inequality: :func:`to_mujoco` raises
-:class:`bridge.UnsupportedError` naming the link.
+:class:`bridge.UnsupportedError` naming the link. URDF files have such links (massless links between
+two joints, point masses with zero moments); ``to_mujoco(model, bound_mass=..., bound_inertia=...)``
+raises their mass and principal moments to the given floors, as MuJoCo's own compiler options
+``boundmass`` and ``boundinertia`` do, with a :class:`bridge.BridgeWarning` naming them: the
+dynamics then differ from the model's by terms of that size.
 
 :func:`from_mujoco` reads a compiled ``MjModel`` back: bodies are links (inertia from ``body_mass``,
 ``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
@@ -38,7 +42,14 @@ from typing import Any
 
 import numpy as np
 
-from bridge.errors import BackendError, BridgeWarning, ModelError, ModelFileNotFoundError, UnsupportedError
+from bridge.errors import (
+    BackendError,
+    BridgeWarning,
+    InvalidValueError,
+    ModelError,
+    ModelFileNotFoundError,
+    UnsupportedError,
+)
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -120,15 +131,41 @@ def _free_joint_name(model: Model) -> str:
     return name
 
 
-def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
+def to_mujoco(
+    model: Model,
+    gravity: object = (0.0, 0.0, -9.81),
+    *,
+    bound_mass: float = 0.0,
+    bound_inertia: float = 0.0,
+) -> Any:
     """The ``mujoco.MjModel`` of ``model`` (rigid-body dynamics only; see the module docstring).
 
     Bodies are named after the root link of each rigid group (``mujoco_body_name``), joints after
     the model's joints, sites after the other links and the extra frames; the free joint of a
     floating base is :data:`FREE_JOINT`. MuJoCo's DOF order is body order (depth first):
     :func:`bridge.backends.mujoco.state.mujoco_dof_permutation`.
+
+    ``bound_mass`` (kg) and ``bound_inertia`` (kg m^2): floors for the mass and the principal
+    moments of every moving body (MuJoCo's ``boundmass`` / ``boundinertia``). 0 (the default) keeps
+    the model exact and refuses a moving body below MuJoCo's ``mjMINVAL`` (1e-15) with
+    :class:`bridge.UnsupportedError` naming its link; a positive floor (at least 1e-15) raises such
+    bodies to it with a :class:`bridge.BridgeWarning` naming the links (a massless body gets its mass
+    at its link's origin): M, bias forces and inverse dynamics then differ from the model's by terms
+    of the floor's size, forward dynamics by up to that over the smallest eigenvalue of M (a joint
+    that moves only floored bodies gets an acceleration the model does not define).
     """
     mujoco = require_mujoco()
+    bounds = []
+    for what, b in (("bound_mass", bound_mass), ("bound_inertia", bound_inertia)):
+        try:
+            b = float(b)
+        except (TypeError, ValueError):
+            raise InvalidValueError(f"{what}: expected a number, got {b!r}") from None
+        if not (b == 0.0 or _MINVAL <= b < float("inf")):
+            raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {_MINVAL:g}, got {b!r}")
+        bounds.append(b)
+    bound_mass, bound_inertia = bounds
+    raised: list[str] = []
     lumped = model.lumped()
     spec = mujoco.MjSpec()
     spec.modelname = model.name
@@ -155,17 +192,25 @@ def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
         mass = float(inertia.mass)
         lam, iquat = _principal(np.array(inertia.inertia_com))
         moving = model.floating or joint is not None
+        com = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
+        if mass > 0.0:  # (raising moments that satisfy A + B >= C keeps it)
+            lo = np.sort(lam)
+            if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
+                problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
+        # floors for zero masses and moments (a negative moment is an error: it stays and is refused)
+        low = (lam >= -_MINVAL) & (lam < bound_inertia)
+        if moving and (mass < bound_mass or low.any()):
+            was = f"mass {mass:.3g} kg, principal moments {np.round(lam, 15).tolist()}"
+            raised.append(f"{link.name!r} ({was})")
+            mass = max(mass, bound_mass)
+            lam = np.where(low, bound_inertia, lam)
         if moving and (mass < _MINVAL or lam.min() < _MINVAL):
             problems.append(
                 f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
                 f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
             )
-        if mass > 0.0:
-            lo = np.sort(lam)
-            if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
-                problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
         body.mass = mass
-        body.ipos = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
+        body.ipos = com
         body.iquat = iquat
         body.inertia = lam
         body.explicitinertial = True
@@ -198,7 +243,26 @@ def to_mujoco(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
         H = f.link_H_frame
         bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
     if problems:
-        raise UnsupportedError(f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems))
+        hint = ""
+        if any("moves but has mass" in p for p in problems):
+            hint = (
+                " (to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to"
+                " floors, like MuJoCo's boundmass/boundinertia, at the cost of exactness)"
+            )
+        raise UnsupportedError(
+            f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems) + hint
+        )
+    if raised:
+        warnings.warn(
+            f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
+            f"to bound_mass={bound_mass:g} kg, bound_inertia={bound_inertia:g} kg m^2 on links "
+            + ", ".join(raised)
+            + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
+            " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
+            " mass matrix",
+            BridgeWarning,
+            stacklevel=2,
+        )
     try:
         return spec.compile()
     except ValueError as exc:  # MuJoCo's compiler errors
