@@ -433,12 +433,19 @@ _SKEW_ROWS = np.array(
     [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
     dtype=np.float64,
 )
-_SKEW_COLS = np.ascontiguousarray(_SKEW_ROWS.T)
+# the cross-product matrices of seven vectors U (7, 3) side by side, (3, 21) with block k = U_k^, as
+# one product U.ravel() @ _SKEW_WIDE (so that R^T times five of them is one (3, 3) x (3, 15) product)
+_SKEW_WIDE = np.zeros((21, 63))
+for _k in range(7):
+    for _m in range(3):
+        for _j in range(3):
+            _SKEW_WIDE[3 * _k : 3 * _k + 3, 21 * _m + 3 * _k + _j] = _SKEW_ROWS[3 * _m + _j]
+del _k, _m, _j
 
 # value slots of the (24, 18) block matrix G of SingleStateInverseDerivatives (index 0 holds 0.0)
 _V_X = 1  # X (6, 6)
-_V_S = _V_X + 36  # MIXED: cross-product matrices (7, 3, 3) of the vectors U
-_V_RS = _V_S + 63  # MIXED: R^T times the first five of them (5, 3, 3)
+_V_S = _V_X + 36  # MIXED: cross-product matrices of the vectors U, side by side (3, 21)
+_V_RS = _V_S + 63  # MIXED: R^T times the first five of them, side by side (3, 15)
 _V_MIXED = _V_RS + 45
 _V_Y = _V_X + 36  # INERTIAL: Y(nu), Y(nu_dot), -Z(tau_t) (each (6, 6))
 _V_INERTIAL = _V_Y + 108
@@ -453,8 +460,8 @@ def _g_index(rep: Representation) -> np.ndarray:
     G[:6, :6] = G[6:12, 6:12] = G[12:18, 12:18] = X
     if rep is _MIXED:
         # U = (v, w, nu_dot_lin - w x v, nu_dot_ang, -w, R f_lin, R f_ang); S_k = U_k^, RS_k = R^T S_k
-        S = _V_S + np.arange(63).reshape(7, 3, 3)
-        RS = _V_RS + np.arange(45).reshape(5, 3, 3)
+        S = _V_S + np.arange(63).reshape(3, 7, 3).transpose(1, 0, 2)  # S[k] = U_k^
+        RS = _V_RS + np.arange(45).reshape(3, 5, 3).transpose(1, 0, 2)  # RS[k] = R^T U_k^
         G[6:9, 3:6], G[9:12, 3:6] = RS[0], RS[1]  # Y(nu)
         G[12:15, 3:6], G[15:18, 3:6] = RS[2], RS[3]  # Y(nu_dot) + B_q
         G[12:15, 6:9], G[12:15, 9:12] = RS[4], RS[0]  # B_nu = [[-R^T w^, R^T v^], [0, 0]]
@@ -502,6 +509,8 @@ class SingleStateInverseDerivatives:
         self._rows = src[3 * n2 : 3 * n2 + 18 * nv].reshape(3, 6, nv)
         self._CG = src[3 * n2 + 18 * nv : 3 * n2 + 36 * nv].reshape(nv, 18)
         self._C = np.zeros((nv, 24))
+        self._tau_b: np.ndarray | None = None
+        self._tau_b23: np.ndarray | None = None
         self._G = np.zeros((24, 18))
         vals = np.zeros(_V_MIXED if rep is _MIXED else _V_INERTIAL)
         self._vals = vals
@@ -510,11 +519,12 @@ class SingleStateInverseDerivatives:
         if rep is _MIXED:
             self._Rt = self._X[:3, :3]
             self._U = np.empty((7, 3))
-            self._U15 = self._U.reshape(21)[:15]
+            self._U21 = self._U.reshape(21)
+            self._U15 = self._U21[:15]
             self._Rf = self._U[5:]
-            self._S = vals[_V_S:_V_RS].reshape(7, 9)
-            self._S5 = vals[_V_S : _V_S + 45].reshape(5, 3, 3)
-            self._RS = vals[_V_RS:_V_MIXED].reshape(5, 3, 3)
+            self._S = vals[_V_S:_V_RS]
+            self._S15 = self._S.reshape(3, 21)[:, :15]
+            self._RS = vals[_V_RS:_V_MIXED].reshape(3, 15)
         else:
             self._Y = vals[_V_Y:_V_INERTIAL].reshape(3, 6, 6)
 
@@ -549,16 +559,19 @@ class SingleStateInverseDerivatives:
                 bx, by, bz, -wx, -wy, -wz,
             )  # fmt: skip
             Rt = self._Rt
-            np.dot(tau_b.reshape(2, 3), Rt, out=self._Rf)  # (R f_lin)^T, (R f_ang)^T
-            np.dot(self._U, _SKEW_COLS, out=self._S)
-            np.matmul(Rt, self._S5, out=self._RS)
+            if tau_b is not self._tau_b:  # (an engine may pass the same view of its data each time)
+                self._tau_b, self._tau_b23 = tau_b, tau_b.reshape(2, 3)
+            np.dot(self._tau_b23, Rt, out=self._Rf)  # (R f_lin)^T, (R f_ang)^T
+            np.dot(self._U21, _SKEW_WIDE, out=self._S)
+            np.dot(Rt, self._S15, out=self._RS)
         else:
             Y_nu, inner, _, Z = _blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
             Y = self._Y
             Y[0], Y[1] = Y_nu, inner
             np.negative(Z, out=Y[2])
         mats = self._mats
-        mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t
+        # M_t is symmetric: an F-ordered one (Pinocchio's) is copied as its transpose, a plain memcpy
+        mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t.T if M_t.flags.f_contiguous else M_t
         np.matmul(self._Xt, self._top, out=self._rows)
         C = self._src.take(self._c_idx, mode="clip", out=self._C)
         np.dot(C, self._vals.take(self._g_idx, mode="clip", out=self._G), out=self._CG)

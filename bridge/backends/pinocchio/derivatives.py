@@ -109,25 +109,29 @@ class PinocchioDerivatives:
             return None
         pin, pm, d, a = self._pin, self.pm, self.data, self._acc
         dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
-        # data.tau is read (its base part) before any other Pinocchio call: no copy
         fills = self._derivatives_fill
         if fills is None:
             fills = self._fills_result()
-        tau = d.tau if fills else pin.rnea(pm, d, self._q1, self._v1, a)
         chain = self._id_chain
         rep = self.representation
-        if chain is None:
-            if self._nb and rep is not Representation.BODY:
-                chain = self._id_chain = SingleStateInverseDerivatives(self.joints, rep)
-            else:  # BODY or a fixed base: the joint permutation (and X) alone
-                nu_dot = np.asarray(s_ddot, dtype=np.float64) if ba is None else np.concatenate((ba, s_ddot))
-                cov = self._single_cov()
-                out = inverse_dynamics_derivatives_back(cov, None, rep, dq, dv, M, tau, nu_dot)
-                for x in out:  # fresh arrays
-                    x.setflags(write=False)
-                return out
-        H = None if rep is Representation.MIXED else np.array(self._rows)
-        return chain(self._cov1.X, self._vb1, ba, tau[:6], dq, dv, M, H)
+        if chain is not None:
+            # the base part of tau: a view of data.tau, which the call above filled (read before
+            # any other Pinocchio call; made once, data lives as long as the engine)
+            tau_b = self._tau_base if fills else pin.rnea(pm, d, self._q1, self._v1, a)[:6]
+            H = None if rep is Representation.MIXED else np.array(self._rows)
+            return chain(self._cov1.X, self._vb1, ba, tau_b, dq, dv, M, H)
+        tau = d.tau if fills else pin.rnea(pm, d, self._q1, self._v1, a)
+        if self._nb and rep is not Representation.BODY:
+            self._id_chain = SingleStateInverseDerivatives(self.joints, rep)
+            self._tau_base = d.tau[:6]
+            H = None if rep is Representation.MIXED else np.array(self._rows)
+            return self._id_chain(self._cov1.X, self._vb1, ba, tau[:6], dq, dv, M, H)
+        # BODY or a fixed base: the joint permutation (and X) alone
+        nu_dot = np.asarray(s_ddot, dtype=np.float64) if ba is None else np.concatenate((ba, s_ddot))
+        out = inverse_dynamics_derivatives_back(self._single_cov(), None, rep, dq, dv, M, tau, nu_dot)
+        for x in out:  # fresh arrays
+            x.setflags(write=False)
+        return out
 
     _id_chain: SingleStateInverseDerivatives | None = None
     _derivatives_fill: bool | None = None  # see _fills_result
