@@ -21,7 +21,7 @@ NEUTRAL = sorted(
         *(PACKAGE / "spatial").rglob("*.py"),
         *(PACKAGE / "model").rglob("*.py"),
         PACKAGE / "state.py",
-        *[p for p in (PACKAGE / "change_of_variables.py",) if p.exists()],
+        *[p for p in (PACKAGE / "change_of_variables.py", PACKAGE / "single_to_body.py") if p.exists()],
         *(p for d in (PACKAGE / "change_of_variables",) if d.is_dir() for p in d.rglob("*.py")),
     ]
 )

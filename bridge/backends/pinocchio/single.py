@@ -3,7 +3,7 @@
 One unbatched state takes the same mathematics as the general path with no per-call set-up: the
 index arrays (the joint order, the combined permute-and-symmetrise index of M, the q layout) are
 computed once per engine, and the change of variables comes from
-:class:`bridge.change_of_variables.SingleToBody` (its base block read off the pose, its ``T_dot nu``
+:class:`bridge.single_to_body.SingleToBody` (its base block read off the pose, its ``T_dot nu``
 evaluated only when asked for), applied through its blocks. The state's copies (Pinocchio's q and
 v) go to two buffers allocated once, used in turn; inverse and forward dynamics without external
 wrenches take KinDyn's raw arguments (:meth:`SingleStatePath.inverse_dynamics_single`,
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.change_of_variables import JointOrder, SingleToBody
+from bridge.change_of_variables import JointOrder
+from bridge.single_to_body import SingleToBody
 from bridge.spatial import Transform
 from bridge.state import MODERATE_SQ, State, all_finite, pose_rows_valid
 
