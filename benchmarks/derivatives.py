@@ -5,7 +5,8 @@ Run: ``PYTHONPATH=. python benchmarks/derivatives.py [--quick]``. For each repre
 the best per-call time (interleaved repetitions, so both sides see the same machine load) of
 Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` on the same (q, v, a) and of
 ``KinDyn.inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` (engine "pinocchio",
-one unbatched state, which includes Pinocchio's call). Then, in MIXED on the same state: the
+one unbatched state, which includes Pinocchio's call; the chain rule compiled by numba when it is
+installed, numpy with ``BRIDGE_NUMBA=0``). Then, in MIXED on the same state: the
 difference fallback of the "featherstone" and "idyntree" engines, and Drake's AutoDiffXd
 (``plant.ToAutoDiffXd()``: inverse dynamics minus gravity with derivative seeds on ``(q, v,
 v_dot)``, in Drake's own coordinates, gradient width ``nq + 2 nv``; seeding and extracting the
@@ -97,7 +98,15 @@ def adam_jax(path: str, model: bridge.Model):
 def main() -> None:
     import pinocchio as pin
 
+    from bridge.single_derivatives import compiled_kernels
+
     quick = "--quick" in sys.argv
+    if compiled_kernels() is None:
+        print("chain rule: numpy (numba not installed, or BRIDGE_NUMBA=0)")
+    else:
+        import numba
+
+        print(f"chain rule: compiled kernels (numba {numba.__version__}; BRIDGE_NUMBA=0 for numpy)")
     path = robot_path("iCubGazeboV2_5")
     model = bridge.load_urdf(path, check_inertia=False)
     rng = np.random.default_rng(0)

@@ -32,14 +32,12 @@ import weakref
 
 import numpy as np
 
-from bridge.change_of_variables import ChangeOfVariables, JointOrder
-from bridge.errors import InvalidValueError
+from bridge.change_of_variables import ChangeOfVariables
 from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
 from bridge.spatial.vectors import crm
 from bridge.state import Representation
 
 __all__ = [
-    "SingleStateInverseDerivatives",
     "bias_position_matrix",
     "bias_velocity_matrix",
     "force_cross_matrix",
@@ -392,8 +390,10 @@ def inverse_dynamics_derivatives_back(
             the state (its ``nu`` is the velocity in W).
         world_H_base: base poses (..., 4, 4) (unused, and may be None, for one MIXED state).
         rep: W.
-        dtau_dq_t, dtau_dv_t, M_t: the target engine's derivatives (..., nv, nv) of its inverse
-            dynamics with respect to its tangent, velocity and acceleration (in its order).
+        dtau_dq_t: the target engine's derivative (..., nv, nv) of its inverse dynamics with
+            respect to its tangent (in its order).
+        dtau_dv_t: the same with respect to its velocity.
+        M_t: the same with respect to its acceleration (its mass matrix).
         tau_t: its inverse dynamics (..., nv) at the state (a generalized force in the target).
         nu_dot: the acceleration in W (..., nv).
 
@@ -416,6 +416,8 @@ def inverse_dynamics_derivatives_back(
         and tau_t.ndim == 1
         and (rep is _MIXED or (world_H_base is not None and world_H_base.ndim == 2))
     ):
+        from bridge.single_derivatives import SingleStateInverseDerivatives  # (it imports this module)
+
         chain = SingleStateInverseDerivatives(cov.joints, rep)
         return chain(X, cov.nu[:6], nu_dot[:6], tau_t[:6], dtau_dq_t, dtau_dv_t, M_t, world_H_base)
     Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
@@ -426,196 +428,6 @@ def inverse_dynamics_derivatives_back(
     base_v = W[..., 6:12] @ X if Bnu is None else W[..., 6:] @ np.concatenate(_same_batch(X, Bnu), axis=-2)
     dnu = _assemble(cov, dtau_dv_t, base_v, Xt)
     return dq, dnu, _assemble(cov, M_t, M_t[..., :, :6] @ X, Xt)
-
-
-# skew(u).ravel() == _SKEW_ROWS @ u: the cross-product matrices of k stacked vectors in one product
-_SKEW_ROWS = np.array(
-    [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
-    dtype=np.float64,
-)
-# the cross-product matrices of seven vectors U (7, 3) side by side, (3, 21) with block k = U_k^, as
-# one product U.ravel() @ _SKEW_WIDE (so that R^T times five of them is one (3, 3) x (3, 15) product)
-_SKEW_WIDE = np.zeros((21, 63))
-for _k in range(7):
-    for _m in range(3):
-        for _j in range(3):
-            _SKEW_WIDE[3 * _k : 3 * _k + 3, 21 * _m + 3 * _k + _j] = _SKEW_ROWS[3 * _m + _j]
-del _k, _m, _j
-
-# value slots of the (24, 18) block matrix G of SingleStateInverseDerivatives (index 0 holds 0.0)
-_V_X = 1  # X (6, 6)
-_V_S = _V_X + 36  # MIXED: cross-product matrices of the vectors U, side by side (3, 21)
-_V_RS = _V_S + 63  # MIXED: R^T times the first five of them, side by side (3, 15)
-_V_MIXED = _V_RS + 45
-_V_Y = _V_X + 36  # INERTIAL: Y(nu), Y(nu_dot), -Z(tau_t) (each (6, 6))
-_V_INERTIAL = _V_Y + 108
-
-
-def _g_index(rep: Representation) -> np.ndarray:
-    """Indices (24, 18) into the value vector of :class:`SingleStateInverseDerivatives` giving its
-    block matrix G: rows 0:18 act on the base columns of ``[D_q, D_v, M]`` (their base rows times
-    ``X^T``), rows 18:24 on six constant columns ``[-I; 0]`` (the term ``Z`` on the base block)."""
-    G = np.zeros((24, 18), dtype=np.intp)
-    X = _V_X + np.arange(36).reshape(6, 6)
-    G[:6, :6] = G[6:12, 6:12] = G[12:18, 12:18] = X
-    if rep is _MIXED:
-        # U = (v, w, nu_dot_lin - w x v, nu_dot_ang, -w, R f_lin, R f_ang); S_k = U_k^, RS_k = R^T S_k
-        S = _V_S + np.arange(63).reshape(3, 7, 3).transpose(1, 0, 2)  # S[k] = U_k^
-        RS = _V_RS + np.arange(45).reshape(3, 5, 3).transpose(1, 0, 2)  # RS[k] = R^T U_k^
-        G[6:9, 3:6], G[9:12, 3:6] = RS[0], RS[1]  # Y(nu)
-        G[12:15, 3:6], G[15:18, 3:6] = RS[2], RS[3]  # Y(nu_dot) + B_q
-        G[12:15, 6:9], G[12:15, 9:12] = RS[4], RS[0]  # B_nu = [[-R^T w^, R^T v^], [0, 0]]
-        G[18:21, 3:6], G[21:24, 3:6] = S[5], S[6]  # -Z = [[0, (R f_lin)^], [0, (R f_ang)^]]
-    else:
-        Y = _V_Y + np.arange(108).reshape(3, 6, 6)
-        G[6:12, :6], G[12:18, :6], G[18:24, :6] = Y  # Y(nu), Y(nu_dot), -Z
-    return G
-
-
-class SingleStateInverseDerivatives:
-    """:func:`inverse_dynamics_derivatives_back` for one unbatched INERTIAL or MIXED state, with every
-    index array and scratch buffer made once (per joint order and representation).
-
-    The chain-rule terms are right products on the base columns or left products on the base rows
-    (the base stays first in both orders). A call copies the three matrices into one scratch
-    buffer, applies ``X^T`` to their base rows (one stacked product), gathers their base columns
-    side by side, plus six constant columns ``[-I; 0]``, into an (nv, 24) matrix C (one ``take``),
-    and multiplies it by a (24, 18) block matrix G: ``C G`` holds the base columns of
-    ``T^T [D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q)] + Z(tau_t)``,
-    ``T^T [D_v T + M[:, b] B_nu]`` and ``T^T M T``. One more ``take`` with a precomputed flat index
-    then permutes rows and columns of all three into one fresh (3, nv, nv) array, reading the base
-    columns from ``C G``. G is itself one ``take`` from a short vector of values (MIXED: ``X`` and
-    the cross-product matrices of seven 3-vectors, five of them times ``R^T``: two small products).
-
-    Not thread-safe (the scratch buffers are per instance); the returned arrays are fresh.
-    """
-
-    def __init__(self, joints: JointOrder, rep: Representation) -> None:
-        if rep not in (_MIXED, _INERTIAL) or joints.nb != 6:
-            raise InvalidValueError("SingleStateInverseDerivatives: a floating base, INERTIAL or MIXED")
-        self.rep = rep
-        nv = joints.nv
-        n2 = nv * nv
-        self._shape = (3, nv, nv)
-        self._c_idx, self._out_idx = _single_index(joints)
-        self._g_idx = _g_index(rep)
-        # scratch: [D_q, D_v, M (3, nv, nv) | X^T times their base rows (3, 6, nv) | C G (nv, 18)
-        # | 0.0, -1.0]
-        src = np.zeros(3 * n2 + 36 * nv + 2)
-        src[-1] = -1.0
-        self._src = src
-        self._mats = src[: 3 * n2].reshape(3, nv, nv)
-        self._top = self._mats[:, :6, :]
-        self._rows = src[3 * n2 : 3 * n2 + 18 * nv].reshape(3, 6, nv)
-        self._CG = src[3 * n2 + 18 * nv : 3 * n2 + 36 * nv].reshape(nv, 18)
-        self._C = np.zeros((nv, 24))
-        self._tau_b: np.ndarray | None = None
-        self._tau_b23: np.ndarray | None = None
-        self._G = np.zeros((24, 18))
-        vals = np.zeros(_V_MIXED if rep is _MIXED else _V_INERTIAL)
-        self._vals = vals
-        self._X = vals[_V_X : _V_X + 36].reshape(6, 6)
-        self._Xt = self._X.T
-        if rep is _MIXED:
-            self._Rt = self._X[:3, :3]
-            self._U = np.empty((7, 3))
-            self._U21 = self._U.reshape(21)
-            self._U15 = self._U21[:15]
-            self._Rf = self._U[5:]
-            self._S = vals[_V_S:_V_RS]
-            self._S15 = self._S.reshape(3, 21)[:, :15]
-            self._RS = vals[_V_RS:_V_MIXED].reshape(3, 15)
-        else:
-            self._Y = vals[_V_Y:_V_INERTIAL].reshape(3, 6, 6)
-
-    def __call__(
-        self,
-        X: np.ndarray,
-        nu_b: np.ndarray,
-        nu_dot_b: np.ndarray,
-        tau_b: np.ndarray,
-        dtau_dq_t: np.ndarray,
-        dtau_dv_t: np.ndarray,
-        M_t: np.ndarray,
-        world_H_base: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (nv, nv) in W, as
-        :func:`inverse_dynamics_derivatives_back` (one state; three read-only views of one fresh array).
-
-        Args:
-            X: ``B_X_W`` (6, 6).
-            nu_b, nu_dot_b: the base velocity and acceleration in W (6,).
-            tau_b: the base part (6,) of the target's inverse dynamics at the state.
-            dtau_dq_t, dtau_dv_t, M_t: the target's derivatives (nv, nv), in its order.
-            world_H_base: the base pose (4, 4) (INERTIAL only).
-        """
-        self._X[...] = X
-        if self.rep is _MIXED:
-            vx, vy, vz, wx, wy, wz = nu_b.tolist()
-            ax, ay, az, bx, by, bz = nu_dot_b.tolist()
-            self._U15[...] = (
-                vx, vy, vz, wx, wy, wz,
-                ax - wy * vz + wz * vy, ay - wz * vx + wx * vz, az - wx * vy + wy * vx,  # - w x v
-                bx, by, bz, -wx, -wy, -wz,
-            )  # fmt: skip
-            Rt = self._Rt
-            if tau_b is not self._tau_b:  # (an engine may pass the same view of its data each time)
-                self._tau_b, self._tau_b23 = tau_b, tau_b.reshape(2, 3)
-            np.dot(self._tau_b23, Rt, out=self._Rf)  # (R f_lin)^T, (R f_ang)^T
-            np.dot(self._U21, _SKEW_WIDE, out=self._S)
-            np.dot(Rt, self._S15, out=self._RS)
-        else:
-            Y_nu, inner, _, Z = _blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
-            Y = self._Y
-            Y[0], Y[1] = Y_nu, inner
-            np.negative(Z, out=Y[2])
-        mats = self._mats
-        # M_t is symmetric: an F-ordered one (Pinocchio's) is copied as its transpose, a plain memcpy
-        mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t.T if M_t.flags.f_contiguous else M_t
-        np.matmul(self._Xt, self._top, out=self._rows)
-        C = self._src.take(self._c_idx, mode="clip", out=self._C)
-        np.dot(C, self._vals.take(self._g_idx, mode="clip", out=self._G), out=self._CG)
-        out = self._src.take(self._out_idx, mode="clip")
-        out.setflags(write=False)  # (and so its three views)
-        return out[0], out[1], out[2]
-
-
-_SINGLE_INDEX: dict[object, tuple[weakref.ref | None, tuple[np.ndarray, np.ndarray]]] = {}
-
-
-def _single_index(joints: JointOrder) -> tuple[np.ndarray, np.ndarray]:
-    """The take indices of :class:`SingleStateInverseDerivatives` into its scratch buffer (made once
-    per joint order): C (nv, 24) in the target's row order, and the result (3, nv, nv)."""
-    back = joints.back
-    key = ("identity", joints.nv) if back is None else id(back)
-    hit = _SINGLE_INDEX.get(key)
-    if hit is not None and (hit[0] is None or hit[0]() is back):
-        return hit[1]
-    nv = joints.nv
-    n2 = nv * nv
-    rows, CG = 3 * n2, 3 * n2 + 18 * nv  # offsets of the base rows times X^T and of C G
-    order = np.arange(nv) if back is None else back
-    k = np.arange(3)[:, None, None]
-    r = np.arange(nv)[None, :, None]
-    c = np.arange(6)[None, None, :]
-    # C[r, 6k + c]: the base columns of the row-transformed matrices, then [-I; 0]
-    C = np.where(r < 6, rows + k * 6 * nv + np.minimum(r, 5) * nv + c, k * n2 + r * nv + c)
-    C = C.transpose(1, 0, 2).reshape(nv, 18)
-    zero = CG + 18 * nv  # the scratch's constants 0.0, -1.0
-    eye = np.full((nv, 6), zero)
-    eye[np.arange(6), np.arange(6)] = zero + 1
-    # result[k, i, j]: permuted; base columns from C G, base rows from X^T times them
-    i = np.arange(nv)[None, :, None]
-    j = order[None, None, :]
-    out = np.where(
-        np.arange(nv)[None, None, :] < 6,
-        CG + order[i] * 18 + 6 * k + np.minimum(np.arange(nv), 5)[None, None, :],
-        np.where(i < 6, rows + k * 6 * nv + np.minimum(i, 5) * nv + j, k * n2 + order[i] * nv + j),
-    )
-    idx = (np.concatenate((C, eye), axis=1).astype(np.intp), out.astype(np.intp))
-    ref = None if back is None else weakref.ref(back, lambda _: _SINGLE_INDEX.pop(key, None))
-    _SINGLE_INDEX[key] = (ref, idx)
-    return idx
 
 
 def forward_dynamics_derivatives_back(
@@ -631,9 +443,13 @@ def forward_dynamics_derivatives_back(
     """The derivatives of ``FD^W = T^-1 (FD_t(q, T nu, T^-T tau) - T_dot nu)`` in W.
 
     Args:
-        cov, world_H_base, rep: as in :func:`inverse_dynamics_derivatives_back`.
-        da_dq_t, da_dv_t, M_inv_t: the target engine's derivatives (..., nv, nv) of its forward
-            dynamics with respect to its tangent, velocity and generalized force.
+        cov: as in :func:`inverse_dynamics_derivatives_back`.
+        world_H_base: base poses (..., 4, 4).
+        rep: W.
+        da_dq_t: the target engine's derivative (..., nv, nv) of its forward dynamics with
+            respect to its tangent (in its order).
+        da_dv_t: the same with respect to its velocity.
+        M_inv_t: the same with respect to its generalized force (its inverse mass matrix).
         tau_t: the generalized force in the target (..., nv) (``T^-T tau``).
         nu_dot: the acceleration in W (..., nv) (the forward dynamics at the state).
 

@@ -437,9 +437,10 @@ class KinDyn:
 
         Engines: "pinocchio" uses Pinocchio's analytical ``computeRNEADerivatives`` plus the
         chain-rule terms of the change of variables (docs/theory.md, "Derivatives of the
-        dynamics"), exact to rounding; every other engine differences its own inverse dynamics
-        (:mod:`bridge.backends.numeric_derivatives`: fourth-order central differences in q, step
-        1e-3, 1e-11..1e-12 relative; exact central differences in nu).
+        dynamics"; one compiled call per state with numba installed), exact to rounding; every
+        other engine differences its own inverse dynamics (:mod:`bridge.backends.numeric_derivatives`:
+        fourth-order central differences in q, step 1e-3, 1e-11..1e-12 relative; exact central
+        differences in nu).
         """
         if self._has_state and external_wrenches is None:
             out = self._idd_single(base_acc, s_ddot)  # hot path: None unless one plain valid state

@@ -141,10 +141,24 @@ def test_retract_is_the_documented_motion(rep: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------ pinocchio
+@pytest.fixture(params=["compiled", "numpy"])
+def chain_path(request, monkeypatch) -> str:
+    """The single-state chain rule by the compiled kernels (numba) or by numpy (as without numba)."""
+    import bridge.single_derivatives as single
+
+    if request.param == "numpy":
+        monkeypatch.setattr(single, "_KERNELS", [None])
+    elif single.compiled_kernels() is None:
+        pytest.skip("no compiled kernels (numba missing or BRIDGE_NUMBA=0)")
+    return request.param
+
+
 @pytest.mark.parametrize("rep", REPS)
 @pytest.mark.parametrize("floating", [True, False])
 @pytest.mark.parametrize("with_wrenches", [False, True])
-def test_pinocchio_against_differences(rep: str, floating: bool, with_wrenches: bool) -> None:
+def test_pinocchio_against_differences(
+    rep: str, floating: bool, with_wrenches: bool, chain_path: str
+) -> None:
     rng = np.random.default_rng(1)
     model = small_model(rng, floating)
     kd = _kindyn(model, "pinocchio", rep, rng)
@@ -170,7 +184,7 @@ def icub():
 
 
 @pytest.mark.parametrize("rep", REPS)
-def test_pinocchio_icub(icub, rep: str) -> None:
+def test_pinocchio_icub(icub, rep: str, chain_path: str) -> None:
     rng = np.random.default_rng(7)
     kd = _kindyn(icub, "pinocchio", rep, rng)
     wrenches = {"l_sole": rng.normal(size=6) * 50, "r_hand": rng.normal(size=6)}

@@ -1,8 +1,9 @@
 """The neutral layers import no backend and no dynamics library.
 
-bridge/spatial/, bridge/model/, bridge/state.py and the change-of-variables module sit below the
-backends: an import of ``bridge.backends`` (absolute or relative) or of a dynamics library from
-them, at any level (module top, inside a function, under ``TYPE_CHECKING``, through
+bridge/spatial/, bridge/model/, bridge/state.py, the change-of-variables module and the
+derivatives' chain rule (bridge/derivatives.py, single_derivatives.py, derivatives_kernels.py) sit
+below the backends: an import of ``bridge.backends`` (absolute or relative) or of a dynamics
+library from them, at any level (module top, inside a function, under ``TYPE_CHECKING``, through
 ``importlib.import_module("...")``), makes the arrows run back up. The imports are read from the
 source with ``ast``; nothing is imported.
 """
@@ -22,6 +23,9 @@ NEUTRAL = sorted(
         *(PACKAGE / "model").rglob("*.py"),
         PACKAGE / "state.py",
         *[p for p in (PACKAGE / "change_of_variables.py", PACKAGE / "single_to_body.py") if p.exists()],
+        PACKAGE / "derivatives.py",
+        PACKAGE / "single_derivatives.py",
+        PACKAGE / "derivatives_kernels.py",
         *(p for d in (PACKAGE / "change_of_variables",) if d.is_dir() for p in d.rglob("*.py")),
     ]
 )

@@ -23,7 +23,9 @@ def python_blocks(text: str) -> list[str]:
 
 def test_tutorial_pages_exist():
     names = {p.stem for p in PAGES}
-    assert {"load_urdf", "cross_validate", "convert_quantities", "reroot", "featherstone_batch"} <= names
+    expected = {"load_urdf", "cross_validate", "convert_quantities", "reroot", "featherstone_batch"}
+    expected |= {"derivatives", "mujoco"}
+    assert expected <= names
 
 
 def test_block_extraction():

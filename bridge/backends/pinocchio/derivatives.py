@@ -18,11 +18,11 @@ import numpy as np
 
 from bridge.change_of_variables import ChangeOfVariables
 from bridge.derivatives import (
-    SingleStateInverseDerivatives,
     forward_dynamics_derivatives_back,
     inverse_dynamics_derivatives_back,
     wrench_position_term,
 )
+from bridge.single_derivatives import SingleStateForwardDerivatives, SingleStateInverseDerivatives
 from bridge.state import Representation
 
 __all__ = ["PinocchioDerivatives"]
@@ -97,10 +97,10 @@ class PinocchioDerivatives:
         """Hot path of ``KinDyn.inverse_dynamics_derivatives`` without external wrenches: the
         derivatives (nv, nv) x 3 for the raw ``base_acc`` (6,) (None for a fixed base) and
         ``s_ddot`` (n,), Pinocchio's acceleration written straight into its buffer, the chain rule
-        of a floating INERTIAL or MIXED state by the engine's
-        :class:`bridge.derivatives.SingleStateInverseDerivatives` (index arrays and scratch made
-        once). None, doing nothing, unless the state is one single state and the arguments one
-        finite acceleration (the caller's general path then takes batches and raises the errors).
+        (or, in BODY and for a fixed base, the joint permutation alone) by the engine's
+        :class:`bridge.single_derivatives.SingleStateInverseDerivatives` (made once). None, doing
+        nothing, unless the state is one single state and the arguments one finite acceleration
+        (the caller's general path then takes batches and raises the errors).
         """
         if not self._single:
             return None
@@ -109,31 +109,23 @@ class PinocchioDerivatives:
             return None
         pin, pm, d, a = self._pin, self.pm, self.data, self._acc
         dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
+        chain = self._id_chain
+        if chain is None:
+            chain = self._id_chain = SingleStateInverseDerivatives(self.joints, self.representation)
+            # the base part of tau: a view of data.tau, which the call above filled (read before
+            # any other Pinocchio call; made once, data lives as long as the engine)
+            self._tau_base = d.tau[:6]
+        if chain.permutes_only:
+            return chain(None, None, None, None, dq, dv, M)
         fills = self._derivatives_fill
         if fills is None:
             fills = self._fills_result()
-        chain = self._id_chain
-        rep = self.representation
-        if chain is not None:
-            # the base part of tau: a view of data.tau, which the call above filled (read before
-            # any other Pinocchio call; made once, data lives as long as the engine)
-            tau_b = self._tau_base if fills else pin.rnea(pm, d, self._q1, self._v1, a)[:6]
-            H = None if rep is Representation.MIXED else np.array(self._rows)
-            return chain(self._cov1.X, self._vb1, ba, tau_b, dq, dv, M, H)
-        tau = d.tau if fills else pin.rnea(pm, d, self._q1, self._v1, a)
-        if self._nb and rep is not Representation.BODY:
-            self._id_chain = SingleStateInverseDerivatives(self.joints, rep)
-            self._tau_base = d.tau[:6]
-            H = None if rep is Representation.MIXED else np.array(self._rows)
-            return self._id_chain(self._cov1.X, self._vb1, ba, tau[:6], dq, dv, M, H)
-        # BODY or a fixed base: the joint permutation (and X) alone
-        nu_dot = np.asarray(s_ddot, dtype=np.float64) if ba is None else np.concatenate((ba, s_ddot))
-        out = inverse_dynamics_derivatives_back(self._single_cov(), None, rep, dq, dv, M, tau, nu_dot)
-        for x in out:  # fresh arrays
-            x.setflags(write=False)
-        return out
+        tau_b = self._tau_base if fills else pin.rnea(pm, d, self._q1, self._v1, a)[:6]
+        H = np.array(self._rows) if chain.needs_pose else None
+        return chain(self._cov1.X, self._vb1, ba, tau_b, dq, dv, M, H)
 
     _id_chain: SingleStateInverseDerivatives | None = None
+    _fd_chain: SingleStateForwardDerivatives | None = None
     _derivatives_fill: bool | None = None  # see _fills_result
 
     def inverse_dynamics_derivatives(
@@ -183,6 +175,18 @@ class PinocchioDerivatives:
         ``computeABADerivatives``; ``dnudot_dtau`` is the inverse mass matrix."""
         pin, pm, d = self._pin, self.pm, self.data
         if self._single and not wrenches and tau.ndim == 1:
+            chain = self._fd_chain
+            if chain is None:
+                chain = self._fd_chain = SingleStateForwardDerivatives(self.joints, self.representation)
+            if chain.usable:  # the joint permutation alone, or one compiled kernel
+                cov = self._cov1
+                t = cov.force(tau)
+                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)
+                if chain.permutes_only:
+                    return chain(None, None, None, None, da_dq, da_dv, Minv)
+                a = d.ddq if self._fills_result() else pin.aba(pm, d, self._q1, self._v1, t)
+                nu_dot_b = cov.acceleration_back(a)[:6]
+                return chain(cov.X, self._vb1, nu_dot_b, t[:6], da_dq, da_dv, Minv)
             cov = self._single_cov()
             t = cov.force(tau)
             da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)

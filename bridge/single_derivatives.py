@@ -1,0 +1,371 @@
+"""The chain rule of :func:`bridge.derivatives.inverse_dynamics_derivatives_back` for one unbatched
+floating-base state in INERTIAL or MIXED, made once per joint order and representation (the hot
+path of ``KinDyn.inverse_dynamics_derivatives`` on the "pinocchio" engine).
+
+Two implementations of the same formulas:
+
+* compiled: one call of a numba kernel (:mod:`bridge.derivatives_kernels`), when numba is installed
+  (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off);
+* numpy: a few stacked products and ``take`` gathers through precomputed flat indices (the
+  reference the tests compare the kernels with, and the path without numba).
+
+This module is neutral: it names no dynamics library.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import weakref
+from types import ModuleType
+
+import numpy as np
+
+from bridge.change_of_variables import JointOrder
+from bridge.derivatives import _blocks, _flat_index
+from bridge.errors import BridgeWarning, InvalidValueError
+from bridge.state import Representation
+
+__all__ = ["SingleStateForwardDerivatives", "SingleStateInverseDerivatives", "compiled_kernels"]
+
+_INERTIAL, _MIXED = Representation.INERTIAL, Representation.MIXED
+
+_KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
+
+
+def compiled_kernels() -> ModuleType | None:
+    """:mod:`bridge.derivatives_kernels` (numba kernels), or None when numba is not installed or
+    the environment variable ``BRIDGE_NUMBA`` is ``0``. Looked up once per process; numba that is
+    installed but fails to import gives a :class:`bridge.BridgeWarning` naming the error, and the
+    numpy path."""
+    if not _KERNELS:
+        module = None
+        if os.environ.get("BRIDGE_NUMBA", "1").strip() != "0":
+            try:
+                import numba  # noqa: F401
+            except ImportError:
+                pass
+            else:
+                try:
+                    from bridge import derivatives_kernels as module
+                except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
+                    warnings.warn(
+                        f"numba is installed but bridge's compiled kernels did not load ({exc}); "
+                        "the derivatives use the numpy path",
+                        BridgeWarning,
+                        stacklevel=2,
+                    )
+                    module = None
+        _KERNELS.append(module)
+    return _KERNELS[0]
+
+
+# skew(u).ravel() == _SKEW_ROWS @ u: the cross-product matrices of k stacked vectors in one product
+_SKEW_ROWS = np.array(
+    [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
+    dtype=np.float64,
+)
+# the cross-product matrices of seven vectors U (7, 3) side by side, (3, 21) with block k = U_k^, as
+# one product U.ravel() @ _SKEW_WIDE (so that R^T times five of them is one (3, 3) x (3, 15) product)
+_SKEW_WIDE = np.zeros((21, 63))
+for _k in range(7):
+    for _m in range(3):
+        for _j in range(3):
+            _SKEW_WIDE[3 * _k : 3 * _k + 3, 21 * _m + 3 * _k + _j] = _SKEW_ROWS[3 * _m + _j]
+del _k, _m, _j
+
+# value slots of the (24, 18) block matrix G of SingleStateInverseDerivatives (index 0 holds 0.0)
+_V_X = 1  # X (6, 6)
+_V_S = _V_X + 36  # MIXED: cross-product matrices of the vectors U, side by side (3, 21)
+_V_RS = _V_S + 63  # MIXED: R^T times the first five of them, side by side (3, 15)
+_V_MIXED = _V_RS + 45
+_V_Y = _V_X + 36  # INERTIAL: Y(nu), Y(nu_dot), -Z(tau_t) (each (6, 6))
+_V_INERTIAL = _V_Y + 108
+
+
+def _g_index(rep: Representation) -> np.ndarray:
+    """Indices (24, 18) into the value vector of :class:`SingleStateInverseDerivatives` giving its
+    block matrix G: rows 0:18 act on the base columns of ``[D_q, D_v, M]`` (their base rows times
+    ``X^T``), rows 18:24 on six constant columns ``[-I; 0]`` (the term ``Z`` on the base block)."""
+    G = np.zeros((24, 18), dtype=np.intp)
+    X = _V_X + np.arange(36).reshape(6, 6)
+    G[:6, :6] = G[6:12, 6:12] = G[12:18, 12:18] = X
+    if rep is _MIXED:
+        # U = (v, w, nu_dot_lin - w x v, nu_dot_ang, -w, R f_lin, R f_ang); S_k = U_k^, RS_k = R^T S_k
+        S = _V_S + np.arange(63).reshape(3, 7, 3).transpose(1, 0, 2)  # S[k] = U_k^
+        RS = _V_RS + np.arange(45).reshape(3, 5, 3).transpose(1, 0, 2)  # RS[k] = R^T U_k^
+        G[6:9, 3:6], G[9:12, 3:6] = RS[0], RS[1]  # Y(nu)
+        G[12:15, 3:6], G[15:18, 3:6] = RS[2], RS[3]  # Y(nu_dot) + B_q
+        G[12:15, 6:9], G[12:15, 9:12] = RS[4], RS[0]  # B_nu = [[-R^T w^, R^T v^], [0, 0]]
+        G[18:21, 3:6], G[21:24, 3:6] = S[5], S[6]  # -Z = [[0, (R f_lin)^], [0, (R f_ang)^]]
+    else:
+        Y = _V_Y + np.arange(108).reshape(3, 6, 6)
+        G[6:12, :6], G[12:18, :6], G[18:24, :6] = Y  # Y(nu), Y(nu_dot), -Z
+    return G
+
+
+class _SingleState:
+    """What both single-state classes make once: whether T is the joint permutation alone (BODY or
+    a fixed base), the compiled kernels, the permutation and the engine index of each W index."""
+
+    def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None) -> None:
+        self.rep = rep = Representation.parse(rep)
+        nv = joints.nv
+        self._shape = (3, nv, nv)
+        name = type(self).__name__
+        if joints.nb not in (0, 6):
+            raise InvalidValueError(f"{name}: {joints.nb} base DOFs (0 or 6)")
+        #: T is the joint permutation alone (BODY or a fixed base): a call reads only the three
+        #: matrices
+        self.permutes_only = rep is Representation.BODY or joints.nb == 0
+        kernels = None if compiled is False or self.permutes_only else compiled_kernels()
+        if compiled and kernels is None:
+            why = "a permutation" if self.permutes_only else "numba (pip install 'bridge[fast]')"
+            raise InvalidValueError(f"{name}(compiled=True) needs {why}")
+        #: whether a compiled kernel does the work
+        self.compiled = kernels is not None
+        self._kernels = kernels
+        self._permuted = _Permuted(joints) if self.permutes_only else None
+        back = joints.back
+        self._order = np.arange(nv, dtype=np.intp) if back is None else np.asarray(back, dtype=np.intp)
+
+
+class SingleStateInverseDerivatives(_SingleState):
+    """:func:`bridge.derivatives.inverse_dynamics_derivatives_back` for one unbatched state, with
+    every index array and scratch buffer made once (per joint order and representation).
+
+    BODY, or a fixed base: T is the joint permutation alone; a call copies the three matrices into
+    one fresh array (one ``take`` through a precomputed flat index when the joints are permuted).
+
+    A floating base in INERTIAL or MIXED, compiled (``compiled=None`` and numba installed, or
+    ``compiled=True``): one call of a kernel of :mod:`bridge.derivatives_kernels`. Otherwise numpy:
+    the chain-rule terms are right products on the base columns or left products on the base rows
+    (the base stays first in both orders). A call copies the three matrices into one scratch
+    buffer, applies ``X^T`` to their base rows (one stacked product), gathers their base columns
+    side by side, plus six constant columns ``[-I; 0]``, into an (nv, 24) matrix C (one ``take``),
+    and multiplies it by a (24, 18) block matrix G: ``C G`` holds the base columns of
+    ``T^T [D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q)] + Z(tau_t)``,
+    ``T^T [D_v T + M[:, b] B_nu]`` and ``T^T M T``. One more ``take`` with a precomputed flat index
+    then permutes rows and columns of all three into one fresh (3, nv, nv) array, reading the base
+    columns from ``C G``. G is itself one ``take`` from a short vector of values (MIXED: ``X`` and
+    the cross-product matrices of seven 3-vectors, five of them times ``R^T``: two small products).
+
+    Not thread-safe (the scratch buffers are per instance); the returned arrays are fresh.
+    """
+
+    def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None = None) -> None:
+        super().__init__(joints, rep, compiled)
+        rep, nv, kernels = self.rep, joints.nv, self._kernels
+        self._kernel = None
+        if kernels is not None:
+            self._kernel = kernels.mixed_inverse_chain if rep is _MIXED else kernels.inertial_inverse_chain
+        #: the numpy path reads the base pose (INERTIAL)
+        self.needs_pose = rep is _INERTIAL and not self.compiled and not self.permutes_only
+        n2 = nv * nv
+        if self.permutes_only or self.compiled:  # no numpy plan
+            return
+        self._c_idx, self._out_idx = _single_index(joints)
+        self._g_idx = _g_index(rep)
+        # scratch: [D_q, D_v, M (3, nv, nv) | X^T times their base rows (3, 6, nv) | C G (nv, 18)
+        # | 0.0, -1.0]
+        src = np.zeros(3 * n2 + 36 * nv + 2)
+        src[-1] = -1.0
+        self._src = src
+        self._mats = src[: 3 * n2].reshape(3, nv, nv)
+        self._top = self._mats[:, :6, :]
+        self._rows = src[3 * n2 : 3 * n2 + 18 * nv].reshape(3, 6, nv)
+        self._CG = src[3 * n2 + 18 * nv : 3 * n2 + 36 * nv].reshape(nv, 18)
+        self._C = np.zeros((nv, 24))
+        self._tau_b: np.ndarray | None = None
+        self._tau_b23: np.ndarray | None = None
+        self._G = np.zeros((24, 18))
+        vals = np.zeros(_V_MIXED if rep is _MIXED else _V_INERTIAL)
+        self._vals = vals
+        self._X = vals[_V_X : _V_X + 36].reshape(6, 6)
+        self._Xt = self._X.T
+        if rep is _MIXED:
+            self._Rt = self._X[:3, :3]
+            self._U = np.empty((7, 3))
+            self._U21 = self._U.reshape(21)
+            self._U15 = self._U21[:15]
+            self._Rf = self._U[5:]
+            self._S = vals[_V_S:_V_RS]
+            self._S15 = self._S.reshape(3, 21)[:, :15]
+            self._RS = vals[_V_RS:_V_MIXED].reshape(3, 15)
+        else:
+            self._Y = vals[_V_Y:_V_INERTIAL].reshape(3, 6, 6)
+
+    def __call__(
+        self,
+        X: np.ndarray | None,
+        nu_b: np.ndarray | None,
+        nu_dot_b: np.ndarray | None,
+        tau_b: np.ndarray | None,
+        dtau_dq_t: np.ndarray,
+        dtau_dv_t: np.ndarray,
+        M_t: np.ndarray,
+        world_H_base: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (nv, nv) in W, as
+        :func:`inverse_dynamics_derivatives_back` (one state; three read-only views of one fresh array).
+
+        Args:
+            X: ``B_X_W`` (6, 6) (not read when :attr:`permutes_only`, nor the next three).
+            nu_b: the base velocity in W (6,).
+            nu_dot_b: the base acceleration in W (6,).
+            tau_b: the base part (6,) of the target's inverse dynamics at the state.
+            dtau_dq_t: the target's derivative (nv, nv) with respect to its tangent, in its order.
+            dtau_dv_t: the target's derivative (nv, nv) with respect to its velocity, in its order.
+            M_t: the target's mass matrix (nv, nv), in its order.
+            world_H_base: the base pose (4, 4) (read when :attr:`needs_pose`).
+        """
+        if M_t.flags.f_contiguous:  # symmetric: an F-ordered one (Pinocchio's) is read as its transpose
+            M_t = M_t.T
+        if self._permuted is not None:
+            return self._permuted(dtau_dq_t, dtau_dv_t, M_t)
+        kernel = self._kernel
+        if kernel is not None:
+            if nu_dot_b.dtype != np.float64:  # (one compiled specialization)
+                nu_dot_b = nu_dot_b.astype(np.float64)
+            out = np.empty(self._shape)
+            kernel(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, self._order, out)
+            out.setflags(write=False)
+            return out[0], out[1], out[2]
+        self._X[...] = X
+        if self.rep is _MIXED:
+            vx, vy, vz, wx, wy, wz = nu_b.tolist()
+            ax, ay, az, bx, by, bz = nu_dot_b.tolist()
+            self._U15[...] = (
+                vx, vy, vz, wx, wy, wz,
+                ax - wy * vz + wz * vy, ay - wz * vx + wx * vz, az - wx * vy + wy * vx,  # - w x v
+                bx, by, bz, -wx, -wy, -wz,
+            )  # fmt: skip
+            Rt = self._Rt
+            if tau_b is not self._tau_b:  # (an engine may pass the same view of its data each time)
+                self._tau_b, self._tau_b23 = tau_b, tau_b.reshape(2, 3)
+            np.dot(self._tau_b23, Rt, out=self._Rf)  # (R f_lin)^T, (R f_ang)^T
+            np.dot(self._U21, _SKEW_WIDE, out=self._S)
+            np.dot(Rt, self._S15, out=self._RS)
+        else:
+            Y_nu, inner, _, Z = _blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
+            Y = self._Y
+            Y[0], Y[1] = Y_nu, inner
+            np.negative(Z, out=Y[2])
+        mats = self._mats
+        mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t
+        np.matmul(self._Xt, self._top, out=self._rows)
+        C = self._src.take(self._c_idx, mode="clip", out=self._C)
+        np.dot(C, self._vals.take(self._g_idx, mode="clip", out=self._G), out=self._CG)
+        out = self._src.take(self._out_idx, mode="clip")
+        out.setflags(write=False)  # (and so its three views)
+        return out[0], out[1], out[2]
+
+
+class _Permuted:
+    """``P^T A_k P`` (rows and columns to W's order) of three (nv, nv) matrices of one state, into
+    one fresh array: three copies, or one ``take`` through a precomputed flat index."""
+
+    def __init__(self, joints: JointOrder) -> None:
+        nv, back = joints.nv, joints.back
+        self._shape = (3, nv, nv)
+        self._mats = np.empty(self._shape)
+        self._flat = None if back is None else (np.arange(3)[:, None] * (nv * nv) + _flat_index(back)).ravel()
+
+    def __call__(self, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Three read-only views of one fresh (3, nv, nv) array."""
+        if self._flat is None:
+            out = np.empty(self._shape)
+            out[0], out[1], out[2] = A0, A1, A2
+        else:
+            mats = self._mats
+            mats[0], mats[1], mats[2] = A0, A1, A2
+            out = mats.take(self._flat).reshape(self._shape)
+        out.setflags(write=False)
+        return out[0], out[1], out[2]
+
+
+class SingleStateForwardDerivatives(_SingleState):
+    """:func:`bridge.derivatives.forward_dynamics_derivatives_back` for one unbatched state, made
+    once per joint order and representation, where it is fast: BODY or a fixed base (the joint
+    permutation alone) and, with the compiled kernels, a floating base in INERTIAL or MIXED (one call
+    of :func:`bridge.derivatives_kernels.forward_chain`). :attr:`usable` is False otherwise (the
+    caller then takes the general function).
+    """
+
+    def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None = None) -> None:
+        super().__init__(joints, rep, compiled)
+        #: whether :meth:`__call__` may be used
+        self.usable = self.permutes_only or self.compiled
+        self._kernel = None if self._kernels is None else self._kernels.forward_chain
+        self._mixed = self.rep is _MIXED
+
+    def __call__(
+        self,
+        X: np.ndarray | None,
+        nu_b: np.ndarray | None,
+        nu_dot_b: np.ndarray | None,
+        tau_b: np.ndarray | None,
+        da_dq_t: np.ndarray,
+        da_dv_t: np.ndarray,
+        M_inv_t: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (nv, nv) in W (three read-only views of one fresh
+        array).
+
+        Args:
+            X: ``B_X_W`` (6, 6) (not read when :attr:`permutes_only`, nor the next three).
+            nu_b: the base velocity in W (6,).
+            nu_dot_b: the base acceleration (the forward dynamics) in W (6,).
+            tau_b: the base part (6,) of the generalized force in the target (``T^-T tau``).
+            da_dq_t: the target's derivative (nv, nv) with respect to its tangent, in its order.
+            da_dv_t: the target's derivative (nv, nv) with respect to its velocity, in its order.
+            M_inv_t: the target's inverse mass matrix (nv, nv), in its order.
+        """
+        if M_inv_t.flags.f_contiguous:  # symmetric: read an F-ordered one as its transpose
+            M_inv_t = M_inv_t.T
+        if self._permuted is not None:
+            return self._permuted(da_dq_t, da_dv_t, M_inv_t)
+        if self._kernel is None:
+            raise InvalidValueError("SingleStateForwardDerivatives: not usable (no compiled kernels)")
+        out = np.empty(self._shape)
+        self._kernel(X, nu_b, nu_dot_b, tau_b, self._mixed, da_dq_t, da_dv_t, M_inv_t, self._order, out)
+        out.setflags(write=False)
+        return out[0], out[1], out[2]
+
+
+_SINGLE_INDEX: dict[object, tuple[weakref.ref | None, tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _single_index(joints: JointOrder) -> tuple[np.ndarray, np.ndarray]:
+    """The take indices of :class:`SingleStateInverseDerivatives` into its scratch buffer (made once
+    per joint order): C (nv, 24) in the target's row order, and the result (3, nv, nv)."""
+    back = joints.back
+    key = ("identity", joints.nv) if back is None else id(back)
+    hit = _SINGLE_INDEX.get(key)
+    if hit is not None and (hit[0] is None or hit[0]() is back):
+        return hit[1]
+    nv = joints.nv
+    n2 = nv * nv
+    rows, CG = 3 * n2, 3 * n2 + 18 * nv  # offsets of the base rows times X^T and of C G
+    order = np.arange(nv) if back is None else back
+    k = np.arange(3)[:, None, None]
+    r = np.arange(nv)[None, :, None]
+    c = np.arange(6)[None, None, :]
+    # C[r, 6k + c]: the base columns of the row-transformed matrices, then [-I; 0]
+    C = np.where(r < 6, rows + k * 6 * nv + np.minimum(r, 5) * nv + c, k * n2 + r * nv + c)
+    C = C.transpose(1, 0, 2).reshape(nv, 18)
+    zero = CG + 18 * nv  # the scratch's constants 0.0, -1.0
+    eye = np.full((nv, 6), zero)
+    eye[np.arange(6), np.arange(6)] = zero + 1
+    # result[k, i, j]: permuted; base columns from C G, base rows from X^T times them
+    i = np.arange(nv)[None, :, None]
+    j = order[None, None, :]
+    out = np.where(
+        np.arange(nv)[None, None, :] < 6,
+        CG + order[i] * 18 + 6 * k + np.minimum(np.arange(nv), 5)[None, None, :],
+        np.where(i < 6, rows + k * 6 * nv + np.minimum(i, 5) * nv + j, k * n2 + order[i] * nv + j),
+    )
+    idx = (np.concatenate((C, eye), axis=1).astype(np.intp), out.astype(np.intp))
+    ref = None if back is None else weakref.ref(back, lambda _: _SINGLE_INDEX.pop(key, None))
+    _SINGLE_INDEX[key] = (ref, idx)
+    return idx
