@@ -121,3 +121,44 @@ def assert_not_close(
     passed, text = _compare(actual, desired, rtol, atol, norm)
     if passed:
         raise AssertionError(f"{what or 'arrays'} unexpectedly close: {text}")
+
+
+def assert_single_state_path_equals_batched(engine: str, model: Model, rep: str, seed: int = 5) -> None:
+    """An engine's single-state path (one unbatched state set from arrays) against its general
+    path (the same state with a batch axis of one), for every kind of quantity, gravity and an
+    external wrench included, to 1e-12; the state is kept."""
+    import bridge
+
+    rng = np.random.default_rng(seed)
+    st = random_state(model, rng, rep)
+    g = np.array([0.3, -0.2, -9.7])
+    n, floating = model.n_dofs, model.floating
+    nu_dot, tau = rng.normal(size=model.nv), rng.normal(size=n)
+    frame = model.frame_names[-1]
+    wrench = {frame: rng.normal(size=6)}
+    single, batch = bridge.KinDyn(model, engine, rep), bridge.KinDyn(model, engine, rep)
+    single.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot, gravity=g)
+    assert single._engine._single_args is not None, "the single-state path ran"
+    H, s, v, sd = (x[None] for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot))
+    batch.set_state(H, s, v, sd, gravity=g)
+    base_acc = nu_dot[:6] if floating else None
+    for name, fn in {
+        "M": lambda kd: kd.mass_matrix(),
+        "h": lambda kd: kd.bias_forces(),
+        "g": lambda kd: kd.gravity_forces(),
+        "ID": lambda kd: kd.inverse_dynamics(base_acc, nu_dot[-n:], external_wrenches=wrench),
+        "FD": lambda kd: kd.forward_dynamics(tau, external_wrenches=wrench),
+        "J": lambda kd: kd.frame_jacobian(frame),
+        "v": lambda kd: kd.frame_velocity(frame),
+        "a": lambda kd: kd.frame_acceleration(frame, base_acc, nu_dot[-n:]),
+        "bias acc": lambda kd: kd.frame_bias_acc(frame),
+        "H": lambda kd: kd.frame_transform(frame),
+        "com J": lambda kd: kd.com_jacobian(),
+        "h_G": lambda kd: kd.centroidal_momentum(),
+    }.items():
+        one, many = fn(single), fn(batch)
+        assert one.shape == many.shape[1:], name
+        assert_close(one, many[0], 1e-12, f"{engine} {name} {rep} floating={floating}")
+    kept = st.base_velocity if floating else np.zeros(6)  # (a fixed base has no base velocity)
+    assert_close(single.state.base_velocity, kept, 0.0, "the state is kept")
+    assert_close(single.state.s, st.s, 0.0, "the state is kept")

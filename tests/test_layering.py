@@ -23,6 +23,7 @@ NEUTRAL = sorted(
         *(PACKAGE / "model").rglob("*.py"),
         PACKAGE / "state.py",
         *[p for p in (PACKAGE / "change_of_variables.py", PACKAGE / "single_to_body.py") if p.exists()],
+        PACKAGE / "single_to_mixed.py",
         PACKAGE / "derivatives.py",
         PACKAGE / "single_derivatives.py",
         PACKAGE / "derivatives_kernels.py",

@@ -39,11 +39,34 @@ class EngineBase:
     model: Model
     representation: Representation
     _state: State | None = None
+    #: the arrays (H, s, base velocity, s_dot) of a state taken by :meth:`_take_single_state`,
+    #: whose State is built on demand
+    _single_args: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     @property
     def state(self) -> State:
-        """The current state (in the engine's representation, with the user's batch axes)."""
+        """The current state (in the engine's representation, with the user's batch axes; built on
+        demand after a single-state path took the arrays)."""
+        if self._state is None and self._single_args is not None:
+            H, s, v, sd = self._single_args
+            self._state = State(Transform(H, check=False), s, v, sd, self.representation, check=False)
         return self._state
+
+    def _take_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """For an engine's own ``set_single_state``: the checked arrays ``(H, s, v, s_dot)`` of one
+        unbatched state (``v`` zero for a fixed base), made the engine's current state (its
+        :attr:`state` built only if asked for), or None, changing nothing, when they are not one
+        valid state."""
+        fast = single_state_arrays(world_H_base, s, base_velocity, s_dot, self.model.n_dofs)
+        if fast is None:
+            return None
+        H, s, v, sd = fast
+        if not self.model.floating:
+            v = _ZERO_BASE  # a fixed base has no base velocity
+        self._state, self._single_args = None, (H, s, v, sd)
+        return H, s, v, sd
 
     def set_state(self, state: State, gravity: np.ndarray) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -53,13 +76,9 @@ class EngineBase:
     ) -> bool:
         """One unbatched state given as arrays: set it and return True, or return False, changing
         nothing, when the arrays are not one valid state (the caller's State then raises)."""
-        fast = single_state_arrays(world_H_base, s, base_velocity, s_dot, self.model.n_dofs)
-        if fast is None:
+        if self._take_single_state(world_H_base, s, base_velocity, s_dot) is None:
             return False
-        H, s, v, sd = fast
-        if not self.model.floating:
-            v = _ZERO_BASE  # a fixed base has no base velocity
-        self.set_state(State(Transform(H, check=False), s, v, sd, self.representation, check=False), gravity)
+        self.set_state(self.state, gravity)  # (an unchecked State of the taken arrays)
         return True
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:

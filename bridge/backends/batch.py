@@ -53,6 +53,19 @@ class FlatBatch:
         self.base_velocity = self.flatten(state.base_velocity, (6,))
         self.gravity = self.flatten(gravity, (3,))
 
+    @classmethod
+    def single(
+        cls, H: np.ndarray, s: np.ndarray, base_velocity: np.ndarray, s_dot: np.ndarray, gravity: np.ndarray
+    ) -> FlatBatch:
+        """One unbatched state's arrays (H (4, 4), s, s_dot (k,), base_velocity (6,), gravity (3,))
+        as a batch of one sample, without the broadcasting (the engines' single-state paths; the
+        arrays are not copied: the caller gives them up)."""
+        flat = cls.__new__(cls)
+        flat.batch_shape, flat.n, flat.rows = (), 1, 1
+        flat.H, flat.s, flat.s_dot = H[None], s[None], s_dot[None]
+        flat.base_velocity, flat.gravity = base_velocity[None], gravity[None]
+        return flat
+
     def flatten(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
         """``x`` (..., *tail) broadcast to the batch and flattened: a new (rows, *tail) array (the
         padding rows are copies of the first sample)."""

@@ -27,7 +27,7 @@ from bridge.change_of_variables import MIXED, change_of_variables
 from bridge.check import available_engines, cross_validate
 from bridge.convert import velocity_transform
 from bridge.robots import robot_path
-from tests.helpers import assert_close, random_state, small_model
+from tests.helpers import assert_close, assert_single_state_path_equals_batched, random_state, small_model
 
 OTHERS = ("pinocchio", "featherstone")
 ENGINES = (*OTHERS, "drake")
@@ -312,6 +312,12 @@ def test_external_wrenches_and_bias_terms_by_hand() -> None:
         acc = kd.frame_acceleration("tool", a, sdd)
         J, Jdnu = kd.frame_jacobian("tool"), kd.frame_bias_acc("tool")
         assert_close(acc, np.einsum("bij,bj->bi", J, nu_dot) + Jdnu, 1e-10, rep)
+
+
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+def test_single_state_path_equals_the_batched_path(rep: str, floating: bool) -> None:
+    assert_single_state_path_equals_batched("drake", small_model(np.random.default_rng(6), floating), rep)
 
 
 def test_fixed_base_pose_per_sample() -> None:

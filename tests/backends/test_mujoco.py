@@ -19,7 +19,7 @@ import bridge
 from bridge.check import available_engines, cross_validate
 from bridge.convert import velocity_change, velocity_transform
 from bridge.spatial import Transform
-from tests.helpers import assert_close, random_state, small_model
+from tests.helpers import assert_close, assert_single_state_path_equals_batched, random_state, small_model
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
 
@@ -320,6 +320,12 @@ def test_batched_states_and_fixed_base_pose() -> None:
         assert kd.mass_matrix().shape == (2, 3, model.nv, model.nv)
     for a, b in zip(out["pinocchio"], out["mujoco"], strict=True):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("rep", ["body", "inertial", "mixed"])
+@pytest.mark.parametrize("floating", [True, False])
+def test_single_state_path_equals_the_batched_path(rep: str, floating: bool) -> None:
+    assert_single_state_path_equals_batched("mujoco", small_model(np.random.default_rng(5), floating), rep)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -134,6 +134,22 @@ def test_quaternion_orders() -> None:
     assert np.all(matrix_to_quaternion_wxyz(R)[..., 0] >= 0)
 
 
+def test_single_matrix_path_equals_batched() -> None:
+    """One (3, 3) matrix takes a scalar path: the same branch (every one of the four, and ties)
+    and the same quaternion as the batched path, to the last bits."""
+    q = _unit(RNG.normal(size=(200, 4)))
+    Rs = list(quaternion_xyzw_to_matrix(q))
+    # each diagonal term the largest (the four branches), half turns (w = 0), ties, the identity
+    Rs += [np.diag([1.0, -1.0, -1.0]), np.diag([-1.0, 1.0, -1.0]), np.diag([-1.0, -1.0, 1.0]), E]
+    Rs += [quaternion_xyzw_to_matrix(_unit(np.array([1.0, 1.0, 0.0, 0.0])))]
+    for R in Rs:
+        single = matrix_to_quaternion_xyzw(R)
+        batched = matrix_to_quaternion_xyzw(R[None])[0]
+        assert single.shape == (4,) and single[3] >= 0
+        assert_close(single, batched, 1e-15, "single vs batched")
+        assert_close(quaternion_xyzw_to_matrix(single), R, 1e-14, "round trip")
+
+
 def test_quaternion_known_values() -> None:
     th = 0.7
     c, s = np.cos(th / 2), np.sin(th / 2)

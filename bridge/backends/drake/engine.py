@@ -26,7 +26,9 @@ A fixed base is welded to the ``world_H_base`` frame on Drake's world body, a Fi
 pose is a Context parameter: each sample sets it to that sample's ``world_H_base`` (no new plant per
 pose), so frames, the centre of mass and gravity see the base where the state puts it. Gravity is the
 plant's uniform field, set per sample when it changes. Drake is not batched: batched states loop
-over samples (:class:`~bridge.backends.batch.FlatBatch`); the conversions are vectorised.
+over samples (:class:`~bridge.backends.batch.FlatBatch`); the conversions are vectorised. One
+unbatched state set from arrays takes :meth:`DrakeEngine.set_single_state` (the change of variables
+written out for one state, no batch preamble, no State unless asked for).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.model.model import Model
+from bridge.single_to_mixed import single_to_mixed
 from bridge.spatial import Transform
 from bridge.state import Representation, State
 
@@ -106,22 +109,54 @@ class DrakeEngine(EngineBase):
         world = plant.world_body().model_instance()
         self._weld = None if model.floating else plant.GetFrameByName(WORLD_H_BASE, world)
         # MIXED and fixed bases: the change of variables is constant (a permutation), made once
+        self._joints = joints = JointOrder.between(model, self.convention, DRAKE)
         self._constant_cov = None
         if self.representation is _MIXED or not model.floating:
-            joints = JointOrder.between(model, self.convention, DRAKE)
             L0 = DRAKE.base_left
             self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
         self._gravity: list[float] | None = None
         self._pose: list | None = None
         self._current = -1
+        self._single_args: tuple[np.ndarray, ...] | None = None
         self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): the change of
+        variables written out for one state (:func:`bridge.single_to_mixed.single_to_mixed`, then
+        Drake's angular-first order), no batch preamble, no State built unless asked for. False,
+        changing nothing, when the arrays are not one valid state."""
+        taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)
+        if taken is None:
+            return False
+        H, s, v, sd = taken
+        floating = self.model.floating
+        self._flat = FlatBatch.single(H, s, v, sd, gravity)
+        self.batch_shape = ()
+        nu = np.concatenate((v, sd)) if floating else sd
+        cov = self._constant_cov
+        if cov is None:  # a floating base in BODY or INERTIAL
+            _, X_m, X_m_inv, bias_m = single_to_mixed(self.representation, H, v)
+            L0 = DRAKE.base_left
+            cov = ChangeOfVariables(L0 @ X_m, X_m_inv @ L0.T, self._joints, nu, bias=L0 @ bias_m)
+        self.cov = cov
+        self._v = cov.velocity(nu)[None]
+        lay = self.layout
+        q = np.zeros((1, lay.nq))
+        q[0, lay.idx_q] = s
+        if floating:  # the quaternion is filled in per sample (_select)
+            q[0, 4:7] = H[:3, 3]
+        self._q = q
+        self._current = -1
+        return True
+
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         model, lay = self.model, self.layout
         flat = self._flat = FlatBatch(state, gravity)
         self.batch_shape = flat.batch_shape
-        self._state = state
+        self._state, self._single_args = state, None
         nu = np.concatenate([flat.base_velocity, flat.s_dot], axis=-1) if model.floating else flat.s_dot
         if self._constant_cov is not None and state.representation is self.representation:
             cov = self.cov = self._constant_cov

@@ -23,6 +23,8 @@ External wrenches enter through the frame Jacobians in the representation:
 ``ID(a, f) = ID(a) - J_F^T f`` and ``FD(tau, f) = FD(tau + J_F^T f)``.
 A fixed base is the base body welded to the world, moved to each sample's ``world_H_base``.
 MuJoCo is not batched here: batched states loop over samples (:class:`~bridge.backends.batch.FlatBatch`).
+One unbatched state set from arrays takes :meth:`MujocoEngine.set_single_state`: MuJoCo's state and
+the change of variables written out for one state, no batch preamble, no State unless asked for.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, change_of_variables
+from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.model.model import Model
 from bridge.spatial import Transform
+from bridge.spatial.so3 import matrix_to_quaternion_wxyz
 from bridge.state import Representation, State
 
 from .model import mujoco_body_name, require_mujoco, to_mujoco
-from .state import MUJOCO, to_mujoco_state
+from .state import MUJOCO, single_mujoco_state, to_mujoco_state
 
 __all__ = ["MujocoEngine"]
 
@@ -87,12 +90,37 @@ class MujocoEngine(EngineBase):
         self._total_mass = float(np.sum(self.mm.body_mass))
         self.batch_shape: tuple[int, ...] = ()
         self._current = -1
+        self._joints = JointOrder.between(model, self.convention, MUJOCO)
+        self._single_args: tuple[np.ndarray, ...] | None = None
 
     # ------------------------------------------------------------------ state
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): MuJoCo's
+        state and the change of variables written out for one state
+        (:func:`~bridge.backends.mujoco.state.single_mujoco_state`), no State built unless asked
+        for. False, changing nothing, when the arrays are not one valid state."""
+        taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)
+        if taken is None:
+            return False
+        H, s, v, sd = taken
+        floating = self.model.floating
+        qpos, qvel, X, X_inv, bias = single_mujoco_state(self.model, self.representation, H, s, v, sd)
+        self._flat = FlatBatch.single(H, s, v, sd, gravity)
+        self.batch_shape = ()
+        self._qpos, self._qvel = qpos[None], qvel[None]
+        if not floating:
+            self._base_quat = matrix_to_quaternion_wxyz(H[:3, :3])[None]
+        nu = np.concatenate((v, sd)) if floating else sd
+        self._cov = ChangeOfVariables(X, X_inv, self._joints, nu, bias=bias)
+        self._current = -1
+        return True
+
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         if state.representation is not self.representation:
             state = state.to(self.representation)
-        self._state = state
+        self._state, self._single_args = state, None
         flat = self._flat = FlatBatch(state, gravity)
         self.batch_shape = flat.batch_shape
         qpos, qvel = to_mujoco_state(self.model, state)
@@ -107,7 +135,7 @@ class MujocoEngine(EngineBase):
     def cov(self) -> ChangeOfVariables:
         """The change of variables to MuJoCo's convention at the current state (on demand)."""
         if self._cov is None:
-            self._cov = change_of_variables(self.model, self._state, self.convention, MUJOCO)
+            self._cov = change_of_variables(self.model, self.state, self.convention, MUJOCO)
         return self._cov
 
     def _load(self, i: int, data=None) -> None:

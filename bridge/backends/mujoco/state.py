@@ -33,8 +33,9 @@ from bridge.change_of_variables import BaseMaps, Convention
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
+from bridge.single_to_mixed import single_to_mixed
 from bridge.spatial import Transform
-from bridge.spatial.so3 import skew
+from bridge.spatial.so3 import quaternion_xyzw_of_rows, skew
 from bridge.state import Representation, State, body_to_base_matrix
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "from_mujoco_state",
     "mujoco_base_maps",
     "mujoco_dof_permutation",
+    "single_mujoco_state",
     "to_mujoco_state",
 ]
 
@@ -118,6 +120,49 @@ def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]
     qvel[..., 3:6] = v_body[..., 3:]
     qvel[..., 6:] = sd
     return qpos, qvel
+
+
+def single_mujoco_state(
+    model: Model, rep: Representation, H: np.ndarray, s: np.ndarray, v: np.ndarray, s_dot: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """One unbatched neutral state -> ``(qpos, qvel, X, X_inv, bias)``: MuJoCo's state, as
+    :func:`to_mujoco_state`, and the base block of the change of variables ``qvel = T nu`` from
+    ``rep`` (X, its inverse and ``T_dot nu``'s base part, None when zero; all None for a fixed base),
+    as ``change_of_variables(model, state, NEUTRAL[rep], MUJOCO)`` gives them, for one state (the
+    mujoco engine's single-state path).
+
+    MuJoCo's base velocity is ``L_M v_mixed`` with ``L_M = blkdiag(1, R^T)`` and ``d/dt L_M
+    v_mixed = (0, -omega_B x omega_B) = 0``: ``X = L_M X_m``, ``T_dot nu = L_M (T_dot nu)_m =
+    (T_dot nu)_m`` (its angular part is zero) from :func:`bridge.single_to_mixed.single_to_mixed`.
+
+    Args:
+        model: the model (its MuJoCo DOF order).
+        rep: the representation of ``v``.
+        H: ``A_H_B`` (4, 4).
+        s: joint positions (n,) in the model's order.
+        v: the base velocity (6,) in ``rep`` (unused for a fixed base).
+        s_dot: joint velocities (n,) in the model's order.
+    """
+    perm = mujoco_dof_permutation(model)
+    if not model.floating:
+        return s[perm], s_dot[perm], None, None, None
+    n = model.n_dofs
+    rows = H.tolist()
+    x, y, z, w = quaternion_xyzw_of_rows(rows)
+    qpos = np.empty(7 + n)
+    qpos[:7] = (rows[0][3], rows[1][3], rows[2][3], w, x, y, z)
+    qpos[7:] = s[perm]
+    v_mixed, X_m, X_m_inv, bias = single_to_mixed(rep, H, v)
+    R = H[:3, :3]
+    X = np.eye(6) if X_m is None else X_m.copy()
+    X[3:] = R.T.dot(X[3:])
+    X_inv = np.eye(6) if X_m_inv is None else X_m_inv.copy()
+    X_inv[:, 3:] = X_inv[:, 3:].dot(R)
+    qvel = np.empty(6 + n)
+    qvel[:3] = v_mixed[:3]
+    qvel[3:6] = R.T.dot(v_mixed[3:])
+    qvel[6:] = s_dot[perm]
+    return qpos, qvel, X, X_inv, bias
 
 
 def from_mujoco_state(

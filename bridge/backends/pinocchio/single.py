@@ -18,6 +18,7 @@ import numpy as np
 from bridge.change_of_variables import JointOrder
 from bridge.single_to_body import SingleToBody
 from bridge.spatial import Transform
+from bridge.spatial.so3 import quaternion_xyzw_of_rows
 from bridge.state import MODERATE_SQ, State, all_finite, pose_rows_valid
 
 from .state import PinocchioLayout
@@ -28,26 +29,9 @@ _F64 = np.dtype(np.float64)
 
 
 def _rows_to_q7(rows: list) -> list[float]:
-    """``[A_o_B, quaternion (x, y, z, w), w >= 0]`` of one pose given as its rows (``H.tolist()``).
-
-    The same branch choice (largest of trace and diagonal, first one on ties) and sign convention
-    as :func:`bridge.spatial.so3.matrix_to_quaternion_xyzw`, in Python floats, without its
-    batched numpy calls.
-    """
-    (m00, m01, m02, px), (m10, m11, m12, py), (m20, m21, m22, pz), _ = rows
-    tr = m00 + m11 + m22
-    if tr >= m00 and tr >= m11 and tr >= m22:
-        x, y, z, w = m21 - m12, m02 - m20, m10 - m01, 1.0 + tr
-    elif m00 >= m11 and m00 >= m22:
-        x, y, z, w = 1.0 + m00 - m11 - m22, m01 + m10, m02 + m20, m21 - m12
-    elif m11 >= m22:
-        x, y, z, w = m01 + m10, 1.0 - m00 + m11 - m22, m12 + m21, m02 - m20
-    else:
-        x, y, z, w = m02 + m20, m12 + m21, 1.0 - m00 - m11 + m22, m10 - m01
-    k = 1.0 / (x * x + y * y + z * z + w * w) ** 0.5
-    if w < 0.0:
-        k = -k
-    return [px, py, pz, x * k, y * k, z * k, w * k]
+    """``[A_o_B, quaternion (x, y, z, w), w >= 0]`` of one pose given as its rows (``H.tolist()``)
+    (:func:`bridge.spatial.so3.quaternion_xyzw_of_rows`)."""
+    return [rows[0][3], rows[1][3], rows[2][3], *quaternion_xyzw_of_rows(rows)]
 
 
 class SingleStatePath:
