@@ -205,9 +205,11 @@ class SingleStateInverseDerivatives(_SingleState):
         dtau_dv_t: np.ndarray,
         M_t: np.ndarray,
         world_H_base: np.ndarray | None = None,
+        out: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (nv, nv) in W, as
-        :func:`inverse_dynamics_derivatives_back` (one state; three read-only views of one fresh array).
+        :func:`inverse_dynamics_derivatives_back` (one state; three read-only views of one fresh
+        array, or, given a C-contiguous ``out`` (3, nv, nv), three views of it, written).
 
         Args:
             X: ``B_X_W`` (6, 6) (not read when :attr:`permutes_only`, nor the next three).
@@ -218,18 +220,22 @@ class SingleStateInverseDerivatives(_SingleState):
             dtau_dv_t: the target's derivative (nv, nv) with respect to its velocity, in its order.
             M_t: the target's mass matrix (nv, nv), in its order.
             world_H_base: the base pose (4, 4) (read when :attr:`needs_pose`).
+            out: where to write the result (one sample of a batch), or None.
         """
         if M_t.flags.f_contiguous:  # symmetric: an F-ordered one (Pinocchio's) is read as its transpose
             M_t = M_t.T
         if self._permuted is not None:
-            return self._permuted(dtau_dq_t, dtau_dv_t, M_t)
+            return self._permuted(dtau_dq_t, dtau_dv_t, M_t, out)
         kernel = self._kernel
         if kernel is not None:
             if nu_dot_b.dtype != np.float64:  # (one compiled specialization)
                 nu_dot_b = nu_dot_b.astype(np.float64)
-            out = np.empty(self._shape)
+            fresh = out is None
+            if fresh:
+                out = np.empty(self._shape)
             kernel(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, self._order, out)
-            out.setflags(write=False)
+            if fresh:
+                out.setflags(write=False)
             return out[0], out[1], out[2]
         self._X[...] = X
         if self.rep is _MIXED:
@@ -256,6 +262,9 @@ class SingleStateInverseDerivatives(_SingleState):
         np.matmul(self._Xt, self._top, out=self._rows)
         C = self._src.take(self._c_idx, mode="clip", out=self._C)
         np.dot(C, self._vals.take(self._g_idx, mode="clip", out=self._G), out=self._CG)
+        if out is not None:
+            self._src.take(self._out_idx, mode="clip", out=out)
+            return out[0], out[1], out[2]
         out = self._src.take(self._out_idx, mode="clip")
         out.setflags(write=False)  # (and so its three views)
         return out[0], out[1], out[2]
@@ -271,16 +280,25 @@ class _Permuted:
         self._mats = np.empty(self._shape)
         self._flat = None if back is None else (np.arange(3)[:, None] * (nv * nv) + _flat_index(back)).ravel()
 
-    def __call__(self, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Three read-only views of one fresh (3, nv, nv) array."""
+    def __call__(
+        self, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, ...]:
+        """Three read-only views of one fresh (3, nv, nv) array (or, given a C-contiguous ``out``
+        (3, nv, nv), written into it and three views of it)."""
+        fresh = out is None
         if self._flat is None:
-            out = np.empty(self._shape)
+            if fresh:
+                out = np.empty(self._shape)
             out[0], out[1], out[2] = A0, A1, A2
         else:
             mats = self._mats
             mats[0], mats[1], mats[2] = A0, A1, A2
-            out = mats.take(self._flat).reshape(self._shape)
-        out.setflags(write=False)
+            if fresh:
+                out = mats.take(self._flat).reshape(self._shape)
+            else:
+                mats.take(self._flat, out=out.reshape(-1))
+        if fresh:
+            out.setflags(write=False)
         return out[0], out[1], out[2]
 
 
@@ -308,9 +326,10 @@ class SingleStateForwardDerivatives(_SingleState):
         da_dq_t: np.ndarray,
         da_dv_t: np.ndarray,
         M_inv_t: np.ndarray,
+        out: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (nv, nv) in W (three read-only views of one fresh
-        array).
+        array, or, given a C-contiguous ``out`` (3, nv, nv), three views of it, written).
 
         Args:
             X: ``B_X_W`` (6, 6) (not read when :attr:`permutes_only`, nor the next three).
@@ -320,16 +339,20 @@ class SingleStateForwardDerivatives(_SingleState):
             da_dq_t: the target's derivative (nv, nv) with respect to its tangent, in its order.
             da_dv_t: the target's derivative (nv, nv) with respect to its velocity, in its order.
             M_inv_t: the target's inverse mass matrix (nv, nv), in its order.
+            out: where to write the result (one sample of a batch), or None.
         """
         if M_inv_t.flags.f_contiguous:  # symmetric: read an F-ordered one as its transpose
             M_inv_t = M_inv_t.T
         if self._permuted is not None:
-            return self._permuted(da_dq_t, da_dv_t, M_inv_t)
+            return self._permuted(da_dq_t, da_dv_t, M_inv_t, out)
         if self._kernel is None:
             raise InvalidValueError("SingleStateForwardDerivatives: not usable (no compiled kernels)")
-        out = np.empty(self._shape)
+        fresh = out is None
+        if fresh:
+            out = np.empty(self._shape)
         self._kernel(X, nu_b, nu_dot_b, tau_b, self._mixed, da_dq_t, da_dv_t, M_inv_t, self._order, out)
-        out.setflags(write=False)
+        if fresh:
+            out.setflags(write=False)
         return out[0], out[1], out[2]
 
 

@@ -282,6 +282,39 @@ def test_batched_equals_per_sample(engine: str, rep: str) -> None:
                 assert_close(x[i, j], y, 1e-11)
 
 
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+def test_batches_sample_by_sample_equal_the_vectorised_chain(rep: str, floating: bool, monkeypatch) -> None:
+    """Batches on the pinocchio engine: Pinocchio's call and the compiled chain rule per sample,
+    against the numpy chain rule vectorised over the batch (the path without numba), with and
+    without external wrenches."""
+    import bridge.single_derivatives as single
+
+    if single.compiled_kernels() is None:
+        pytest.skip("no compiled kernels (numba missing or BRIDGE_NUMBA=0)")
+    rng = np.random.default_rng(9)
+    model = small_model(rng, floating)
+    st = random_state(model, rng, rep, (2, 3))
+    a, tq = rng.normal(size=(3, model.nv)), rng.normal(size=(2, 1, model.n_dofs))
+    base, s_ddot = (a[:, :6] if floating else None), a[:, model.nv - model.n_dofs :]
+    wrenches = [None, {"tool": rng.normal(size=(2, 1, 6))}]
+
+    def everything() -> list[np.ndarray]:
+        kd = bridge.KinDyn(model, "pinocchio", rep)
+        kd.set_robot_state(st)
+        out = []
+        for w in wrenches:
+            out += kd.inverse_dynamics_derivatives(base, s_ddot, w)
+            out += kd.forward_dynamics_derivatives(tq, w)
+        return out
+
+    compiled = everything()
+    monkeypatch.setattr(single, "_KERNELS", [None])
+    for k, (x, y) in enumerate(zip(compiled, everything(), strict=True)):
+        assert x.shape == (2, 3, model.nv, model.nv)
+        assert_close(x, y, 1e-12, f"{rep} floating={floating} result {k}")
+
+
 @pytest.mark.parametrize("engine", ["pinocchio", "featherstone", "idyntree"])
 def test_state_is_kept(engine: str) -> None:
     """The fallback sets perturbed states on its engine: every later query sees the user's state."""

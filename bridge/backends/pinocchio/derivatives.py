@@ -148,6 +148,12 @@ class PinocchioDerivatives:
         cov = self.cov
         fext = self._fext(wrenches)
         a_pin = cov.acceleration(nu_dot)
+        chain = self._id_chain
+        if chain is None:
+            chain = self._id_chain = SingleStateInverseDerivatives(self.joints, self.representation)
+            self._tau_base = self.data.tau[:6]
+        if chain.permutes_only or chain.compiled:
+            return self._id_per_sample(chain, cov, nu_dot, a_pin, fext, wrenches)
 
         def one(q, v, a, f):
             if f is None:
@@ -200,6 +206,11 @@ class PinocchioDerivatives:
         cov = self.cov
         fext = self._fext(wrenches)
         tau_pin = cov.force(tau)
+        chain = self._fd_chain
+        if chain is None:
+            chain = self._fd_chain = SingleStateForwardDerivatives(self.joints, self.representation)
+        if chain.usable:
+            return self._fd_per_sample(chain, cov, tau_pin, fext, wrenches)
 
         def one(q, v, t, f):
             if f is None:
@@ -222,3 +233,86 @@ class PinocchioDerivatives:
         return forward_dynamics_derivatives_back(
             cov, H, self.representation, da_dq, da_dv, Minv, tau_pin, nu_dot
         )
+
+    # ------------------------------------------------------------------ batches, sample by sample
+    def _samples(self, rows: np.ndarray, fext: list | None):
+        """For each flat sample i, loaded (:meth:`_prepare`): ``(i, args)`` with Pinocchio's
+        arguments ``(model, data, q_i, v_i, rows[i])``, plus the sample's external forces if any."""
+        pm, d = self.pm, self.data
+        for i in range(self._flat.n):
+            self._prepare(i)
+            args = (pm, d, self._q[i], self._v[i], rows[i])
+            yield i, (args if fext is None else (*args, fext[i]))
+
+    def _id_per_sample(
+        self,
+        chain: SingleStateInverseDerivatives,
+        cov: ChangeOfVariables,
+        nu_dot: np.ndarray,
+        a_pin: np.ndarray,
+        fext: list | None,
+        wrenches: Mapping[str, np.ndarray] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Batched ID derivatives when the chain rule is compiled (or the joint permutation
+        alone): per sample, Pinocchio's call, then the chain rule straight into that sample's
+        slice of the result (no stacked copies of Pinocchio's matrices, no batched numpy chain)."""
+        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
+        n, nv = flat.n, pm.nv
+        extra = self._wrench_terms(wrenches)  # (uses data: before the loop)
+        a_rows = flat.flat_view(a_pin, nv)
+        X = nu_b = nud_b = None
+        if not chain.permutes_only:
+            X = _flat_blocks(cov.X, flat)
+            nu_b, nud_b = flat.flat_view(cov.nu[..., :6], 6), flat.flat_view(nu_dot[..., :6], 6)
+        fills = fext is None and self._fills_result()
+        out = np.empty((n, 3, nv, nv))
+        for i, args in self._samples(a_rows, fext):
+            dq, dv, M = pin.computeRNEADerivatives(*args)
+            if extra is not None:
+                dq = dq + extra[i]
+            if X is None:
+                chain(None, None, None, None, dq, dv, M, out=out[i])
+            else:
+                tau_b = d.tau[:6] if fills else pin.rnea(*args)[:6]
+                chain(X[i], nu_b[i], nud_b[i], tau_b, dq, dv, M, out=out[i])
+        return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
+
+    def _fd_per_sample(
+        self,
+        chain: SingleStateForwardDerivatives,
+        cov: ChangeOfVariables,
+        tau_pin: np.ndarray,
+        fext: list | None,
+        wrenches: Mapping[str, np.ndarray] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Batched FD derivatives sample by sample, as :meth:`_id_per_sample` (the base
+        acceleration in W, ``X^-1 (a_base - T_dot nu)``, from Pinocchio's per sample)."""
+        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
+        n, nv = flat.n, pm.nv
+        extra = self._wrench_terms(wrenches)
+        t_rows = flat.flat_view(tau_pin, nv)
+        X = X_inv = nu_b = bias = None
+        if not chain.permutes_only:
+            X, X_inv = _flat_blocks(cov.X, flat), _flat_blocks(cov._base_inv(), flat)
+            nu_b = flat.flat_view(cov.nu[..., :6], 6)
+            b = cov.base_bias
+            bias = None if b is None else flat.flat_view(b, 6)
+        fills = fext is None and self._fills_result()
+        out = np.empty((n, 3, nv, nv))
+        for i, args in self._samples(t_rows, fext):
+            da_dq, da_dv, M_inv = pin.computeABADerivatives(*args)
+            if extra is not None:
+                da_dq = da_dq - M_inv @ extra[i]
+            if X is None:
+                chain(None, None, None, None, da_dq, da_dv, M_inv, out=out[i])
+                continue
+            a_b = (d.ddq if fills else pin.aba(*args))[:6]
+            nud_b = X_inv[i].dot(a_b if bias is None else a_b - bias[i])
+            chain(X[i], nu_b[i], nud_b, t_rows[i, :6], da_dq, da_dv, M_inv, out=out[i])
+        return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
+
+
+def _flat_blocks(x: np.ndarray, flat) -> np.ndarray:
+    """(..., 6, 6) blocks broadcast to the batch and flattened: a C-contiguous (n, 6, 6) array."""
+    return np.ascontiguousarray(np.broadcast_to(x, (*flat.batch_shape, 6, 6)).reshape(flat.n, 6, 6))
+
