@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import bridge
+from bridge.check import available_engines
 from bridge.derivatives import retract
 from bridge.errors import SingularMassMatrixError, StateError
 from tests.docs._math import expm, skew
@@ -209,10 +210,12 @@ def test_mixed_needs_the_chain_rule_terms(icub) -> None:
 
 
 # ------------------------------------------------------------------------------------------ fallback
-@pytest.mark.parametrize("engine", ["featherstone", "idyntree"])
+@pytest.mark.parametrize("engine", ["featherstone", "idyntree", "mujoco", "drake"])
 @pytest.mark.parametrize("rep", REPS)
 @pytest.mark.parametrize("floating", [True, False])
 def test_fallback_against_differences(engine: str, rep: str, floating: bool) -> None:
+    if engine not in available_engines():
+        pytest.skip(f"the {engine} engine is not installed")
     rng = np.random.default_rng(2)
     model = small_model(rng, floating)
     kd = _kindyn(model, engine, rep, rng)
@@ -244,9 +247,10 @@ def _compare_engines(model, rep: str, rng, engines=("featherstone", "idyntree"),
 @pytest.mark.parametrize("seed", range(3))
 def test_fallback_equals_analytical_random_models(seed: int) -> None:
     rng = np.random.default_rng(100 + seed)
-    model = bridge.random_model(7 + 2 * seed, 100 + seed, floating=seed != 2)
+    model = bridge.random_model(7 + 2 * seed, 100 + seed, floating=seed != 2, massless_probability=0.0)
+    engines = tuple(e for e in ("featherstone", "idyntree", "mujoco", "drake") if e in available_engines())
     for rep in REPS:
-        _compare_engines(model, rep, rng)
+        _compare_engines(model, rep, rng, engines)
 
 
 def test_fallback_equals_analytical_icub(icub) -> None:
