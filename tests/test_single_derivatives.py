@@ -9,6 +9,7 @@ the other one too.)
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import numpy as np
@@ -262,3 +263,11 @@ def test_body_or_fixed_base_permutes_only(rep: str, nb: int) -> None:
 def test_bad_base() -> None:
     with pytest.raises(InvalidValueError, match="3 base DOFs"):
         SingleStateInverseDerivatives(JointOrder(None, 3, 3), Representation.MIXED)
+
+
+def test_import_bridge_does_not_import_numba() -> None:
+    """numba (about 0.15 s to import) loads on the first derivative call only."""
+    code = "import sys, bridge; bridge.KinDyn; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
