@@ -6,7 +6,8 @@ the best per-call time (interleaved repetitions, so both sides see the same mach
 Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` on the same (q, v, a) and of
 ``KinDyn.inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` (engine "pinocchio",
 one unbatched state, which includes Pinocchio's call; the chain rule compiled by numba when it is
-installed, numpy with ``BRIDGE_NUMBA=0``). Then, in MIXED on the same state: the
+installed, numpy with ``BRIDGE_NUMBA=0``), and in MIXED a batch of 100 states per state against
+``computeRNEADerivatives`` in a Python loop. Then, in MIXED on the same state: the
 difference fallback of the "featherstone" and "idyntree" engines, and Drake's AutoDiffXd
 (``plant.ToAutoDiffXd()``: inverse dynamics minus gravity with derivative seeds on ``(q, v,
 v_dot)``, in Drake's own coordinates, gradient width ``nq + 2 nv``; seeding and extracting the
@@ -140,6 +141,28 @@ def main() -> None:
             f"{t[3]:6.1f} us ({t[3] / t[2]:.2f}x)"
         )
     t_id = t[1]
+    # a batch of states (MIXED): per state, against Pinocchio's call in a Python loop
+    N = 100
+    st = bridge.State(
+        bridge.Transform.exp(rng.normal(size=(N, 6))), rng.uniform(-0.5, 0.5, (N, n)),
+        rng.normal(size=(N, 6)), rng.normal(size=(N, n)), "mixed",
+    )  # fmt: skip
+    kdb = bridge.KinDyn(model, "pinocchio", "mixed")
+    kdb.set_robot_state(st)
+    A = rng.normal(size=(N, model.nv))
+    qs, vs = bridge.to_pinocchio_state(model, st)  # (N, nq), (N, nv)
+
+    def pin_loop() -> None:
+        for i in range(N):
+            pin.computeRNEADerivatives(pm, d, qs[i], vs[i], A[i])
+
+    tb = best(
+        [pin_loop, lambda: kdb.inverse_dynamics_derivatives(A[:, :6], A[:, 6:])], n=3, rounds=rounds
+    )
+    print(
+        f"mixed     batch of {N}: computeRNEADerivatives (Python loop) {tb[0] / N:6.1f} us/state  "
+        f"KinDyn ID derivatives {tb[1] / N:6.1f} us/state ({tb[1] / tb[0]:.2f}x)"
+    )
     for engine in ("featherstone", "idyntree"):
         kd2 = bridge.KinDyn(model, engine, "mixed")
         kd2.set_robot_state(kd.state)
