@@ -99,7 +99,7 @@ def adam_jax(path: str, model: bridge.Model):
 def main() -> None:
     import pinocchio as pin
 
-    from bridge.single_derivatives import compiled_kernels
+    from bridge.derivatives.single import compiled_kernels
 
     quick = "--quick" in sys.argv
     if compiled_kernels() is None:

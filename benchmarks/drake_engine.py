@@ -41,8 +41,8 @@ def _implementations(model, robot, x) -> tuple[dict, dict, dict]:
     from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces
 
     import bridge
-    from bridge.change_of_variables import MIXED, change_of_variables
-    from bridge.convert import convention
+    from bridge.conventions.change_of_variables import MIXED, change_of_variables
+    from bridge.conventions.convert import convention
 
     kd = bridge.KinDyn(model, engine="drake", representation="mixed")
     frame, floating = robot.frame, model.floating

@@ -18,8 +18,8 @@ import mujoco
 import numpy as np
 
 import bridge
-from bridge.check import random_states
 from bridge.robots import robot_path
+from bridge.validation.check import random_states
 
 
 def per_call(fn, n: int) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from bridge.dynamics.queries import QUERIES as _FUNCTIONAL  # the names of bridge.dynamics.functional
 from bridge.errors import (
     BackendError,
     BridgeError,
@@ -28,7 +29,6 @@ from bridge.errors import (
     URDFError,
     URDFWarning,
 )
-from bridge.queries import QUERIES as _FUNCTIONAL  # the names of bridge.functional
 from bridge.spatial import Force, Motion, SpatialInertia, Transform
 
 __version__ = "0.1.0"
@@ -44,12 +44,12 @@ _LAZY = {
     "Frame": "bridge.model.model",
     "load_urdf": "bridge.model.urdf",
     "random_model": "bridge.model.random",
-    "Representation": "bridge.state",
-    "State": "bridge.state",
-    "velocity_transform": "bridge.convert",
-    "velocity_change": "bridge.convert",
-    "ChangeOfVariables": "bridge.change_of_variables",
-    "Convention": "bridge.change_of_variables",
+    "Representation": "bridge.conventions.state",
+    "State": "bridge.conventions.state",
+    "velocity_transform": "bridge.conventions.convert",
+    "velocity_change": "bridge.conventions.convert",
+    "ChangeOfVariables": "bridge.conventions.change_of_variables",
+    "Convention": "bridge.conventions.change_of_variables",
     "to_pinocchio": "bridge.backends.pinocchio",
     "from_pinocchio": "bridge.backends.pinocchio",
     "to_pinocchio_state": "bridge.backends.pinocchio",
@@ -68,17 +68,17 @@ _LAZY = {
     "from_drake": "bridge.backends.drake",
     "to_drake_state": "bridge.backends.drake",
     "from_drake_state": "bridge.backends.drake",
-    "KinDyn": "bridge.kindyn",
-    # stateless queries (bridge.functional): bridge.mass_matrix(model, state, engine=...), ...
-    **{name: "bridge.functional" for name in _FUNCTIONAL},
-    "convert_velocity": "bridge.convert",
-    "convert_acceleration": "bridge.convert",
-    "convert_jacobian": "bridge.convert",
-    "convert_generalized_force": "bridge.convert",
-    "convert_mass_matrix": "bridge.convert",
-    "convert_bias_forces": "bridge.convert",
-    "integrate": "bridge.integration",
-    "cross_validate": "bridge.check",
+    "KinDyn": "bridge.dynamics.kindyn",
+    # stateless queries (bridge.dynamics.functional): bridge.mass_matrix(model, state, engine=...), ...
+    **{name: "bridge.dynamics.functional" for name in _FUNCTIONAL},
+    "convert_velocity": "bridge.conventions.convert",
+    "convert_acceleration": "bridge.conventions.convert",
+    "convert_jacobian": "bridge.conventions.convert",
+    "convert_generalized_force": "bridge.conventions.convert",
+    "convert_mass_matrix": "bridge.conventions.convert",
+    "convert_bias_forces": "bridge.conventions.convert",
+    "integrate": "bridge.dynamics.integration",
+    "cross_validate": "bridge.validation.check",
     "robot_names": "bridge.robots",
     "robot_path": "bridge.robots",
 }

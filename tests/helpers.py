@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridge.conventions.state import State
 from bridge.model.model import Frame, Joint, Link, Model
 from bridge.spatial import SpatialInertia, Transform
-from bridge.state import State
 
 
 def random_transform(rng: np.random.Generator, batch: tuple[int, ...] = ()) -> Transform:

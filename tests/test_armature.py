@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.check import available_engines, cross_validate
+from bridge.validation.check import available_engines, cross_validate
 from tests.helpers import assert_close, random_state
 
 REPS = ("body", "inertial", "mixed")

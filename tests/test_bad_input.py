@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.check import random_states
 from bridge.model.massless import diagonal_mass_entries
+from bridge.validation.check import random_states
 from tests.helpers import assert_close
 
 ENGINES = ("pinocchio", "idyntree", "featherstone")
@@ -339,7 +339,7 @@ def test_exact_rotations_are_kept_bit_for_bit() -> None:
 
 
 def test_hot_path_skips_result_checks_only_for_moderate_inputs(model: bridge.Model) -> None:
-    """The single-state hot path takes finite inputs below bridge.state.MODERATE only; larger ones
+    """The single-state hot path takes finite inputs below bridge.conventions.state.MODERATE only; larger ones
     go through State and every result is checked (the same numbers either way when finite)."""
     kd = bridge.KinDyn(model, "pinocchio")
     kd.set_state(np.eye(4), [0.1], np.full(6, 0.2), [0.3])

@@ -69,12 +69,12 @@ def test_misuse_is_one_line_and_exit_2(args: list[str], fragments: list[str]) ->
 
 
 def test_output_paths_are_checked_before_the_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import bridge.check
+    import bridge.validation.check
 
     def boom(*args, **kwargs):  # pragma: no cover - must not be reached
         raise AssertionError("the check ran before the output path was checked")
 
-    monkeypatch.setattr(bridge.check, "cross_validate", boom)
+    monkeypatch.setattr(bridge.validation.check, "cross_validate", boom)
     assert_one_line_error(run("check", OFFSETS, "--json", str(tmp_path / "no" / "x.json")), "does not exist")
 
 

@@ -7,7 +7,7 @@ import pinocchio as pin
 import pytest
 
 import bridge
-from bridge.convert import (
+from bridge.conventions.convert import (
     convert_acceleration,
     convert_bias_forces,
     convert_generalized_force,

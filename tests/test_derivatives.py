@@ -1,7 +1,7 @@
 """Derivatives of inverse and forward dynamics (KinDyn.*_dynamics_derivatives, issue 19).
 
 The reference is always bridge's own ID/FD differenced along the documented tangent, with the
-retraction written here independently of :mod:`bridge.derivatives` (a 4x4 matrix exponential):
+retraction written here independently of :mod:`bridge.derivatives.chain` (a 4x4 matrix exponential):
 BODY ``H exp(d^)``, INERTIAL ``exp(d^) H``, MIXED ``o + d_p``, ``exp(d_theta^) R``. Pinocchio's
 analytical path and the difference fallback of every other engine are also compared with each
 other.
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.check import available_engines
-from bridge.derivatives import retract
+from bridge.derivatives.chain import retract
 from bridge.errors import SingularMassMatrixError, StateError
+from bridge.validation.check import available_engines
 from tests.docs._math import expm, skew
 from tests.helpers import assert_close, random_state, small_model
 
@@ -145,7 +145,7 @@ def test_retract_is_the_documented_motion(rep: str) -> None:
 @pytest.fixture(params=["compiled", "numpy"])
 def chain_path(request, monkeypatch) -> str:
     """The single-state chain rule by the compiled kernels (numba) or by numpy (as without numba)."""
-    import bridge.single_derivatives as single
+    import bridge.derivatives.single as single
 
     if request.param == "numpy":
         monkeypatch.setattr(single, "_KERNELS", [None])
@@ -292,7 +292,7 @@ def test_batches_sample_by_sample_equal_the_vectorised_chain(rep: str, floating:
     """Batches on the pinocchio engine: Pinocchio's call and the compiled chain rule per sample,
     against the numpy chain rule vectorised over the batch (the path without numba), with and
     without external wrenches."""
-    import bridge.single_derivatives as single
+    import bridge.derivatives.single as single
 
     if single.compiled_kernels() is None:
         pytest.skip("no compiled kernels (numba missing or BRIDGE_NUMBA=0)")
@@ -354,7 +354,7 @@ def test_errors() -> None:
 
 # ------------------------------------------------------------------------------------------ J_dot
 def _engines() -> tuple[str, ...]:
-    from bridge.check import available_engines
+    from bridge.validation.check import available_engines
 
     return available_engines()
 

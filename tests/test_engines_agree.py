@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.check import cross_validate
+from bridge.validation.check import cross_validate
 from tests.helpers import random_state, small_model
 
 ENGINES = ("pinocchio", "idyntree", "featherstone")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.integration import integrate
-from bridge.state import State
+from bridge.conventions.state import State
+from bridge.dynamics.integration import integrate
 from tests.helpers import assert_close, random_state, small_model
 
 ENGINES = ["pinocchio", "idyntree", "featherstone"]

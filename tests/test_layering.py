@@ -1,37 +1,52 @@
-"""The neutral layers import no backend and no dynamics library.
+"""The packages show the layers, and each imports only the layers below it.
 
-bridge/spatial/, bridge/model/, bridge/state.py, the change-of-variables module and the
-derivatives' chain rule (bridge/derivatives.py, single_derivatives.py, derivatives_kernels.py) sit
-below the backends: an import of ``bridge.backends`` (absolute or relative) or of a dynamics
-library from them, at any level (module top, inside a function, under ``TYPE_CHECKING``, through
-``importlib.import_module("...")``), makes the arrows run back up. The imports are read from the
-source with ``ast``; nothing is imported.
+From the bottom: the base modules (``errors``, ``_array``, ``robots``), ``spatial``, ``model``,
+``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``, ``cli``. A module may
+import its own layer and those below; ``bridge/__init__.py`` (the public names, imported lazily) may
+name any. The neutral layers (up to ``derivatives``) import no dynamics library, and a dynamics
+library is imported only inside its own backend package. The imports are read from the source with
+``ast`` at any level (module top, inside a function, under ``TYPE_CHECKING``, through
+``importlib.import_module("...")``); nothing is imported, so the whole check takes well under a
+second.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "bridge"
-NEUTRAL = sorted(
-    [
-        *(PACKAGE / "spatial").rglob("*.py"),
-        *(PACKAGE / "model").rglob("*.py"),
-        PACKAGE / "state.py",
-        *[p for p in (PACKAGE / "change_of_variables.py", PACKAGE / "single_to_body.py") if p.exists()],
-        PACKAGE / "single_to_mixed.py",
-        PACKAGE / "derivatives.py",
-        PACKAGE / "single_derivatives.py",
-        PACKAGE / "derivatives_kernels.py",
-        *(p for d in (PACKAGE / "change_of_variables",) if d.is_dir() for p in d.rglob("*.py")),
-    ]
+
+#: the layers from the bottom up: a module of layer k may import layers 0..k
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("bridge.errors", "bridge._array", "bridge.robots"),
+    ("bridge.spatial",),
+    ("bridge.model",),
+    ("bridge.conventions",),
+    ("bridge.derivatives",),
+    ("bridge.backends",),
+    ("bridge.dynamics",),
+    ("bridge.validation",),
+    ("bridge.cli",),
 )
-LIBRARIES = ("pinocchio", "idyntree", "mujoco", "pydrake", "casadi", "adam", "jax", "torch")
+#: the neutral layers: no dynamics library, no backend
+NEUTRAL_LAYERS = 5
+#: dynamics library -> the backend package that alone may import it
+LIBRARY_HOME = {
+    "pinocchio": "bridge.backends.pinocchio",
+    "idyntree": "bridge.backends.idyntree",
+    "mujoco": "bridge.backends.mujoco",
+    "pydrake": "bridge.backends.drake",
+}
+LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "newton", "warp", "torch")
 BACKENDS = "bridge.backends"
+MAX_TOP_MODULES = 10
+MAX_LINES = 700
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -50,16 +65,6 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def _forbidden(name: str) -> str | None:
-    """Why importing the module ``name`` is forbidden in a neutral layer, or None."""
-    if name == BACKENDS or name.startswith(BACKENDS + "."):
-        return "a backend"
-    top = name.split(".")[0]
-    if top in LIBRARIES:
-        return f"the dynamics library {top!r}"
-    return None
-
-
 def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str, ...]]]:
     """``(line, statement, modules it may import)`` for every import in ``path``, at any depth,
     sorted by line. ``root`` is the directory holding the ``bridge`` package."""
@@ -69,10 +74,11 @@ def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str,
     is_package = path.name == "__init__.py"
     found: list[tuple[int, str, tuple[str, ...]]] = []
     for node in ast.walk(tree):
-        text = (ast.get_source_segment(source, node) or "").split("\n")[0]
         if isinstance(node, ast.Import):
+            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
             found += [(node.lineno, text, (alias.name,)) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
+            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
             origin = _absolute(node, module, is_package)
             # ``from bridge import backends`` / ``from .. import backends`` import a submodule
             found.append((node.lineno, text, (origin, *(f"{origin}.{a.name}" for a in node.names))))
@@ -86,31 +92,140 @@ def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str,
                 or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
             )
         ):
+            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
             found.append((node.lineno, text, (node.args[0].value,)))
     return sorted(found)
 
 
+def layer_of(module: str) -> int | None:
+    """The layer of a ``bridge`` module (None for ``bridge`` itself and for non-bridge modules)."""
+    for k, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return k
+    return None
+
+
+def _forbidden(module: str, name: str) -> str | None:
+    """Why the module ``module`` may not import ``name``, or None."""
+    own = layer_of(module)
+    top = name.split(".")[0]
+    if top in LIBRARIES:
+        home = LIBRARY_HOME.get(top)
+        if own is not None and own < NEUTRAL_LAYERS:
+            return f"the dynamics library {top!r}"
+        if home is None or not (module == home or module.startswith(home + ".")):
+            where = f"only {home} may" if home else "no module may"
+            return f"the dynamics library {top!r} ({where})"
+        return None
+    if top != "bridge" or own is None:
+        return None
+    target = layer_of(name)
+    if target is None:
+        return None if name == "bridge" else None
+    if target > own:
+        if own < NEUTRAL_LAYERS and target == layer_of(BACKENDS):
+            return "a backend"
+        return f"a higher layer ({LAYERS[target][0]})"
+    return None
+
+
 def violations(path: Path, root: Path = ROOT) -> list[tuple[int, str, str]]:
     """``(line, statement, why)`` for each forbidden import of ``path``."""
+    module = _module_name(path, root)
+    if module == "bridge":
+        return []
     out = []
     for line, text, names in imports_of(path, root):
-        why = next((w for w in map(_forbidden, names) if w), None)
+        # ``from bridge import x`` names both the package and the submodule: judge the submodule
+        candidates = [n for n in names if n != "bridge"] or list(names)
+        why = next((w for w in (_forbidden(module, n) for n in candidates) if w), None)
         if why:
             out.append((line, text, why))
     return out
 
 
-@pytest.mark.parametrize("path", NEUTRAL, ids=lambda p: str(p.relative_to(ROOT)))
-def test_neutral_module_imports_no_backend_and_no_library(path: Path) -> None:
-    bad = violations(path)
-    assert not bad, f"{path.relative_to(ROOT)} is a neutral layer but imports " + "; ".join(
-        f"{why} at line {line} ({text})" for line, text, why in bad
-    )
+@cache
+def _modules() -> tuple[Path, ...]:
+    return tuple(sorted(PACKAGE.rglob("*.py")))
 
 
-def test_the_neutral_layers_are_found() -> None:
-    names = {str(p.relative_to(ROOT)) for p in NEUTRAL}
-    assert {"bridge/state.py", "bridge/spatial/transform.py", "bridge/model/model.py"} <= names
+def test_every_module_imports_only_its_layer_and_below() -> None:
+    bad = [
+        f"{path.relative_to(ROOT)}:{line}: imports {why} ({text})"
+        for path in _modules()
+        for line, text, why in violations(path)
+    ]
+    assert not bad, "layering violations:\n" + "\n".join(bad)
+
+
+def test_every_module_has_a_layer() -> None:
+    lost = [str(p.relative_to(ROOT)) for p in _modules() if p.parent != PACKAGE or p.name != "__init__.py"]
+    lost = [m for m in lost if layer_of(_module_name(ROOT / m, ROOT)) is None]
+    assert not lost, f"modules outside every layer: {lost}"
+
+
+def _package_of(module: str) -> str:
+    """The package a module belongs to for the cycle check: ``bridge.X`` or ``bridge.backends.Y``."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "backends" and (PACKAGE / "backends" / parts[2]).is_dir():
+        return ".".join(parts[:3])
+    return ".".join(parts[:2])
+
+
+def test_no_import_cycle_between_packages() -> None:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in _modules():
+        module = _module_name(path, ROOT)
+        if module == "bridge":
+            continue
+        src = _package_of(module)
+        for _, _, names in imports_of(path):
+            for name in names:
+                if name.startswith("bridge.") and (PACKAGE / name.split(".")[1]).exists() or (
+                    name.startswith("bridge.") and (PACKAGE / f"{name.split('.')[1]}.py").exists()
+                ):
+                    dst = _package_of(name)
+                    if dst != src:
+                        graph[src].add(dst)
+    # depth-first search for a back edge
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles between packages: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_few_modules_at_the_top() -> None:
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, f"{len(top)} modules directly under bridge/: {top}"
+
+
+def test_modules_do_one_job() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n for p in _modules() if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_the_layers_are_found() -> None:
+    names = {_module_name(p, ROOT) for p in _modules()}
+    for prefixes in LAYERS:
+        for prefix in prefixes:
+            assert any(n == prefix or n.startswith(prefix + ".") for n in names), prefix
 
 
 def test_the_checker_sees_every_form_of_import(tmp_path: Path) -> None:
@@ -135,6 +250,7 @@ def test_the_checker_sees_every_form_of_import(tmp_path: Path) -> None:
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
         "    import idyntree.bindings as idyn\n"
+        "    from bridge.dynamics.kindyn import KinDyn\n"
     )
     found = violations(sample, tmp_path)
     assert [(line, why) for line, _, why in found] == [
@@ -146,5 +262,38 @@ def test_the_checker_sees_every_form_of_import(tmp_path: Path) -> None:
         (9, "the dynamics library 'pydrake'"),
         (11, "the dynamics library 'mujoco'"),
         (17, "the dynamics library 'idyntree'"),
+        (18, "a higher layer (bridge.dynamics)"),
     ]
     assert found[1][1] == "from ..backends.pinocchio import to_pinocchio"
+
+
+def test_backends_import_neither_facade_nor_validation_nor_cli(tmp_path: Path) -> None:
+    pkg = tmp_path / "bridge" / "backends" / "toy"
+    pkg.mkdir(parents=True)
+    sample = pkg / "engine.py"
+    sample.write_text(
+        "from bridge.conventions.state import State\n"
+        "from bridge.dynamics.kindyn import KinDyn\n"
+        "from bridge.validation.check import random_states\n"
+        "import bridge.cli\n"
+        "import mujoco\n"
+    )
+    found = violations(sample, tmp_path)
+    assert [(line, why) for line, _, why in found] == [
+        (2, "a higher layer (bridge.dynamics)"),
+        (3, "a higher layer (bridge.validation)"),
+        (4, "a higher layer (bridge.cli)"),
+        (5, "the dynamics library 'mujoco' (only bridge.backends.mujoco may)"),
+    ]
+
+
+@pytest.mark.parametrize("library", sorted(LIBRARY_HOME))
+def test_a_library_is_imported_in_its_backend_only(library: str) -> None:
+    outside = [
+        f"{path.relative_to(ROOT)}:{line} ({text})"
+        for path in _modules()
+        if not _module_name(path, ROOT).startswith(LIBRARY_HOME[library])
+        for line, text, names in imports_of(path)
+        if any(n.split(".")[0] == library for n in names)
+    ]
+    assert not outside, f"{library} imported outside {LIBRARY_HOME[library]}: {outside}"

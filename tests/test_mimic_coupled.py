@@ -11,8 +11,8 @@ import pytest
 
 import bridge
 from bridge.backends.pinocchio.native import dynamics, load_urdf_model, native_layout, native_state
-from bridge.check import random_states
 from bridge.model.mimic import CoupledModel, Mimic, couple
+from bridge.validation.check import random_states
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 ENGINES = ("pinocchio", "idyntree", "featherstone")

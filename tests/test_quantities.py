@@ -18,9 +18,9 @@ import pytest
 import bridge
 from bridge.backends.base import EngineBase
 from bridge.backends.idyntree.kindyn import kindyn, set_idyntree_state
-from bridge.check import random_states
-from bridge.integration import integrate
+from bridge.dynamics.integration import integrate
 from bridge.robots import robot_path
+from bridge.validation.check import random_states
 from tests.helpers import assert_close, small_model
 
 ENGINES = ("pinocchio", "idyntree", "featherstone")
@@ -296,7 +296,7 @@ def test_relative_quantities_of_a_frame_to_itself_and_the_base(models) -> None:
 # --------------------------------------------------------------------------- change of variables
 def test_coriolis_back_is_the_dense_formula(models) -> None:
     from bridge.backends.pinocchio.state import PINOCCHIO
-    from bridge.change_of_variables import NEUTRAL, change_of_variables
+    from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
 
     model, _ = models["small"]
     rng = np.random.default_rng(9)
@@ -312,7 +312,7 @@ def test_coriolis_back_is_the_dense_formula(models) -> None:
 
 # --------------------------------------------------------------------------- stateless queries
 def test_stateless_queries_equal_kindyn(models) -> None:
-    import bridge.functional as fn
+    import bridge.dynamics.functional as fn
 
     model, (f, r) = models["small"]
     state = random_states(model, 2, np.random.default_rng(10)).to("body")

@@ -1,6 +1,6 @@
-"""The single-state chain rule of the ID and FD derivatives (bridge.single_derivatives): the
-compiled kernels (numba, bridge.derivatives_kernels) give the numbers of the numpy paths (ID: the
-precomputed plan; FD and the small blocks: the general formulas of bridge.derivatives), for every
+"""The single-state chain rule of the ID and FD derivatives (bridge.derivatives.single): the
+compiled kernels (numba, bridge.derivatives.kernels) give the numbers of the numpy paths (ID: the
+precomputed plan; FD and the small blocks: the general formulas of bridge.derivatives.chain), for every
 joint order, both representations, any memory layout of the engine's matrices; the numpy paths
 are what runs without numba. (That they equal central differences of bridge's own ID and FD is
 tests/test_derivatives.py, which runs whichever path is installed; ``test_kindyn_*`` below runs
@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import bridge
-import bridge.single_derivatives as single
-from bridge.change_of_variables import ChangeOfVariables, JointOrder
-from bridge.derivatives import (
+import bridge.derivatives.single as single
+from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
+from bridge.conventions.state import Representation
+from bridge.derivatives.chain import (
     _base_X,
     bias_position_matrix,
     bias_velocity_matrix,
@@ -26,9 +27,8 @@ from bridge.derivatives import (
     rate_matrix,
     rate_transpose_matrix,
 )
+from bridge.derivatives.single import SingleStateForwardDerivatives, SingleStateInverseDerivatives
 from bridge.errors import BridgeWarning, InvalidValueError
-from bridge.single_derivatives import SingleStateForwardDerivatives, SingleStateInverseDerivatives
-from bridge.state import Representation
 from tests.helpers import assert_close, random_transform
 
 REPS = [Representation.INERTIAL, Representation.MIXED]
@@ -137,7 +137,7 @@ def test_kindyn_compiled_and_numpy_paths_agree(rep: str, case: str) -> None:
 def test_compiled_blocks_equal_the_formulas(rep: Representation) -> None:
     """X^-1, Y(nu), Y(y) + B_q, B_nu and Z(f) of the kernels against bridge.derivatives."""
     _needs_numba()
-    from bridge import derivatives_kernels as kernels
+    from bridge.derivatives import kernels
 
     rng = np.random.default_rng(11)
     for _ in range(5):
@@ -232,8 +232,8 @@ def test_without_numba_the_numpy_path_runs_silently(fresh_lookup, recwarn) -> No
 def test_broken_numba_warns_and_falls_back(fresh_lookup) -> None:
     pytest.importorskip("numba")
     fresh_lookup.delenv("BRIDGE_NUMBA", raising=False)
-    fresh_lookup.setitem(sys.modules, "bridge.derivatives_kernels", None)
-    fresh_lookup.delattr(bridge, "derivatives_kernels", raising=False)
+    fresh_lookup.setitem(sys.modules, "bridge.derivatives.kernels", None)
+    fresh_lookup.delattr(bridge.derivatives, "kernels", raising=False)
     with pytest.warns(BridgeWarning, match="numba is installed but"):
         assert single.compiled_kernels() is None
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.convert import convention, velocity_change, velocity_transform
+from bridge.conventions.convert import convention, velocity_change, velocity_transform
+from bridge.conventions.state import Representation, State
 from bridge.spatial import Transform
-from bridge.state import Representation, State
 from tests.helpers import random_state, small_model
 
 REPS = ("body", "inertial", "mixed", "pinocchio")

@@ -1,7 +1,8 @@
-"""Defaults of the optional hooks of the engine protocol (:class:`bridge.kindyn.Engine`).
+"""Defaults of the optional hooks of the engine protocol (:class:`bridge.dynamics.kindyn.Engine`).
 
 An engine without a hot path for one unbatched state inherits :class:`EngineBase`: its
-``set_single_state`` checks the arrays once (:func:`bridge.state.single_state_arrays`) and hands an
+``set_single_state`` checks the arrays once (:func:`bridge.conventions.state.single_state_arrays`)
+and hands an
 unchecked :class:`State` to the engine's ``set_state``; its ``*_single`` hooks decline (None: KinDyn
 then takes the general path) and ``total_momentum`` is left to KinDyn (derived from the centroidal
 momentum).
@@ -12,7 +13,7 @@ protocol's frame quantities (:mod:`bridge.backends.generic`); engines override t
 library has them natively.
 
 The derivative hooks ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` default to
-differences of the engine's own dynamics (:mod:`bridge.backends.numeric_derivatives`; engines with
+differences of the engine's own dynamics (:mod:`bridge.derivatives.numeric`; engines with
 analytical derivatives override them).
 """
 
@@ -23,9 +24,9 @@ from collections.abc import Mapping
 import numpy as np
 
 from bridge.backends import generic
+from bridge.conventions.state import Representation, State, single_state_arrays
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.state import Representation, State, single_state_arrays
 
 __all__ = ["EngineBase"]
 
@@ -139,8 +140,8 @@ class EngineBase:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation, q along the
         tangent of :func:`bridge.derivatives.retract`; default: differences of this engine's
-        inverse dynamics (:mod:`bridge.backends.numeric_derivatives`, 1e-11 relative)."""
-        from bridge.backends import numeric_derivatives
+        inverse dynamics (:mod:`bridge.derivatives.numeric`, 1e-11 relative)."""
+        from bridge.derivatives import numeric as numeric_derivatives
 
         return numeric_derivatives.inverse_dynamics_derivatives(self, nu_dot, wrenches, gravity)
 
@@ -148,7 +149,7 @@ class EngineBase:
         self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) for the generalized force ``tau``;
-        default: from the inverse dynamics derivatives (:mod:`bridge.backends.numeric_derivatives`)."""
-        from bridge.backends import numeric_derivatives
+        default: from the inverse dynamics derivatives (:mod:`bridge.derivatives.numeric`)."""
+        from bridge.derivatives import numeric as numeric_derivatives
 
         return numeric_derivatives.forward_dynamics_derivatives(self, tau, wrenches, gravity)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bridge.state import State
+from bridge.conventions.state import State
 
 __all__ = ["FlatBatch"]
 

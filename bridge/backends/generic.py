@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridge.conventions.state import Representation
 from bridge.spatial import Transform
 from bridge.spatial.vectors import crf, crm
-from bridge.state import Representation
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.backends.protocol import Engine

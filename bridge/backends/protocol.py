@@ -10,8 +10,8 @@ from typing import Protocol
 
 import numpy as np
 
+from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
-from bridge.state import Representation, State
 
 __all__ = ["Engine"]
 

@@ -16,7 +16,7 @@ full one (the constraint is ideal and ``G`` is constant, so ``G_dot = 0``)::
 
 Kinetic energy ``nu^T M nu / 2`` and power ``tau . nu`` are those of the full model at the
 expanded state. Every engine answers for a coupled model through this projection (see
-:mod:`bridge.coupled`); this module is neutral (it names no library).
+:mod:`bridge.backends.coupled`); this module is neutral (it names no library).
 
 A chain (a joint mimicking a mimic joint) is resolved to the root master; a cycle is an error.
 """

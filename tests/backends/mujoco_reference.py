@@ -17,8 +17,8 @@ import numpy as np
 import bridge
 from bridge.backends.mujoco import from_mujoco_state, site_frame_name, to_mujoco
 from bridge.backends.mujoco.model import rigid_body_flags
-from bridge.check import available_engines
-from bridge.convert import velocity_change
+from bridge.conventions.convert import velocity_change
+from bridge.validation.check import available_engines
 
 #: how many sites get their Jacobian compared (the first and the last ones; every site's pose is)
 JACOBIAN_SITES = 2

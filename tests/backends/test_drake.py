@@ -23,10 +23,10 @@ from bridge.backends.drake import (
     to_drake,
     to_drake_state,
 )
-from bridge.change_of_variables import MIXED, change_of_variables
-from bridge.check import available_engines, cross_validate
-from bridge.convert import velocity_transform
+from bridge.conventions.change_of_variables import MIXED, change_of_variables
+from bridge.conventions.convert import velocity_transform
 from bridge.robots import robot_path
+from bridge.validation.check import available_engines, cross_validate
 from tests.helpers import assert_close, assert_single_state_path_equals_batched, random_state, small_model
 
 OTHERS = ("pinocchio", "featherstone")

@@ -23,7 +23,7 @@ pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'brid
 import bridge
 from bridge.backends.drake import drake_layout, to_drake
 from bridge.backends.drake.model import WORLD_H_BASE, instance_name
-from bridge.derivatives import retract
+from bridge.derivatives.chain import retract
 from tests.helpers import assert_close, random_state, small_model
 
 RTOL = 1e-10

@@ -1,4 +1,4 @@
-"""Drake's own URDF parser next to bridge's loader (bridge.backends.drake.native): the same physical
+"""Drake's own URDF parser next to bridge's loader (bridge.validation.drake_native): the same physical
 states give the same M, h and g to 1e-10, or a finding explains the difference."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'bridge-dynamics[drake]')")
 
-from bridge.backends.drake.native import compare_native
 from bridge.robots import robot_path
+from bridge.validation.drake_native import compare_native
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +84,7 @@ def _joint(name: str, parent: str, child: str, kind: str = "revolute", extra: st
 
 
 def _drake_rows(report) -> dict:
-    from bridge.native import DRAKE_PAIR
+    from bridge.validation.native import DRAKE_PAIR
 
     rows = {(r.quantity, r.representation): r.max_rel for r in report.results if r.engines == DRAKE_PAIR}
     assert len(rows) == 9, rows  # M, h, g in every representation
@@ -102,7 +102,7 @@ def _reference(path: str, quantity: str):
     import numpy as np
 
     import bridge
-    from bridge.check import random_states
+    from bridge.validation.check import random_states
 
     model = bridge.load_urdf(path)
     states = random_states(model, 3, np.random.default_rng(0))
@@ -230,7 +230,7 @@ def test_info_has_drake_columns(tmp_path, monkeypatch: pytest.MonkeyPatch) -> No
 
     import bridge
     import bridge.cli
-    from bridge.info import describe
+    from bridge.cli.info import describe
 
     body = _link("a") + _link("b") + _link("c") + _link("d")
     body += _joint("zeta", "a", "b") + _joint("fix", "b", "c", "fixed") + _joint("alpha", "a", "d")

@@ -21,8 +21,8 @@ from bridge.backends.featherstone import (
     to_featherstone_state,
 )
 from bridge.backends.featherstone.engine import FeatherstoneEngine
-from bridge.check import cross_validate
 from bridge.robots import robot_path
+from bridge.validation.check import cross_validate
 from tests.helpers import assert_close, random_state, small_model
 
 ENGINES = ("pinocchio", "featherstone", "idyntree")

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.check import available_engines, cross_validate
-from bridge.convert import velocity_change, velocity_transform
+from bridge.conventions.convert import velocity_change, velocity_transform
 from bridge.spatial import Transform
+from bridge.validation.check import available_engines, cross_validate
 from tests.helpers import assert_close, assert_single_state_path_equals_batched, random_state, small_model
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")

@@ -13,7 +13,7 @@ from bridge.cli import app
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
 
-from bridge.backends.mujoco.native import compare_native  # noqa: E402
+from bridge.validation.mujoco_native import compare_native  # noqa: E402
 
 INERTIA = '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.015"/>'
 BAD_INERTIA = '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.05"/>'  # A + B < C

@@ -10,8 +10,8 @@ import pytest
 
 import bridge
 from bridge.backends.pinocchio import from_pinocchio, pinocchio_layout, to_pinocchio
+from bridge.conventions.state import State
 from bridge.robots import robot_path
-from bridge.state import State
 from tests.helpers import assert_close, random_state, small_model
 
 MODELS = Path(__file__).resolve().parents[2] / "models"

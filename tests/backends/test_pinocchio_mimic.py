@@ -13,13 +13,13 @@ import pinocchio as pin
 import pytest
 
 import bridge
+from bridge.backends.coupled import CoupledEngine
 from bridge.backends.pinocchio.coupled import PinocchioMimicEngine
 from bridge.backends.pinocchio.mimic import mimic_problem, pinocchio_joint_order
 from bridge.backends.pinocchio.native import dynamics, load_urdf_model, native_layout, native_state
-from bridge.check import random_states
-from bridge.coupled import CoupledEngine
-from bridge.info import describe
+from bridge.cli.info import describe
 from bridge.model.mimic import CoupledModel
+from bridge.validation.check import random_states
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 OFFSETS = str(MODELS / "mimic_offsets.urdf")

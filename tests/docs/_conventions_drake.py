@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.change_of_variables import MIXED, change_of_variables
+from bridge.conventions.change_of_variables import MIXED, change_of_variables
 from tests.helpers import random_state, small_model
 
 __all__ = [
@@ -75,7 +75,7 @@ def drake_case():
     plant.SetPositions(context, q)
     plant.SetVelocities(context, v)
     vdot = rng.normal(size=model.nv)
-    cov = change_of_variables(model, st, MIXED, bridge.convert.convention("drake"))
+    cov = change_of_variables(model, st, MIXED, bridge.conventions.convert.convention("drake"))
     return SimpleNamespace(
         model=model, plant=plant, context=context, st=st, q=q, v=v, vdot=vdot, rng=rng, cov=cov
     )
@@ -411,8 +411,8 @@ def test_com_drake():
 @pytest.fixture(scope="module")
 def icub_drake():
     pytest.importorskip("pydrake")
-    from bridge.backends.drake.native import load_drake_urdf
     from bridge.robots import robot_path
+    from bridge.validation.drake_native import load_drake_urdf
 
     logger = logging.getLogger("drake")
     level = logger.level

@@ -487,7 +487,7 @@ def test_rbdl_tds_transforms_only():
             bridge.KinDyn(bridge.random_model(2, seed=0), engine=name)
         with pytest.raises(bridge.InvalidValueError):
             bridge.Representation.parse(name)
-    from bridge.convert import CONVENTIONS
+    from bridge.conventions.convert import CONVENTIONS
 
     # the velocity conventions bridge knows: the neutral ones and one per library with an engine
     assert {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco", "drake"} <= set(CONVENTIONS)

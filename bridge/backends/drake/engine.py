@@ -1,7 +1,7 @@
 """Dynamics engine over Drake's ``MultibodyPlant``, answering in any velocity representation.
 
 Every quantity comes from Drake on ``to_drake(model)`` and is converted through one
-:class:`~bridge.change_of_variables.ChangeOfVariables` ``v = T nu`` from the representation to
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` ``v = T nu`` from the representation to
 :data:`~bridge.backends.drake.state.DRAKE` (MIXED angular first, Drake's joint order; docs/theory.md,
 "One change of variables"). Drake leaves gravity out of its bias term and inverse dynamics: with
 ``g_D = CalcGravityGeneralizedForces`` (on the right-hand side of Drake's equations of motion),
@@ -40,11 +40,11 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.single_to_mixed import single_to_mixed
+from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
-from bridge.single_to_mixed import single_to_mixed
 from bridge.spatial import Transform
-from bridge.state import Representation, State
 
 from .model import WORLD_H_BASE, instance_name, require_drake, to_drake
 from .state import DRAKE, drake_layout
@@ -81,7 +81,7 @@ def _quaternion_wxyz(H: np.ndarray) -> tuple[float, float, float, float]:
 
 
 class DrakeEngine(EngineBase):
-    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on Drake.
+    """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on Drake.
 
     Attributes: ``plant`` (the engine's own finalized MultibodyPlant: its gravity field is changed
     per sample) and ``context``.
@@ -125,7 +125,7 @@ class DrakeEngine(EngineBase):
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
         """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): the change of
-        variables written out for one state (:func:`bridge.single_to_mixed.single_to_mixed`, then
+        variables written out for one state (:func:`bridge.conventions.single_to_mixed.single_to_mixed`, then
         Drake's angular-first order), no batch preamble, no State built unless asked for. False,
         changing nothing, when the arrays are not one valid state."""
         taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)

@@ -9,7 +9,7 @@ For ``to_drake(model)`` with a floating base, Drake's state is
   (angular first), so the change of variables to MIXED is a constant permutation (T_dot = 0);
 
 joints in Drake's velocity order (its forest's order, read from the plant: :func:`drake_layout`).
-:data:`DRAKE` is that convention for :mod:`bridge.change_of_variables`. A fixed base has no base
+:data:`DRAKE` is that convention for :mod:`bridge.conventions.change_of_variables`. A fixed base has no base
 coordinates: q and v are the joints, and the base pose is the ``world_H_base`` frame parameter of
 the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part of (q, v).
 """
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.change_of_variables import NEUTRAL, Convention, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.errors import BackendError, BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.state import Representation, State
 
 __all__ = [
     "DRAKE",

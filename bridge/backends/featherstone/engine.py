@@ -40,10 +40,10 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import Transform, cross, vee
-from bridge.state import Representation, State
 
 from .batch_math import inertia_apply
 from .joints import Joints
@@ -77,7 +77,7 @@ _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Represe
 
 
 class FeatherstoneEngine(EngineBase):
-    """Engine protocol implementation (see :class:`bridge.kindyn.KinDyn`) on bridge's batched
+    """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.KinDyn`) on bridge's batched
     Featherstone kernels (:mod:`bridge.backends.featherstone.kernels`)."""
 
     name = "featherstone"

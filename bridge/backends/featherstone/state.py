@@ -13,7 +13,8 @@ acceleration ``[a_fb; qdd]`` with ``a_fb`` the time derivative of ``v_fb`` (a sp
 not a classical one), and its generalized force ``[f_fb; tau]`` with ``f_fb`` the wrench on the base
 in world coordinates (angular first, moment about the world origin). From a neutral
 representation: ``nu_F = P T nu`` with T the change of variables to INERTIAL and P the permutation
-(halves swapped, joints in Featherstone order), one :class:`~bridge.change_of_variables.ChangeOfVariables`
+(halves swapped, joints in Featherstone order), one
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables`
 to :data:`FEATHERSTONE` (the swap is part of its base block), so
 ``nu_dot_F = P (T nu_dot + T_dot nu)``, ``tau = T^T P^T tau_F``, ``M = T^T P^T H_F P T`` and
 ``J = J_F P T``.
@@ -26,13 +27,13 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.conventions import to_angular_first, to_linear_first
-from bridge.state import Representation, State
 
 from .model import FeatherstoneModel, base_placement, to_featherstone
 
@@ -149,7 +150,7 @@ FEATHERSTONE = Convention(
 
 
 def featherstone_velocity_transform(model: Model | FeatherstoneModel, state: State) -> ChangeOfVariables:
-    """The :class:`~bridge.change_of_variables.ChangeOfVariables` ``nu_F = P T nu`` from the
+    """The :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` ``nu_F = P T nu`` from the
     state's representation to :data:`FEATHERSTONE` at ``state`` (batched)."""
     return change_of_variables(_fmodel(model), state, NEUTRAL[state.representation], FEATHERSTONE)
 

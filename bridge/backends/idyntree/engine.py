@@ -31,10 +31,10 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.conventions.state import Representation, State
 from bridge.errors import BackendError
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import Representation, State
 
 from .kindyn import bias_forces, generalized_forces, gravity_forces, kindyn, mass_matrix
 from .kindyn import to_numpy as _np
@@ -43,7 +43,7 @@ __all__ = ["IDynTreeEngine"]
 
 
 class IDynTreeEngine(EngineBase):
-    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on iDynTree."""
+    """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on iDynTree."""
 
     name = "idyntree"
 

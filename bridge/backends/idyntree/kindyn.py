@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridge._array import as_float_array
+from bridge.conventions.state import DEFAULT_GRAVITY, Representation
 from bridge.errors import BackendError, ShapeError
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.state import DEFAULT_GRAVITY, Representation
 
 from .model import _idyn, to_idyntree
 

@@ -3,7 +3,7 @@
 The neutral model becomes :func:`~bridge.backends.mujoco.model.to_mujoco` (rigid-body dynamics
 with the joints' armature only: no contacts, constraints, springs, dampers or actuators) and a
 neutral state becomes MuJoCo's ``(qpos, qvel)``; every quantity comes from MuJoCo and is converted through ONE
-:class:`~bridge.change_of_variables.ChangeOfVariables` ``qvel = T nu`` from the representation to
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` ``qvel = T nu`` from the representation to
 :data:`~bridge.backends.mujoco.state.MUJOCO` (docs/theory.md, "One change of variables"):
 
 * ``M = T^T M_mj T`` with ``M_mj`` from ``mj_fullM``;
@@ -35,11 +35,11 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz
-from bridge.state import Representation, State
 
 from .model import mujoco_body_name, require_mujoco, to_mujoco
 from .state import MUJOCO, single_mujoco_state, to_mujoco_state
@@ -61,7 +61,7 @@ def _full_mass_matrix(mujoco, m, d):
 
 
 class MujocoEngine(EngineBase):
-    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on MuJoCo."""
+    """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on MuJoCo."""
 
     name = "mujoco"
 

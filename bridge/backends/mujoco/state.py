@@ -11,7 +11,7 @@ For a floating base (a free joint on the root body) MuJoCo's configuration and v
 
 With ``R = A_R_B`` and the BODY base velocity ``v_B = (v, omega)`` (``v = R^T A_o_B_dot``), MuJoCo's
 base velocity is ``L v_B`` with ``L = blkdiag(R, 1)``: a state-dependent map, given to
-:class:`~bridge.change_of_variables.Convention` as :func:`mujoco_base_maps` with its exact time
+:class:`~bridge.conventions.change_of_variables.Convention` as :func:`mujoco_base_maps` with its exact time
 derivatives ``L_dot = blkdiag(R skew(omega), 0)`` and ``d/dt L^-1 = blkdiag(-skew(omega) R^T, 0)``.
 Hence, from MuJoCo to MIXED: ``T = blkdiag(1, R)``, ``T_dot nu = 0``; to BODY:
 ``T = blkdiag(R^T, 1)``, ``T_dot nu = (-omega x R^T p_dot, 0)`` (docs/conventions.md, MuJoCo column).
@@ -29,14 +29,14 @@ import weakref
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.change_of_variables import BaseMaps, Convention
+from bridge.conventions.change_of_variables import BaseMaps, Convention
+from bridge.conventions.single_to_mixed import single_to_mixed
+from bridge.conventions.state import Representation, State, body_to_base_matrix
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
-from bridge.single_to_mixed import single_to_mixed
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows, skew
-from bridge.state import Representation, State, body_to_base_matrix
 
 __all__ = [
     "MUJOCO",
@@ -133,7 +133,7 @@ def single_mujoco_state(
 
     MuJoCo's base velocity is ``L_M v_mixed`` with ``L_M = blkdiag(1, R^T)`` and ``d/dt L_M
     v_mixed = (0, -omega_B x omega_B) = 0``: ``X = L_M X_m``, ``T_dot nu = L_M (T_dot nu)_m =
-    (T_dot nu)_m`` (its angular part is zero) from :func:`bridge.single_to_mixed.single_to_mixed`.
+    (T_dot nu)_m`` (its angular part is zero) from :func:`bridge.conventions.single_to_mixed.single_to_mixed`.
 
     Args:
         model: the model (its MuJoCo DOF order).

@@ -12,7 +12,7 @@ Pinocchio's algorithms on that model, as for any model. Where Pinocchio 4.1 has 
   ``Data`` adds the mimic joints' terms again;
 * forward dynamics is ``M^-1 (tau - ID(0, f))`` (``aba`` refuses mimic joints);
 * the Coriolis matrix is ``G^T C_full G`` from the full model (``computeCoriolisMatrix`` takes no
-  mimic joints; :class:`bridge.coupled.CoupledEngine` over a Pinocchio engine of the full model, at
+  mimic joints; :class:`bridge.backends.coupled.CoupledEngine` over a Pinocchio engine of the full model, at
   the same state), and the derivatives are differences of this engine's inverse dynamics (the
   analytical derivative algorithms take no mimic joints either); the frame Jacobians' time
   derivatives and the relative Jacobians also come from the full model, projected (neither
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from bridge.backends.base import EngineBase
-from bridge.state import State
+from bridge.conventions.state import State
 
 from .engine import PinocchioEngine
 
@@ -66,9 +66,9 @@ class PinocchioMimicEngine(PinocchioEngine):
         return np.linalg.solve(M, rhs[..., None])[..., 0]
 
     def _full(self):
-        """A :class:`bridge.coupled.CoupledEngine` over a Pinocchio engine of the full model, at this
+        """A :class:`bridge.backends.coupled.CoupledEngine` over a Pinocchio engine of the full model, at this
         engine's state (for what Pinocchio computes without mimic support)."""
-        from bridge.coupled import CoupledEngine
+        from bridge.backends.coupled import CoupledEngine
 
         if self._projected is None:
             self._projected = CoupledEngine(PinocchioEngine, self.model, self.representation)

@@ -3,7 +3,7 @@
 Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` differentiate its own dynamics
 in its own coordinates: the LOCAL (BODY) base velocity, the tangent ``q (+) delta`` (the base pose
 times ``exp(delta_base^)``), joints depth first, and external forces held fixed in the joint
-frames. :mod:`bridge.derivatives` turns them into the derivatives in the KinDyn's representation
+frames. :mod:`bridge.derivatives.chain` turns them into the derivatives in the KinDyn's representation
 along its tangent (docs/theory.md, "Derivatives of the dynamics"): wrenches held fixed in A or
 F[A] add ``J^T K J`` in Pinocchio's coordinates; the change of variables adds a few (6, 6) blocks
 on the base rows and columns and permutes the joints. Batches loop over samples for Pinocchio's
@@ -16,14 +16,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bridge.change_of_variables import ChangeOfVariables
-from bridge.derivatives import (
+from bridge.conventions.change_of_variables import ChangeOfVariables
+from bridge.conventions.state import Representation
+from bridge.derivatives.chain import (
     forward_dynamics_derivatives_back,
     inverse_dynamics_derivatives_back,
     wrench_position_term,
 )
-from bridge.single_derivatives import SingleStateForwardDerivatives, SingleStateInverseDerivatives
-from bridge.state import Representation
+from bridge.derivatives.single import SingleStateForwardDerivatives, SingleStateInverseDerivatives
 
 __all__ = ["PinocchioDerivatives"]
 
@@ -98,7 +98,7 @@ class PinocchioDerivatives:
         derivatives (nv, nv) x 3 for the raw ``base_acc`` (6,) (None for a fixed base) and
         ``s_ddot`` (n,), Pinocchio's acceleration written straight into its buffer, the chain rule
         (or, in BODY and for a fixed base, the joint permutation alone) by the engine's
-        :class:`bridge.single_derivatives.SingleStateInverseDerivatives` (made once). None, doing
+        :class:`bridge.derivatives.single.SingleStateInverseDerivatives` (made once). None, doing
         nothing, unless the state is one single state and the arguments one finite acceleration
         (the caller's general path then takes batches and raises the errors).
         """

@@ -2,7 +2,8 @@
 
 Every quantity comes from Pinocchio (crba, rnea, aba, frame Jacobians, frame accelerations,
 centre of mass) on ``to_pinocchio(model)`` and is converted through one
-:class:`~bridge.change_of_variables.ChangeOfVariables` ``nu_pin = T nu`` from the representation to
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` ``nu_pin = T nu`` from the
+representation to
 :data:`~bridge.backends.pinocchio.state.PINOCCHIO` (docs/theory.md, "One change of variables, any two
 conventions"):
 
@@ -29,10 +30,10 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import cross
-from bridge.state import Representation, State
 
 from .data import create_data
 from .derivatives import PinocchioDerivatives
@@ -44,7 +45,7 @@ __all__ = ["PinocchioEngine"]
 
 
 class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
-    """Engine protocol implementation (see :class:`bridge.kindyn.Engine`) on Pinocchio."""
+    """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on Pinocchio."""
 
     name = "pinocchio"
 
@@ -52,7 +53,7 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
     def coupled_engine(model: Model) -> type | None:
         """The engine class that runs the coupled model ``model`` natively (Pinocchio's mimic
         joints, :mod:`.coupled`), or None when Pinocchio cannot take its mimic joints (KinDyn then
-        projects the full model's dynamics, :class:`bridge.coupled.CoupledEngine`)."""
+        projects the full model's dynamics, :class:`bridge.backends.coupled.CoupledEngine`)."""
         from .mimic import mimic_problem
 
         if mimic_problem(model) is not None:

@@ -3,7 +3,7 @@
 One unbatched state takes the same mathematics as the general path with no per-call set-up: the
 index arrays (the joint order, the combined permute-and-symmetrise index of M, the q layout) are
 computed once per engine, and the change of variables comes from
-:class:`bridge.single_to_body.SingleToBody` (its base block read off the pose, its ``T_dot nu``
+:class:`bridge.conventions.single_to_body.SingleToBody` (its base block read off the pose, its ``T_dot nu``
 evaluated only when asked for), applied through its blocks. The state's copies (Pinocchio's q and
 v) go to two buffers allocated once, used in turn; inverse and forward dynamics without external
 wrenches take KinDyn's raw arguments (:meth:`SingleStatePath.inverse_dynamics_single`,
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.change_of_variables import JointOrder
-from bridge.single_to_body import SingleToBody
+from bridge.conventions.change_of_variables import JointOrder
+from bridge.conventions.single_to_body import SingleToBody
+from bridge.conventions.state import MODERATE_SQ, State, all_finite, pose_rows_valid
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
-from bridge.state import MODERATE_SQ, State, all_finite, pose_rows_valid
 
 from .state import PinocchioLayout
 
@@ -142,7 +142,7 @@ class SingleStatePath:
             sc = s_copy[self._qc_src]
             q[self._qc_dst] = np.cos(sc)
             q[self._qc_dst1] = np.sin(sc)
-        if not buf.dot(buf) < MODERATE_SQ:  # finite and moderate (see bridge.state.all_moderate)
+        if not buf.dot(buf) < MODERATE_SQ:  # finite and moderate (see bridge.conventions.state.all_moderate)
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1

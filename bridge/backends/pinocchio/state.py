@@ -3,7 +3,7 @@
 Pinocchio's configuration is ``q = [A_o_B, quaternion (x, y, z, w) of A_R_B, joints]`` with
 continuous joints as ``(cos, sin)`` pairs, and its velocity ``v = [B_v_A,B (LOCAL); joints]``,
 joints in depth-first order. :data:`PINOCCHIO` is that convention for
-:mod:`bridge.change_of_variables`: the BODY base velocity and the depth-first joint order
+:mod:`bridge.conventions.change_of_variables`: the BODY base velocity and the depth-first joint order
 (``v_pin[6:] = s_dot[perm]``, :func:`pinocchio_dof_permutation`).
 """
 
@@ -16,11 +16,11 @@ from functools import lru_cache
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.change_of_variables import Convention
+from bridge.conventions.change_of_variables import Convention
+from bridge.conventions.state import Representation, State, body_to_base_matrix
 from bridge.errors import BridgeError, StateError
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.state import Representation, State, body_to_base_matrix
 
 from .mimic import pinocchio_joint_order
 

@@ -26,9 +26,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bridge.derivatives import retract
+from bridge.conventions.state import State
+from bridge.derivatives.chain import retract
 from bridge.spatial import Transform
-from bridge.state import State
 
 __all__ = ["Q_STEP", "V_STEP", "forward_dynamics_derivatives", "inverse_dynamics_derivatives"]
 

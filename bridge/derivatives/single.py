@@ -4,7 +4,7 @@ path of ``KinDyn.inverse_dynamics_derivatives`` on the "pinocchio" engine).
 
 Two implementations of the same formulas:
 
-* compiled: one call of a numba kernel (:mod:`bridge.derivatives_kernels`), when numba is installed
+* compiled: one call of a numba kernel (:mod:`bridge.derivatives.kernels`), when numba is installed
   (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off);
 * numpy: a few stacked products and ``take`` gathers through precomputed flat indices (the
   reference the tests compare the kernels with, and the path without numba).
@@ -21,10 +21,10 @@ from types import ModuleType
 
 import numpy as np
 
-from bridge.change_of_variables import JointOrder
-from bridge.derivatives import _blocks, _flat_index
+from bridge.conventions.change_of_variables import JointOrder
+from bridge.conventions.state import Representation
+from bridge.derivatives.chain import _blocks, _flat_index
 from bridge.errors import BridgeWarning, InvalidValueError
-from bridge.state import Representation
 
 __all__ = ["SingleStateForwardDerivatives", "SingleStateInverseDerivatives", "compiled_kernels"]
 
@@ -34,7 +34,7 @@ _KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
 
 
 def compiled_kernels() -> ModuleType | None:
-    """:mod:`bridge.derivatives_kernels` (numba kernels), or None when numba is not installed or
+    """:mod:`bridge.derivatives.kernels` (numba kernels), or None when numba is not installed or
     the environment variable ``BRIDGE_NUMBA`` is ``0``. Looked up once per process; numba that is
     installed but fails to import gives a :class:`bridge.BridgeWarning` naming the error, and the
     numpy path."""
@@ -47,7 +47,7 @@ def compiled_kernels() -> ModuleType | None:
                 pass
             else:
                 try:
-                    from bridge import derivatives_kernels as module
+                    from bridge.derivatives import kernels as module
                 except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
                     warnings.warn(
                         f"numba is installed but bridge's compiled kernels did not load ({exc}); "
@@ -138,7 +138,7 @@ class SingleStateInverseDerivatives(_SingleState):
     one fresh array (one ``take`` through a precomputed flat index when the joints are permuted).
 
     A floating base in INERTIAL or MIXED, compiled (``compiled=None`` and numba installed, or
-    ``compiled=True``): one call of a kernel of :mod:`bridge.derivatives_kernels`. Otherwise numpy:
+    ``compiled=True``): one call of a kernel of :mod:`bridge.derivatives.kernels`. Otherwise numpy:
     the chain-rule terms are right products on the base columns or left products on the base rows
     (the base stays first in both orders). A call copies the three matrices into one scratch
     buffer, applies ``X^T`` to their base rows (one stacked product), gathers their base columns
@@ -306,7 +306,7 @@ class SingleStateForwardDerivatives(_SingleState):
     """:func:`bridge.derivatives.forward_dynamics_derivatives_back` for one unbatched state, made
     once per joint order and representation, where it is fast: BODY or a fixed base (the joint
     permutation alone) and, with the compiled kernels, a floating base in INERTIAL or MIXED (one call
-    of :func:`bridge.derivatives_kernels.forward_chain`). :attr:`usable` is False otherwise (the
+    of :func:`bridge.derivatives.kernels.forward_chain`). :attr:`usable` is False otherwise (the
     caller then takes the general function).
     """
 

@@ -2,7 +2,7 @@
 
 ``KinDyn`` is what iDynTree users know from ``KinDynComputations``: set a state, ask for the mass
 matrix, bias forces, inverse/forward dynamics, frame kinematics and centre of mass, all in the
-chosen representation (BODY, INERTIAL or MIXED; see :mod:`bridge.state`), with the joints in the
+chosen representation (BODY, INERTIAL or MIXED; see :mod:`bridge.conventions.state`), with the joints in the
 model's DOF order. The same questions go to any engine ("pinocchio", "idyntree",
 "featherstone"), which is what makes cross-validation possible.
 
@@ -27,15 +27,15 @@ import numpy as np
 
 from bridge._array import as_float_array, check_batch
 from bridge.backends.protocol import Engine
-from bridge.errors import (
-    BridgeError,
-    InvalidValueError,
-    ShapeError,
-    SingularMassMatrixError,
-    StateError,
+from bridge.conventions.state import (
+    DEFAULT_GRAVITY,
+    Representation,
+    State,
+    all_finite,
+    all_moderate,
+    finite_weights,
 )
-from bridge.model.model import Model
-from bridge.result_checks import (
+from bridge.dynamics.result_checks import (
     MODERATE_MODEL,
     QUANTITY_NAMES,
     REGULAR,
@@ -44,8 +44,15 @@ from bridge.result_checks import (
     model_scale,
     raise_singular,
 )
+from bridge.errors import (
+    BridgeError,
+    InvalidValueError,
+    ShapeError,
+    SingularMassMatrixError,
+    StateError,
+)
+from bridge.model.model import Model
 from bridge.spatial import Force, Transform
-from bridge.state import DEFAULT_GRAVITY, Representation, State, all_finite, all_moderate, finite_weights
 
 __all__ = ["ENGINES", "Engine", "KinDyn"]
 
@@ -114,7 +121,7 @@ class KinDyn:
         if native is not None and native(model) is not None:
             self._engine = native(model)(model, self.representation)
         elif getattr(model, "mimics", ()):
-            from bridge.coupled import CoupledEngine
+            from bridge.backends.coupled import CoupledEngine
 
             self._engine = CoupledEngine(engine_class, model, self.representation)
         else:
@@ -135,7 +142,7 @@ class KinDyn:
         self._floating = model.floating
         self._default_gravity = np.array(DEFAULT_GRAVITY)
         self._default_gravity.flags.writeable = False
-        # a state set through the hot path has finite inputs below bridge.state.MODERATE; with a
+        # a state set through the hot path has finite inputs below bridge.conventions.state.MODERATE; with a
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
         self._model_moderate = model_scale(model) < MODERATE_MODEL
@@ -438,7 +445,7 @@ class KinDyn:
         Engines: "pinocchio" uses Pinocchio's analytical ``computeRNEADerivatives`` plus the
         chain-rule terms of the change of variables (docs/theory.md, "Derivatives of the
         dynamics"; one compiled call per state with numba installed), exact to rounding; every
-        other engine differences its own inverse dynamics (:mod:`bridge.backends.numeric_derivatives`:
+        other engine differences its own inverse dynamics (:mod:`bridge.derivatives.numeric`:
         fourth-order central differences in q, step 1e-3, 1e-11..1e-12 relative; exact central
         differences in nu).
         """
@@ -506,7 +513,7 @@ class KinDyn:
         raise_singular(self.model, M)
 
     def _input_note(self) -> str:
-        """Where a non-finite result comes from (:func:`bridge.result_checks.input_note`)."""
+        """Where a non-finite result comes from (:func:`bridge.dynamics.result_checks.input_note`)."""
         try:
             st = self.state
             parts = {

@@ -11,7 +11,7 @@ velocities into it by joint name, and compares with bridge's model of the file (
 * ``g``: the same at zero velocity.
 
 MuJoCo's URDF compiler welds the root link to the world (no free joint), so the comparison is a
-fixed base at the identity. Each recognised cause (:class:`bridge.native.Finding`, causes prefixed
+fixed base at the identity. Each recognised cause (:class:`bridge.validation.native.Finding`, causes prefixed
 ``mujoco_``) carries the error as compiled and with that cause removed:
 
 * ``mujoco_armature``: joints with ``dof_armature`` (removed: set to zero). A plain URDF gives
@@ -40,9 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from bridge.backends.mujoco.model import require_mujoco
 from bridge.model.model import Model
-
-from .model import require_mujoco
 
 __all__ = ["MujocoNative", "compare_native", "load_urdf_spec"]
 
@@ -52,7 +51,7 @@ QUANTITIES = ("mass_matrix", "bias_forces", "gravity_forces")
 @dataclass
 class MujocoNative:
     """:func:`compare_native`'s outcome: per quantity the errors over the samples as compiled
-    (empty when MuJoCo refuses the file) and the findings (:class:`bridge.native.Finding`)."""
+    (empty when MuJoCo refuses the file) and the findings (:class:`bridge.validation.native.Finding`)."""
 
     path: str
     errors: dict[str, list[float]] = field(default_factory=dict)
@@ -96,7 +95,7 @@ def _triangle_violated(lam: np.ndarray) -> bool:
 def _write_inertias(mujoco: Any, m: Any, model: Model, links: list[str]) -> None:
     """Overwrite the bodies of ``links`` (one body per link: ``fusestatic=false``) with the URDF's
     inertia (and the subtree masses that depend on it)."""
-    from .model import _principal
+    from bridge.backends.mujoco.model import _principal
 
     for name in links:
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -115,7 +114,7 @@ def _write_inertias(mujoco: Any, m: Any, model: Model, links: list[str]) -> None
 def _errors(mujoco: Any, m: Any, model: Model, samples: int, seed: int) -> dict[str, list[float]]:
     """Norm-wise relative errors of MuJoCo's M, h, g against bridge's (fixed base at the identity)."""
     import bridge
-    from bridge.check import random_states
+    from bridge.validation.check import random_states
 
     jid = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, d) for d in model.dof_names]
     qadr = np.array([m.jnt_qposadr[j] for j in jid], dtype=int)
@@ -171,7 +170,7 @@ def compare_native(
     user's loader script would do, e.g. set a joint's armature)."""
     mujoco = require_mujoco()
     from bridge.model.urdf import load_urdf
-    from bridge.native import Finding
+    from bridge.validation.native import Finding
 
     out = MujocoNative(str(path))
     with warnings.catch_warnings():

@@ -1,7 +1,7 @@
 """The change of variables of one unbatched state to a BODY-based convention, refilled in place:
 the single-state hot path of BODY-native engines (the Pinocchio engine's).
 
-A :class:`SingleToBody` holds one :class:`bridge.change_of_variables.ChangeOfVariables` whose
+A :class:`SingleToBody` holds one :class:`bridge.conventions.change_of_variables.ChangeOfVariables` whose
 constant parts (the representation, the joint order, the lazy ``T_dot nu``) are set once; one call
 per state reads the base block out of the pose and writes the state's velocity in the target.
 docs/performance.md ("What the hot path does") says why it is built this way.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.change_of_variables import ChangeOfVariables, JointOrder, MixedToBodyBias
-from bridge.state import Representation
+from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder, MixedToBodyBias
+from bridge.conventions.state import Representation
 
 __all__ = ["SingleToBody"]
 

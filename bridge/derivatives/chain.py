@@ -32,10 +32,10 @@ import weakref
 
 import numpy as np
 
-from bridge.change_of_variables import ChangeOfVariables
+from bridge.conventions.change_of_variables import ChangeOfVariables
+from bridge.conventions.state import Representation
 from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
 from bridge.spatial.vectors import crm
-from bridge.state import Representation
 
 __all__ = [
     "bias_position_matrix",
@@ -416,7 +416,7 @@ def inverse_dynamics_derivatives_back(
         and tau_t.ndim == 1
         and (rep is _MIXED or (world_H_base is not None and world_H_base.ndim == 2))
     ):
-        from bridge.single_derivatives import SingleStateInverseDerivatives  # (it imports this module)
+        from bridge.derivatives.single import SingleStateInverseDerivatives  # (it imports this module)
 
         chain = SingleStateInverseDerivatives(cov.joints, rep)
         return chain(X, cov.nu[:6], nu_dot[:6], tau_t[:6], dtau_dq_t, dtau_dv_t, M_t, world_H_base)

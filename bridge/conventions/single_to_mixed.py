@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.state import Representation
+from bridge.conventions.state import Representation
 
 __all__ = ["single_to_mixed"]
 

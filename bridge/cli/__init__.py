@@ -257,7 +257,7 @@ def info(
         m, path, warned = _load(
             model, base, joints, fixed_base, _mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
         )
-        from bridge.info import describe
+        from bridge.cli.info import describe
 
         d = describe(m, path)
     except BridgeError as exc:
@@ -346,9 +346,9 @@ def check(
     from rich.console import Console
     from rich.progress import Progress
 
-    from bridge.check import available_engines, cross_validate
     from bridge.errors import BridgeError
     from bridge.robots import robot_names
+    from bridge.validation.check import available_engines, cross_validate
 
     console = Console()
     if all_models == (model is not None):
@@ -446,9 +446,9 @@ def check(
 
 def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
     """Fail (exit 2) before any work on an unknown engine or representation, or an empty list."""
+    from bridge.conventions.state import Representation
+    from bridge.dynamics.kindyn import ENGINES
     from bridge.errors import BridgeError
-    from bridge.kindyn import ENGINES
-    from bridge.state import Representation
 
     if not engine_list or not rep_list:
         raise _fail("--engines and --representations need at least one name each")
@@ -467,8 +467,8 @@ def _check_native(
 ):
     """``bridge check FILE --native``: the libraries' own loaders compared, findings explained
     (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler)."""
-    from bridge.check import cross_validate
     from bridge.errors import BridgeError
+    from bridge.validation.check import cross_validate
 
     try:
         report = cross_validate(
@@ -526,7 +526,7 @@ def _print_report(console, report, compact: bool = False, label: str | None = No
         table.add_column("quantity")
         for rep in report.representations:
             table.add_column(rep, justify="right")
-        from bridge.check import QUANTITIES
+        from bridge.validation.check import QUANTITIES
 
         order = {q: i for i, q in enumerate(QUANTITIES)}
         for label, cells in sorted(table_rows.items(), key=lambda item: order.get(item[0], len(order))):

@@ -5,7 +5,7 @@ model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first jo
 "featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
 body order), "mujoco" (free-joint ``qvel``: base origin velocity in world axes, angular velocity
 in body axes; joints in MuJoCo's body order) and "drake" (MIXED base velocity angular first, joints
-in Drake's velocity order). Each is a :class:`bridge.change_of_variables.Convention`; the foreign
+in Drake's velocity order). Each is a :class:`bridge.conventions.change_of_variables.Convention`; the foreign
 ones are defined by their backends and imported when first named. With ``nu_t = T nu_s``
 (``T, T_dot = velocity_transform(model, state, s, t)``):
 
@@ -28,7 +28,7 @@ import importlib
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.change_of_variables import (
+from bridge.conventions.change_of_variables import (
     BODY,
     INERTIAL,
     MIXED,
@@ -36,9 +36,9 @@ from bridge.change_of_variables import (
     Convention,
     change_of_variables,
 )
+from bridge.conventions.state import Representation, State
 from bridge.errors import InvalidValueError, ShapeError
 from bridge.model.model import Model
-from bridge.state import Representation, State
 
 __all__ = [
     "CONVENTIONS",

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridge.conventions.state import Representation, State, rotation_blocks
 from bridge.spatial import Transform
 from bridge.spatial.vectors import crm
-from bridge.state import Representation, State, rotation_blocks
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -650,7 +650,7 @@ NEUTRAL: dict[Representation, Convention] = {
 class MixedToBodyBias:
     """``T_dot nu`` base part from MIXED to BODY, ``(-omega_B x v_B, 0)``, evaluated on first use
     from a buffer holding the BODY velocity ``(v_B, omega_B)`` (the lazy bias of
-    :class:`bridge.single_to_body.SingleToBody`; :class:`ChangeOfVariables` adds, writes or takes
+    :class:`bridge.conventions.single_to_body.SingleToBody`; :class:`ChangeOfVariables` adds, writes or takes
     it off in Python floats)."""
 
     __slots__ = ("v_body",)

@@ -9,7 +9,7 @@ three representations of the base frame B relative to the world A:
 
 The generalized velocity is ``nu = [base velocity; s_dot]`` (DOF order = ``model.dof_names``).
 The base-velocity matrices here define the three representations; the change of variables between
-whole generalized velocities (and foreign conventions) is :mod:`bridge.change_of_variables`.
+whole generalized velocities (and foreign conventions) is :mod:`bridge.conventions.change_of_variables`.
 """
 
 from __future__ import annotations

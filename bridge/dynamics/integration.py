@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array, as_int, as_real
+from bridge.conventions.state import Representation, State
 from bridge.errors import InvalidValueError, StateError
 from bridge.spatial import Transform
 from bridge.spatial.so3 import skew
-from bridge.state import Representation, State
 
 __all__ = ["integrate"]
 

@@ -21,7 +21,7 @@ cause removed from Pinocchio's model):
 * ``unexplained``: what remains when every recognised cause is removed (should not happen).
 
 When Drake is installed, its own ``Parser`` joins (engine "drake URDF parser", compared with
-bridge's model of the file; :mod:`bridge.backends.drake.native`), with findings prefixed ``drake_``:
+bridge's model of the file; :mod:`bridge.validation.drake_native`), with findings prefixed ``drake_``:
 ``drake_world_welded`` (a link named ``world`` is Drake's world: the robot is welded there),
 ``drake_floating_joint``, ``drake_joint_damping`` (kept as joint damping: the effect on h if Drake's
 force elements are counted), ``drake_transmissions`` (JointActuators; reflected inertia adds to M),
@@ -32,7 +32,7 @@ force elements are counted), ``drake_transmissions`` (JointActuators; reflected 
 With ``mujoco=True`` (``cross_validate(path, native=True, engines=[..., "mujoco"])``, ``bridge check
 FILE --native --engines pinocchio,idyntree,mujoco``), MuJoCo's own URDF compiler joins: its M, h, g
 against bridge's model of the file, and findings prefixed ``mujoco_`` (armature, damping, fused
-bodies, inertias from geoms, balanced inertias; see ``bridge.backends.mujoco.native``).
+bodies, inertias from geoms, balanced inertias; see ``bridge.validation.mujoco_native``).
 
 Engine code lives in the backends (``bridge.backends.pinocchio.native``, ``bridge.backends.idyntree.native``),
 imported when the comparison runs.
@@ -47,9 +47,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge.conventions.state import Representation, State
 from bridge.errors import BridgeWarning, MimicJointWarning, NonPhysicalInertiaWarning
 from bridge.model.model import Model
-from bridge.state import Representation, State
 
 __all__ = ["Finding", "compare_native"]
 
@@ -155,8 +155,8 @@ def _errors(loaded: _Loaded, pms: dict[str, object], reps, samples: int, seed: i
     its model) against iDynTree."""
     from bridge.backends.idyntree import native as idyntree_native
     from bridge.backends.pinocchio.native import dynamics, native_layout, native_state
-    from bridge.check import random_states
-    from bridge.convert import convert_bias_forces, convert_mass_matrix
+    from bridge.conventions.convert import convert_bias_forces, convert_mass_matrix
+    from bridge.validation.check import random_states
 
     model = loaded.urdf
     theirs = idyntree_native.dof_names(loaded.im)
@@ -232,13 +232,13 @@ def compare_native(
     representations=("body", "inertial", "mixed"),
     mujoco: bool = False,
 ):
-    """Compare Pinocchio's and iDynTree's own loaders on ``path``: a :class:`bridge.check.Report`
+    """Compare Pinocchio's and iDynTree's own loaders on ``path``: a :class:`bridge.validation.check.Report`
     with engines ``["pinocchio URDF loader", "idyntree URDF loader"]``, results for M, h, g per
     representation, and ``findings`` (see the module docstring). ``report.ok`` is False when the
     loaders disagree, explained or not."""
     from bridge.backends.idyntree import native as idyntree_native
-    from bridge.check import Report, Result
     from bridge.robots import resolve_model_path
+    from bridge.validation.check import Report, Result
 
     start = time.perf_counter()
     path = str(resolve_model_path(path))
@@ -373,7 +373,7 @@ DRAKE_PAIR = "drake URDF parser vs bridge"
 def _drake(loaded: _Loaded, report, reps: list[str], samples: int, seed: int, rtol: float) -> list[Finding]:
     """Drake's own URDF parser next to bridge's model of the file, when pydrake is installed: its
     M, h, g rows in ``report`` (engine "drake URDF parser") and its findings (causes ``drake_*``,
-    :func:`bridge.backends.drake.native.compare_native`); a note when Drake is not installed."""
+    :func:`bridge.validation.drake_native.compare_native`); a note when Drake is not installed."""
     import importlib.util
 
     if importlib.util.find_spec("pydrake") is None:
@@ -381,8 +381,8 @@ def _drake(loaded: _Loaded, report, reps: list[str], samples: int, seed: int, rt
         return []
     import logging
 
-    from bridge.backends.drake.native import compare_native as drake_compare
-    from bridge.check import Result
+    from bridge.validation.check import Result
+    from bridge.validation.drake_native import compare_native as drake_compare
 
     logger = logging.getLogger("drake")  # one warning per non-physical inertia: a finding instead
     level = logger.level
@@ -402,8 +402,8 @@ def _add_mujoco(
     report, findings: list[Finding], path: str, samples: int, seed: int, rtol: float, reps
 ) -> None:
     """MuJoCo's own URDF compiler against bridge's model of the file: results and findings added."""
-    from bridge.backends.mujoco.native import compare_native as compare_mujoco
-    from bridge.check import Result
+    from bridge.validation.check import Result
+    from bridge.validation.mujoco_native import compare_native as compare_mujoco
 
     pair = "mujoco URDF compiler vs bridge"
     out = compare_mujoco(path, samples=samples, seed=seed, rtol=rtol)

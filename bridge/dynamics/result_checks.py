@@ -4,7 +4,7 @@ singular mass matrix in forward dynamics.
 An engine's NaN or inf comes either from inputs so large that float64 products overflow (named with
 their magnitudes) or from a limitation of that library on the model; a singular mass matrix is a
 :class:`~bridge.errors.SingularMassMatrixError` naming the DOFs that move no inertia. Results of the
-single-state hot path need no check when the inputs are moderate (:data:`bridge.state.MODERATE`)
+single-state hot path need no check when the inputs are moderate (:data:`bridge.conventions.state.MODERATE`)
 and so is the model (:func:`model_scale` below :data:`MODERATE_MODEL`): no product can overflow.
 """
 
@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from bridge.conventions.state import finite_weights
 from bridge.errors import InvalidValueError, SingularMassMatrixError
 from bridge.model.model import Model
-from bridge.state import finite_weights
 
 __all__ = [
     "LARGE_INPUT",

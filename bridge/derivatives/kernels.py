@@ -1,6 +1,6 @@
 """Compiled kernels (numba) of the single-state chain rule of the inverse dynamics derivatives.
 
-:class:`bridge.single_derivatives.SingleStateInverseDerivatives` turns a BODY-based engine's
+:class:`bridge.derivatives.single.SingleStateInverseDerivatives` turns a BODY-based engine's
 derivatives ``(D_q, D_v, M)`` (nv, nv) of one state into the derivatives in W = MIXED or INERTIAL:
 base rows times ``X^T``, base columns times a (24, 18) block matrix G, joints permuted. In numpy
 that is about fifteen calls of half a microsecond each for a few thousand flops; here it is one

@@ -1,4 +1,4 @@
-"""The KinDyn queries offered as stateless functions (:mod:`bridge.functional`); a module of its
+"""The KinDyn queries offered as stateless functions (:mod:`bridge.dynamics.functional`); a module of its
 own so that ``import bridge`` can name them without importing the engines."""
 
 __all__ = ["QUERIES"]

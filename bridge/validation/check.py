@@ -34,12 +34,12 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bridge._array import as_bool, as_int, as_real
+from bridge.conventions.state import Representation, State
+from bridge.dynamics.integration import integrate
+from bridge.dynamics.kindyn import ENGINES, KinDyn
 from bridge.errors import BridgeError, InvalidValueError, SingularMassMatrixError
-from bridge.integration import integrate
-from bridge.kindyn import ENGINES, KinDyn
 from bridge.model.model import Model
 from bridge.spatial import DEFAULT_GRAVITY, Transform
-from bridge.state import Representation, State
 
 __all__ = [
     "OPTIONAL_ENGINES",
@@ -119,7 +119,7 @@ class Report:
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     #: with ``native=True``: the recognised differences between the libraries' own loaders
-    #: (:class:`bridge.native.Finding`)
+    #: (:class:`bridge.validation.native.Finding`)
     findings: list = field(default_factory=list)
 
     @property
@@ -491,7 +491,7 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.kindyn.ENGINES`); default: every installed engine
+        engines: engine names (see :data:`bridge.dynamics.kindyn.ENGINES`); default: every installed engine
             (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
             e.g. MuJoCo on massless moving links, is left out with a note).
         representations: velocity representations to test.
@@ -503,7 +503,7 @@ def cross_validate(
         identities: also check the engine-independent identities.
         progress: called with a short description before each step (for progress bars).
         native: ``model`` is a URDF file (or a robot name): compare Pinocchio's and iDynTree's own
-            URDF loaders on it instead of bridge's engines (:func:`bridge.native.compare_native`;
+            URDF loaders on it instead of bridge's engines (:func:`bridge.validation.native.compare_native`;
             the report's ``findings`` explain the differences); ``"mujoco"`` in ``engines`` adds
             MuJoCo's own URDF compiler.
 
@@ -529,7 +529,7 @@ def cross_validate(
             f"{type(model).__name__}"
         )
     if native:
-        from bridge.native import compare_native
+        from bridge.validation.native import compare_native
 
         if isinstance(model, Model):
             raise InvalidValueError(
@@ -617,7 +617,7 @@ def cross_validate(
 
 
 def _finding(subjects: tuple[str, ...], message: str):
-    from bridge.native import Finding
+    from bridge.validation.native import Finding
 
     return Finding("singular mass matrix", subjects, message)
 

@@ -156,7 +156,7 @@ def _add_drake_parser(model: Model, path: str, loaders: dict, notes: list[str]) 
 
     if importlib.util.find_spec("pydrake") is None:
         return
-    from bridge.backends.drake.native import load_drake_urdf
+    from bridge.validation.drake_native import load_drake_urdf
 
     logger = logging.getLogger("drake")  # its parser warns per non-physical inertia
     level = logger.level

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 import numpy as np
 
 from bridge.backends.base import EngineBase
+from bridge.conventions.state import Representation, State
 from bridge.model.mimic import CoupledModel
-from bridge.state import Representation, State
 
 __all__ = ["CoupledEngine"]
 

@@ -26,12 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from bridge.change_of_variables import Convention, change_of_variables
+from bridge.backends.drake.model import require_drake
+from bridge.conventions.change_of_variables import Convention, change_of_variables
+from bridge.conventions.state import Representation, State
 from bridge.errors import BackendError
 from bridge.model.model import Model
-from bridge.state import Representation, State
-
-from .model import require_drake
 
 __all__ = ["NativeComparison", "compare_native", "load_drake_urdf", "native_state"]
 
@@ -84,7 +83,7 @@ def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndar
 
 @dataclass
 class NativeComparison:
-    """The outcome of :func:`compare_native`: ``findings`` (:class:`bridge.native.Finding`, what
+    """The outcome of :func:`compare_native`: ``findings`` (:class:`bridge.validation.native.Finding`, what
     Drake's parser does differently, causes prefixed ``drake_``), the worst norm-wise relative
     differences of M, h and g over the representations (``max_rel``) and per representation
     (``by_rep``, keyed ``(quantity, representation)``); both empty when Drake refuses the file."""
@@ -133,7 +132,7 @@ def compare_native(
     the numbers has ``error_with`` (as loaded) and ``error_without`` (that cause undone)."""
     require_drake()
     import bridge
-    from bridge.native import Finding
+    from bridge.validation.native import Finding
 
     out = NativeComparison(str(path), rtol=rtol)
     if model is None:
@@ -371,8 +370,8 @@ def _errors(
     from pydrake.multibody.tree import JointActuatorIndex, MultibodyForces
 
     import bridge
-    from bridge.change_of_variables import NEUTRAL
-    from bridge.check import random_states
+    from bridge.conventions.change_of_variables import NEUTRAL
+    from bridge.validation.check import random_states
 
     perm = np.argsort([plant.GetJointByName(d).velocity_start() for d in model.dof_names])
     native = Convention(

@@ -1,7 +1,7 @@
 """Stateless dynamics for scripts: one question, one call, no ``set_state``.
 
-Every :class:`~bridge.kindyn.KinDyn` query has a function of the same name taking the model and a
-:class:`~bridge.state.State` first::
+Every :class:`~bridge.dynamics.kindyn.KinDyn` query has a function of the same name taking the model and a
+:class:`~bridge.conventions.state.State` first::
 
     M = bridge.mass_matrix(model, state)                       # engine="pinocchio"
     C = bridge.coriolis_matrix(model, state, engine="idyntree")
@@ -24,11 +24,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from bridge.conventions.state import DEFAULT_GRAVITY, State
+from bridge.dynamics.kindyn import KinDyn
+from bridge.dynamics.queries import QUERIES
 from bridge.errors import InvalidValueError
-from bridge.kindyn import KinDyn
 from bridge.model.model import Model
-from bridge.queries import QUERIES
-from bridge.state import DEFAULT_GRAVITY, State
 
 __all__ = ["QUERIES", "kindyn_at", *QUERIES]
 
