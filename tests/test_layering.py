@@ -120,8 +120,8 @@ def _forbidden(module: str, name: str) -> str | None:
     if top != "bridge" or own is None:
         return None
     target = layer_of(name)
-    if target is None:
-        return None if name == "bridge" else None
+    if target is None:  # ``bridge`` itself
+        return None
     if target > own:
         if own < NEUTRAL_LAYERS and target == layer_of(BACKENDS):
             return "a backend"
@@ -181,7 +181,7 @@ def test_no_import_cycle_between_packages() -> None:
         src = _package_of(module)
         for _, _, names in imports_of(path):
             for name in names:
-                if name.startswith("bridge.") and (PACKAGE / name.split(".")[1]).exists() or (
+                if (name.startswith("bridge.") and (PACKAGE / name.split(".")[1]).exists()) or (
                     name.startswith("bridge.") and (PACKAGE / f"{name.split('.')[1]}.py").exists()
                 ):
                     dst = _package_of(name)

@@ -446,15 +446,15 @@ def check(
 
 def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
     """Fail (exit 2) before any work on an unknown engine or representation, or an empty list."""
+    from bridge.backends.registry import engine_names
     from bridge.conventions.state import Representation
-    from bridge.dynamics.kindyn import ENGINES
     from bridge.errors import BridgeError
 
     if not engine_list or not rep_list:
         raise _fail("--engines and --representations need at least one name each")
     for e in engine_list:
-        if e.lower() not in ENGINES:
-            raise _fail(f"--engines: unknown engine {e!r}; available: {', '.join(ENGINES)}")
+        if e.lower() not in engine_names():
+            raise _fail(f"--engines: unknown engine {e!r}; available: {', '.join(engine_names())}")
     try:
         for r in rep_list:
             Representation.parse(r)

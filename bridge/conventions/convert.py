@@ -1,12 +1,9 @@
 """Convert generalized velocities and joint-space quantities between conventions.
 
-Conventions, by name: "body", "inertial", "mixed" (the base velocity representation, joints in the
-model's DOF order), "pinocchio" (LOCAL base velocity, Pinocchio's depth-first joint order),
-"featherstone" (base spatial velocity in world coordinates, angular first, joints in Featherstone
-body order), "mujoco" (free-joint ``qvel``: base origin velocity in world axes, angular velocity
-in body axes; joints in MuJoCo's body order) and "drake" (MIXED base velocity angular first, joints
-in Drake's velocity order). Each is a :class:`bridge.conventions.change_of_variables.Convention`; the foreign
-ones are defined by their backends and imported when first named. With ``nu_t = T nu_s``
+Conventions, by name (:func:`convention_names`): "body", "inertial", "mixed" (the base velocity
+representation, joints in the model's DOF order) and every registered library's own (its record in
+:mod:`bridge.backends.registry`; each a :class:`bridge.conventions.change_of_variables.Convention`
+declared in its backend package and imported when first named). With ``nu_t = T nu_s``
 (``T, T_dot = velocity_transform(model, state, s, t)``):
 
 * velocities: ``nu_t = T nu_s``;
@@ -23,26 +20,21 @@ functions accept leading batch axes.
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import (
-    BODY,
-    INERTIAL,
-    MIXED,
     ChangeOfVariables,
-    Convention,
     change_of_variables,
 )
-from bridge.conventions.state import Representation, State
-from bridge.errors import InvalidValueError, ShapeError
+from bridge.conventions.registry import convention, convention_names
+from bridge.conventions.state import State
+from bridge.errors import ShapeError
 from bridge.model.model import Model
 
 __all__ = [
-    "CONVENTIONS",
     "convention",
+    "convention_names",
     "convert_acceleration",
     "convert_bias_forces",
     "convert_generalized_force",
@@ -52,39 +44,6 @@ __all__ = [
     "velocity_change",
     "velocity_transform",
 ]
-
-#: convention name -> the Convention, or "module:attribute" where a backend defines it
-CONVENTIONS: dict[str, Convention | str] = {
-    "body": BODY,
-    "inertial": INERTIAL,
-    "mixed": MIXED,
-    "pinocchio": "bridge.backends.pinocchio.state:PINOCCHIO",
-    "featherstone": "bridge.backends.featherstone.state:FEATHERSTONE",
-    "mujoco": "bridge.backends.mujoco.state:MUJOCO",
-    "drake": "bridge.backends.drake.state:DRAKE",
-}
-
-
-def convention(value: object) -> Convention:
-    """The :class:`Convention` named by ``value``: a Convention, a :class:`Representation`, a
-    representation alias ("local", "world", "MIXED_REPRESENTATION", ...) or a foreign convention
-    name ("pinocchio", "featherstone", "mujoco", "drake")."""
-    if isinstance(value, Convention):
-        return value
-    key = str(getattr(value, "value", value)).strip().lower()
-    conv = CONVENTIONS.get(key)
-    if conv is None:
-        try:
-            return CONVENTIONS[Representation.parse(value).value]  # type: ignore[return-value]
-        except InvalidValueError:
-            raise InvalidValueError(
-                f"unknown velocity convention {value!r}; use one of {', '.join(CONVENTIONS)}"
-            ) from None
-    if isinstance(conv, str):
-        module, attr = conv.split(":")
-        conv = CONVENTIONS[key] = getattr(importlib.import_module(module), attr)
-    return conv
-
 
 def velocity_change(model: Model, state: State, source: object, target: object) -> ChangeOfVariables:
     """The :class:`ChangeOfVariables` ``nu_target = T nu_source`` at ``state`` (batched)."""
@@ -96,7 +55,7 @@ def velocity_transform(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(T, T_dot)`` with ``nu_target = T @ nu_source`` at ``state``, both (..., nv, nv).
 
-    ``source``/``target``: any convention name (see :data:`CONVENTIONS`). ``T_dot`` is the exact
+    ``source``/``target``: any convention name (:func:`convention_names`). ``T_dot`` is the exact
     time derivative of T along the motion described by ``state``.
     """
     cov = velocity_change(model, state, source, target)

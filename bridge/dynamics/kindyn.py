@@ -18,7 +18,6 @@ F (BODY), the world A (INERTIAL) or F[A] (MIXED). They enter as
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from bridge._array import as_float_array, check_batch
+from bridge.backends import registry
 from bridge.backends.protocol import Engine
 from bridge.conventions.state import (
     DEFAULT_GRAVITY,
@@ -54,16 +54,7 @@ from bridge.errors import (
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
 
-__all__ = ["ENGINES", "Engine", "KinDyn"]
-
-#: engine name -> "module:Class"
-ENGINES: dict[str, str] = {
-    "pinocchio": "bridge.backends.pinocchio.engine:PinocchioEngine",
-    "idyntree": "bridge.backends.idyntree.engine:IDynTreeEngine",
-    "featherstone": "bridge.backends.featherstone.engine:FeatherstoneEngine",
-    "mujoco": "bridge.backends.mujoco.engine:MujocoEngine",
-    "drake": "bridge.backends.drake.engine:DrakeEngine",
-}
+__all__ = ["Engine", "KinDyn"]
 
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
@@ -86,17 +77,6 @@ def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
     return check_finite(value, what, kd.model.name, kd._input_note)
 
 
-def _engine_class(engine: str) -> type:
-    key = str(engine).strip().lower()
-    if key not in ENGINES:
-        raise InvalidValueError(f"unknown engine {engine!r}; available: {', '.join(ENGINES)}")
-    module, cls = ENGINES[key].split(":")
-    try:
-        return getattr(importlib.import_module(module), cls)
-    except ModuleNotFoundError as exc:
-        raise BridgeError(f"engine {key!r} is not available ({exc})") from None
-
-
 class KinDyn:
     """Kinematics and dynamics of ``model`` computed by ``engine`` in ``representation``.
 
@@ -115,7 +95,7 @@ class KinDyn:
         self.model = model
         self.representation = Representation.parse(representation)
         self.engine_name = str(engine).strip().lower()
-        engine_class = _engine_class(self.engine_name)
+        engine_class = registry.engine_class(self.engine_name)
         # coupled mimic joints: the engine's own mimic joints, else the full model's engine projected
         native = getattr(engine_class, "coupled_engine", None) if getattr(model, "mimics", ()) else None
         if native is not None and native(model) is not None:

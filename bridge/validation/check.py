@@ -23,7 +23,6 @@ precision, which for real humanoids near singular configurations (cond(M) ~ 1e8)
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import os
@@ -34,15 +33,15 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from bridge._array import as_bool, as_int, as_real
+from bridge.backends import registry
 from bridge.conventions.state import Representation, State
 from bridge.dynamics.integration import integrate
-from bridge.dynamics.kindyn import ENGINES, KinDyn
+from bridge.dynamics.kindyn import KinDyn
 from bridge.errors import BridgeError, InvalidValueError, SingularMassMatrixError
 from bridge.model.model import Model
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 
 __all__ = [
-    "OPTIONAL_ENGINES",
     "QUANTITIES",
     "Report",
     "Result",
@@ -52,15 +51,10 @@ __all__ = [
     "random_states",
 ]
 
-#: engines over an optional library (an extra): engine name -> the module it needs
-OPTIONAL_ENGINES: dict[str, str] = {"mujoco": "mujoco", "drake": "pydrake"}
-
-
 def available_engines() -> tuple[str, ...]:
     """The registered engines whose library is installed (found, not imported: this stays fast)."""
-    return tuple(
-        e for e in ENGINES if e not in OPTIONAL_ENGINES or importlib.util.find_spec(OPTIONAL_ENGINES[e])
-    )
+    return registry.available_engines()
+
 
 QUANTITIES = (
     "mass_matrix",
@@ -491,7 +485,7 @@ def cross_validate(
 
     Args:
         model: the neutral model.
-        engines: engine names (see :data:`bridge.dynamics.kindyn.ENGINES`); default: every installed engine
+        engines: engine names (see :mod:`bridge.backends.registry`); default: every installed engine
             (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
             e.g. MuJoCo on massless moving links, is left out with a note).
         representations: velocity representations to test.
@@ -551,7 +545,7 @@ def cross_validate(
     if engines is None:  # every installed engine that accepts the model
         engines = []
         for e in available_engines():
-            if e in OPTIONAL_ENGINES:
+            if registry.library(e).requires is not None:
                 try:
                     KinDyn(model, engine=e)
                 except BridgeError as exc:
@@ -560,8 +554,8 @@ def cross_validate(
             engines.append(e)
     engines = [str(e).strip().lower() for e in engines]
     for e in engines:
-        if e not in ENGINES:
-            raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(ENGINES)}")
+        if e not in registry.engine_names():
+            raise InvalidValueError(f"unknown engine {e!r}; available: {', '.join(registry.engine_names())}")
     reps = [Representation.parse(r).value for r in representations]
     if not engines or not reps:
         raise InvalidValueError("cross_validate: give at least one engine and one representation")

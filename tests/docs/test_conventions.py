@@ -487,7 +487,9 @@ def test_rbdl_tds_transforms_only():
             bridge.KinDyn(bridge.random_model(2, seed=0), engine=name)
         with pytest.raises(bridge.InvalidValueError):
             bridge.Representation.parse(name)
-    from bridge.conventions.convert import CONVENTIONS
+    from bridge.conventions.convert import convention_names
+
+    CONVENTIONS = convention_names()
 
     # the velocity conventions bridge knows: the neutral ones and one per library with an engine
     assert {"body", "inertial", "mixed", "pinocchio", "featherstone", "mujoco", "drake"} <= set(CONVENTIONS)

@@ -1,0 +1,248 @@
+"""The libraries bridge speaks: one record each, and the only list of them.
+
+A :class:`Library` record names, as ``"module:attribute"`` strings resolved on first use (so that
+reading the registry imports no library), everything bridge knows about a library: its
+conventions, its engine, its model and state converters, the optional dependency and the extra that
+installs it, its native-loader comparison and its ``bridge info`` column. KinDyn, the convert
+functions, ``cross_validate``, ``check --native``, ``bridge info``, the command line's
+``--engines`` and the stateless functions read this registry; no other module lists libraries.
+
+Registering a record (:func:`register`) also registers its conventions by name
+(:func:`bridge.conventions.registry.register_convention`), so a library added at run time (a test's
+toy convention, a user's own engine) is picked up by every conversion and by cross-validation.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bridge.conventions.registry import register_convention, unregister_convention
+from bridge.errors import BridgeError, InvalidValueError
+
+__all__ = [
+    "LIBRARIES",
+    "Library",
+    "available_engines",
+    "engine_class",
+    "engine_names",
+    "library",
+    "register",
+    "resolve",
+    "unregister",
+]
+
+
+def resolve(target: str | Any) -> Any:
+    """The object named ``"module:attribute"`` (imported now), or ``target`` itself if not a string."""
+    if not isinstance(target, str):
+        return target
+    module, _, attr = target.partition(":")
+    obj = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class Library:
+    """What bridge knows about one library.
+
+    Attributes:
+        name: the name users pass (engine name, convention name, ``bridge info`` column).
+        summary: one line on what the library is and how bridge uses it.
+        conventions: convention name -> ``"module:attribute"`` of its
+            :class:`~bridge.conventions.change_of_variables.Convention` (the library's generalized
+            velocity layout, declared as data in its backend package).
+        engine: ``"module:Class"`` of its engine behind :class:`bridge.KinDyn` (None: no engine).
+        to_model / from_model: ``"module:function"`` converting a bridge Model to the library's model
+            and back (None where the library has no model type bridge converts).
+        to_state / from_state: ``"module:function"`` converting a bridge State to the library's
+            coordinates and back.
+        requires: the import name of the optional dependency (None: a core dependency).
+        extra: the pip extra of bridge that installs it (``pip install 'bridge-dynamics[extra]'``).
+        native: ``"module:attribute"`` of its native-loader comparison (the library's own file
+            loader next to bridge's), or None.
+        info: ``"module:function"`` giving its ``bridge info`` column, or None.
+        loads: the model file kinds its own loader reads ("urdf", "mjcf", "sdf").
+    """
+
+    name: str
+    summary: str
+    conventions: Mapping[str, str] = field(default_factory=dict)
+    engine: str | None = None
+    to_model: str | None = None
+    from_model: str | None = None
+    to_state: str | None = None
+    from_state: str | None = None
+    requires: str | None = None
+    extra: str | None = None
+    native: str | None = None
+    info: str | None = None
+    loads: tuple[str, ...] = ()
+
+    @property
+    def installed(self) -> bool:
+        """Whether the library can be imported (always True for a core dependency)."""
+        if self.requires is None:
+            return True
+        if self.requires in sys.modules:  # imported, or blocked (None)
+            return sys.modules[self.requires] is not None
+        try:
+            return importlib.util.find_spec(self.requires) is not None
+        except (ImportError, ValueError):
+            return False
+
+    def require(self, what: str) -> None:
+        """Raise BridgeError naming the extra unless the library is installed."""
+        if not self.installed:
+            extra = f" (pip install 'bridge-dynamics[{self.extra}]')" if self.extra else ""
+            raise BridgeError(f"{what} needs {self.requires!r}, which is not installed{extra}")
+
+    def load(self, attribute: str) -> Any:
+        """The object a field names (``record.load("engine")``), imported now; None if unset."""
+        target = getattr(self, attribute)
+        return None if target is None else resolve(target)
+
+
+#: the libraries, in the order of tables and reports; :func:`register` adds to it
+LIBRARIES: dict[str, Library] = {}
+
+
+def register(record: Library, *, replace: bool = False) -> Library:
+    """Add a library record (and its conventions by name); returns it."""
+    if not isinstance(record, Library):
+        raise InvalidValueError(f"register: expected a Library record, got {type(record).__name__}")
+    key = record.name.strip().lower()
+    if key in LIBRARIES and not replace:
+        raise InvalidValueError(f"register: a library named {record.name!r} is registered already")
+    for name, target in record.conventions.items():
+        register_convention(name, target, replace=True)
+    LIBRARIES[key] = record
+    return record
+
+
+def unregister(name: str) -> None:
+    """Remove a library record and its conventions (for tests that register a toy library)."""
+    key = str(name).strip().lower()
+    record = LIBRARIES.pop(key, None)
+    if record is None:
+        raise InvalidValueError(f"unregister: no library named {name!r}")
+    for conv in record.conventions:
+        unregister_convention(conv)
+
+
+def library(name: object) -> Library:
+    """The record of ``name`` (case-insensitive); InvalidValueError listing the known ones."""
+    key = str(name).strip().lower()
+    record = LIBRARIES.get(key)
+    if record is None:
+        raise InvalidValueError(f"unknown library {name!r}; known: {', '.join(LIBRARIES)}")
+    return record
+
+
+def engine_names() -> tuple[str, ...]:
+    """Every registered engine, installed or not."""
+    return tuple(name for name, rec in LIBRARIES.items() if rec.engine is not None)
+
+
+def available_engines() -> tuple[str, ...]:
+    """The registered engines whose library is installed."""
+    return tuple(name for name, rec in LIBRARIES.items() if rec.engine is not None and rec.installed)
+
+
+def engine_class(name: object) -> type:
+    """The engine class of ``name``: InvalidValueError for an unknown engine, BridgeError naming
+    the extra when its library is not installed."""
+    key = str(name).strip().lower()
+    record = LIBRARIES.get(key)
+    if record is None or record.engine is None:
+        raise InvalidValueError(f"unknown engine {name!r}; available: {', '.join(engine_names())}")
+    record.require(f"engine {key!r}")
+    try:
+        return resolve(record.engine)
+    except ModuleNotFoundError as exc:
+        raise BridgeError(f"engine {key!r} is not available ({exc})") from None
+
+
+# ------------------------------------------------------------------------------------ the records
+_B = "bridge.backends"
+
+register(
+    Library(
+        name="pinocchio",
+        summary="Pinocchio: LOCAL base velocity, depth-first joints, quaternion x, y, z, w",
+        conventions={"pinocchio": f"{_B}.pinocchio.state:PINOCCHIO"},
+        engine=f"{_B}.pinocchio.engine:PinocchioEngine",
+        to_model=f"{_B}.pinocchio.model:to_pinocchio",
+        from_model=f"{_B}.pinocchio.model:from_pinocchio",
+        to_state=f"{_B}.pinocchio.state:to_pinocchio_state",
+        from_state=f"{_B}.pinocchio.state:from_pinocchio_state",
+        native=f"{_B}.pinocchio.native:NATIVE",
+        info=f"{_B}.pinocchio.info:info_column",
+        loads=("urdf",),
+    )
+)
+register(
+    Library(
+        name="idyntree",
+        summary="iDynTree: the three neutral representations natively (KinDynComputations)",
+        engine=f"{_B}.idyntree.engine:IDynTreeEngine",
+        to_model=f"{_B}.idyntree.model:to_idyntree",
+        from_model=f"{_B}.idyntree.model:from_idyntree",
+        native=f"{_B}.idyntree.native:NATIVE",
+        info=f"{_B}.idyntree.info:info_column",
+        loads=("urdf",),
+    )
+)
+register(
+    Library(
+        name="featherstone",
+        summary="Featherstone (spatial_v2 / RBDL): bridge's own algorithms, angular first, world velocity",
+        conventions={"featherstone": f"{_B}.featherstone.state:FEATHERSTONE"},
+        engine=f"{_B}.featherstone.engine:FeatherstoneEngine",
+        to_model=f"{_B}.featherstone.model:to_featherstone",
+        from_model=f"{_B}.featherstone.model:from_featherstone",
+        to_state=f"{_B}.featherstone.state:to_featherstone_state",
+        from_state=f"{_B}.featherstone.state:from_featherstone_state",
+        info=f"{_B}.featherstone.info:info_column",
+    )
+)
+register(
+    Library(
+        name="mujoco",
+        summary="MuJoCo: free joint [p_dot world; omega body], quaternion w, x, y, z, body-order DOFs",
+        conventions={"mujoco": f"{_B}.mujoco.state:MUJOCO"},
+        engine=f"{_B}.mujoco.engine:MujocoEngine",
+        to_model=f"{_B}.mujoco.model:to_mujoco",
+        from_model=f"{_B}.mujoco.model:from_mujoco",
+        to_state=f"{_B}.mujoco.state:to_mujoco_state",
+        from_state=f"{_B}.mujoco.state:from_mujoco_state",
+        requires="mujoco",
+        extra="mujoco",
+        native=f"{_B}.mujoco.native:NATIVE",
+        info=f"{_B}.mujoco.info:info_column",
+        loads=("urdf", "mjcf"),
+    )
+)
+register(
+    Library(
+        name="drake",
+        summary="Drake: MIXED base velocity angular first, quaternion w, x, y, z first in q",
+        conventions={"drake": f"{_B}.drake.state:DRAKE"},
+        engine=f"{_B}.drake.engine:DrakeEngine",
+        to_model=f"{_B}.drake.model:to_drake",
+        from_model=f"{_B}.drake.model:from_drake",
+        to_state=f"{_B}.drake.state:to_drake_state",
+        from_state=f"{_B}.drake.state:from_drake_state",
+        requires="pydrake",
+        extra="drake",
+        native=f"{_B}.drake.native:NATIVE",
+        info=f"{_B}.drake.info:info_column",
+        loads=("urdf", "sdf"),
+    )
+)
