@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridge.conventions.state import Representation, State, rotation_blocks
-from bridge.spatial import Transform
-from bridge.spatial.vectors import crm
+from bridge.conventions.declaration import BaseMaps, BaseVelocity, Configuration
+from bridge.conventions.state import Representation, State, velocity_declaration
+from bridge.errors import InvalidValueError
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -44,91 +44,62 @@ __all__ = [
     "INERTIAL",
     "MIXED",
     "NEUTRAL",
+    "BaseMaps",
     "ChangeOfVariables",
     "Convention",
     "JointOrder",
     "change_of_variables",
-    "neutral_base_maps",
 ]
-
-#: ``(L, L_dot, L_inv, L_inv_dot)`` (each (..., 6, 6)): a convention's base velocity is
-#: ``L @ v_B`` with ``v_B`` the BODY base velocity, ``L_inv`` its inverse, dots the time derivatives
-#: along the state's motion. ``L_dot``/``L_inv_dot`` may be None for zero.
-BaseMaps = tuple[np.ndarray, "np.ndarray | None", np.ndarray, "np.ndarray | None"]
-
-
-def neutral_base_maps(world_H_base: Transform, v_body: np.ndarray, rep: Representation) -> BaseMaps:
-    """The :data:`BaseMaps` of a neutral representation W (frame W = B, A or B[A]).
-
-    ``L = W_X_B`` maps the BODY base velocity to W. With ``v = B_v_A,B``:
-    d/dt A_X_B = A_X_B crm(v) and d/dt B_X_A = -crm(v) B_X_A; for W = B[A] only the angular part of
-    v enters (docs/theory.md, "How a motion transform changes in time"):
-    d/dt B_X_B[A] = -crm([0, omega_B]) B_X_B[A].
-    """
-    if rep is Representation.BODY:
-        eye = np.eye(6)
-        return eye, None, eye, None
-    H = world_H_base
-    if rep is Representation.MIXED:
-        v = np.concatenate([np.zeros_like(v_body[..., :3]), v_body[..., 3:]], axis=-1)
-        from_body = rotation_blocks(H.rotation)
-        to_body = rotation_blocks(np.swapaxes(H.rotation, -1, -2))
-    else:
-        v = v_body
-        from_body = H.motion_matrix()
-        to_body = H.inverse().motion_matrix()
-    C = crm(v)
-    return from_body, from_body @ C, to_body, -C @ to_body
 
 
 @dataclass(frozen=True, eq=False)
 class Convention:
-    """A generalized-velocity convention: its base velocity and its joint order.
+    """A library's convention, declared as data: its base velocity, its configuration and its
+    joint order. Every map between two conventions is derived from two such declarations.
 
     Attributes:
         name: the name users pass ("body", "pinocchio", ...).
-        representation: the neutral representation the base velocity is made from.
-        base_left: optional constant (6, 6) matrix ``L0``: the convention's base velocity is
-            ``L0 @ v_rep`` (e.g. the swap to angular-first order).
+        velocity: how the base velocity is written (:class:`~bridge.conventions.declaration.BaseVelocity`;
+            a :class:`Representation` or its name stands for the neutral one).
         joint_order: optional ``model -> perm`` with ``native_joints[i] = model_joints[perm[i]]``
             (None: the model's DOF order).
-        base_maps: optional override of the base maps relative to BODY (see :data:`BaseMaps`), for
-            conventions that are no constant matrix away from a neutral representation.
+        configuration: where the base pose and the joints sit in the configuration vector
+            (:class:`~bridge.conventions.declaration.Configuration`; None: the convention has no
+            configuration layout of its own, e.g. a neutral representation).
     """
 
     name: str
-    representation: Representation
-    base_left: np.ndarray | None = None
+    velocity: BaseVelocity
     joint_order: Callable[[Model], np.ndarray | None] | None = None
-    base_maps: Callable[[Transform, np.ndarray], BaseMaps] | None = None
+    configuration: Configuration | None = None
     _perms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
 
     def __post_init__(self) -> None:
-        if self.base_left is not None:
-            L = np.array(self.base_left, dtype=np.float64)
-            L.setflags(write=False)
-            object.__setattr__(self, "base_left", L)
-            Li = np.linalg.inv(L)
-            Li.setflags(write=False)
-            object.__setattr__(self, "_base_left_inv", Li)
+        if not isinstance(self.velocity, BaseVelocity):
+            object.__setattr__(self, "velocity", velocity_declaration(Representation.parse(self.velocity)))
+        if self.configuration is not None and not isinstance(self.configuration, Configuration):
+            raise InvalidValueError(
+                f"Convention {self.name!r}: configuration must be a Configuration, got "
+                f"{type(self.configuration).__name__}"
+            )
+        if self.joint_order is not None and not callable(self.joint_order):
+            raise InvalidValueError(f"Convention {self.name!r}: joint_order must be callable (model -> perm)")
 
     def __repr__(self) -> str:
         return f"Convention({self.name!r})"
 
-    def maps(self, world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
+    @property
+    def representation(self) -> Representation | None:
+        """The neutral representation measuring the same velocity (whatever the order of its
+        halves), or None (e.g. MuJoCo's free joint)."""
+        for rep, conv in NEUTRAL.items():
+            if conv.velocity.same_frame(self.velocity):
+                return rep
+        return None
+
+    def maps(self, world_H_base, v_body: np.ndarray) -> BaseMaps:
         """The base maps of this convention at a pose and BODY base velocity (..., 6)."""
-        if self.base_maps is not None:
-            return self.base_maps(world_H_base, v_body)
-        L, Ld, Li, Lid = neutral_base_maps(world_H_base, v_body, self.representation)
-        if self.base_left is None:
-            return L, Ld, Li, Lid
-        L0, L0i = self.base_left, self._base_left_inv
-        return (
-            L0 @ L,
-            None if Ld is None else L0 @ Ld,
-            Li @ L0i,
-            None if Lid is None else Lid @ L0i,
-        )
+        return self.velocity.maps(world_H_base, v_body)
 
     def permutation(self, model: Model) -> np.ndarray | None:
         """``perm`` (n,) with ``native[i] = model[perm[i]]``, None for the model's own order
@@ -158,9 +129,9 @@ def _canonical_perm(perm: object) -> np.ndarray | None:
     return p
 
 
-BODY = Convention("body", Representation.BODY)
-INERTIAL = Convention("inertial", Representation.INERTIAL)
-MIXED = Convention("mixed", Representation.MIXED)
+BODY = Convention("body", "body")
+INERTIAL = Convention("inertial", "inertial")
+MIXED = Convention("mixed", "mixed")
 
 
 class JointOrder:
@@ -577,14 +548,15 @@ def change_of_variables(
     if not model.floating:
         return ChangeOfVariables(None, None, joints, _reorder(state.s_dot, source, model, 0))
     H = state.world_H_base
-    v_body = state.base_velocity_in(Representation.BODY)
+    v_body = state.base_velocity_in("body")
     Ls, _, Ls_inv, Ls_inv_dot = source.maps(H, v_body)
-    if _constant_between(source, target):
-        # the same representation on both sides: X = L0_t L0_s^-1 exactly (no rounding from
-        # L_rep L_rep^-1), constant (no T_dot); broadcast to the state's batch
+    if source.velocity.same_frame(target.velocity):
+        # the same velocity on both sides up to the order of the halves: X is that constant
+        # permutation exactly (no rounding from L L^-1), with no T_dot; broadcast to the batch
         lead = np.broadcast_shapes(H.batch_shape, v_body.shape[:-1])
-        X = np.broadcast_to(_times(target.base_left, _left_inv(source)), (*lead, 6, 6))
-        X_inv = np.broadcast_to(_times(source.base_left, _left_inv(target)), (*lead, 6, 6))
+        X = _times(target.velocity.reorder(), _transpose(source.velocity.reorder()))
+        X_inv = _times(source.velocity.reorder(), _transpose(target.velocity.reorder()))
+        X, X_inv = np.broadcast_to(X, (*lead, 6, 6)), np.broadcast_to(X_inv, (*lead, 6, 6))
         X_dot = None
     else:
         Lt, Lt_dot, Lt_inv, _ = target.maps(H, v_body)
@@ -596,22 +568,12 @@ def change_of_variables(
         if Ls_inv_dot is not None:
             X_dot = Lt @ Ls_inv_dot if X_dot is None else X_dot + Lt @ Ls_inv_dot
     # the state's generalized velocity in the source convention
-    native = source.base_left is None and source.base_maps is None
-    if native and source.representation is state.representation:
+    if source.velocity == velocity_declaration(state.representation):
         v_source = state.base_velocity
     else:
         v_source = _mv(Ls, v_body)
     nu = _cat(v_source, _reorder(state.s_dot, source, model, 0))
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot)
-
-
-def _constant_between(source: Convention, target: Convention) -> bool:
-    """Both conventions are constant matrices away from the same neutral representation."""
-    return (
-        source.base_maps is None
-        and target.base_maps is None
-        and source.representation is target.representation
-    )
 
 
 def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
@@ -621,8 +583,8 @@ def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
     return a if b is None else a @ b
 
 
-def _left_inv(c: Convention) -> np.ndarray | None:
-    return None if c.base_left is None else c._base_left_inv
+def _transpose(a: np.ndarray | None) -> np.ndarray | None:
+    return None if a is None else a.T
 
 
 def _reorder(x: np.ndarray, convention: Convention, model: Model, nb: int) -> np.ndarray:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridge._array import as_float_array, broadcast_batch
+from bridge.conventions.declaration import BODY_VELOCITY, INERTIAL_VELOCITY, MIXED_VELOCITY, BaseVelocity
 from bridge.errors import BridgeError, InvalidValueError, StateError
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
@@ -29,7 +30,7 @@ from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
 
-__all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "rotation_blocks"]
+__all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "velocity_declaration"]
 
 
 
@@ -307,37 +308,21 @@ def single_state_arrays(
     return H, s_, v_, sd_
 
 
-def rotation_blocks(R: np.ndarray) -> np.ndarray:
-    """``blkdiag(R, R)`` (..., 6, 6) of rotations R (..., 3, 3)."""
-    X = np.zeros((*R.shape[:-2], 6, 6))
-    X[..., :3, :3] = R
-    X[..., 3:, 3:] = R
-    return X
+def velocity_declaration(representation: object) -> BaseVelocity:
+    """The :class:`~bridge.conventions.declaration.BaseVelocity` a neutral representation is:
+    BODY ``B_v_A,B``, INERTIAL ``A_v_A,B`` (the spatial velocity), MIXED ``B[A]_v_A,B``."""
+    return _DECLARATIONS[Representation.parse(representation)]
 
 
-def base_to_body_matrix(world_H_base: Transform, representation: Representation) -> np.ndarray:
-    """``B_X_W`` (..., 6, 6): maps the base velocity in ``representation`` (frame W) to BODY."""
-    rep = Representation.parse(representation)
-    R = world_H_base.rotation
-    if rep is Representation.BODY:
-        return np.broadcast_to(np.eye(6), (*R.shape[:-2], 6, 6)).copy()
-    if rep is Representation.MIXED:
-        return rotation_blocks(np.swapaxes(R, -1, -2))
-    return world_H_base.inverse().motion_matrix()
-
-
-def body_to_base_matrix(world_H_base: Transform, representation: Representation) -> np.ndarray:
-    """``W_X_B`` (..., 6, 6): maps the BODY base velocity to ``representation`` (frame W)."""
-    rep = Representation.parse(representation)
-    R = world_H_base.rotation
-    if rep is Representation.BODY:
-        return np.broadcast_to(np.eye(6), (*R.shape[:-2], 6, 6)).copy()
-    if rep is Representation.MIXED:
-        return rotation_blocks(R)
-    return world_H_base.motion_matrix()
+_DECLARATIONS = {
+    Representation.BODY: BODY_VELOCITY,
+    Representation.INERTIAL: INERTIAL_VELOCITY,
+    Representation.MIXED: MIXED_VELOCITY,
+}
 
 
 def base_velocity_matrix(world_H_base: Transform, source: object, target: object) -> np.ndarray:
-    """(..., 6, 6) matrix mapping a base velocity from ``source`` to ``target`` representation."""
-    src, tgt = Representation.parse(source), Representation.parse(target)
-    return body_to_base_matrix(world_H_base, tgt) @ base_to_body_matrix(world_H_base, src)
+    """(..., 6, 6) matrix mapping a base velocity from ``source`` to ``target`` representation
+    (``L_target L_source^-1`` of their declarations)."""
+    src, tgt = velocity_declaration(source), velocity_declaration(target)
+    return tgt.matrices(world_H_base)[0] @ src.matrices(world_H_base)[1]

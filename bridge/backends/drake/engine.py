@@ -112,7 +112,7 @@ class DrakeEngine(EngineBase):
         self._joints = joints = JointOrder.between(model, self.convention, DRAKE)
         self._constant_cov = None
         if self.representation is _MIXED or not model.floating:
-            L0 = DRAKE.base_left
+            L0 = DRAKE.velocity.reorder()
             self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
         self._gravity: list[float] | None = None
         self._pose: list | None = None
@@ -139,7 +139,7 @@ class DrakeEngine(EngineBase):
         cov = self._constant_cov
         if cov is None:  # a floating base in BODY or INERTIAL
             _, X_m, X_m_inv, bias_m = single_to_mixed(self.representation, H, v)
-            L0 = DRAKE.base_left
+            L0 = DRAKE.velocity.reorder()
             cov = ChangeOfVariables(L0 @ X_m, X_m_inv @ L0.T, self._joints, nu, bias=L0 @ bias_m)
         self.cov = cov
         self._v = cov.velocity(nu)[None]

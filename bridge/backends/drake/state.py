@@ -21,13 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
-from bridge.conventions.state import Representation, State
-from bridge.errors import BackendError, BridgeError, StateError
+from bridge.conventions.change_of_variables import Convention
+from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
+from bridge.conventions.native_state import from_native_state, to_native_state
+from bridge.conventions.state import State
+from bridge.errors import BackendError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
-from bridge.spatial import Transform
+from bridge.spatial.conventions import Ordering
 
 __all__ = [
     "DRAKE",
@@ -116,7 +117,10 @@ def drake_dof_permutation(model: Model) -> np.ndarray:
 
 #: Drake's generalized velocity: MIXED base velocity angular first, joints in Drake's order
 DRAKE = Convention(
-    "drake", Representation.MIXED, base_left=np.eye(6)[_SWAP], joint_order=drake_dof_permutation
+    "drake",
+    BaseVelocity(Point.BASE_ORIGIN, Axes.WORLD, Axes.WORLD, Ordering.ANGULAR_FIRST),
+    joint_order=drake_dof_permutation,
+    configuration=Configuration(QuaternionOrder.WXYZ, quaternion_first=True),
 )
 
 
@@ -126,40 +130,12 @@ def to_drake_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
     See the module docstring for the layout; a fixed base's pose is not part of (q, v).
     """
     state.check_model(model)
-    lay = drake_layout(model)
-    rep = state.representation
-    cov = change_of_variables(model, state, NEUTRAL[rep], DRAKE)
-    v = cov.velocity(cov.nu)
-    H = state.world_H_base
-    batch = v.shape[:-1]
-    q = np.zeros((*batch, lay.nq))
-    q[..., lay.idx_q] = state.s
-    if model.floating:
-        q[..., :4] = H.as_quaternion_wxyz()
-        q[..., 4:7] = H.translation
-    return q, v
+    drake_layout(model)  # checks that Drake lays the coordinates out as DRAKE declares
+    return to_native_state(model, state, DRAKE)
 
 
-def from_drake_state(
-    model: Model, q: object, v: object, representation: object = Representation.MIXED
-) -> State:
+def from_drake_state(model: Model, q: object, v: object, representation: object = "mixed") -> State:
     """Drake ``(q, v)`` of ``to_drake(model)`` -> neutral State in ``representation`` (a fixed
     base at the identity pose)."""
-    lay = drake_layout(model)
-    try:
-        q = as_float_array(q, "q", (lay.nq,))
-        v = as_float_array(v, "v", (lay.nv,))
-    except BridgeError as exc:
-        raise StateError(f"drake state for model {model.name!r}: {exc}") from None
-    rep = Representation.parse(representation)
-    s = q[..., lay.idx_q]
-    s_dot = v[..., lay.idx_v]
-    batch = np.broadcast_shapes(q.shape[:-1], v.shape[:-1])
-    if model.floating:
-        try:
-            H = Transform.from_quaternion_wxyz(q[..., :4], q[..., 4:7])
-        except BridgeError as exc:
-            raise StateError(f"drake state: base {exc}") from None
-        mixed = State(H, s, v[..., _SWAP], s_dot, Representation.MIXED)
-        return mixed.to(rep) if rep is not Representation.MIXED else mixed
-    return State(Transform.identity(batch), s, np.zeros((*batch, 6)), s_dot, rep)
+    drake_layout(model)
+    return from_native_state(model, q, v, DRAKE, representation)

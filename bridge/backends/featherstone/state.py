@@ -28,12 +28,13 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
+from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
 from bridge.conventions.state import Representation, State
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.spatial.conventions import to_angular_first, to_linear_first
+from bridge.spatial.conventions import Ordering, to_angular_first, to_linear_first
 
 from .model import FeatherstoneModel, base_placement, to_featherstone
 
@@ -145,7 +146,10 @@ def _joint_order(model: Model | FeatherstoneModel) -> np.ndarray:
 #: Featherstone's generalized velocity: the base spatial velocity in world coordinates, angular
 #: first (bridge's INERTIAL with its halves swapped), joints in body order
 FEATHERSTONE = Convention(
-    "featherstone", Representation.INERTIAL, base_left=np.eye(6)[_SWAP], joint_order=_joint_order
+    "featherstone",
+    BaseVelocity(Point.WORLD_ORIGIN, Axes.WORLD, Axes.WORLD, Ordering.ANGULAR_FIRST),
+    joint_order=_joint_order,
+    configuration=Configuration(QuaternionOrder.WXYZ, quaternion_first=True),
 )
 
 

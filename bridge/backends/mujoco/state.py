@@ -28,15 +28,15 @@ import weakref
 
 import numpy as np
 
-from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import BaseMaps, Convention
+from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
+from bridge.conventions.native_state import from_native_state, to_native_state
 from bridge.conventions.single_to_mixed import single_to_mixed
-from bridge.conventions.state import Representation, State, body_to_base_matrix
-from bridge.errors import BridgeError, StateError
+from bridge.conventions.state import Representation, State
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.spatial.so3 import quaternion_xyzw_of_rows, skew
+from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
 __all__ = [
     "MUJOCO",
@@ -66,28 +66,18 @@ def mujoco_dof_permutation(model: Model) -> np.ndarray:
 
 def mujoco_base_maps(world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
     """MuJoCo's free-joint velocity relative to BODY: ``(L, L_dot, L_inv, L_inv_dot)``, each
-    (..., 6, 6), with ``qvel_base = L v_B``, ``L = blkdiag(A_R_B, 1)`` and ``v_B`` (..., 6) the BODY
-    base velocity (linear first) giving the time derivatives."""
-    R = world_H_base.rotation
-    Rt = np.swapaxes(R, -1, -2)
-    W = skew(v_body[..., 3:])
-    lead = np.broadcast_shapes(R.shape[:-2], W.shape[:-2])
-    L = np.zeros((*lead, 6, 6))
-    L_inv = np.zeros((*lead, 6, 6))
-    L_dot = np.zeros((*lead, 6, 6))
-    L_inv_dot = np.zeros((*lead, 6, 6))
-    L[..., :3, :3] = R
-    L_inv[..., :3, :3] = Rt
-    L[..., 3:, 3:] = L_inv[..., 3:, 3:] = np.eye(3)
-    L_dot[..., :3, :3] = R @ W  # d/dt R = R skew(omega_B)
-    L_inv_dot[..., :3, :3] = -W @ Rt  # d/dt R^T = -skew(omega_B) R^T
-    return L, L_dot, L_inv, L_inv_dot
+    (..., 6, 6), with ``qvel_base = L v_B`` (``L = blkdiag(A_R_B, 1)``), derived from
+    :data:`MUJOCO`'s declaration."""
+    return MUJOCO.maps(world_H_base, v_body)
 
 
 #: MuJoCo's generalized velocity: ``[p_dot in world; omega in body]`` for a free base, joints in
-#: body (depth-first) order
+#: body (depth-first) order; ``qpos = [A_o_B; qw, qx, qy, qz; joints]``
 MUJOCO = Convention(
-    "mujoco", Representation.BODY, joint_order=mujoco_dof_permutation, base_maps=mujoco_base_maps
+    "mujoco",
+    BaseVelocity(Point.BASE_ORIGIN, linear_axes=Axes.WORLD, angular_axes=Axes.BODY),
+    joint_order=mujoco_dof_permutation,
+    configuration=Configuration(QuaternionOrder.WXYZ),
 )
 
 
@@ -98,28 +88,7 @@ def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]
     ``qvel = [A_o_B_dot (world); omega (body); joints]`` (nv = 6 + n), joints in MuJoCo's body order.
     Fixed base: the joints only (the base pose is the base body's placement in the MuJoCo model).
     """
-    state.check_model(model)
-    perm = mujoco_dof_permutation(model)
-    H = state.world_H_base
-    s = state.s[..., perm]
-    sd = state.s_dot[..., perm]
-    if not model.floating:
-        lead = np.broadcast_shapes(s.shape[:-1], sd.shape[:-1])
-        return np.broadcast_to(s, (*lead, s.shape[-1])).copy(), np.broadcast_to(
-            sd, (*lead, sd.shape[-1])
-        ).copy()
-    v_body = state.base_velocity_in(Representation.BODY)
-    lead = np.broadcast_shapes(H.batch_shape, s.shape[:-1], sd.shape[:-1], v_body.shape[:-1])
-    n = model.n_dofs
-    qpos = np.empty((*lead, 7 + n))
-    qvel = np.empty((*lead, 6 + n))
-    qpos[..., :3] = H.translation
-    qpos[..., 3:7] = H.as_quaternion_wxyz()
-    qpos[..., 7:] = s
-    qvel[..., :3] = np.einsum("...ij,...j->...i", H.rotation, v_body[..., :3])
-    qvel[..., 3:6] = v_body[..., 3:]
-    qvel[..., 6:] = sd
-    return qpos, qvel
+    return to_native_state(model, state, MUJOCO)
 
 
 def single_mujoco_state(
@@ -165,36 +134,9 @@ def single_mujoco_state(
     return qpos, qvel, X, X_inv, bias
 
 
-def from_mujoco_state(
-    model: Model, qpos: object, qvel: object, representation: object = Representation.MIXED
-) -> State:
+def from_mujoco_state(model: Model, qpos: object, qvel: object, representation: object = "mixed") -> State:
     """MuJoCo ``(qpos, qvel)`` of ``to_mujoco(model)`` (or of the MjModel ``model`` was read from)
     -> neutral :class:`State` in ``representation``, batched. The quaternion need not be unit norm
     (MuJoCo normalizes it too); a zero quaternion raises :class:`bridge.StateError`."""
-    n = model.n_dofs
-    nb_q, nb_v = (7, 6) if model.floating else (0, 0)
-    try:
-        qpos = as_float_array(qpos, "qpos", (nb_q + n,))
-        qvel = as_float_array(qvel, "qvel", (nb_v + n,))
-    except BridgeError as exc:
-        raise StateError(f"mujoco state for model {model.name!r}: {exc}") from None
-    inv = np.argsort(mujoco_dof_permutation(model))
-    s = qpos[..., nb_q:][..., inv]
-    s_dot = qvel[..., nb_v:][..., inv]
-    rep = Representation.parse(representation)
-    if model.floating:
-        quat = qpos[..., 3:7]
-        norm = np.linalg.norm(quat, axis=-1, keepdims=True)
-        if np.any(norm < 1e-12):
-            raise StateError(f"mujoco state for model {model.name!r}: zero base quaternion in qpos[3:7]")
-        try:
-            H = Transform.from_quaternion_wxyz(quat / norm, qpos[..., :3])
-        except BridgeError as exc:
-            raise StateError(f"mujoco state: base {exc}") from None
-        R = H.rotation
-        v_body = np.concatenate([np.einsum("...ji,...j->...i", R, qvel[..., :3]), qvel[..., 3:6]], axis=-1)
-        vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v_body)
-    else:
-        H = Transform.identity(qpos.shape[:-1])
-        vb = np.zeros((*qpos.shape[:-1], 6))
-    return State(H, s, vb, s_dot, rep)
+    names = ("qpos", "qvel")
+    return from_native_state(model, qpos, qvel, MUJOCO, representation, names=names, normalize=True)

@@ -15,12 +15,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import Convention
-from bridge.conventions.state import Representation, State, body_to_base_matrix
-from bridge.errors import BridgeError, StateError
+from bridge.conventions.declaration import BODY_VELOCITY, Configuration, ContinuousJoint, QuaternionOrder
+from bridge.conventions.native_state import from_native_state, to_native_state
+from bridge.conventions.state import State
+from bridge.errors import StateError
 from bridge.model.model import Model
-from bridge.spatial import Transform
 
 from .mimic import pinocchio_joint_order
 
@@ -102,66 +102,26 @@ def to_pinocchio_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarr
     """Neutral state -> Pinocchio ``(q, v)`` for ``to_pinocchio(model)``, batched (..., nq), (..., nv).
 
     q = [A_o_B, quaternion (x, y, z, w) of A_R_B, joints]; v = [B_v_A,B (LOCAL); joints], joints in
-    Pinocchio's depth-first order, continuous joints as (cos, sin) in q. For a fixed base, Pinocchio's
-    world is the base link frame: ``world_H_base`` and the base velocity are not part of (q, v).
+    Pinocchio's depth-first order, continuous joints as (cos, sin) in q (:data:`PINOCCHIO`). For a
+    fixed base, Pinocchio's world is the base link frame: ``world_H_base`` and the base velocity are
+    not part of (q, v).
     """
     _check_model(model, "to_pinocchio_state")
     if not isinstance(state, State):
         raise StateError(f"to_pinocchio_state expects a bridge State, got {type(state).__name__}")
-    state.check_model(model)
-    lay = pinocchio_layout(model)
-    H = state.world_H_base
-    batch = np.broadcast_shapes(
-        H.batch_shape, state.s.shape[:-1], state.s_dot.shape[:-1], state.base_velocity.shape[:-1]
-    )
-    q = np.zeros((*batch, lay.nq))
-    v = np.zeros((*batch, lay.nv))
-    s = state.s
-    c = lay.continuous
-    q[..., lay.idx_q[~c]] = s[..., ~c]
-    q[..., lay.idx_q[c]] = np.cos(s[..., c])
-    q[..., lay.idx_q[c] + 1] = np.sin(s[..., c])
-    v[..., lay.idx_v] = state.s_dot
-    if model.floating:
-        q[..., :3] = H.translation
-        q[..., 3:7] = H.as_quaternion_xyzw()
-        v[..., :6] = state.base_velocity_in(Representation.BODY)
-    return q, v
+    return to_native_state(model, state, PINOCCHIO)
 
 
-def from_pinocchio_state(
-    model: Model, q: object, v: object, representation: object = Representation.MIXED
-) -> State:
+def from_pinocchio_state(model: Model, q: object, v: object, representation: object = "mixed") -> State:
     """Pinocchio ``(q, v)`` of ``to_pinocchio(model)`` -> neutral State in ``representation``."""
     _check_model(model, "from_pinocchio_state")
-    lay = pinocchio_layout(model)
-    try:
-        q = as_float_array(q, "q", (lay.nq,))
-        v = as_float_array(v, "v", (lay.nv,))
-    except Exception as exc:
-        raise StateError(f"pinocchio state for model {model.name!r}: {exc}") from None
-    c = lay.continuous
-    n = model.n_dofs
-    s = np.zeros((*q.shape[:-1], n))
-    s[..., ~c] = q[..., lay.idx_q[~c]]
-    if np.any(c):
-        cs, sn = q[..., lay.idx_q[c]], q[..., lay.idx_q[c] + 1]
-        if np.any(np.abs(np.hypot(cs, sn) - 1.0) > 1e-6):
-            raise StateError("pinocchio state: a continuous joint's (cos, sin) pair is not unit norm")
-        s[..., c] = np.arctan2(sn, cs)
-    s_dot = v[..., lay.idx_v]
-    rep = Representation.parse(representation)
-    if model.floating:
-        try:
-            H = Transform.from_quaternion_xyzw(q[..., 3:7], q[..., :3])
-        except BridgeError as exc:
-            raise StateError(f"pinocchio state: base {exc}") from None
-        vb = np.einsum("...ij,...j->...i", body_to_base_matrix(H, rep), v[..., :6])
-    else:
-        H = Transform.identity(q.shape[:-1])
-        vb = np.zeros((*q.shape[:-1], 6))
-    return State(H, s, vb, s_dot, rep)
+    return from_native_state(model, q, v, PINOCCHIO, representation)
 
 
 #: Pinocchio's generalized velocity: LOCAL (BODY) base velocity, depth-first joints
-PINOCCHIO = Convention("pinocchio", Representation.BODY, joint_order=pinocchio_dof_permutation)
+PINOCCHIO = Convention(
+    "pinocchio",
+    BODY_VELOCITY,
+    joint_order=pinocchio_dof_permutation,
+    configuration=Configuration(QuaternionOrder.XYZW, continuous=ContinuousJoint.COS_SIN),
+)

@@ -1,0 +1,276 @@
+"""A library's conventions, declared as data, and the base maps derived from the declaration.
+
+Each library writes the floating base's velocity its own way. A :class:`BaseVelocity` says how:
+the point whose linear velocity is given (the base origin, or the body point passing through the
+world origin: the "spatial" velocity), the axes of the linear part and of the angular part (the
+base's own axes or the world's), and the order of the two halves. A :class:`Configuration` says how
+the base pose sits in the configuration vector (quaternion order, quaternion before or after the
+position) and how a continuous joint is stored. That is all a convention is; every map between two
+conventions is derived here from the declarations, once:
+
+With ``R = A_R_B``, ``p = A_o_B`` and the BODY velocity ``v_B = (v, omega)`` (linear first; so
+``p_dot = R v`` and ``d/dt R = R omega^``), a declared base velocity is ``L v_B`` with
+
+    L = [[P, Q], [0, S]]      (rows swapped when the angular half comes first)
+
+* ``P = 1`` (linear part in body axes) or ``R`` (world axes);
+* ``Q = 0`` (velocity of the base origin), ``p^ R`` (of the body point at the world origin, world
+  axes) or ``(R^T p)^`` (the same point, body axes);
+* ``S = 1`` (angular part in body axes) or ``R`` (world axes).
+
+``L`` is block upper triangular with rotation diagonal blocks, so ``L^-1 = [[P^T, -P^T Q S^T],
+[0, S^T]]``; its time derivative along the motion follows from ``d/dt R = R omega^`` and
+``d/dt p = R v`` block by block (:meth:`BaseVelocity.maps`), and ``d/dt L^-1 = -L^-1 L_dot L^-1``.
+The three neutral representations are three declarations (:data:`BODY_VELOCITY`,
+:data:`INERTIAL_VELOCITY`, :data:`MIXED_VELOCITY`); so are Pinocchio's (BODY), MuJoCo's free joint
+(origin velocity in world axes, angular velocity in body axes), Drake's (MIXED, angular first) and
+Featherstone's (INERTIAL, angular first). docs/theory.md derives the blocks.
+
+This module is neutral: it names no library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from bridge.errors import InvalidValueError
+from bridge.spatial import Transform
+from bridge.spatial.conventions import Ordering
+from bridge.spatial.so3 import skew
+
+__all__ = [
+    "BODY_VELOCITY",
+    "INERTIAL_VELOCITY",
+    "MIXED_VELOCITY",
+    "Axes",
+    "BaseMaps",
+    "BaseVelocity",
+    "Configuration",
+    "ContinuousJoint",
+    "Point",
+    "QuaternionOrder",
+]
+
+#: ``(L, L_dot, L_inv, L_inv_dot)`` (each (..., 6, 6)): a convention's base velocity is
+#: ``L @ v_B`` with ``v_B`` the BODY base velocity, ``L_inv`` its inverse, dots the time derivatives
+#: along the state's motion. ``L_dot``/``L_inv_dot`` are None where they are zero.
+BaseMaps = tuple[np.ndarray, "np.ndarray | None", np.ndarray, "np.ndarray | None"]
+
+
+class Point(str, Enum):
+    """The point whose velocity is the linear half of a base velocity."""
+
+    BASE_ORIGIN = "base_origin"  # the origin of the base frame (d/dt A_o_B)
+    WORLD_ORIGIN = "world_origin"  # the body point passing through the world origin (spatial)
+
+
+class Axes(str, Enum):
+    """The axes a half of a base velocity is expressed in."""
+
+    BODY = "body"  # the base frame's own axes
+    WORLD = "world"  # the world (inertial) axes
+
+
+class QuaternionOrder(str, Enum):
+    """The order of a unit quaternion's components in a configuration vector."""
+
+    WXYZ = "wxyz"  # scalar first (MuJoCo, Drake, spatial_v2)
+    XYZW = "xyzw"  # scalar last (Pinocchio, Eigen's coeffs, ROS)
+
+
+class ContinuousJoint(str, Enum):
+    """How a configuration vector stores a continuous (unbounded revolute) joint."""
+
+    ANGLE = "angle"  # one number, the angle
+    COS_SIN = "cos_sin"  # two numbers, (cos, sin) of the angle (Pinocchio)
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Where a library keeps the floating base's pose and the joints in its configuration ``q``.
+
+    ``q = [position (3); quaternion (4); joints]``, or the quaternion first with
+    ``quaternion_first``; the quaternion in ``quaternion`` order; continuous joints as declared.
+    """
+
+    quaternion: QuaternionOrder = QuaternionOrder.WXYZ
+    quaternion_first: bool = False
+    continuous: ContinuousJoint = ContinuousJoint.ANGLE
+
+    @property
+    def position_slice(self) -> slice:
+        """Where the base origin (3,) is in q."""
+        return slice(4, 7) if self.quaternion_first else slice(0, 3)
+
+    @property
+    def quaternion_slice(self) -> slice:
+        """Where the base quaternion (4,) is in q."""
+        return slice(0, 4) if self.quaternion_first else slice(3, 7)
+
+
+@dataclass(frozen=True)
+class BaseVelocity:
+    """How a convention writes the base velocity (see the module docstring).
+
+    Attributes:
+        point: the point whose velocity is the linear half.
+        linear_axes: the axes of the linear half.
+        angular_axes: the axes of the angular half.
+        ordering: which half comes first.
+    """
+
+    point: Point
+    linear_axes: Axes
+    angular_axes: Axes
+    ordering: Ordering = Ordering.LINEAR_FIRST
+
+    def __post_init__(self) -> None:
+        for name, kind in (("point", Point), ("linear_axes", Axes), ("angular_axes", Axes)):
+            try:
+                object.__setattr__(self, name, kind(getattr(self, name)))
+            except ValueError:
+                raise InvalidValueError(
+                    f"BaseVelocity.{name}: {getattr(self, name)!r} is not one of "
+                    f"{', '.join(m.value for m in kind)}"
+                ) from None
+        try:
+            object.__setattr__(self, "ordering", Ordering(self.ordering))
+        except ValueError:
+            raise InvalidValueError(f"BaseVelocity.ordering: {self.ordering!r} is not an Ordering") from None
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def frame(self) -> tuple[Point, Axes, Axes]:
+        """What the velocity measures, whatever the order of its halves."""
+        return self.point, self.linear_axes, self.angular_axes
+
+    @property
+    def is_body(self) -> bool:
+        """``L`` is a constant (the identity up to the order of the halves)."""
+        return self.frame == (Point.BASE_ORIGIN, Axes.BODY, Axes.BODY)
+
+    def same_frame(self, other: BaseVelocity) -> bool:
+        """The two differ at most in the order of their halves (``L_a L_b^-1`` is constant)."""
+        return self.frame == other.frame
+
+    @property
+    def swap(self) -> bool:
+        return self.ordering is Ordering.ANGULAR_FIRST
+
+    def reorder(self) -> np.ndarray | None:
+        """The constant (6, 6) permutation from linear-first to this order (None: identity)."""
+        return _SWAP_MATRIX if self.swap else None
+
+    # ------------------------------------------------------------------ the maps
+    def blocks(
+        self, R: np.ndarray, p: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """``(P, Q, S)`` (..., 3, 3) of ``L`` for rotations R (..., 3, 3) and origins p (..., 3);
+        None for an identity (P, S) or zero (Q) block."""
+        world_lin = self.linear_axes is Axes.WORLD
+        P = R if world_lin else None
+        S = R if self.angular_axes is Axes.WORLD else None
+        if self.point is Point.BASE_ORIGIN:
+            Q = None
+        elif world_lin:
+            Q = skew(p) @ R
+        else:
+            Q = skew(np.einsum("...ji,...j->...i", R, p))
+        return P, Q, S
+
+    def block_rates(
+        self, R: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        """``(P_dot, Q_dot, S_dot)`` along the motion with BODY velocity ``(v, w)`` (each (..., 3));
+        None where zero."""
+        W = skew(w)
+        RW = R @ W
+        world_lin = self.linear_axes is Axes.WORLD
+        P_dot = RW if world_lin else None
+        S_dot = RW if self.angular_axes is Axes.WORLD else None
+        if self.point is Point.BASE_ORIGIN:
+            Q_dot = None
+        elif world_lin:  # d/dt p^ R = (R v)^ R + p^ R w^
+            Q_dot = skew(np.einsum("...ij,...j->...i", R, v)) @ R + skew(p) @ RW
+        else:  # d/dt (R^T p)^ = (v - w x R^T p)^
+            Rtp = np.einsum("...ji,...j->...i", R, p)
+            Q_dot = skew(v - np.cross(w, Rtp))
+        return P_dot, Q_dot, S_dot
+
+    def matrices(self, world_H_base: Transform) -> tuple[np.ndarray, np.ndarray]:
+        """``(L, L_inv)`` (..., 6, 6) at a pose (batch (...))."""
+        L, L_inv, _ = self._matrices(world_H_base.rotation, world_H_base.translation, ())
+        return L, L_inv
+
+    def _matrices(
+        self, R: np.ndarray, p: np.ndarray, lead: tuple[int, ...]
+    ) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(L, L_inv, swapped)``, linear-first rows (not yet reordered) unless ``swapped``."""
+        lead = np.broadcast_shapes(R.shape[:-2], lead)
+        if self.is_body:  # constant: (6, 6), broadcasting against any batch
+            L = _SWAP_MATRIX.copy() if self.swap else np.eye(6)
+            return L, L.T.copy(), True
+        P, Q, S = self.blocks(R, p)
+        L = _assemble(P, Q, S, lead)
+        Pt = None if P is None else np.swapaxes(P, -1, -2)
+        St = None if S is None else np.swapaxes(S, -1, -2)
+        mQ = None if Q is None else -_times(_times(Pt, Q), St)
+        L_inv = _assemble(Pt, mQ, St, lead)
+        if self.swap:
+            return L[..., _SWAP, :], L_inv[..., :, _SWAP], True
+        return L, L_inv, True
+
+    def maps(self, world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
+        """``(L, L_dot, L_inv, L_inv_dot)`` at a pose (batch (...)) and BODY base velocity (..., 6)."""
+        R, p = world_H_base.rotation, world_H_base.translation
+        L, L_inv, _ = self._matrices(R, p, v_body.shape[:-1])
+        if self.is_body:
+            return L, None, L_inv, None
+        P_dot, Q_dot, S_dot = self.block_rates(R, p, v_body[..., :3], v_body[..., 3:])
+        lead = L.shape[:-2]
+        L_dot = _assemble(P_dot, Q_dot, S_dot, lead, identity=False)
+        if self.swap:
+            L_dot = L_dot[..., _SWAP, :]
+        L_inv_dot = -L_inv @ L_dot @ L_inv
+        return L, L_dot, L_inv, L_inv_dot
+
+
+_SWAP = np.array([3, 4, 5, 0, 1, 2])
+_SWAP_MATRIX = np.eye(6)[_SWAP]
+_SWAP_MATRIX.setflags(write=False)
+
+
+def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """``a @ b`` with None for the identity."""
+    if a is None:
+        return b
+    return a if b is None else a @ b
+
+
+def _assemble(
+    P: np.ndarray | None,
+    Q: np.ndarray | None,
+    S: np.ndarray | None,
+    lead: tuple[int, ...],
+    identity: bool = True,
+) -> np.ndarray:
+    """``[[P, Q], [0, S]]`` (*lead, 6, 6); a None diagonal block is the identity (``identity``) or
+    zero, a None Q zero. Functional: blocks are concatenated, nothing is written in place."""
+    eye, zero = np.eye(3), np.zeros((3, 3))
+    diag = eye if identity else zero
+
+    def full(x: np.ndarray | None, default: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(default if x is None else x, (*lead, 3, 3))
+
+    top = np.concatenate([full(P, diag), full(Q, zero)], axis=-1)
+    bottom = np.concatenate([full(None, zero), full(S, diag)], axis=-1)
+    return np.concatenate([top, bottom], axis=-2)
+
+
+#: the neutral representations as declarations
+BODY_VELOCITY = BaseVelocity(Point.BASE_ORIGIN, Axes.BODY, Axes.BODY)
+INERTIAL_VELOCITY = BaseVelocity(Point.WORLD_ORIGIN, Axes.WORLD, Axes.WORLD)
+MIXED_VELOCITY = BaseVelocity(Point.BASE_ORIGIN, Axes.WORLD, Axes.WORLD)
