@@ -41,6 +41,7 @@ import numpy as np
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
 from bridge.conventions.single_to_mixed import single_to_mixed
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
@@ -51,7 +52,9 @@ from .state import DRAKE, drake_layout
 
 __all__ = ["DrakeEngine"]
 
-_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+#: the frame representation Drake's frame quantities are asked in (F[A])
+_MIXED = "mixed"
+_ORIGIN = np.zeros(3)
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
 
 
@@ -111,7 +114,7 @@ class DrakeEngine(EngineBase):
         # MIXED and fixed bases: the change of variables is constant (a permutation), made once
         self._joints = joints = JointOrder.between(model, self.convention, DRAKE)
         self._constant_cov = None
-        if self.representation is _MIXED or not model.floating:
+        if self.representation == _MIXED or not model.floating:
             L0 = DRAKE.velocity.reorder()
             self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
         self._gravity: list[float] | None = None
@@ -270,22 +273,14 @@ class DrakeEngine(EngineBase):
         forces.SetZero()
         if not wrenches:
             return forces
-        plant, c, rep = self.plant, self.context, self.representation
+        c, rep = self.context, self.representation
         for name, w in wrenches.items():
-            wi = self._flat.flat_view(w, 6)[i]
             frame = self._frames[name]
             body = frame.body()
+            H = self._world_H(frame)
+            wi = frame_force(H, self._flat.flat_view(w, 6)[i], rep, _MIXED)  # at F's origin, world axes
             F = SpatialForce(wi[3:], wi[:3])  # Drake: torque first
-            if rep is _BODY:  # at F's origin, in F axes: p_BoFo expressed in F
-                B_H_F = frame.GetFixedPoseInBodyFrame()
-                p = B_H_F.rotation().matrix().T @ B_H_F.translation()
-                body.AddInForce(c, p, F, frame, forces)
-                continue
-            world_p_B = body.EvalPoseInWorld(c).translation()
-            if rep is _MIXED:  # at F's origin, world axes
-                p = plant.CalcRelativeTransform(c, self._world, frame).translation() - world_p_B
-            else:  # at the world origin, world axes
-                p = -world_p_B
+            p = H[:3, 3] - body.EvalPoseInWorld(c).translation()
             body.AddInForce(c, p, F, self._world, forces)
         return forces
 
@@ -297,59 +292,44 @@ class DrakeEngine(EngineBase):
         f = self._frames[frame]
         return self._batched(self._loop(lambda _i: self._world_H(f)))
 
-    def _point(self, f) -> tuple[np.ndarray, object]:
-        """(the point of F whose velocity the representation gives, in F coordinates; the frame
-        it is expressed in)."""
-        rep = self.representation
-        if rep is _BODY:
-            return np.zeros(3), f
-        if rep is _MIXED:
-            return np.zeros(3), self._world
-        H = self._world_H(f)
-        return -H[:3, :3].T @ H[:3, 3], self._world  # the world origin in F coordinates
+    def _mixed_velocity(self, f) -> np.ndarray:
+        """F's velocity in F[A] (6,), linear first."""
+        V = f.CalcSpatialVelocityInWorld(self.context)
+        return np.concatenate([V.translational(), V.rotational()])
 
     def frame_velocity(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
         rep = self.representation
 
         def one(_i):
-            V = f.CalcSpatialVelocityInWorld(self.context)
-            w, v = V.rotational(), V.translational()
-            if rep is _MIXED:
-                return np.concatenate([v, w])
-            H = self._world_H(f)
-            if rep is _BODY:
-                R = H[:3, :3]
-                return np.concatenate([R.T @ v, R.T @ w])
-            return np.concatenate([v - np.cross(w, H[:3, 3]), w])  # the point at the world origin
+            return frame_motion(self._world_H(f), self._mixed_velocity(f), _MIXED, rep)
 
         return self._batched(self._loop(one))
 
     def _jacobian_d(self, f) -> np.ndarray:
-        """Drake's Jacobian (6, nv) of the representation's velocity of F, linear rows first."""
-        p, E = self._point(f)
-        J = self.plant.CalcJacobianSpatialVelocity(self.context, self._kV, f, p, self._world, E)
+        """Drake's Jacobian (6, nv) of F's velocity in F[A], linear rows first."""
+        W = self._world
+        J = self.plant.CalcJacobianSpatialVelocity(self.context, self._kV, f, _ORIGIN, W, W)
         return J[_SWAP]
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
-        J = self._loop(lambda _i: self._jacobian_d(f))
+        rep = self.representation
+        J = self._loop(lambda _i: frame_jacobian(self._world_H(f), self._jacobian_d(f), _MIXED, rep))
         return self._batched(self.cov.jacobian_back(J))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         f = self._frames[frame]
-        mixed = self.representation is _MIXED
+        rep = self.representation
         vdot = self.cov.acceleration(self._flat.flat_view(nu_dot, nu_dot.shape[-1]))
+        plant, c, W = self.plant, self.context, self._world
 
         def one(i, a):
-            p, E = self._point(f)
-            J = self._jacobian_d(f)
-            bias = self.plant.CalcBiasSpatialAcceleration(self.context, self._kV, f, p, self._world, E)
-            acc = J @ a + bias.get_coeffs()[_SWAP]  # classical acceleration of the point, linear first
-            if not mixed:  # derivative of (v, w) in a frame moving with F (BODY) or of a fixed point
-                vel = J @ self._v[i]
-                acc[:3] -= np.cross(vel[3:], vel[:3])
-            return acc
+            bias = plant.CalcBiasSpatialAcceleration(c, self._kV, f, _ORIGIN, W, W).get_coeffs()[_SWAP]
+            acc = self._jacobian_d(f) @ a + bias  # F's classical acceleration in F[A], linear first
+            if rep == _MIXED:
+                return acc
+            return frame_acceleration(self._world_H(f), self._mixed_velocity(f), acc, _MIXED, rep)
 
         return self._batched(self._loop(one, vdot))
 
@@ -390,12 +370,6 @@ class DrakeEngine(EngineBase):
 
         def one(i):
             H = flat.H[i]
-            if rep is _INERTIAL:
-                return self._momentum(np.zeros(3))
-            h = self._momentum(H[:3, 3])
-            if rep is _BODY:
-                R = H[:3, :3]
-                h = np.concatenate([R.T @ h[:3], R.T @ h[3:]])
-            return h
+            return frame_force(H, self._momentum(H[:3, 3]), _MIXED, rep)
 
         return self._batched(self._loop(one))

@@ -36,6 +36,7 @@ import numpy as np
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import Transform
@@ -46,7 +47,8 @@ from .state import MUJOCO, single_mujoco_state, to_mujoco_state
 
 __all__ = ["MujocoEngine"]
 
-_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+#: the frame representation MuJoCo's frame velocities and Jacobians come in (F[A])
+_MIXED = "mixed"
 
 
 def _full_mass_matrix(mujoco, m, d):
@@ -258,17 +260,22 @@ class MujocoEngine(EngineBase):
         self._mj.mj_objectVelocity(self.mm, self.data, objtype, oid, res, 0)
         return res
 
+    def _world_H(self, frame: str) -> np.ndarray:
+        """``world_H_frame`` (4, 4) of the loaded sample."""
+        R, o = self._pose(frame)
+        H = np.eye(4)
+        H[:3, :3] = R
+        H[:3, 3] = o
+        return H
+
     def _to_rep(self, frame: str, ang: np.ndarray, lin: np.ndarray) -> np.ndarray:
         """A motion at the frame in F[A] (angular ``ang``, linear ``lin``: (3,) or (3, k)) in the
-        representation's frame, linear first: (6,) or (6, k)."""
-        R, o = self._pose(frame)
-        rep = self.representation
-        if rep is _BODY:
-            return np.concatenate([R.T @ lin, R.T @ ang])
-        if rep is _INERTIAL:  # the velocity of the point at the world origin: v - omega x o
-            oc = o.reshape(3, *([1] * (ang.ndim - 1)))
-            return np.concatenate([lin - np.cross(ang, oc, axis=0), ang])
-        return np.concatenate([lin, ang])
+        representation's frame, linear first: (6,) or (6, k) (:mod:`bridge.conventions.frames`)."""
+        x = np.concatenate([lin, ang])
+        H = self._world_H(frame)
+        if x.ndim == 1:
+            return frame_motion(H, x, _MIXED, self.representation)
+        return frame_jacobian(H, x, _MIXED, self.representation)
 
     def frame_velocity(self, frame: str) -> np.ndarray:
         def one(_i):
@@ -301,17 +308,13 @@ class MujocoEngine(EngineBase):
             mj.mj_rnePostConstraint(m, d)
             acc = np.zeros(6)
             mj.mj_objectAcceleration(m, d, objtype, oid, acc, 0)
-            alpha = acc[:3]
-            lin = acc[3:] + self._flat.gravity[i]  # MuJoCo's includes -gravity
-            if rep is _MIXED:  # d/dt (p_dot, omega): the classical acceleration
-                return np.concatenate([lin, alpha])
+            # d/dt (p_dot, omega): the classical acceleration, MuJoCo's with -gravity taken off
+            a_mixed = np.concatenate([acc[3:] + self._flat.gravity[i], acc[:3]])
+            if rep == _MIXED:
+                return a_mixed
             v = self._mixed_velocity(frame)
-            w, pd = v[:3], v[3:]
-            R, o = self._pose(frame)
-            if rep is _BODY:  # d/dt (R^T p_dot, R^T omega)
-                return np.concatenate([R.T @ (lin - np.cross(w, pd)), R.T @ alpha])
-            # d/dt (p_dot - omega x o)
-            return np.concatenate([lin - np.cross(alpha, o) - np.cross(w, pd), alpha])
+            v_mixed = np.concatenate([v[3:], v[:3]])
+            return frame_acceleration(self._world_H(frame), v_mixed, a_mixed, _MIXED, rep)
 
         out = self._loop(one, self.cov.acceleration(nu_dot))
         self._current = -1

@@ -1,0 +1,92 @@
+"""Frame quantities between representations: the base-velocity declarations applied to any frame.
+
+A frame F attached to a body has a velocity in BODY (F), INERTIAL (A) or MIXED (F[A]) — or in any
+declared :class:`~bridge.conventions.declaration.BaseVelocity` (a library's own, e.g. angular
+first). The maps between two of them are the base maps of :mod:`bridge.conventions.declaration`
+with F in place of the base (like Pinocchio's ``changeReferenceFrame``):
+
+* motions (velocities, Jacobian rows): ``x_t = X x_s`` with ``X = L_t L_s^-1`` at F's pose;
+* accelerations (time derivatives of the velocity in each): ``a_t = X a_s + X_dot v_s``, the frame's
+  bias acceleration ``J_dot nu`` alike;
+* wrenches (dual to the velocity): ``f_t = X^-T f_s``.
+
+Arrays are linear first unless the declaration says otherwise, with leading batch axes; Jacobians
+(..., 6, k) map column by column. ``source``/``target`` are representations (or their names) or
+declarations.
+
+This module is neutral: it names no library.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.declaration import BaseVelocity
+from bridge.conventions.state import velocity_declaration
+from bridge.spatial import Transform
+
+__all__ = ["frame_acceleration", "frame_force", "frame_jacobian", "frame_map", "frame_motion"]
+
+
+def _declared(x: object) -> BaseVelocity:
+    return x if isinstance(x, BaseVelocity) else velocity_declaration(x)
+
+
+def _pose(world_H_frame: object) -> Transform:
+    return world_H_frame if isinstance(world_H_frame, Transform) else Transform(world_H_frame, check=False)
+
+
+def frame_map(world_H_frame: object, source: object, target: object) -> np.ndarray | None:
+    """``X`` (..., 6, 6) mapping F's motions from ``source`` to ``target`` at the pose
+    ``world_H_frame`` (..., 4, 4); None when it is the identity."""
+    s, t = _declared(source), _declared(target)
+    if s == t:
+        return None
+    if s.same_frame(t):  # the order of the halves alone: a constant permutation
+        eye = np.eye(6)
+        rt, rs = t.reorder(), s.reorder()
+        return (eye if rt is None else rt) @ (eye if rs is None else rs).T
+    H = _pose(world_H_frame)
+    return t.matrices(H)[0] @ s.matrices(H)[1]
+
+
+def frame_motion(world_H_frame: object, x: np.ndarray, source: object, target: object) -> np.ndarray:
+    """F's motion (..., 6) from ``source`` to ``target``."""
+    X = frame_map(world_H_frame, source, target)
+    return x if X is None else np.einsum("...ij,...j->...i", X, x)
+
+
+def frame_jacobian(world_H_frame: object, J: np.ndarray, source: object, target: object) -> np.ndarray:
+    """Motion columns (..., 6, k) of F (a Jacobian's rows) from ``source`` to ``target``."""
+    X = frame_map(world_H_frame, source, target)
+    return J if X is None else X @ J
+
+
+def frame_force(world_H_frame: object, f: np.ndarray, source: object, target: object) -> np.ndarray:
+    """A wrench (..., 6) on F from ``source`` to ``target`` (dual: ``X^-T f``)."""
+    X_back = frame_map(world_H_frame, target, source)
+    if X_back is None:
+        return f
+    return np.einsum("...ji,...j->...i", X_back, f)
+
+
+def frame_acceleration(
+    world_H_frame: object, v: np.ndarray, a: np.ndarray, source: object, target: object
+) -> np.ndarray:
+    """F's acceleration (..., 6) from ``source`` to ``target``: ``X a + X_dot v``, with ``v`` F's
+    velocity (..., 6) in ``source`` (the derivative of the target velocity, as ``a`` is of the
+    source one)."""
+    s, t = _declared(source), _declared(target)
+    if s == t:
+        return a
+    H = _pose(world_H_frame)
+    v_body = np.einsum("...ij,...j->...i", s.matrices(H)[1], v)
+    _, _, Ls_inv, Ls_inv_dot = s.maps(H, v_body)
+    Lt, Lt_dot, _, _ = t.maps(H, v_body)
+    X = Lt @ Ls_inv
+    out = np.einsum("...ij,...j->...i", X, a)
+    if Lt_dot is not None:
+        out = out + np.einsum("...ij,...j->...i", Lt_dot, v_body)
+    if Ls_inv_dot is not None:
+        out = out + np.einsum("...ij,...j->...i", Lt @ Ls_inv_dot, v)
+    return out
