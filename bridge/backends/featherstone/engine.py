@@ -41,6 +41,7 @@ import numpy as np
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
+from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import Transform, cross, vee
@@ -73,7 +74,17 @@ def _rows(x: object, sl: slice) -> object:
     return x[sl]
 
 
-_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
+#: the frame representation of the algorithms' world-coordinate motions (A, angular first)
+_WORLD = FEATHERSTONE.velocity
+
+
+def _poses(E: np.ndarray, o: np.ndarray) -> np.ndarray:
+    """``world_H_frame`` (N, 4, 4) from frame_R_world ``E`` (3, 3, N) and the origin ``o`` (3, N)."""
+    out = np.zeros((o.shape[-1], 4, 4))
+    out[:, :3, :3] = np.transpose(E, (2, 1, 0))
+    out[:, :3, 3] = o.T
+    out[:, 3, 3] = 1.0
+    return out
 
 
 class FeatherstoneEngine(EngineBase):
@@ -231,24 +242,14 @@ class FeatherstoneEngine(EngineBase):
         return out
 
     def _to_rep(self, x: np.ndarray, E: np.ndarray, o: np.ndarray) -> np.ndarray:
-        """World-coordinate motions (6, ..., N) (angular first) -> the representation at the frame,
-        linear first, same shape."""
-        rep = self.representation
-        w, vl = x[:3], x[3:]
-        extra = (None,) * (x.ndim - 2)
-        o_ = o[(slice(None), *extra, slice(None))]
-        out = np.empty_like(x)
-        if rep is _INERTIAL:
-            out[:3], out[3:] = vl, w
-            return out
-        lin = vl - cross(o_, w, axis=0)  # linear velocity of the point at o
-        if rep is _MIXED:
-            out[:3], out[3:] = lin, w
-            return out
-        E_ = E[(slice(None), slice(None), *extra, slice(None))]
-        out[:3] = np.einsum("ij...,j...->i...", E_, lin)
-        out[3:] = np.einsum("ij...,j...->i...", E_, w)
-        return out
+        """World-coordinate motions (6, N) or motion columns (6, k, N) (angular first) -> the
+        representation at the frame (pose ``E``, ``o``), linear first, same shape
+        (:mod:`bridge.conventions.frames`)."""
+        H = _poses(E, o)
+        if x.ndim == 2:
+            return frame_motion(H, x.T, _WORLD, self.representation).T
+        J = frame_jacobian(H, np.transpose(x, (2, 0, 1)), _WORLD, self.representation)
+        return np.transpose(J, (1, 2, 0))
 
     def _frame_velocity_world(self, frame: str) -> np.ndarray:
         i = self._frames[frame][0]
@@ -263,12 +264,7 @@ class FeatherstoneEngine(EngineBase):
 
     def _frame_transform(self, frame: str) -> np.ndarray:
         _, E, o = self._frame_pose(frame)
-        N = self._N
-        out = np.zeros((N, 4, 4))
-        out[:, :3, :3] = np.transpose(E, (2, 1, 0))
-        out[:, :3, 3] = o.T
-        out[:, 3, 3] = 1.0
-        return out
+        return _poses(E, o)
 
     def frame_velocity(self, frame: str) -> np.ndarray:
         return self._query(partial(self._frame_velocity, frame))
@@ -323,13 +319,8 @@ class FeatherstoneEngine(EngineBase):
             return np.zeros((6, N))
         J = self._J
         a = accelerations(J, self._v(), self._nu_F, nd_F, np.zeros((6, 1)))[:, i]
-        out = self._to_rep(a, E, o)
-        if self.representation is _MIXED:
-            v = self._v()[:, i]
-            w = v[:3]
-            pdot = v[3:] - cross(o, w, axis=0)
-            out[:3] += cross(w, pdot, axis=0)
-        return out
+        v = self._v()[:, i]
+        return frame_acceleration(_poses(E, o), v.T, a.T, _WORLD, self.representation).T
 
     # ------------------------------------------------------------------ wrenches
     def _fext(self, wrenches: Mapping[str, np.ndarray] | None) -> dict[int, np.ndarray] | None:
@@ -343,17 +334,7 @@ class FeatherstoneEngine(EngineBase):
             i, E, o = self._frame_pose(name)
             if i < 0:
                 continue  # acts on the fixed world
-            wf = np.ascontiguousarray(w.T)  # (6, N) linear first
-            f, n = wf[:3], wf[3:]
-            if rep is _BODY:  # to world axes
-                f = np.einsum("jin,jn->in", E, f)
-                n = np.einsum("jin,jn->in", E, n)
-            fw = np.empty((6, self._N))
-            fw[3:] = f
-            if rep is _INERTIAL:
-                fw[:3] = n
-            else:  # moment about the frame origin -> about the world origin
-                fw[:3] = n + cross(o, f, axis=0)
+            fw = np.ascontiguousarray(frame_force(_poses(E, o), w, rep, _WORLD).T)  # (6, N)
             out[i] = out[i] + fw if i in out else fw
         return out
 
