@@ -27,6 +27,7 @@ import numpy as np
 from bridge._array import as_float_array, check_batch
 from bridge.backends import registry
 from bridge.backends.protocol import Engine
+from bridge.conventions.frames import frame_force, frame_map
 from bridge.conventions.state import (
     DEFAULT_GRAVITY,
     Representation,
@@ -600,15 +601,10 @@ class KinDyn:
             native = self._engine.total_momentum()
             if native is not None:
                 return native
-            # G[A] -> A, then A -> B[A] (MIXED) or B (BODY), by the dual action of the poses
+            # G[A] -> A, then A -> the representation's frame of the base (bridge.conventions.frames)
             A_H_G = Transform.from_translation(self.com_position())
-            h = A_H_G @ Force(self._centroidal_world())
-            rep = self.representation
-            if rep is Representation.INERTIAL:
-                return h.vector
-            H = self.state.world_H_base
-            A_H_W = H if rep is Representation.BODY else Transform.from_translation(H.translation)
-            return (A_H_W.inverse() @ h).vector
+            h = (A_H_G @ Force(self._centroidal_world())).vector
+            return frame_force(self.state.world_H_base, h, "inertial", self.representation)
 
         return self._cached("hB", compute)
 
@@ -639,11 +635,9 @@ class KinDyn:
             A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
             # G[A] -> A -> B (BODY) / B[A] (MIXED): the dual action on every column
             A_Xs = Transform.from_translation(self.com_position()).force_matrix()
-            rep = self.representation
-            if rep is not Representation.INERTIAL:
-                H = self.state.world_H_base
-                A_H_W = H if rep is Representation.BODY else Transform.from_translation(H.translation)
-                A_Xs = A_H_W.inverse().force_matrix() @ A_Xs
+            W_X_A = frame_map(self.state.world_H_base, self.representation, "inertial")
+            if W_X_A is not None:  # forces map with the transpose of the motions' inverse map
+                A_Xs = np.swapaxes(W_X_A, -1, -2) @ A_Xs
             return A_Xs @ A
 
         return self._cached("Jmomentum", compute)

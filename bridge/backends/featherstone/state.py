@@ -29,12 +29,13 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
+from bridge.conventions.native_state import base_velocity_from_native, native_base_velocity
 from bridge.conventions.state import Representation, State
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.spatial.conventions import Ordering, to_angular_first, to_linear_first
+from bridge.spatial.conventions import Ordering
 
 from .model import FeatherstoneModel, base_placement, to_featherstone
 
@@ -85,7 +86,7 @@ def to_featherstone_state(
     if not np.array_equal(body_H_base.matrix, np.eye(4)):
         H = H @ body_H_base.inverse()  # world_H_body6
     # the INERTIAL velocity (world coordinates) is the same for every frame fixed on the base
-    v = to_angular_first(state.base_velocity_in(Representation.INERTIAL))
+    v = native_base_velocity(state, FEATHERSTONE)
     parts = [H.as_quaternion_wxyz(), H.translation, v]
     batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
     xfb = np.concatenate([np.broadcast_to(p, (*batch, p.shape[-1])) for p in parts], axis=-1)
@@ -97,7 +98,7 @@ def from_featherstone_state(
     xfb: object,
     q: object,
     qd: object,
-    representation: object = Representation.MIXED,
+    representation: object = "mixed",
     world_H_base: object = None,
 ) -> State:
     """``(xfb, q, qd)`` -> a neutral State in ``representation``.
@@ -135,8 +136,7 @@ def from_featherstone_state(
     body_H_base = base_placement(fm)
     if not np.array_equal(body_H_base.matrix, np.eye(4)):
         H = H @ body_H_base
-    st = State(H, s, to_linear_first(x[..., 7:13]), s_dot, Representation.INERTIAL)
-    return st if rep is Representation.INERTIAL else st.to(rep)
+    return State(H, s, base_velocity_from_native(H, x[..., 7:13], FEATHERSTONE, rep), s_dot, rep)
 
 
 def _joint_order(model: Model | FeatherstoneModel) -> np.ndarray:
