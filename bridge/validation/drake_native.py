@@ -374,9 +374,9 @@ def _errors(
     from bridge.validation.check import random_states
 
     perm = np.argsort([plant.GetJointByName(d).velocity_start() for d in model.dof_names])
-    native = Convention(
-        "drake-parser", Representation.MIXED, base_left=np.eye(6)[_SWAP], joint_order=lambda _m: perm
-    )
+    from bridge.backends.drake.state import DRAKE
+
+    native = Convention("drake-parser", DRAKE.velocity, joint_order=lambda _m: perm)
     states = random_states(model, samples, np.random.default_rng(seed))
     context = plant.CreateDefaultContext()
     if zero_reflected:
