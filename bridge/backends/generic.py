@@ -226,9 +226,9 @@ def frame_jacobian_derivative(engine: Engine, frame: str) -> np.ndarray:
     """(..., 6, nv): the time derivative of ``engine.frame_jacobian(frame)`` along the motion, so
     that times ``nu`` it is the frame's bias acceleration, in the representation.
 
-    In world coordinates (``S`` the frame's world Jacobian, docs/theory.md "Frame Jacobian
-    derivative"): a joint column is constant in the joint's child link K, so its derivative is
-    ``v_K x`` the column, ``v_K = S (mask_K nu)``; the base columns ``A_X_W`` change as
+    In world coordinates (``S`` the frame's world Jacobian; docs/theory.md, "Frame accelerations",
+    the paragraph on ``J_dot^W``): a joint column is constant in the joint's child link K, so its
+    derivative is ``v_K x`` the column, ``v_K = S (mask_K nu)``; the base columns ``A_X_W`` change as
     ``crm(u_W) A_X_W`` (u_W the world velocity of the frame W the base velocity is expressed in).
     The rows ``E S`` (E the world-to-F, identity or world-to-F[A] motion transform) then add
     ``-E crm(u_E) S`` with u_E the world velocity of the row frame (F, none, or F[A])."""

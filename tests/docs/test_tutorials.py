@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from bridge.backends import registry
+from bridge.conventions.registry import convention_names, unregister_convention
+
 TUTORIALS = Path(__file__).resolve().parents[2] / "docs" / "tutorials"
 BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```\s*$", re.DOTALL | re.MULTILINE)
 PAGES = sorted(TUTORIALS.glob("*.md"))
@@ -24,7 +27,7 @@ def python_blocks(text: str) -> list[str]:
 def test_tutorial_pages_exist():
     names = {p.stem for p in PAGES}
     expected = {"load_urdf", "cross_validate", "convert_quantities", "reroot", "featherstone_batch"}
-    expected |= {"derivatives", "mujoco"}
+    expected |= {"derivatives", "mujoco", "add_convention"}
     assert expected <= names
 
 
@@ -39,5 +42,23 @@ def test_tutorial_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert blocks, f"{page.name} has no ```python block"
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": f"tutorial_{page.stem}"}
-    for i, code in enumerate(blocks, 1):
-        exec(compile(code, f"{page.name} (python block {i})", "exec"), namespace)
+    libraries, conventions = dict(registry.LIBRARIES), set(convention_names())
+    try:
+        for i, code in enumerate(blocks, 1):
+            exec(compile(code, f"{page.name} (python block {i})", "exec"), namespace)
+    finally:
+        added = _undo_registrations(libraries, conventions)
+    # a page that registers a library or a convention removes it again (other pages see the same
+    # registries as a fresh `import bridge`)
+    assert not added, f"{page.name} left registered: {added}"
+
+
+def _undo_registrations(libraries: dict, conventions: set[str]) -> list[str]:
+    """Unregister the libraries and conventions added since the snapshot; returns their names."""
+    added = [name for name in registry.LIBRARIES if name not in libraries]
+    for name in added:
+        registry.unregister(name)
+    extra = [name for name in convention_names() if name not in conventions]
+    for name in extra:
+        unregister_convention(name)
+    return added + extra
