@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from bridge.backends import registry as _registry  # noqa: F401  (registers every library's conventions)
 from bridge.dynamics.queries import QUERIES as _FUNCTIONAL  # the names of bridge.dynamics.functional
 from bridge.errors import (
     BackendError,
