@@ -413,7 +413,9 @@ def _compile_levels(tree: Tree) -> Levels:
         p = off + k
         pos_by_v[vi[k] - v0] = p
         tau_src[vi[k] - v0] = (2 if code[i] < 3 else 5) * nb + p
-    ppos = np.array([pos[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in order], dtype=np.intp)
+    ppos = np.array(
+        [pos[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in order], dtype=np.intp
+    )
     rev_pos = [p for p in range(nb) if code[order[p]] < 3]
     pri_pos = [p for p in range(nb) if 3 <= code[order[p]] < 6]
     msub = tree.mass_sub[order_arr]

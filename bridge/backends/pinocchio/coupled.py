@@ -90,3 +90,4 @@ class PinocchioMimicEngine(PinocchioEngine):
     inverse_dynamics_derivatives = EngineBase.inverse_dynamics_derivatives
     inverse_dynamics_derivatives_single = EngineBase.inverse_dynamics_derivatives_single
     forward_dynamics_derivatives = EngineBase.forward_dynamics_derivatives
+

@@ -315,3 +315,4 @@ class PinocchioDerivatives:
 def _flat_blocks(x: np.ndarray, flat) -> np.ndarray:
     """(..., 6, 6) blocks broadcast to the batch and flattened: a C-contiguous (n, 6, 6) array."""
     return np.ascontiguousarray(np.broadcast_to(x, (*flat.batch_shape, 6, 6)).reshape(flat.n, 6, 6))
+
