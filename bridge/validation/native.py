@@ -1,424 +1,242 @@
-"""Do Pinocchio's and iDynTree's *own* URDF loaders give the same dynamics on a file? And if not, why?
+"""Do the libraries' *own* file loaders give the dynamics bridge gives? And if not, why?
 
-:func:`compare_native` loads the file with each library's loader (Pinocchio ``buildModelFromUrdf``
-with a free flyer, iDynTree ``ModelLoader``), gives both the same physical states (joints mapped by
-name, the base pose and velocity converted between the libraries' conventions by bridge), and
-compares the mass matrix, bias forces and gravity forces in every representation. The report
-carries a :class:`Finding` per cause bridge recognises in the file, with the link or joint it
-concerns and, for causes that change the dynamics, the error with and without that cause (the
-cause removed from Pinocchio's model):
+:func:`compare_native` reads the registry (:data:`bridge.backends.registry.LIBRARIES`): every
+installed library with a native-loader comparison (``record.native``, a
+:class:`bridge.backends.native.NativeLoader` in its backend package) loads the file with its own
+loader; its M, h and g at bridge's random states (in every representation, bridge's base and DOF
+order) are compared with its reference: bridge's model of the file, or another library's own
+loader (Pinocchio's loader is compared with iDynTree's). One row per quantity and representation,
+``"<loader> vs <reference>"``, and one :class:`~bridge.validation.report.Finding` per cause the
+library recognises, with the error as loaded and with that cause removed (:func:`explain`):
 
-* ``massless_inertia_dropped``: a massless link with a rotational inertia hanging on a fixed joint;
-  iDynTree's loader turns it into a frame and drops its inertia, Pinocchio keeps it (merged into the
-  parent body). Effect measured by removing it from Pinocchio's model.
-* ``root_link_is_frame``: iDynTree made the (massless) root link a frame of its child; the floating
-  base is then that child link for iDynTree, and bridge moves states and results between the two.
-* ``mimic_joints``: both loaders ignore ``<mimic>`` relations (independent DOFs).
-* ``fixed_joints_merged``: Pinocchio merges links joined by fixed joints into one body; no effect
-  on the dynamics.
-* ``dof_order``: the loaders number the DOFs differently; bridge maps them by joint name.
-* ``nonphysical_inertia``: inertias no rigid body can have; both loaders take them as they are.
-* ``unexplained``: what remains when every recognised cause is removed (should not happen).
-
-When Drake is installed, its own ``Parser`` joins (engine "drake URDF parser", compared with
-bridge's model of the file; :mod:`bridge.validation.drake_native`), with findings prefixed ``drake_``:
-``drake_world_welded`` (a link named ``world`` is Drake's world: the robot is welded there),
-``drake_floating_joint``, ``drake_joint_damping`` (kept as joint damping: the effect on h if Drake's
-force elements are counted), ``drake_transmissions`` (JointActuators; reflected inertia adds to M),
-``drake_mimic_couplers`` (coupler constraints, independent DOFs in M), ``drake_inertia_replaced``
-(non-physical inertias replaced by isotropic ones), ``drake_dof_order``, ``drake_refuses`` and
-``drake_unexplained``.
-
-With ``mujoco=True`` (``cross_validate(path, native=True, engines=[..., "mujoco"])``, ``bridge check
-FILE --native --engines pinocchio,idyntree,mujoco``), MuJoCo's own URDF compiler joins: its M, h, g
-against bridge's model of the file, and findings prefixed ``mujoco_`` (armature, damping, fused
-bodies, inertias from geoms, balanced inertias; see ``bridge.validation.mujoco_native``).
-
-Engine code lives in the backends (``bridge.backends.pinocchio.native``, ``bridge.backends.idyntree.native``),
-imported when the comparison runs.
+* Pinocchio's and iDynTree's URDF loaders: ``massless_inertia_dropped`` (iDynTree makes a massless
+  link with a rotational inertia a frame and drops the inertia), ``root_link_is_frame``,
+  ``mimic_joints``, ``nonphysical_inertia``, ``fixed_joints_merged``, ``dof_order``;
+* Drake's parser (when installed): ``drake_world_welded``, ``drake_floating_joint``,
+  ``drake_joint_damping``, ``drake_transmissions``, ``drake_mimic_couplers``,
+  ``drake_inertia_replaced``, ``drake_dof_order``, ``drake_refuses``;
+* MuJoCo's URDF compiler (on request: ``engines`` names ``mujoco``): ``mujoco_armature``,
+  ``mujoco_damping``, ``mujoco_fused_bodies``, ``mujoco_inertia_from_geoms``,
+  ``mujoco_balanced_inertia``, ``mujoco_dof_order``, ``mujoco_meshes_removed``,
+  ``mujoco_fixed_base``, ``mujoco_refuses``;
+* ``<prefix>unexplained``: what remains when every recognised cause is removed (should not happen).
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from bridge.backends import registry
+from bridge.backends.native import QUANTITIES, REFUSED, Cause, Loaded, Native, NativeLoader, Source
 from bridge.conventions.state import Representation, State
-from bridge.errors import BridgeWarning, MimicJointWarning, NonPhysicalInertiaWarning
-from bridge.model.model import Model
+from bridge.dynamics.kindyn import KinDyn
+from bridge.errors import BridgeWarning
+from bridge.robots import resolve_model_path
+from bridge.validation.measure import errors
+from bridge.validation.report import Finding, Report, Result
+from bridge.validation.sampling import random_states
 
-__all__ = ["Finding", "compare_native"]
+__all__ = ["compare_native", "explain"]
 
-QUANTITIES = ("mass_matrix", "bias_forces", "gravity_forces")
-PAIR = "pinocchio URDF loader vs idyntree URDF loader"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One recognised difference between the loaders.
-
-    ``error_with`` / ``error_without``: the largest relative error of M, h, g over all samples and
-    representations as the loaders give them, and with this cause removed (None for causes that do
-    not change the dynamics).
-    """
-
-    cause: str
-    subjects: tuple[str, ...]
-    message: str
-    error_with: float | None = None
-    error_without: float | None = None
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+Errors = dict[tuple[str, str], np.ndarray]  # (quantity, representation) -> relative error per sample
 
 
-@dataclass
-class _Loaded:
-    path: str
-    pm: object  # Pinocchio's model
-    im: object  # iDynTree's model
-    urdf: Model  # bridge's own reading of the file (independent mimic joints, no inertia check)
-    messages: list[tuple[type, str]] = field(default_factory=list)
-
-
-def _load(path: str) -> _Loaded:
-    from bridge.backends.idyntree import native as idyntree_native
-    from bridge.backends.pinocchio import native as pinocchio_native
+def _source(path: str) -> Source:
+    """bridge's reading of the file (``load_urdf`` defaults) and the warnings it gave."""
     from bridge.model.urdf import load_urdf
 
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        urdf = load_urdf(path)
-    messages = [(w.category, str(w.message)) for w in record if issubclass(w.category, BridgeWarning)]
-    pm = pinocchio_native.load_urdf_model(path)
-    im = idyntree_native.load_urdf_model(path)
-    return _Loaded(path, pm, im, urdf, messages)
+        model = load_urdf(path)
+    found = tuple((w.category, str(w.message)) for w in record if issubclass(w.category, BridgeWarning))
+    return Source(path, model, found)
 
 
-def _dropped_inertias(loaded: _Loaded) -> list[str]:
-    from bridge.backends.idyntree import native as idyntree_native
-
-    return [
-        link.name
-        for link in loaded.urdf.links
-        if link.mass == 0.0
-        and np.any(link.inertia.inertia_com != 0.0)
-        and not idyntree_native.has_link(loaded.im, link.name)
-    ]
-
-
-def _without(loaded: _Loaded, links: list[str]):
-    """Pinocchio's model with the inertias of ``links`` removed (a copy)."""
-    import pinocchio as pin
-
-    from bridge.backends.pinocchio import native as pinocchio_native
-
-    pm = pin.Model(loaded.pm)
-    for name in links:
-        inertia = loaded.urdf.link(name).inertia
-        pinocchio_native.drop_link_inertia(pm, name, 0.0, inertia.com, inertia.inertia_com)
-    return pm
-
-
-def _skew(r: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-
-
-def _base_change(model: Model, link: str, st: State, rep: Representation):
-    """iDynTree's floating base ``link`` rigidly attached to Pinocchio's base B: (world_H_link, link
-    velocity, T, T_dot nu) with nu_link = T nu_B (docs/theory.md, "Three ways to write the velocity of the
-    base")."""
-    B_H_L = model.forward_kinematics(np.zeros(model.n_dofs))[link].matrix  # fixed joints between
-    world_H_B = st.world_H_base.matrix
-    w = st.base_velocity[3:]
-    n = st.s.shape[-1]
-    A = np.eye(6)
-    Adot_nu = np.zeros(6)
-    if rep is Representation.BODY:  # L_X_B, constant
-        R, p = B_H_L[:3, :3].T, -B_H_L[:3, :3].T @ B_H_L[:3, 3]
-        A[:3, :3], A[:3, 3:], A[3:, 3:] = R, _skew(p) @ R, R
-    elif rep is Representation.MIXED:  # [pdot_L; w] = [pdot_B + w x r; w], r = p_L - p_B in world
-        r = world_H_B[:3, :3] @ B_H_L[:3, 3]
-        A[:3, 3:] = -_skew(r)
-        Adot_nu[:3] = np.cross(w, np.cross(w, r))
-    T = np.eye(6 + n)
-    T[:6, :6] = A
-    return world_H_B @ B_H_L, A @ st.base_velocity, T, np.concatenate([Adot_nu, np.zeros(n)])
-
-
-def _errors(loaded: _Loaded, pms: dict[str, object], reps, samples: int, seed: int) -> dict:
-    """Relative errors {variant: {(quantity, rep): array over samples}} of Pinocchio (each variant of
-    its model) against iDynTree."""
-    from bridge.backends.idyntree import native as idyntree_native
-    from bridge.backends.pinocchio.native import dynamics, native_layout, native_state
-    from bridge.conventions.convert import convert_bias_forces, convert_mass_matrix
-    from bridge.validation.check import random_states
-
-    model = loaded.urdf
-    theirs = idyntree_native.dof_names(loaded.im)
-    perm = np.array([model.dof_index(d) for d in theirs], dtype=int)
-    full = np.concatenate([np.arange(6), 6 + perm])
-    layout = native_layout(loaded.pm)
-    in_pin = {name: k for k, name in enumerate(layout.dof_names)}
-    mine_from_pin = np.concatenate(
-        [np.arange(6), 6 + np.array([in_pin[d] for d in model.dof_names], dtype=int)]
-    )
-    base = model.base
-    if not idyntree_native.has_link(loaded.im, base):
-        base = idyntree_native.frame_link(loaded.im, base)
-    gravity = np.array([0.0, 0.0, -9.81])
-    rng = np.random.default_rng(seed)
-    states = random_states(model, samples, rng)
-    out: dict[str, dict] = {v: {} for v in pms}
-    for rep in reps:
-        rep = Representation.parse(rep)
-        batch = states.to(rep)
-        for k in range(samples):
-            st = State(batch.world_H_base[k], batch.s[k], batch.base_velocity[k], batch.s_dot[k], rep)
-            H, v_base = st.world_H_base.matrix, st.base_velocity
-            Ti = T_dot_nu = None
-            if base != model.base:
-                H, v_base, T, T_dot_nu = _base_change(model, base, st, rep)
-                Ti = np.linalg.inv(T)
-            ref = idyntree_native.dynamics(
-                loaded.im, base, rep, H, st.s[perm], v_base, st.s_dot[perm], gravity
-            )
-            body = st.to("body")  # Pinocchio's free-flyer velocity is the base velocity in the base frame
-            q, v = native_state(
-                loaded.pm,
-                layout,
-                st.world_H_base.matrix,
-                body.base_velocity,
-                dict(zip(model.dof_names, st.s, strict=True)),
-                dict(zip(model.dof_names, st.s_dot, strict=True)),
-            )
-            rest = State(body.world_H_base, body.s, np.zeros(6), np.zeros(model.n_dofs), "body")
-            o = np.ix_(mine_from_pin, mine_from_pin)
-            for variant, pm in pms.items():
-                d = dynamics(pm, q, v)
-                Mb = d["mass_matrix"][o]
-                M = convert_mass_matrix(model, body, Mb, "body", rep.value)
-                h = convert_bias_forces(model, body, d["bias_forces"][mine_from_pin], Mb, "body", rep.value)
-                g = convert_bias_forces(
-                    model, rest, d["gravity_forces"][mine_from_pin], Mb, "body", rep.value
-                )
-                if Ti is not None:
-                    M, h, g = Ti.T @ M @ Ti, Ti.T @ (h - M @ Ti @ T_dot_nu), Ti.T @ g
-                mine = {
-                    "mass_matrix": M[np.ix_(full, full)],
-                    "bias_forces": h[full],
-                    "gravity_forces": g[full],
-                }
-                for quantity in QUANTITIES:
-                    a, b = mine[quantity], ref[quantity]
-                    err = float(np.linalg.norm(a - b) / max(1.0, np.linalg.norm(b)))
-                    out[variant].setdefault((quantity, rep.value), []).append(err)
+def _states(native: Native, samples: int, seed: int, rep: Representation) -> list[State]:
+    """bridge's random states of ``native.model`` in ``rep`` (a fixed base where the library puts it)."""
+    batch = random_states(native.model, samples, np.random.default_rng(seed)).to(rep)
+    out = []
+    for k in range(samples):
+        H = batch.world_H_base[k] if native.base_pose is None else native.base_pose
+        out.append(State(H, batch.s[k], batch.base_velocity[k], batch.s_dot[k], rep))
     return out
 
 
-def _worst(errors: dict) -> float:
-    return max((max(v) for v in errors.values()), default=0.0)
+def _bridge(native: Native, states: list[State]) -> list[dict[str, np.ndarray]]:
+    """bridge's M, h, g (its first installed engine) of ``native.model`` at ``states``."""
+    kd = KinDyn(native.model, engine=registry.available_engines()[0], representation=states[0].representation)
+    out = []
+    for st in states:
+        kd.set_robot_state(st)
+        out.append(
+            {
+                "mass_matrix": kd.mass_matrix(),
+                "bias_forces": kd.bias_forces(),
+                "gravity_forces": kd.gravity_forces(),
+            }
+        )
+    return out
+
+
+@dataclass
+class _Comparison:
+    """One loader against its reference (None: bridge's model) at seeded states; errors cached."""
+
+    reference: Native | None
+    reps: list[Representation]
+    samples: int
+    seed: int
+    cache: dict[int, Errors] = field(default_factory=dict)
+
+    def errors(self, native: Native) -> Errors:
+        """Relative errors of ``native`` against the reference, per quantity and representation."""
+        if id(native) not in self.cache:
+            self.cache[id(native)] = self._measure(native)
+        return self.cache[id(native)]
+
+    def _measure(self, native: Native) -> Errors:
+        out: Errors = {}
+        for i, rep in enumerate(self.reps):
+            if i and not native.model.floating:  # a fixed base: the same numbers in every representation
+                out.update({(q, rep.value): out[(q, self.reps[0].value)] for q in QUANTITIES})
+                continue
+            states = _states(native, self.samples, self.seed, rep)
+            mine = [native.dynamics(st) for st in states]
+            ref = (
+                [self.reference.dynamics(st) for st in states] if self.reference else _bridge(native, states)
+            )
+            for q in QUANTITIES:
+                a = np.stack([m[q] for m in mine])
+                b = np.stack([r[q] for r in ref])
+                out[(q, rep.value)] = errors(a, b)[1]
+        return out
+
+    def worst(self, native: Native | object, quantities: Iterable[str] = QUANTITIES) -> float | None:
+        """The largest error of ``native`` over ``quantities`` (None for a refused variant)."""
+        if native is REFUSED:
+            return None
+        errs = self.errors(native)
+        return max((float(v.max()) for (q, _), v in errs.items() if q in quantities), default=0.0)
+
+
+def explain(cause: Cause, comparison: _Comparison, loaded: Loaded) -> Finding:
+    """The finding of ``cause``: with its errors as loaded (or as ``cause.with_``) and with the
+    cause removed (``cause.without``, or the loader's numbers without the inertias it ``drops``)."""
+    if not cause.measured:
+        return Finding(cause.cause, cause.subjects, cause.message)
+    without = loaded.drop(cause.drops) if cause.drops else cause.without
+    return Finding(
+        cause.cause,
+        cause.subjects,
+        cause.message,
+        comparison.worst(cause.with_ or loaded.native, cause.quantities),
+        comparison.worst(without, cause.quantities),
+    )
+
+
+def _rows(report: Report, pair: str, errs: Errors, rtol: float) -> None:
+    for (quantity, rep), e in errs.items():
+        worst = int(np.argmax(e))
+        report.results.append(
+            Result(quantity, rep, pair, float("nan"), float(e[worst]), worst, rtol, bool(e.max() <= rtol))
+        )
+
+
+def _residual(loaded: Loaded, reference: Loaded | None) -> Native | object:
+    """The loader's numbers with every recognised cause removed."""
+    drops = [link for c in (reference.causes if reference else ()) for link in c.drops]
+    if drops and loaded.drop is not None:
+        return loaded.drop(drops)
+    return loaded.residual or loaded.native
+
+
+def _compare(
+    report: Report, loader: NativeLoader, loaded: Loaded, ref: tuple[str, Loaded | None], options: dict
+) -> None:
+    """One loader against its reference (``(label, loaded)``): rows, findings and notes into ``report``."""
+    label, reference = ref
+    causes = [*(reference.causes if reference else ()), *loaded.causes]
+    if loaded.native is None:
+        report.findings.extend(Finding(c.cause, c.subjects, c.message) for c in causes)
+        report.notes.append(f"{loader.label} refuses the file (see the {loader.prefix}refuses finding)")
+        return
+    rtol = report.rtol
+    comparison = _Comparison(
+        reference.native if reference else None, options["reps"], report.samples, report.seed
+    )
+    _rows(report, f"{loader.label} vs {label}", comparison.errors(loaded.native), rtol)
+    report.findings.extend(explain(c, comparison, loaded) for c in causes)
+    raw = comparison.worst(loaded.native)
+    residual = comparison.worst(_residual(loaded, reference))
+    if residual is None or residual > rtol:
+        report.findings.append(Finding(f"{loader.prefix}unexplained", (), loader.unexplained, raw, residual))
+    if raw > rtol:
+        rest = "-" if residual is None else f"{residual:.1e}"
+        report.notes.append(
+            f"{loader.label} and {label} differ by {raw:.1e}; without the causes found below, by {rest}"
+            + (" (all explained)" if residual is not None and residual <= rtol else "")
+        )
+
+
+def _loaders(libraries: Iterable[object] | None, requested: set[str], notes: list[str]) -> list[NativeLoader]:
+    """The loaders to compare: ``libraries`` (names or loaders), or the registry's: every installed
+    library whose loader joins by default, and those that join on request when ``requested`` names them."""
+    if libraries is not None:
+        return [registry.library(x).load("native") if isinstance(x, str) else x for x in libraries]
+    chosen = []
+    for record in registry.LIBRARIES.values():
+        if record.native is None:
+            continue
+        if not record.installed:
+            if record.name in requested:
+                record.require(f"the native comparison of {record.name!r}")
+            notes.append(
+                f"{record.name} is not installed: its own loader is left out (extra [{record.extra}])"
+            )
+            continue
+        loader = record.load("native")
+        if loader.joins == "default" or (loader.joins == "on request" and record.name in requested):
+            chosen.append(loader)
+    return sorted(chosen, key=lambda loader: loader.joins != "default")
 
 
 def compare_native(
     path: str | Path,
+    libraries: Iterable[object] | None = None,
     samples: int = 5,
     seed: int = 0,
     rtol: float = 1e-10,
-    representations=("body", "inertial", "mixed"),
-    mujoco: bool = False,
-):
-    """Compare Pinocchio's and iDynTree's own loaders on ``path``: a :class:`bridge.validation.check.Report`
-    with engines ``["pinocchio URDF loader", "idyntree URDF loader"]``, results for M, h, g per
-    representation, and ``findings`` (see the module docstring). ``report.ok`` is False when the
-    loaders disagree, explained or not."""
-    from bridge.backends.idyntree import native as idyntree_native
-    from bridge.robots import resolve_model_path
-    from bridge.validation.check import Report, Result
+    representations: Iterable[object] = ("body", "inertial", "mixed"),
+    requested: Iterable[str] = (),
+) -> Report:
+    """Compare the libraries' own loaders on the file ``path`` (a URDF path or robot name).
 
+    ``libraries``: the loaders to compare (registered names or :class:`~bridge.backends.native.NativeLoader`
+    objects); default: the registry's (see :func:`_loaders`, ``requested`` naming those that join on
+    request). The report's engines are the loaders' labels; ``report.ok`` is False when a loader
+    disagrees with its reference, explained or not, or when nothing could be compared.
+    """
     start = time.perf_counter()
     path = str(resolve_model_path(path))
-    loaded = _load(path)
-    reps = [Representation.parse(r).value for r in representations]
-    model = loaded.urdf
-    theirs = idyntree_native.dof_names(loaded.im)
-    if sorted(theirs) != sorted(model.dof_names):
-        from bridge.errors import BackendError
-
-        raise BackendError(
-            f"{path}: the loaders see different joints (pinocchio {sorted(model.dof_names)}, "
-            f"idyntree {sorted(theirs)})"
-        )
-    dropped = _dropped_inertias(loaded)
-    variants = {"as loaded": loaded.pm}
-    for name in dropped:
-        variants[name] = _without(loaded, [name])
-    if len(dropped) > 1:
-        variants["all causes"] = _without(loaded, dropped)
-    errors = _errors(loaded, variants, reps, samples, seed)
-    report = Report(
-        Path(path).stem if loaded.urdf.name is None else loaded.urdf.name,
-        ["pinocchio URDF loader", "idyntree URDF loader"],
-        reps,
-        samples,
-        seed,
-        rtol,
-    )
-    for (quantity, rep), errs in errors["as loaded"].items():
-        worst = int(np.argmax(errs))
-        report.results.append(
-            Result(
-                quantity, rep, PAIR, float("nan"), float(errs[worst]), worst, rtol, bool(max(errs) <= rtol)
-            )
-        )
-    raw = _worst(errors["as loaded"])
-    findings: list[Finding] = []
-    for name in dropped:
-        findings.append(
-            Finding(
-                "massless_inertia_dropped",
-                (name,),
-                f"link {name!r} has zero mass but a rotational inertia; iDynTree's loader makes it a frame "
-                "and drops the inertia, Pinocchio keeps it (merged into the parent body)",
-                raw,
-                _worst(errors[name]),
-            )
-        )
-    if not idyntree_native.has_link(loaded.im, model.base):
-        findings.append(
-            Finding(
-                "root_link_is_frame",
-                (model.base,),
-                f"iDynTree's loader made the massless root link {model.base!r} a frame of "
-                f"{idyntree_native.frame_link(loaded.im, model.base)!r}, its floating base there; bridge "
-                "moves states and results between the two bases",
-            )
-        )
-    mimic = [
-        m.split("joint ", 1)[1].split(" ")[0].strip("'") for c, m in loaded.messages if c is MimicJointWarning
-    ]
-    if mimic:
-        findings.append(
-            Finding(
-                "mimic_joints",
-                tuple(mimic),
-                "both loaders ignore the <mimic> relations (independent DOFs; Pinocchio's mimic=True and "
-                "bridge's mimic='coupled' keep them)",
-            )
-        )
-    nonphysical = [
-        m.split("link ", 1)[1].split(":")[0].strip("'")
-        for c, m in loaded.messages
-        if c is NonPhysicalInertiaWarning
-    ]
-    if nonphysical:
-        findings.append(
-            Finding(
-                "nonphysical_inertia",
-                tuple(nonphysical),
-                "inertias no rigid body can have; both loaders take them as they are (no effect on "
-                "agreement)",
-            )
-        )
-    merged = [j.name for j in loaded.urdf.joints if not j.movable]
-    if merged:
-        findings.append(
-            Finding(
-                "fixed_joints_merged",
-                tuple(merged),
-                f"Pinocchio merges the links of {len(merged)} fixed joints into their parent bodies (kept "
-                "as frames), "
-                f"iDynTree keeps {idyntree_native.n_links(loaded.im)} links; no effect on the dynamics",
-            )
-        )
-    if list(theirs) != list(model.dof_names):
-        findings.append(
-            Finding(
-                "dof_order",
-                tuple(d for d, e in zip(model.dof_names, theirs, strict=True) if d != e),
-                "the loaders number the DOFs differently; bridge maps them by joint name",
-            )
-        )
-    residual = _worst(errors["all causes" if len(dropped) > 1 else (dropped[0] if dropped else "as loaded")])
-    if residual > rtol:
-        findings.append(
-            Finding(
-                "unexplained",
-                (),
-                "the loaders disagree beyond what bridge can explain",
-                raw,
-                residual,
-            )
-        )
-    if raw > rtol:
-        report.notes.append(
-            f"the loaders differ by {raw:.1e}; without the causes found below, by {residual:.1e}"
-            + (" (all explained)" if residual <= rtol else "")
-        )
-    findings.extend(_drake(loaded, report, reps, samples, seed, rtol))
-    if mujoco:
-        _add_mujoco(report, findings, path, samples, seed, rtol, reps)
-    report.findings = findings
+    source = _source(path)
+    reps = [Representation.parse(r) for r in representations]
+    name = Path(path).stem if source.model.name is None else source.model.name
+    report = Report(name, [], [r.value for r in reps], samples, seed, rtol, empty_ok=False)
+    loaders = _loaders(libraries, {str(r).strip().lower() for r in requested}, report.notes)
+    for loader in loaders:
+        ref_label, reference = "bridge", None
+        if loader.against is not None:
+            ref_loader = registry.library(loader.against).load("native")
+            ref_label, reference = ref_loader.label, ref_loader.load(source)
+        loaded = loader.load(source, reference)
+        if loaded.native is not None:
+            report.engines += [loader.label] + ([ref_label] if reference else [])
+        _compare(report, loader, loaded, (ref_label, reference), {"reps": reps})
     report.seconds = time.perf_counter() - start
     return report
-
-
-DRAKE_PAIR = "drake URDF parser vs bridge"
-
-
-def _drake(loaded: _Loaded, report, reps: list[str], samples: int, seed: int, rtol: float) -> list[Finding]:
-    """Drake's own URDF parser next to bridge's model of the file, when pydrake is installed: its
-    M, h, g rows in ``report`` (engine "drake URDF parser") and its findings (causes ``drake_*``,
-    :func:`bridge.validation.drake_native.compare_native`); a note when Drake is not installed."""
-    import importlib.util
-
-    if importlib.util.find_spec("pydrake") is None:
-        report.notes.append("Drake is not installed: its URDF parser is left out (extra [drake])")
-        return []
-    import logging
-
-    from bridge.validation.check import Result
-    from bridge.validation.drake_native import compare_native as drake_compare
-
-    logger = logging.getLogger("drake")  # one warning per non-physical inertia: a finding instead
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        out = drake_compare(loaded.path, loaded.urdf, samples, seed, rtol, representations=reps)
-    finally:
-        logger.setLevel(level)
-    if out.by_rep:
-        report.engines.append("drake URDF parser")
-    for (quantity, rep), err in out.by_rep.items():
-        report.results.append(Result(quantity, rep, DRAKE_PAIR, float("nan"), err, 0, rtol, err <= rtol))
-    return list(out.findings)
-
-
-def _add_mujoco(
-    report, findings: list[Finding], path: str, samples: int, seed: int, rtol: float, reps
-) -> None:
-    """MuJoCo's own URDF compiler against bridge's model of the file: results and findings added."""
-    from bridge.validation.check import Result
-    from bridge.validation.mujoco_native import compare_native as compare_mujoco
-
-    pair = "mujoco URDF compiler vs bridge"
-    out = compare_mujoco(path, samples=samples, seed=seed, rtol=rtol)
-    report.engines.append("mujoco URDF compiler")
-    findings.extend(out.findings)
-    for quantity, errs in out.errors.items():
-        worst = int(np.argmax(errs))
-        ok = bool(max(errs) <= rtol)
-        for rep in reps:  # a fixed base: the same numbers in every representation
-            report.results.append(
-                Result(quantity, rep, pair, float("nan"), float(errs[worst]), worst, rtol, ok)
-            )
-    if not out.errors:
-        report.notes.append("MuJoCo's compiler refuses the file (see the mujoco_refuses finding)")
-    elif out.worst > rtol:
-        report.notes.append(
-            f"MuJoCo's URDF compiler differs from bridge by {out.worst:.1e} (see the mujoco_ findings)"
-        )

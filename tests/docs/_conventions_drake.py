@@ -411,8 +411,8 @@ def test_com_drake():
 @pytest.fixture(scope="module")
 def icub_drake():
     pytest.importorskip("pydrake")
+    from bridge.backends.drake.native import load_drake_urdf
     from bridge.robots import robot_path
-    from bridge.validation.drake_native import load_drake_urdf
 
     logger = logging.getLogger("drake")
     level = logger.level

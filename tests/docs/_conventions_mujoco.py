@@ -495,8 +495,8 @@ def icub_mujoco():
     """iCub compiled by MuJoCo from its URDF (mesh geoms removed: package:// paths do not
     resolve), as is (``fusestatic`` true) and with ``fusestatic`` false."""
     _skip_without_mujoco()
+    from bridge.backends.mujoco.native import load_urdf_spec
     from bridge.robots import robot_path
-    from bridge.validation.mujoco_native import load_urdf_spec
 
     spec, _ = load_urdf_spec(robot_path("iCubGazeboV2_5"))
     kept = spec.copy()  # compile() fuses the spec itself: compile copies

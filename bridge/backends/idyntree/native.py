@@ -3,9 +3,15 @@
 What iDynTree users get from a URDF: massless leaf links hanging on fixed joints become frames of
 their parent link (their inertia, even a non-zero rotational one, is dropped), a massless root link
 becomes a frame of its child, and the DOFs are numbered iDynTree's way.
+
+``NATIVE`` (:class:`IDynTreeLoader`) is its side of the native-loader comparison
+(:mod:`bridge.backends.native`): the reference Pinocchio's loader is compared with, findings
+``massless_inertia_dropped``, ``root_link_is_frame`` and ``dof_order``.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import idyntree.bindings as idyn
 import numpy as np
@@ -17,9 +23,22 @@ from bridge.backends.idyntree import (
     mass_matrix,
     set_idyntree_state,
 )
+from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
+from bridge.conventions.state import Representation, State
 from bridge.errors import BackendError
+from bridge.model.model import Model
+from bridge.spatial import DEFAULT_GRAVITY
 
-__all__ = ["dof_names", "dynamics", "frame_link", "has_link", "load_urdf_model", "n_links"]
+__all__ = [
+    "NATIVE",
+    "IDynTreeLoader",
+    "dof_names",
+    "dynamics",
+    "frame_link",
+    "has_link",
+    "load_urdf_model",
+    "n_links",
+]
 
 
 def load_urdf_model(path: str):
@@ -74,3 +93,124 @@ def dynamics(
         "bias_forces": bias_forces(kd),
         "gravity_forces": gravity_forces(kd),
     }
+
+
+# ------------------------------------------------------------------ the native-loader comparison
+def _skew(r: np.ndarray) -> np.ndarray:
+    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+
+
+def _base_change(
+    model: Model, link: str, state: State
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """iDynTree's floating base ``link`` rigidly attached to bridge's base B: (world_H_link, link
+    velocity (6,), T (nv, nv), T_dot nu (nv,)) with nu_link = T nu_B in ``state``'s representation
+    (docs/theory.md, "Three ways to write the velocity of the base")."""
+    B_H_L = model.forward_kinematics(np.zeros(model.n_dofs))[link].matrix  # fixed joints between
+    world_H_B = state.world_H_base.matrix
+    w = state.base_velocity[3:]
+    A = np.eye(6)
+    A_dot_nu = np.zeros(6)
+    if state.representation is Representation.BODY:  # L_X_B, constant
+        R, p = B_H_L[:3, :3].T, -B_H_L[:3, :3].T @ B_H_L[:3, 3]
+        A[:3, :3], A[:3, 3:], A[3:, 3:] = R, _skew(p) @ R, R
+    elif state.representation is Representation.MIXED:  # [pdot_L; w] = [pdot_B + w x r; w], r = p_L - p_B
+        r = world_H_B[:3, :3] @ B_H_L[:3, 3]
+        A[:3, 3:] = -_skew(r)
+        A_dot_nu[:3] = np.cross(w, np.cross(w, r))
+    T = np.eye(6 + model.n_dofs)
+    T[:6, :6] = A
+    T_dot_nu = np.concatenate([A_dot_nu, np.zeros(model.n_dofs)])
+    return world_H_B @ B_H_L, A @ state.base_velocity, T, T_dot_nu
+
+
+@dataclass
+class IDynTreeNative:
+    """iDynTree's M, h, g of its own model ``im`` at states of bridge's ``model`` (floating base)."""
+
+    im: object
+    model: Model
+    base_pose: None = None
+    base: str = field(init=False)  # iDynTree's floating base link
+    order: np.ndarray = field(init=False)  # bridge's nu indices of iDynTree's nu
+
+    def __post_init__(self) -> None:
+        self.base = self.model.base
+        if not has_link(self.im, self.base):
+            self.base = frame_link(self.im, self.base)
+        dofs = [6 + self.model.dof_index(d) for d in dof_names(self.im)]
+        self.order = np.concatenate([np.arange(6), np.array(dofs, dtype=int)])
+
+    def dynamics(self, state: State) -> dict[str, np.ndarray]:
+        """M, h, g in ``state``'s representation, moved to bridge's base and DOF order."""
+        H, v_base = state.world_H_base.matrix, state.base_velocity
+        if self.base != self.model.base:
+            H, v_base, T, T_dot_nu = _base_change(self.model, self.base, state)
+        k = self.order[6:] - 6
+        out = dynamics(
+            self.im,
+            self.base,
+            state.representation,
+            H,
+            state.s[k],
+            v_base,
+            state.s_dot[k],
+            np.array(DEFAULT_GRAVITY),
+        )
+        o = self.order
+        M, h, g = np.empty_like(out["mass_matrix"]), np.empty(len(o)), np.empty(len(o))
+        M[np.ix_(o, o)], h[o], g[o] = out["mass_matrix"], out["bias_forces"], out["gravity_forces"]
+        if self.base != self.model.base:  # nu_link = T nu: back to bridge's base
+            M, h, g = T.T @ M @ T, T.T @ (h + M @ T_dot_nu), T.T @ g
+        return {"mass_matrix": M, "bias_forces": h, "gravity_forces": g}
+
+
+def _causes(native: IDynTreeNative) -> list[Cause]:
+    model, im = native.model, native.im
+    causes = [
+        Cause(
+            "massless_inertia_dropped",
+            (link.name,),
+            f"link {link.name!r} has zero mass but a rotational inertia; iDynTree's loader makes it a frame "
+            "and drops the inertia, Pinocchio keeps it (merged into the parent body)",
+            drops=(link.name,),
+        )
+        for link in model.links
+        if link.mass == 0.0 and np.any(link.inertia.inertia_com != 0.0) and not has_link(im, link.name)
+    ]
+    if native.base != model.base:
+        causes.append(
+            Cause(
+                "root_link_is_frame",
+                (model.base,),
+                f"iDynTree's loader made the massless root link {model.base!r} a frame of {native.base!r}, "
+                "its floating base there; bridge moves states and results between the two bases",
+            )
+        )
+    message = "the loaders number the DOFs differently; bridge maps them by joint name"
+    return causes + dof_order_cause("dof_order", model, dof_names(im), message)
+
+
+class IDynTreeLoader:
+    """iDynTree's ``ModelLoader``: the reference of Pinocchio's loader."""
+
+    label = "idyntree URDF loader"
+    prefix = ""
+    against = None
+    joins = "reference"
+    unexplained = "the loaders disagree beyond what bridge can explain"
+
+    def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
+        im = load_urdf_model(source.path)
+        theirs = dof_names(im)
+        mine = sorted(source.model.dof_names)
+        if sorted(theirs) != mine:
+            raise BackendError(
+                f"{source.path}: the loaders see different joints (pinocchio {mine}, "
+                f"idyntree {sorted(theirs)})"
+            )
+        native = IDynTreeNative(im, source.model)
+        return Loaded(native, _causes(native), bodies=n_links(im), who="iDynTree")
+
+
+NATIVE = IDynTreeLoader()

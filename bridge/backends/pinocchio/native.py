@@ -1,5 +1,9 @@
 """Pinocchio's own URDF loader, as Pinocchio users call it, and its dynamics by joint names.
 
+``NATIVE`` (:class:`PinocchioLoader`) is its native-loader comparison (:mod:`bridge.backends.native`):
+Pinocchio's loader compared with iDynTree's, findings ``mimic_joints``, ``nonphysical_inertia``,
+``fixed_joints_merged``; the inertias iDynTree drops are removed from Pinocchio's model on request.
+
 What bridge compares its results and the other libraries' with: ``pin.buildModelFromUrdf`` (with a
 free flyer for a floating base, optionally ``mimic=True``: mimic joints become ``JointModelMimic``
 that follow their primary joint), and states given by joint name. Pinocchio's free-flyer velocity
@@ -11,15 +15,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
-from bridge.errors import BackendError
+from bridge.backends.native import Cause, Loaded, Source
+from bridge.conventions.convert import convert_bias_forces, convert_mass_matrix
+from bridge.conventions.state import State
+from bridge.errors import BackendError, MimicJointWarning, NonPhysicalInertiaWarning
+from bridge.model.model import Model
 
 __all__ = [
+    "NATIVE",
     "NativeLayout",
+    "PinocchioLoader",
     "drop_link_inertia",
     "dynamics",
     "load_urdf_model",
@@ -133,3 +143,116 @@ def drop_link_inertia(
     frame = pm.frames[pm.getFrameId(link, pin.FrameType.BODY)]
     inertia = pin.Inertia(float(mass), np.asarray(com, dtype=float), np.asarray(inertia_com, dtype=float))
     pm.inertias[frame.parentJoint] = pm.inertias[frame.parentJoint] - frame.placement.act(inertia)
+
+
+# ------------------------------------------------------------------ the native-loader comparison
+@dataclass
+class PinocchioNative:
+    """Pinocchio's M, h, g of its own model ``pm`` at states of bridge's ``model`` (floating base)."""
+
+    pm: pin.Model
+    model: Model
+    base_pose: None = None
+    layout: NativeLayout = field(init=False)
+    order: np.ndarray = field(init=False)  # bridge's nu from Pinocchio's v: v[order]
+
+    def __post_init__(self) -> None:
+        self.layout = native_layout(self.pm)
+        at = {name: k for k, name in enumerate(self.layout.dof_names)}
+        dofs = [6 + at[d] for d in self.model.dof_names]
+        self.order = np.concatenate([np.arange(6), np.array(dofs, dtype=int)])
+
+    def dynamics(self, state: State) -> dict[str, np.ndarray]:
+        """M, h, g in ``state``'s representation (Pinocchio's free flyer is BODY), bridge's DOF order."""
+        model, rep = self.model, state.representation.value
+        body = state.to("body")
+        q, v = native_state(
+            self.pm,
+            self.layout,
+            body.world_H_base.matrix,
+            body.base_velocity,
+            dict(zip(model.dof_names, body.s, strict=True)),
+            dict(zip(model.dof_names, body.s_dot, strict=True)),
+        )
+        d = dynamics(self.pm, q, v)
+        o = self.order
+        Mb = d["mass_matrix"][np.ix_(o, o)]
+        rest = State(body.world_H_base, body.s, np.zeros(6), np.zeros(model.n_dofs), "body")
+        return {
+            "mass_matrix": convert_mass_matrix(model, body, Mb, "body", rep),
+            "bias_forces": convert_bias_forces(model, body, d["bias_forces"][o], Mb, "body", rep),
+            "gravity_forces": convert_bias_forces(model, rest, d["gravity_forces"][o], Mb, "body", rep),
+        }
+
+    def without(self, links: Sequence[str]) -> PinocchioNative:
+        """These numbers with the inertias (bridge's, in the link frames) of ``links`` removed."""
+        pm = pin.Model(self.pm)
+        for name in links:
+            inertia = self.model.link(name).inertia
+            drop_link_inertia(pm, name, 0.0, inertia.com, inertia.inertia_com)
+        return PinocchioNative(pm, self.model)
+
+
+def _warned(source: Source, category: type, before: str, after: str) -> tuple[str, ...]:
+    """The names bridge's URDF loader quoted in its warnings of ``category``."""
+    return tuple(
+        m.split(before, 1)[1].split(after)[0].strip("'") for c, m in source.warnings if c is category
+    )
+
+
+def _causes(source: Source, reference: Loaded | None) -> list[Cause]:
+    causes = []
+    mimic = _warned(source, MimicJointWarning, "joint ", " ")
+    if mimic:
+        causes.append(
+            Cause(
+                "mimic_joints",
+                mimic,
+                "both loaders ignore the <mimic> relations (independent DOFs; Pinocchio's mimic=True and "
+                "bridge's mimic='coupled' keep them)",
+            )
+        )
+    nonphysical = _warned(source, NonPhysicalInertiaWarning, "link ", ":")
+    if nonphysical:
+        causes.append(
+            Cause(
+                "nonphysical_inertia",
+                nonphysical,
+                "inertias no rigid body can have; both loaders take them as they are (no effect on "
+                "agreement)",
+            )
+        )
+    merged = tuple(j.name for j in source.model.joints if not j.movable)
+    if merged:
+        other = f"{reference.who} keeps {reference.bodies} links; " if reference is not None else ""
+        causes.append(
+            Cause(
+                "fixed_joints_merged",
+                merged,
+                f"Pinocchio merges the links of {len(merged)} fixed joints into their parent bodies (kept "
+                f"as frames), {other}no effect on the dynamics",
+            )
+        )
+    return causes
+
+
+class PinocchioLoader:
+    """Pinocchio's ``buildModelFromUrdf`` (free flyer) compared with iDynTree's own loader."""
+
+    label = "pinocchio URDF loader"
+    prefix = ""
+    against = "idyntree"
+    joins = "default"
+    unexplained = "the loaders disagree beyond what bridge can explain"
+
+    def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
+        native = PinocchioNative(load_urdf_model(source.path), source.model)
+        return Loaded(
+            native,
+            _causes(source, reference),
+            drop=native.without,
+            bodies=native.pm.nbodies,
+        )
+
+
+NATIVE = PinocchioLoader()

@@ -1,4 +1,4 @@
-"""Drake's own URDF parser next to bridge's loader (bridge.validation.drake_native): the same physical
+"""Drake's own URDF parser next to bridge's loader (bridge.backends.drake.native): the same physical
 states give the same M, h and g to 1e-10, or a finding explains the difference."""
 
 from __future__ import annotations
@@ -10,7 +10,14 @@ import pytest
 pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'bridge-dynamics[drake]')")
 
 from bridge.robots import robot_path
-from bridge.validation.drake_native import compare_native
+from bridge.validation.native import compare_native as _compare_native
+
+DRAKE_PAIR = "drake URDF parser vs bridge"
+
+
+def compare_native(path):
+    """Drake's parser alone against bridge's model: 3 samples, MIXED."""
+    return _compare_native(path, ["drake"], samples=3, representations=("mixed",))
 
 
 @pytest.fixture(autouse=True)
@@ -42,7 +49,7 @@ def test_drake_parser_agrees_with_bridge(name: str, finding: str) -> None:
 def test_nonphysical_inertias_are_a_finding() -> None:
     report = compare_native(robot_path("anymal_c_simple_description/anymal"))
     assert not report.ok
-    assert report.max_rel["gravity_forces"] < 1e-10  # masses and centres of mass agree
+    assert report.worst("gravity_forces") < 1e-10  # masses and centres of mass agree
     replaced = [f for f in report.findings if f.cause == "drake_inertia_replaced"]
     assert replaced and "depth_camera_front_camera" in replaced[0].subjects
     assert "'depth_camera_front_camera': rotational inertia" in replaced[0].message
@@ -51,7 +58,7 @@ def test_nonphysical_inertias_are_a_finding() -> None:
 
 def test_parser_refusal_is_a_finding() -> None:
     report = compare_native(robot_path("talos_reduced"))
-    assert not report.ok and not report.max_rel
+    assert not report.ok and not report.results
     assert any("refuses the file" in f.message and "cannot mimic" in f.message for f in report.findings), str(
         report
     )
@@ -84,8 +91,6 @@ def _joint(name: str, parent: str, child: str, kind: str = "revolute", extra: st
 
 
 def _drake_rows(report) -> dict:
-    from bridge.validation.native import DRAKE_PAIR
-
     rows = {(r.quantity, r.representation): r.max_rel for r in report.results if r.engines == DRAKE_PAIR}
     assert len(rows) == 9, rows  # M, h, g in every representation
     return rows
@@ -102,7 +107,7 @@ def _reference(path: str, quantity: str):
     import numpy as np
 
     import bridge
-    from bridge.validation.check import random_states
+    from bridge.validation.sampling import random_states
 
     model = bridge.load_urdf(path)
     states = random_states(model, 3, np.random.default_rng(0))

@@ -11,9 +11,10 @@ from typer.testing import CliRunner
 import bridge
 from bridge.cli import app
 from bridge.robots import robot_names
-from bridge.validation.native import PAIR
 
-MODELS = Path(__file__).resolve().parents[1] / "models"
+PAIR = "pinocchio URDF loader vs idyntree URDF loader"
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
 INERTIA = '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.015"/>'
 
 

@@ -1,0 +1,383 @@
+"""Drake's own URDF parser next to bridge's loader: what each makes of the same file.
+
+``NATIVE`` (:class:`DrakeLoader`, :mod:`bridge.backends.native`) parses a URDF with Drake's ``Parser``
+(its own loader, no bridge model in between) and gives Drake's ``CalcMassMatrix``, bias term and
+gravity forces at bridge's states (joints and the base body matched by name, the base set with
+Drake's own ``SetFreeBodyPose`` / ``SetFreeBodySpatialVelocity``), converted through one change of
+variables from the parsed plant's velocity layout. Its causes (prefixed ``drake_``) name what
+Drake's parser does differently (measured with Drake 1.51):
+
+* a URDF link named ``world`` is Drake's world body: a robot fixed to it is welded there (fixed
+  base), where bridge loads ``world`` as a massless floating base link (``drake_world_welded``);
+* a free base gets a ``QuaternionFloatingJoint`` named after the base link at ``Finalize``
+  (``drake_floating_joint``);
+* ``<dynamics damping>`` becomes joint damping, which Drake's ``CalcForceElementsContribution``
+  (and a simulation) applies; bridge, Pinocchio's and iDynTree's rigid-body quantities ignore it
+  (``drake_joint_damping``);
+* ``<transmission>`` elements become ``JointActuator``\\ s (reflected inertia, when given, adds to M)
+  (``drake_transmissions``);
+* a mimic joint becomes a coupler constraint (the joints stay independent in M); a mimic tag on a
+  fixed joint is an error of Drake's parser (``drake_mimic_couplers``, ``drake_refuses``);
+* the velocity order is Drake's (depth first), not the URDF document order (``drake_dof_order``);
+* inertias that are not physically valid load with a warning on Drake's log and are replaced
+  (``drake_inertia_replaced``).
+"""
+
+from __future__ import annotations
+
+import logging
+import xml.etree.ElementTree as ET
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from bridge.backends.drake.model import require_drake
+from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
+from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
+from bridge.conventions.state import Representation, State
+from bridge.errors import BackendError
+from bridge.model.model import Link, Model
+from bridge.spatial import SpatialInertia
+
+__all__ = ["NATIVE", "DrakeLoader", "DrakeNative", "load_drake_urdf", "native_state"]
+
+_SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+def load_drake_urdf(path: str | Path):
+    """A finalized ``MultibodyPlant`` from Drake's own ``Parser`` (geometry is not registered)."""
+    require_drake()
+    from pydrake.multibody.parsing import Parser
+    from pydrake.multibody.plant import MultibodyPlant
+
+    plant = MultibodyPlant(0.0)
+    Parser(plant).AddModels(str(path))
+    plant.Finalize()
+    return plant
+
+
+def _joints(plant) -> list:
+    from pydrake.multibody.tree import JointIndex
+
+    return [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
+
+
+def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
+    """``(q, v)`` of a Drake plant (any layout, e.g. the Parser's) for one neutral state of
+    ``model``, matching joints and the base body by name (a welded base ignores the base pose)."""
+    from pydrake.math import RigidTransform
+    from pydrake.multibody.math import SpatialVelocity
+
+    context = plant.CreateDefaultContext()
+    base = plant.GetBodyByName(model.base)
+    mixed = state.to(Representation.MIXED)
+    floating = getattr(base, "is_floating_base_body", None) or base.is_floating
+    if floating():
+        plant.SetFreeBodyPose(context, base, RigidTransform(mixed.world_H_base.matrix))
+        v = mixed.base_velocity
+        V = SpatialVelocity(v[3:], v[:3])
+        try:  # the current argument order (the older one is deprecated for removal in 2026-06)
+            plant.SetFreeBodySpatialVelocity(context, base, V)
+        except TypeError:  # pragma: no cover - older Drake
+            plant.SetFreeBodySpatialVelocity(base, V, context)
+    q, v = plant.GetPositions(context).copy(), plant.GetVelocities(context).copy()
+    for k, name in enumerate(model.dof_names):
+        j = plant.GetJointByName(name)
+        q[j.position_start()] = state.s[k]
+        v[j.velocity_start()] = state.s_dot[k]
+    return q, v
+
+
+@dataclass
+class DrakeNative:
+    """Drake's M, h, g of its parsed ``plant`` at states of bridge's ``model``.
+
+    ``zero_reflected``: the actuators' rotor inertias zeroed in the context; ``force_elements``: h
+    with Drake's force elements (joint damping) counted.
+    """
+
+    plant: object
+    model: Model
+    zero_reflected: bool = False
+    force_elements: bool = False
+    base_pose: np.ndarray | None = field(init=False)
+    convention: Convention = field(init=False)  # the plant's layout: MIXED angular first, its order
+
+    def __post_init__(self) -> None:
+        from pydrake.multibody.tree import JointActuatorIndex, MultibodyForces
+
+        plant = self.plant
+        self.context = plant.CreateDefaultContext()
+        if self.zero_reflected:
+            for i in range(plant.num_actuators()):
+                plant.get_joint_actuator(JointActuatorIndex(i)).SetRotorInertia(self.context, 0.0)
+        self.forces = MultibodyForces(plant)
+        welded = plant.CalcRelativeTransform(
+            self.context, plant.world_frame(), plant.GetFrameByName(self.model.base)
+        )  # a welded base sits where Drake's weld puts it
+        self.base_pose = None if self.model.floating else welded.GetAsMatrix4()
+        perm = np.argsort([plant.GetJointByName(d).velocity_start() for d in self.model.dof_names])
+        self.convention = Convention(
+            "drake-parser", Representation.MIXED, base_left=np.eye(6)[_SWAP], joint_order=lambda _m: perm
+        )
+
+    def dynamics(self, state: State) -> dict[str, np.ndarray]:
+        """M, h, g in ``state``'s coordinates (zero acceleration there is T_dot nu in Drake's)."""
+        plant, context = self.plant, self.context
+        q, v = native_state(plant, self.model, state)
+        plant.SetPositions(context, q)
+        plant.SetVelocities(context, v)
+        cov = change_of_variables(self.model, state, NEUTRAL[state.representation], self.convention)
+        g_D = plant.CalcGravityGeneralizedForces(context)
+        bias = plant.CalcBiasTerm(context) - g_D
+        if self.force_elements:
+            plant.CalcForceElementsContribution(context, self.forces)
+            bias = bias - self.forces.generalized_forces()  # -d v (gravity lands in the body forces)
+        M_D = plant.CalcMassMatrix(context)
+        return {
+            "mass_matrix": cov.matrix_back(M_D),
+            "bias_forces": cov.bias_back(bias, M_D),
+            "gravity_forces": cov.force_back(-g_D),
+        }
+
+
+# ------------------------------------------------------------------ what Drake's parser changes
+def _mimic_tags(path: str | Path) -> dict[str, str]:
+    """``{mimic joint: master}`` from the file's ``<mimic>`` tags (Drake's couplers)."""
+    try:
+        root = ET.parse(str(path)).getroot()
+    except (ET.ParseError, OSError):  # pragma: no cover - Drake parsed it
+        return {}
+    return {
+        j.get("name"): j.find("mimic").get("joint") for j in root.iter("joint") if j.find("mimic") is not None
+    }
+
+
+def _inertia(plant, name: str):
+    return plant.GetBodyByName(name).CalcSpatialInertiaInBodyFrame(plant.CreateDefaultContext())
+
+
+def _changed_inertias(plant, model: Model) -> list[str]:
+    """Links whose spatial inertia in Drake's plant differs from bridge's (1e-12 absolute)."""
+    out = []
+    for link in model.links:
+        if not plant.HasBodyNamed(link.name):
+            continue
+        M = _inertia(plant, link.name).CopyToFullMatrix6()
+        mine = link.inertia.as_matrix()  # linear first; Drake's is angular first
+        if np.abs(M[np.ix_(_SWAP, _SWAP)] - mine).max() > 1e-12:
+            out.append(link.name)
+    return out
+
+
+def _replacements(plant, model: Model, names: list[str], limit: int = 3) -> str:
+    """What Drake changed in each link's inertia, e.g. "'foot': mass 0 -> 1, centre of mass moved"."""
+    parts = []
+    for name in names[:limit]:
+        mine = model.link(name).inertia
+        sp = _inertia(plant, name)
+        what = []
+        if abs(float(sp.get_mass()) - float(mine.mass)) > 1e-12:
+            what.append(f"mass {float(mine.mass):g} -> {float(sp.get_mass()):g}")
+        if np.abs(np.array(sp.get_com()) - np.asarray(mine.com)).max() > 1e-12:
+            what.append("centre of mass moved")
+        parts.append(f"{name!r}: " + (", ".join(what) or "rotational inertia"))
+    more = f", and {len(names) - limit} more" if len(names) > limit else ""
+    return "; ".join(parts) + more
+
+
+def _with_inertias(model: Model, plant, names: list[str]) -> Model:
+    """``model`` with the inertias of the links ``names`` taken from Drake's plant."""
+    links = []
+    for link in model.links:
+        if link.name in names:
+            sp = _inertia(plant, link.name)
+            m, c = float(sp.get_mass()), np.array(sp.get_com())
+            I_o = sp.CalcRotationalInertia().CopyToFullMatrix3()
+            I_c = I_o - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            link = Link(link.name, SpatialInertia(m, c, I_c))
+        links.append(link)
+    return model.replace(links=tuple(links))
+
+
+def _body_names(plant) -> set[str]:
+    from pydrake.multibody.tree import BodyIndex
+
+    world = plant.world_body().index()
+    return {plant.get_body(BodyIndex(i)).name() for i in range(plant.num_bodies()) if BodyIndex(i) != world}
+
+
+def _welded_child(plant, model: Model) -> str:
+    world = plant.world_body().index()
+    for j in _joints(plant):
+        if j.parent_body().index() == world and j.child_body().name() in model.link_names:
+            return j.child_body().name()
+    raise BackendError("Drake's plant has no body of the model welded to the world")  # pragma: no cover
+
+
+def _without_link(model: Model, name: str) -> Model:
+    """``model`` without the leaf ``name`` (Drake's world body) and its joint."""
+    joints = tuple(j for j in model.joints if name not in (j.parent, j.child))
+    links = tuple(link for link in model.links if link.name != name)
+    frames = tuple(f for f in model.frames if f.link != name)
+    return model.replace(links=links, joints=joints, frames=frames)
+
+
+def _world(plant, model: Model) -> tuple[Model, list[Cause]]:
+    """bridge's model as Drake sees the file (re-rooted, fixed, where ``world`` is Drake's world)."""
+    bodies, links = _body_names(plant), set(model.link_names)
+    if "world" in links and "world" not in bodies:
+        world = plant.world_body().index()
+        weld = [
+            j.name() for j in _joints(plant) if j.parent_body().index() == world and j.num_velocities() == 0
+        ]
+        cause = Cause(
+            "drake_world_welded",
+            ("world", *weld),
+            "the URDF link 'world' is Drake's world body: the robot is welded to it "
+            f"({', '.join(weld)}), a fixed base; bridge loads 'world' as a massless link (compared "
+            "here with bridge's model re-rooted there, fixed)",
+        )
+        model = model.with_base(_welded_child(plant, model)).with_fixed_base()
+        return _without_link(model, "world"), [cause]
+    if bodies != links:
+        return model, [
+            Cause("drake_bodies", tuple(sorted(bodies ^ links)), "Drake's bodies are not the URDF links")
+        ]
+    return model, []
+
+
+def _inertia_cause(native: DrakeNative, changed: list[str]) -> Cause:
+    return Cause(
+        "drake_inertia_replaced",
+        tuple(changed),
+        "Drake's parser replaces these inertias (not physically valid: a warning on Drake's "
+        f"log) by valid ones ({_replacements(native.plant, native.model, changed)}), so M, h (and g if a "
+        "mass "
+        "or centre of mass changed) differ from bridge's (without: bridge given Drake's inertias)",
+        without=replace(native, model=_with_inertias(native.model, native.plant, changed)),
+    )
+
+
+def _floating_causes(plant) -> list[Cause]:
+    return [
+        Cause(
+            "drake_floating_joint",
+            (j.name(),),
+            f"Finalize adds a {j.type_name()} joint named {j.name()!r} for the free base "
+            f"{j.child_body().name()!r} (q: quaternion w first, then position; v: angular, then "
+            "linear velocity, in world)",
+        )
+        for j in _joints(plant)
+        if j.num_velocities() == 6
+    ]
+
+
+def _damping_cause(native: DrakeNative) -> list[Cause]:
+    damped = {
+        j.name(): float(j.default_damping_vector()[0])
+        for j in _joints(native.plant)
+        if j.num_velocities() == 1 and np.any(j.default_damping_vector())
+    }
+    if not damped:
+        return []
+    message = (
+        f"<dynamics damping> of {len(damped)} joints (largest coefficient {max(damped.values()):g}) "
+        "becomes joint damping, which CalcForceElementsContribution, inverse dynamics with "
+        "force elements and a simulation apply; rigid-body M, h, g (compared here) leave it out "
+        "(with: h with Drake's force elements; without: h compared)"
+    )
+    with_damping = replace(native, force_elements=True)
+    return [Cause("drake_joint_damping", tuple(damped), message, native, with_damping, ("bias_forces",))]
+
+
+def _transmission_cause(native: DrakeNative) -> list[Cause]:
+    from pydrake.multibody.tree import JointActuatorIndex
+
+    plant = native.plant
+    if not plant.num_actuators():
+        return []
+    acts = [plant.get_joint_actuator(JointActuatorIndex(i)) for i in range(plant.num_actuators())]
+    joints = tuple(a.joint().name() for a in acts)
+    reflected = {
+        a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()
+    }
+    message = f"{len(acts)} <transmission>s become JointActuators"
+    if not reflected:
+        return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
+    message += (
+        f"; their reflected inertia (rotor inertia x gear ratio^2, largest "
+        f"{max(reflected.values()):g}) adds to M's diagonal (without: zeroed in Drake's context)"
+    )
+    return [Cause("drake_transmissions", joints, message, replace(native, zero_reflected=True))]
+
+
+def _layout_causes(plant, model: Model, path: str) -> list[Cause]:
+    causes = []
+    if plant.num_constraints():
+        causes.append(
+            Cause(
+                "drake_mimic_couplers",
+                tuple(_mimic_tags(path)),
+                f"{plant.num_constraints()} <mimic> relations become coupler constraints (a solver "
+                "enforces them; the joints stay independent DOFs in M, h, g, as in bridge's default "
+                "mimic='independent')",
+            )
+        )
+    message = (
+        "Drake's velocity order is its forest's (depth first from the base), not the URDF document "
+        "order; bridge maps the joints by name"
+    )
+    return causes + dof_order_cause("drake_dof_order", model, _dof_order(plant), message)
+
+
+def _dof_order(plant) -> tuple[str, ...]:
+    joints = sorted(_joints(plant), key=lambda j: j.velocity_start())
+    return tuple(j.name() for j in joints if j.num_velocities() == 1)
+
+
+@contextmanager
+def _quiet():
+    """Drake's parser logs a warning per non-physical inertia: a finding instead."""
+    logger = logging.getLogger("drake")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+class DrakeLoader:
+    """Drake's ``Parser`` compared with bridge's model of the file."""
+
+    label = "drake URDF parser"
+    prefix = "drake_"
+    against = None
+    joins = "default"
+    unexplained = "Drake's parse and bridge's model disagree beyond what bridge can explain"
+
+    def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
+        try:
+            with _quiet():
+                plant = load_drake_urdf(source.path)
+        except RuntimeError as exc:
+            why = f"Drake's parser refuses the file: {str(exc).splitlines()[0]}"
+            return Loaded(None, [Cause("drake_refuses", (), why)])
+        model, causes = _world(plant, source.model)
+        native = DrakeNative(plant, model)
+        changed = _changed_inertias(plant, model)
+        if changed:
+            causes.append(_inertia_cause(native, changed))
+        causes += _floating_causes(plant) + _damping_cause(native) + _transmission_cause(native)
+        causes += _layout_causes(plant, model, source.path)
+        residual = None  # with every cause that changes M, h, g undone
+        if changed or plant.num_actuators():
+            undone = _with_inertias(model, plant, changed) if changed else model
+            residual = DrakeNative(plant, undone, zero_reflected=True)
+        return Loaded(native, causes, residual, bodies=len(_body_names(plant)))
+
+
+NATIVE = DrakeLoader()
