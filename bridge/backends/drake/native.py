@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from bridge.backends.drake.model import require_drake
+from bridge.backends.drake.state import DRAKE
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.conventions.state import Representation, State
@@ -119,9 +120,7 @@ class DrakeNative:
         )  # a welded base sits where Drake's weld puts it
         self.base_pose = None if self.model.floating else welded.GetAsMatrix4()
         perm = np.argsort([plant.GetJointByName(d).velocity_start() for d in self.model.dof_names])
-        self.convention = Convention(
-            "drake-parser", Representation.MIXED, base_left=np.eye(6)[_SWAP], joint_order=lambda _m: perm
-        )
+        self.convention = Convention("drake-parser", DRAKE.velocity, joint_order=lambda _m: perm)
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
         """M, h, g in ``state``'s coordinates (zero acceleration there is T_dot nu in Drake's)."""
