@@ -14,17 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from bridge.cli import EXIT_SKIPPED, app
+from bridge.cli import EXIT_SKIPPED
+from tests.cli.runner import MODELS, run
 
-MODELS = Path(__file__).resolve().parents[1] / "models"
 OFFSETS = str(MODELS / "offsets.urdf")
-runner = CliRunner()
-
-
-def run(*args: str):
-    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
 
 
 def assert_one_line_error(res, *fragments: str) -> None:
@@ -132,7 +126,7 @@ def test_check_a_singular_fixed_base_model_reports_it(tmp_path: Path) -> None:
 
 
 def test_the_real_process_prints_one_line() -> None:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     for args in (
         ["check", "solo12", "--rtol", "abc"],
         ["convert", OFFSETS],

@@ -1,4 +1,4 @@
-"""The ``bridge`` command: exit codes, one-line errors, tables, JSON."""
+"""The ``bridge`` command: exit codes, one-line errors, check tables, JSON, convert, models."""
 
 from __future__ import annotations
 
@@ -8,16 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from bridge.cli import app
-
-MODELS = Path(__file__).resolve().parents[1] / "models"
-runner = CliRunner()
-
-
-def run(*args: str):
-    return runner.invoke(app, list(args), env={"COLUMNS": "200"})
+from tests.cli.runner import MODELS, run
 
 
 def test_help_is_fast_and_lists_commands() -> None:
@@ -89,19 +81,6 @@ def test_bad_input_exits_2_with_one_line(args: list[str], message: str) -> None:
     assert message in lines[0]
 
 
-def test_info_shows_counts_orders_and_permutation() -> None:
-    res = run("info", "iCubGazeboV2_5")
-    assert res.exit_code == 0, res.output
-    for text in (
-        "links / bodies",
-        "pinocchio URDF loader",
-        "idyntree URDF loader",
-        "DOF order",
-        "permutation",
-    ):
-        assert text in res.output
-
-
 def test_convert_writes_a_rerooted_reduced_urdf(tmp_path: Path) -> None:
     import bridge
 
@@ -134,39 +113,3 @@ def test_check_all_sweeps_the_registry_and_reports_skips(monkeypatch: pytest.Mon
     assert res.exit_code == 1 and "0 robots agree, 1 disagree" in res.output
     res = run("check", "offsets", "--all")
     assert res.exit_code == 2 and "exactly one of MODEL or --all" in res.output
-
-
-def test_info_warns_and_never_fails_on_a_file_that_loads_with_warnings() -> None:
-    res = run("info", str(MODELS / "bad" / "triangle_inertia.urdf"))
-    assert res.exit_code == 0, res.output
-    assert "warning: " in res.output and "link 'bad_link': principal moments" in res.output
-    res = run("info", str(MODELS / "bad" / "mimic.urdf"), "--mimic", "coupled")
-    assert res.exit_code == 0, res.output
-    assert "1 mimic joints follow their masters" in res.output and "warning" not in res.output
-    res = run("info", str(MODELS / "bad" / "triangle_inertia.urdf"), "--strict")
-    assert res.exit_code == 2 and "principal moments" in res.output
-
-
-@pytest.mark.parametrize("name", ["talos_reduced", "iCubGazeboV2_5"])
-def test_info_tables_fit_80_columns(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    """In an 80-column terminal nothing is cut: full joint names and headers, no ellipsis."""
-    import io
-
-    from rich.console import Console
-
-    import bridge
-    import bridge.cli
-
-    buffer = io.StringIO()
-    monkeypatch.setattr(bridge.cli, "_console", lambda: Console(file=buffer, width=80, force_terminal=True))
-    res = run("info", name, "--mimic", "independent")
-    assert res.exit_code == 0, res.output
-    text = buffer.getvalue()
-    assert "…" not in text
-    lines = [line.rstrip() for line in text.splitlines()]
-    model = bridge.load_urdf(name, mimic="independent")
-    for joint in model.dof_names:
-        assert any(line.split() and line.split()[0].endswith(joint) for line in lines), joint
-    for header in ("featherstone", "pinocchio URDF loader", "idyntree URDF loader"):
-        assert any(header in line for line in lines), header
-    assert "0-based position of each joint" in text

@@ -1,0 +1,89 @@
+"""Loading the model a command names: the options that select it, warnings kept for printing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import typer
+
+from bridge.cli.app import fail
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from bridge.model.model import Model
+
+__all__ = ["LoadOptions", "load_model", "mimic_mode", "print_warnings", "split"]
+
+_MIMIC_MODES = ("independent", "coupled", "error")
+
+
+def split(value: str | None) -> list[str] | None:
+    """The names of a comma-separated option (blanks dropped); None for an option not given."""
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def mimic_mode(mimic: str | None, mimic_independent: bool) -> str | None:
+    """``--mimic`` (or the hidden ``--mimic-independent``) checked; exit 2 for another value."""
+    if mimic_independent:
+        return "independent"
+    if mimic is not None and mimic not in _MIMIC_MODES:
+        raise fail(f"--mimic must be independent, coupled or error, not {mimic!r}")
+    return mimic
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How to load the model: ``--base``, ``--joints``, ``--fixed-base``, ``--mimic``,
+    ``--allow-nonphysical``, ``--strict``."""
+
+    base: str | None = None
+    joints: str | None = None
+    fixed: bool = False
+    mimic: str | None = None
+    nonphysical: bool = False
+    strict: bool = False
+
+
+def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]]:
+    """Resolve and load a model: (model, path, warning messages). BridgeErrors propagate (the
+    caller turns them into exit 2), with a hint at the option that avoids them; warnings are
+    returned, never raised."""
+    import warnings
+
+    from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
+    from bridge.model.urdf import load_urdf
+    from bridge.robots import resolve_model_path
+
+    path = resolve_model_path(model)
+    try:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always", BridgeWarning)
+            loaded = load_urdf(
+                path,
+                base=options.base,
+                joints=split(options.joints),
+                floating=not options.fixed,
+                check_inertia=not options.nonphysical,
+                mimic=options.mimic,
+                strict=options.strict,
+            )
+    except InertiaError as exc:
+        raise InertiaError(f"{exc} (without --strict it loads with a warning)") from None
+    except UnsupportedError as exc:
+        if "mimic" in str(exc):
+            raise UnsupportedError(
+                f"{str(exc).split('; ')[0]} (use --mimic independent or coupled)"
+            ) from None
+        raise
+    messages = [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
+    return loaded, path, messages
+
+
+def print_warnings(messages: list[str]) -> None:
+    """Each message as a ``warning:`` line on stderr."""
+    for message in messages:
+        typer.echo(f"warning: {message}", err=True)
