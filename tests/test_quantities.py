@@ -293,23 +293,6 @@ def test_relative_quantities_of_a_frame_to_itself_and_the_base(models) -> None:
     assert_close(kd.relative_jacobian(f, base), J[..., 6:], 1e-10)
 
 
-# --------------------------------------------------------------------------- change of variables
-def test_coriolis_back_is_the_dense_formula(models) -> None:
-    from bridge.backends.pinocchio.state import PINOCCHIO
-    from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
-
-    model, _ = models["small"]
-    rng = np.random.default_rng(9)
-    for rep in REPS:
-        state = random_states(model, SAMPLES, rng).to(rep)
-        cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], PINOCCHIO)
-        T, T_dot = cov.matrix(), cov.derivative()  # (nv, nv) where constant: broadcast below
-        C_t = rng.normal(size=(SAMPLES, model.nv, model.nv))
-        M_t = rng.normal(size=(SAMPLES, model.nv, model.nv))
-        expected = np.swapaxes(T, -1, -2) @ (C_t @ T + M_t @ T_dot)
-        assert_close(cov.coriolis_back(C_t, M_t), expected, 1e-12, rep)
-
-
 # --------------------------------------------------------------------------- stateless queries
 def test_stateless_queries_equal_kindyn(models) -> None:
     import bridge.dynamics.functional as fn
