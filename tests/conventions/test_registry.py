@@ -5,8 +5,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 _SCRIPT = """
 import numpy as np
 import bridge
@@ -16,13 +14,6 @@ print(bridge.velocity_transform(model, state, "mixed", "pinocchio")[0].shape)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug in bridge: the libraries' conventions are registered by bridge.backends.registry, "
-    "which `import bridge` does not import (bridge/conventions/registry.py says it does): in a fresh "
-    "interpreter bridge.velocity_transform(..., 'mixed', 'pinocchio') raises 'unknown velocity "
-    "convention' until something (KinDyn, cross_validate) imports the library registry",
-)
 def test_library_conventions_resolve_after_import_bridge() -> None:
     run = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
