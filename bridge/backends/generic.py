@@ -1,4 +1,5 @@
-"""Quantities derived from the engine protocol alone: the defaults of :class:`EngineBase`.
+"""Quantities derived from the engine protocol's core alone: their one generic construction (the
+defaults :class:`bridge.backends.base.EngineBase` gives every engine).
 
 Every engine answers frame poses, frame Jacobians, the centre of mass and the state; from those and
 the neutral model's link inertias this module builds, exactly (no finite differences), the
@@ -226,8 +227,8 @@ def frame_jacobian_derivative(engine: Engine, frame: str) -> np.ndarray:
     """(..., 6, nv): the time derivative of ``engine.frame_jacobian(frame)`` along the motion, so
     that times ``nu`` it is the frame's bias acceleration, in the representation.
 
-    In world coordinates (``S`` the frame's world Jacobian, docs/theory.md "Frame Jacobian
-    derivative"): a joint column is constant in the joint's child link K, so its derivative is
+    In world coordinates (``S`` the frame's world Jacobian; the derivation is this module's
+    docstring): a joint column is constant in the joint's child link K, so its derivative is
     ``v_K x`` the column, ``v_K = S (mask_K nu)``; the base columns ``A_X_W`` change as
     ``crm(u_W) A_X_W`` (u_W the world velocity of the frame W the base velocity is expressed in).
     The rows ``E S`` (E the world-to-F, identity or world-to-F[A] motion transform) then add
