@@ -86,7 +86,8 @@ class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capa
     def single_base_velocity(self) -> np.ndarray: ...  # (6,) in W
     def inverse_at(self, a_t: np.ndarray) -> tuple[np.ndarray, ...]: ...  # (dq, dv, M, tau)
     def forward_at(self, t: np.ndarray, with_acceleration: bool) -> tuple: ...  # (da_dq, da_dv, Minv, a)
-    def batch(self) -> tuple[ChangeOfVariables, object, np.ndarray]: ...  # (cov, FlatBatch, H)
+    def batch(self) -> tuple[ChangeOfVariables, object]: ...  # (cov, FlatBatch) of the current state
+    def poses(self) -> np.ndarray: ...  # the base poses (..., 4, 4)
     def external_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> list | None: ...
     def frame_jacobians(self, frame: str) -> np.ndarray: ...  # (n, 6, nv), target columns
     def inverse_samples(self, a_rows: np.ndarray, fext: list | None, need_tau: bool) -> Iterator[tuple]: ...
@@ -186,7 +187,7 @@ class Analytical:
                 return chain(None, None, None, None, dq, dv, M)
             H = body.single_pose() if chain.needs_pose else None
             return chain(cov.X, cov.nu[:6], nu_dot[:6], tau[:6], dq, dv, M, H)
-        cov, flat, H = body.batch()
+        cov, flat = body.batch()
         fext = body.external_forces(wrenches)
         a_t = cov.acceleration(nu_dot)
         extra = self._wrench_terms(wrenches, flat)  # (uses the library's data: before the loops)
@@ -211,7 +212,7 @@ class Analytical:
             dq += extra
         dq, dv, M, tau = (flat.unflatten(x) for x in (dq, dv, M, tau))
         nu_dot = np.broadcast_to(nu_dot, (*flat.batch_shape, nu_dot.shape[-1]))
-        return inverse_dynamics_derivatives_back(cov, H, self._rep, dq, dv, M, tau, nu_dot)
+        return inverse_dynamics_derivatives_back(cov, body.poses(), self._rep, dq, dv, M, tau, nu_dot)
 
     def _wrench_terms(self, wrenches: Mapping[str, np.ndarray] | None, flat) -> np.ndarray | None:
         """``sum_F J_F^T K(f_F) J_F`` (n, nv, nv) in the target's coordinates for the flat samples, or
@@ -235,7 +236,7 @@ class Analytical:
         body = self._body
         if body.single() and not wrenches and tau.ndim == 1:
             return self._forward_one(chain, tau)
-        cov, flat, H = body.batch()
+        cov, flat = body.batch()
         fext = body.external_forces(wrenches)
         tau_t = cov.force(tau)
         extra = self._wrench_terms(wrenches, flat)
@@ -249,6 +250,7 @@ class Analytical:
         da_dq, da_dv, M_inv, a = (flat.unflatten(x) for x in (da_dq, da_dv, M_inv, a))
         tau_t = np.broadcast_to(tau_t, (*flat.batch_shape, nv))
         nu_dot = cov.acceleration_back(a)
+        H = body.poses()
         return forward_dynamics_derivatives_back(cov, H, self._rep, da_dq, da_dv, M_inv, tau_t, nu_dot)
 
     def _forward_one(self, chain, tau: np.ndarray) -> Derivs:

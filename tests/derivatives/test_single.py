@@ -3,8 +3,8 @@ compiled kernels (numba, bridge.derivatives.kernels) give the numbers of the num
 precomputed plan; FD and the small blocks: the general formulas of bridge.derivatives.chain), for every
 joint order, both representations, any memory layout of the engine's matrices; the numpy paths
 are what runs without numba. (That they equal central differences of bridge's own ID and FD is
-tests/derivatives/test_kindyn_derivatives.py, which runs whichever path is installed; ``test_kindyn_*`` below runs
-the other one too.)
+tests/derivatives/test_kindyn_derivatives.py, which runs whichever path is installed;
+``test_kindyn_*`` below runs the other one too.)
 """
 
 from __future__ import annotations

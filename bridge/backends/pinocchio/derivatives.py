@@ -132,12 +132,16 @@ class PinocchioBodyDerivatives:
         return da_dq, da_dv, M_inv, a
 
     # ------------------------------------------------------------------ batches, sample by sample
-    def batch(self) -> tuple[ChangeOfVariables, object, np.ndarray]:
-        """The current state as a batch: its change of variables, its
-        :class:`~bridge.backends.batch.FlatBatch` and the base poses (..., 4, 4)."""
+    def batch(self) -> tuple[ChangeOfVariables, object]:
+        """The current state as a batch: its change of variables and its
+        :class:`~bridge.backends.batch.FlatBatch`."""
         e = self._engine
         e._batch()
-        return e.cov, e._flat, e.state.world_H_base.matrix
+        return e.cov, e._flat
+
+    def poses(self) -> np.ndarray:
+        """The current state's base poses (..., 4, 4)."""
+        return self._engine.state.world_H_base.matrix
 
     def external_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> list | None:
         """Pinocchio's external forces per flat sample (in its joint frames), or None."""
