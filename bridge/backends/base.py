@@ -1,25 +1,22 @@
-"""Defaults of the optional hooks of the engine protocol (:class:`bridge.dynamics.kindyn.Engine`).
+"""What every engine shares: its state handling, and the derived quantities' generic defaults.
 
-An engine without a hot path for one unbatched state inherits :class:`EngineBase`: its
-``set_single_state`` checks the arrays once (:func:`bridge.conventions.state.single_state_arrays`)
-and hands an
-unchecked :class:`State` to the engine's ``set_state``; its ``*_single`` hooks decline (None: KinDyn
-then takes the general path) and ``total_momentum`` is left to KinDyn (derived from the centroidal
-momentum).
+The state: an engine without a hot path for one unbatched state takes :class:`EngineBase`'s
+``set_single_state``: it checks the arrays once (:func:`bridge.conventions.state.single_state_arrays`)
+and hands an unchecked :class:`State` to the engine's ``set_state``; engines with a hot path use
+:meth:`EngineBase._take_single_state` and build the :attr:`EngineBase.state` only when asked for.
 
 The quantities after M and h (centroidal momentum matrix, Coriolis matrix and forces, relative
-transforms and Jacobians, frame Jacobian derivatives) have exact generic defaults built from the
-protocol's frame quantities (:mod:`bridge.backends.generic`); engines override them where their
-library has them natively.
+transforms and Jacobians, frame Jacobian derivatives) default to the exact generic constructions of
+:mod:`bridge.backends.generic` (the one place they are written); an engine defines the method where
+its library has it natively. ``total_momentum`` and ``total_momentum_jacobian`` default to None
+(KinDyn derives them from the centroidal ones).
 
-The derivative hooks ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` default to
-differences of the engine's own dynamics (:mod:`bridge.derivatives.numeric`; engines with
-analytical derivatives override them).
+Optional capabilities (single-state fast paths, analytical derivatives) are not here: an engine
+declares them in its ``CAPABILITIES`` (:mod:`bridge.backends.protocol`); derivatives without the
+analytical capability are differences (:mod:`bridge.derivatives.select`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
 
 import numpy as np
 
@@ -35,10 +32,12 @@ _ZERO_BASE.setflags(write=False)
 
 
 class EngineBase:
-    """The optional hooks of the engine protocol, with their default behaviour."""
+    """The state handling every engine shares, and the generic defaults of the derived quantities."""
 
     model: Model
     representation: Representation
+    #: the optional capabilities the engine declares (:mod:`bridge.backends.protocol`): none
+    CAPABILITIES: frozenset[str] = frozenset()
     _state: State | None = None
     #: the arrays (H, s, base velocity, s_dot) of a state taken by :meth:`_take_single_state`,
     #: whose State is built on demand
@@ -82,22 +81,6 @@ class EngineBase:
         self.set_state(self.state, gravity)  # (an unchecked State of the taken arrays)
         return True
 
-    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
-        """Inverse dynamics of one single state from raw arguments, or None (general path)."""
-        return None
-
-    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
-        """Forward dynamics of one single state for joint torques ``t`` (n,), or None (general path)."""
-        return None
-
-    def inverse_dynamics_derivatives_single(
-        self, base_acc: object, s_ddot: object
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Inverse dynamics derivatives of one single state from raw arguments (no external
-        wrenches), three read-only (nv, nv) arrays, or None (general path:
-        :meth:`inverse_dynamics_derivatives`)."""
-        return None
-
     def total_momentum(self) -> np.ndarray | None:
         """The total momentum (..., 6) in the representation's B / A / B[A], or None when the engine
         does not compute it natively (KinDyn then derives it from the centroidal momentum)."""
@@ -134,22 +117,3 @@ class EngineBase:
         """(..., 6, n): velocity of ``frame`` relative to ``reference`` per unit joint velocity, in
         F (BODY), R (INERTIAL) or F[R] (MIXED)."""
         return generic.relative_jacobian(self, frame, reference)
-
-    def inverse_dynamics_derivatives(
-        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation, q along the
-        tangent of :func:`bridge.derivatives.retract`; default: differences of this engine's
-        inverse dynamics (:mod:`bridge.derivatives.numeric`, 1e-11 relative)."""
-        from bridge.derivatives import numeric as numeric_derivatives
-
-        return numeric_derivatives.inverse_dynamics_derivatives(self, nu_dot, wrenches, gravity)
-
-    def forward_dynamics_derivatives(
-        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) for the generalized force ``tau``;
-        default: from the inverse dynamics derivatives (:mod:`bridge.derivatives.numeric`)."""
-        from bridge.derivatives import numeric as numeric_derivatives
-
-        return numeric_derivatives.forward_dynamics_derivatives(self, tau, wrenches, gravity)

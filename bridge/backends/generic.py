@@ -1,4 +1,5 @@
-"""Quantities derived from the engine protocol alone: the defaults of :class:`EngineBase`.
+"""Quantities derived from the engine protocol's core alone: their one generic construction (the
+defaults :class:`bridge.backends.base.EngineBase` gives every engine).
 
 Every engine answers frame poses, frame Jacobians, the centre of mass and the state; from those and
 the neutral model's link inertias this module builds, exactly (no finite differences), the

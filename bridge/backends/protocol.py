@@ -1,6 +1,23 @@
-"""The engine protocol: what every engine behind :class:`bridge.KinDyn` implements.
+"""The engine protocol: what every engine behind :class:`bridge.KinDyn` implements, and the optional
+capabilities an engine may declare.
 
-Defaults of its optional hooks are in :class:`bridge.backends.base.EngineBase`.
+**Required core** (:class:`Engine`): the state (``set_state``, ``state``), the joint-space dynamics
+(``mass_matrix``, ``bias_forces``, ``gravity_forces``, ``inverse_dynamics``, ``forward_dynamics``),
+the frame quantities (``frame_transform``, ``frame_velocity``, ``frame_jacobian``,
+``frame_bias_acc``, ``frame_acceleration``), the centre of mass (``com_position``,
+``com_velocity``, ``com_jacobian``) and the centroidal momentum. Arrays carry the state's batch axes
+in front.
+
+**Derived quantities** (centroidal momentum matrix, Coriolis matrix and forces, relative transform
+and Jacobian, frame Jacobian derivative, total momentum and its Jacobian) follow from the core:
+their exact generic constructions are in :mod:`bridge.backends.generic` (the one place), reached
+through :class:`bridge.backends.base.EngineBase`; an engine whose library has one natively defines
+the method.
+
+**Optional capabilities** are declared, by name, in the engine class's ``CAPABILITIES`` (a
+frozenset) and found by :func:`capability`, once (KinDyn looks them up when it is built): no
+default is inherited, and an engine derived from another one declares the set it keeps. The names
+and what each one is are in :data:`CAPABILITIES`.
 """
 
 from __future__ import annotations
@@ -13,21 +30,44 @@ import numpy as np
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 
-__all__ = ["Engine"]
+__all__ = ["CAPABILITIES", "Engine", "capability"]
+
+#: the optional capabilities an engine may declare (name -> what the attribute is)
+CAPABILITIES: dict[str, str] = {
+    "inverse_dynamics_single": (
+        "method (base_acc, s_ddot) -> tau (nv,) or None: inverse dynamics of one unbatched state from "
+        "KinDyn's raw arguments, no external wrenches (None: KinDyn takes the general path)"
+    ),
+    "forward_dynamics_single": (
+        "method (t (n,)) -> nu_dot (nv,) or None: forward dynamics of one unbatched state for joint "
+        "torques (None: the general path)"
+    ),
+    "body_derivatives": (
+        "object: the library's analytical derivatives of its own dynamics in a BODY-based convention "
+        "(the duck-typed interface of bridge.derivatives.select.BodyDerivatives); bridge.derivatives "
+        "applies the chain rule to the representation. Without it, derivatives are differences"
+    ),
+}
+
+
+def capability(engine: object, name: str) -> object | None:
+    """The engine's attribute ``name`` (a bound method, or an object) when its class declares the
+    capability in ``CAPABILITIES``, else None. Look it up once, not per call."""
+    if name not in getattr(type(engine), "CAPABILITIES", ()):
+        return None
+    return getattr(engine, name)
 
 
 class Engine(Protocol):  # pragma: no cover - documentation of the protocol
-    """What an engine implements. Arrays carry the state's batch axes in front.
-
-    The hooks ``state``, ``set_single_state``, ``inverse_dynamics_single``,
-    ``forward_dynamics_single``, ``inverse_dynamics_derivatives_single``, ``total_momentum``, the
-    derived quantities (centroidal momentum matrix, total momentum Jacobian, Coriolis matrix and
-    forces, relative transform and Jacobian) and ``inverse_dynamics_derivatives`` /
-    ``forward_dynamics_derivatives`` have defaults in :class:`bridge.backends.base.EngineBase`.
-    """
+    """The required core of an engine (see the module docstring for the derived quantities and the
+    optional capabilities)."""
 
     name: str
+    model: Model
+    representation: Representation
     batch_shape: tuple[int, ...]
+    #: the optional capabilities this engine offers (names of :data:`CAPABILITIES`)
+    CAPABILITIES: frozenset[str]
 
     def __init__(self, model: Model, representation: Representation) -> None: ...
     def set_state(self, state: State, gravity: np.ndarray) -> None: ...
@@ -36,39 +76,21 @@ class Engine(Protocol):  # pragma: no cover - documentation of the protocol
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool: ...  # one unbatched state as arrays; False (nothing changed) if not one valid state
-    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None: ...
-    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None: ...
-    def inverse_dynamics_derivatives_single(
-        self, base_acc: object, s_ddot: object
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None: ...  # read-only arrays, or None
-    def mass_matrix(self) -> np.ndarray: ...
-    def bias_forces(self) -> np.ndarray: ...
-    def gravity_forces(self) -> np.ndarray: ...
+    def mass_matrix(self) -> np.ndarray: ...  # (..., nv, nv)
+    def bias_forces(self) -> np.ndarray: ...  # (..., nv)
+    def gravity_forces(self) -> np.ndarray: ...  # (..., nv)
     def inverse_dynamics(
         self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
-    ) -> np.ndarray: ...
-    def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray: ...
-    def frame_transform(self, frame: str) -> np.ndarray: ...
-    def frame_velocity(self, frame: str) -> np.ndarray: ...
-    def frame_jacobian(self, frame: str) -> np.ndarray: ...
-    def frame_bias_acc(self, frame: str) -> np.ndarray: ...
-    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray: ...
-    def com_position(self) -> np.ndarray: ...
-    def com_velocity(self) -> np.ndarray: ...
-    def com_jacobian(self) -> np.ndarray: ...
+    ) -> np.ndarray: ...  # (..., nv)
+    def forward_dynamics(
+        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
+    ) -> np.ndarray: ...  # (..., nv)
+    def frame_transform(self, frame: str) -> np.ndarray: ...  # world_H_frame (..., 4, 4)
+    def frame_velocity(self, frame: str) -> np.ndarray: ...  # (..., 6) in F / A / F[A]
+    def frame_jacobian(self, frame: str) -> np.ndarray: ...  # (..., 6, nv), rows in F / A / F[A]
+    def frame_bias_acc(self, frame: str) -> np.ndarray: ...  # J_dot nu (..., 6)
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray: ...  # (..., 6)
+    def com_position(self) -> np.ndarray: ...  # (..., 3) in A
+    def com_velocity(self) -> np.ndarray: ...  # (..., 3) in A
+    def com_jacobian(self) -> np.ndarray: ...  # (..., 3, nv)
     def centroidal_momentum(self) -> np.ndarray: ...  # (..., 6) in G[A], linear first
-    def total_momentum(self) -> np.ndarray | None: ...  # in B / A / B[A]; None: derived by KinDyn
-    # the quantities after M and h: exact generic defaults in EngineBase (bridge.backends.generic)
-    def centroidal_momentum_matrix(self) -> np.ndarray: ...  # (..., 6, nv), rows in G[A]
-    def total_momentum_jacobian(self) -> np.ndarray | None: ...  # rows in B / A / B[A]; None: derived
-    def coriolis_matrix(self) -> np.ndarray: ...  # (..., nv, nv): C nu + g = h, M_dot = C + C^T
-    def coriolis_forces(self) -> np.ndarray: ...  # C nu (..., nv)
-    def frame_jacobian_derivative(self, frame: str) -> np.ndarray: ...  # (..., 6, nv) d/dt frame_jacobian
-    def relative_transform(self, frame: str, reference: str) -> np.ndarray: ...  # reference_H_frame
-    def relative_jacobian(self, frame: str, reference: str) -> np.ndarray: ...  # (..., 6, n)
-    def inverse_dynamics_derivatives(
-        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dtau_dq, dtau_dnu, dtau_dnudot)
-    def forward_dynamics_derivatives(
-        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (dnudot_dq, dnudot_dnu, dnudot_dtau)

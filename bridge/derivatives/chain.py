@@ -38,8 +38,10 @@ from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
 from bridge.spatial.vectors import crm
 
 __all__ = [
+    "base_blocks",
     "bias_position_matrix",
     "bias_velocity_matrix",
+    "flat_index",
     "force_cross_matrix",
     "forward_dynamics_derivatives_back",
     "inverse_dynamics_derivatives_back",
@@ -219,13 +221,14 @@ def _skews(vs: np.ndarray) -> np.ndarray:
     return ext[:, _SKEW_IDX]
 
 
-def _blocks(
+def base_blocks(
     H: np.ndarray, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, rep: Representation
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
     """``(Y(nu_b), Y(y_b) + B_q, B_nu, Z(f_b))`` (each (..., 6, 6); B_nu None but for MIXED) for
-    W = INERTIAL or MIXED, ``X = B_X_W``. One unbatched state takes a few stacked numpy calls
-    (the same formulas as :func:`rate_matrix` and its siblings, which serve batches)."""
-    if H.ndim > 2 or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
+    W = INERTIAL or MIXED, ``X = B_X_W``, ``H`` the base pose (..., 4, 4) (not read, and may be None,
+    for one MIXED state). One unbatched state takes a few stacked numpy calls (the same formulas as
+    :func:`rate_matrix` and its siblings, which serve batches)."""
+    if (H is not None and H.ndim > 2) or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
         inner = rate_matrix(H, y_b, rep)
         Bq = bias_position_matrix(H, nu_b, rep)
         if Bq is not None:
@@ -275,7 +278,7 @@ def _blocks(
 _FLAT_INDEX: dict[int, tuple[weakref.ref, np.ndarray]] = {}
 
 
-def _flat_index(back: np.ndarray) -> np.ndarray:
+def flat_index(back: np.ndarray) -> np.ndarray:
     """Flat indices (nv * nv,) of ``A[back][:, back]`` in a C-ordered (nv, nv) A, made once per
     index array (a gather by flat index costs a fifth of numpy's two-axis fancy indexing)."""
     key = id(back)
@@ -300,7 +303,7 @@ def _permuted(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
         return A.copy()
     nv = back.shape[0]
     flat = A.reshape(*A.shape[:-2], nv * nv)
-    return flat.take(_flat_index(back), axis=-1).reshape(A.shape)
+    return flat.take(flat_index(back), axis=-1).reshape(A.shape)
 
 
 def _congruence(cov: ChangeOfVariables, A: np.ndarray, left: np.ndarray | None, right: np.ndarray | None):
@@ -332,15 +335,6 @@ def _batch_like(out: np.ndarray, other: np.ndarray) -> np.ndarray:
         return out
     shape = (*np.broadcast_shapes(out.shape[:-2], other.shape[:-2]), *out.shape[-2:])
     return out if shape == out.shape else np.broadcast_to(out, shape).copy()
-
-
-def _add(out: np.ndarray, rows: slice, cols: slice, term: np.ndarray | None) -> np.ndarray:
-    """``out[..., rows, cols] += term`` (broadcasting out's batch axes if the term has more)."""
-    if term is None:
-        return out
-    out = _batch_like(out, term)
-    out[..., rows, cols] += term
-    return out
 
 
 def _T(x: np.ndarray | None) -> np.ndarray | None:
@@ -409,18 +403,7 @@ def inverse_dynamics_derivatives_back(
         Xt = _T(X)
         return tuple(_congruence(cov, A, Xt, X) for A in (dtau_dq_t, dtau_dv_t, M_t))
     Xt = np.swapaxes(X, -1, -2)
-    if (
-        X.ndim == 2
-        and dtau_dq_t.ndim == 2
-        and nu_dot.ndim == 1
-        and tau_t.ndim == 1
-        and (rep is _MIXED or (world_H_base is not None and world_H_base.ndim == 2))
-    ):
-        from bridge.derivatives.single import SingleStateInverseDerivatives  # (it imports this module)
-
-        chain = SingleStateInverseDerivatives(cov.joints, rep)
-        return chain(X, cov.nu[:6], nu_dot[:6], tau_t[:6], dtau_dq_t, dtau_dv_t, M_t, world_H_base)
-    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    Y_nu, inner, Bnu, Z = base_blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
     # base columns of D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q) in one product
     W = np.concatenate((dtau_dq_t[..., :, :6], dtau_dv_t[..., :, :6], M_t[..., :, :6]), axis=-1)
     dq = _assemble(cov, dtau_dq_t, W @ np.concatenate(_same_batch(X, Y_nu, inner), axis=-2), Xt, after=Z)
@@ -468,7 +451,7 @@ def forward_dynamics_derivatives_back(
         )
     Xi = cov._base_inv()
     XiT = np.swapaxes(Xi, -1, -2)
-    Y_nu, inner, Bnu, Z = _blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
+    Y_nu, inner, Bnu, Z = base_blocks(world_H_base, X, cov.nu[..., :6], nu_dot[..., :6], tau_t[..., :6], rep)
     # base columns of A_q T + A_v[:, b] Y(nu) - M^-1[:, b] X^-T Z(tau) in one product
     W = np.concatenate((da_dq_t[..., :, :6], da_dv_t[..., :, :6], M_inv_t[..., :, :6]), axis=-1)
     base_q = W @ np.concatenate(_same_batch(X, Y_nu, -(XiT @ Z)), axis=-2)

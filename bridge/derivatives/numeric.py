@@ -1,7 +1,7 @@
 """Derivatives of inverse and forward dynamics by differences, for engines without analytical ones.
 
-The default of the engine protocol's derivative hooks (:class:`bridge.backends.base.EngineBase`),
-so every engine has them. All perturbed states go to the engine as ONE batch (one ``set_state``,
+What :mod:`bridge.derivatives.select` picks for an engine without the ``body_derivatives``
+capability, so every engine has them. All perturbed states go to the engine as ONE batch (one ``set_state``,
 one ``inverse_dynamics`` call; batched engines run it vectorised), then the engine's state is set
 back. Along the tangent of :func:`bridge.derivatives.retract` (docs/theory.md, "Derivatives of the
 dynamics"):

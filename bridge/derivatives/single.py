@@ -5,60 +5,30 @@ path of ``KinDyn.inverse_dynamics_derivatives`` on the "pinocchio" engine).
 Two implementations of the same formulas:
 
 * compiled: one call of a numba kernel (:mod:`bridge.derivatives.kernels`), when numba is installed
-  (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off);
+  (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off;
+  :func:`bridge.derivatives.select.compiled_kernels`);
 * numpy: a few stacked products and ``take`` gathers through precomputed flat indices (the
   reference the tests compare the kernels with, and the path without numba).
 
+:mod:`bridge.derivatives.select` picks between them (``compiled=`` of the classes here).
 This module is neutral: it names no dynamics library.
 """
 
 from __future__ import annotations
 
-import os
-import warnings
 import weakref
-from types import ModuleType
 
 import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.state import Representation
-from bridge.derivatives.chain import _blocks, _flat_index
-from bridge.errors import BridgeWarning, InvalidValueError
+from bridge.derivatives.chain import base_blocks, flat_index
+from bridge.derivatives.select import compiled_kernels
+from bridge.errors import InvalidValueError
 
-__all__ = ["SingleStateForwardDerivatives", "SingleStateInverseDerivatives", "compiled_kernels"]
+__all__ = ["SingleStateForwardDerivatives", "SingleStateInverseDerivatives"]
 
 _INERTIAL, _MIXED = Representation.INERTIAL, Representation.MIXED
-
-_KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
-
-
-def compiled_kernels() -> ModuleType | None:
-    """:mod:`bridge.derivatives.kernels` (numba kernels), or None when numba is not installed or
-    the environment variable ``BRIDGE_NUMBA`` is ``0``. Looked up once per process; numba that is
-    installed but fails to import gives a :class:`bridge.BridgeWarning` naming the error, and the
-    numpy path."""
-    if not _KERNELS:
-        module = None
-        if os.environ.get("BRIDGE_NUMBA", "1").strip() != "0":
-            try:
-                import numba  # noqa: F401
-            except ImportError:
-                pass
-            else:
-                try:
-                    from bridge.derivatives import kernels as module
-                except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
-                    warnings.warn(
-                        f"numba is installed but bridge's compiled kernels did not load ({exc}); "
-                        "the derivatives use the numpy path",
-                        BridgeWarning,
-                        stacklevel=2,
-                    )
-                    module = None
-        _KERNELS.append(module)
-    return _KERNELS[0]
-
 
 # skew(u).ravel() == _SKEW_ROWS @ u: the cross-product matrices of k stacked vectors in one product
 _SKEW_ROWS = np.array(
@@ -253,7 +223,7 @@ class SingleStateInverseDerivatives(_SingleState):
             np.dot(self._U21, _SKEW_WIDE, out=self._S)
             np.dot(Rt, self._S15, out=self._RS)
         else:
-            Y_nu, inner, _, Z = _blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
+            Y_nu, inner, _, Z = base_blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
             Y = self._Y
             Y[0], Y[1] = Y_nu, inner
             np.negative(Z, out=Y[2])
@@ -278,7 +248,7 @@ class _Permuted:
         nv, back = joints.nv, joints.back
         self._shape = (3, nv, nv)
         self._mats = np.empty(self._shape)
-        self._flat = None if back is None else (np.arange(3)[:, None] * (nv * nv) + _flat_index(back)).ravel()
+        self._flat = None if back is None else (np.arange(3)[:, None] * (nv * nv) + flat_index(back)).ravel()
 
     def __call__(
         self, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, out: np.ndarray | None = None

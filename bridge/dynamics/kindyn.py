@@ -26,7 +26,7 @@ import numpy as np
 
 from bridge._array import as_float_array, check_batch
 from bridge.backends import registry
-from bridge.backends.protocol import Engine
+from bridge.backends.protocol import Engine, capability
 from bridge.conventions.frames import frame_force, frame_map
 from bridge.conventions.state import (
     DEFAULT_GRAVITY,
@@ -36,6 +36,7 @@ from bridge.conventions.state import (
     all_moderate,
     finite_weights,
 )
+from bridge.derivatives.select import pick_derivatives
 from bridge.dynamics.result_checks import (
     MODERATE_MODEL,
     QUANTITY_NAMES,
@@ -71,6 +72,11 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     out[:na] = a
     out[na:] = b
     return out if all_finite(out) else None
+
+
+def _declines(*_: object) -> None:
+    """An optional single-state hook the engine does not offer: KinDyn takes the general path."""
+    return None
 
 
 def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
@@ -114,9 +120,11 @@ class KinDyn:
         self._set_single = self._engine.set_single_state
         # engines may answer one unbatched query straight from its raw arguments (they return
         # None when the state or the arguments are not the plain single case)
-        self._id_single = self._engine.inverse_dynamics_single
-        self._fd_single = self._engine.forward_dynamics_single
-        self._idd_single = self._engine.inverse_dynamics_derivatives_single
+        self._id_single = capability(self._engine, "inverse_dynamics_single") or _declines
+        self._fd_single = capability(self._engine, "forward_dynamics_single") or _declines
+        # the derivatives: analytical (the engine's capability) + chain rule, or differences
+        self._derivatives = pick_derivatives(self._engine, capability(self._engine, "body_derivatives"))
+        self._idd_single = self._derivatives.inverse_single
         self._frame_names = frozenset(model.frame_names)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
@@ -437,7 +445,7 @@ class KinDyn:
         nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
         wrenches = self._wrenches(external_wrenches)
-        out = self._engine.inverse_dynamics_derivatives(nu_dot, wrenches, self._gravity)
+        out = self._derivatives.inverse(nu_dot, wrenches, self._gravity)
         return tuple(self._read_only(x) for x in out)
 
     def forward_dynamics_derivatives(
@@ -458,7 +466,7 @@ class KinDyn:
         tau = self._generalized_force(np.asarray(joint_torques, dtype=np.float64))
         self._require_state()
         wrenches = self._wrenches(external_wrenches)
-        out = self._engine.forward_dynamics_derivatives(tau, wrenches, self._gravity)
+        out = self._derivatives.forward(tau, wrenches, self._gravity)
         return tuple(self._read_only(x) for x in out)
 
     @staticmethod

@@ -195,10 +195,6 @@ class CoupledModel(Model):
     def lumped(self) -> Model:
         return couple(self.full.lumped(), self.mimics, self.dof_names)
 
-    def independent(self) -> Model:
-        """The full model: every mimic joint an independent DOF."""
-        return self.full
-
     def summary(self) -> str:
         return f"{super().summary()}, {len(self.mimics)} mimic joints coupled"
 

@@ -14,7 +14,8 @@ Pinocchio's algorithms on that model, as for any model. Where Pinocchio 4.1 has 
 * the Coriolis matrix is ``G^T C_full G`` from the full model (``computeCoriolisMatrix`` takes no
   mimic joints; :class:`bridge.backends.coupled.CoupledEngine` over a Pinocchio engine of the full model, at
   the same state), and the derivatives are differences of this engine's inverse dynamics (the
-  analytical derivative algorithms take no mimic joints either); the frame Jacobians' time
+  analytical derivative algorithms take no mimic joints either: the engine does not declare the
+  ``body_derivatives`` capability, nor the single-state forward dynamics); the frame Jacobians' time
   derivatives and the relative Jacobians also come from the full model, projected (neither
   ``getFrameJacobianTimeVariation`` nor bridge's generic construction takes mimic joints).
 """
@@ -25,7 +26,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bridge.backends.base import EngineBase
 from bridge.conventions.state import State
 
 from .engine import PinocchioEngine
@@ -37,6 +37,8 @@ class PinocchioMimicEngine(PinocchioEngine):
     """:class:`PinocchioEngine` for a :class:`~bridge.model.mimic.CoupledModel` whose mimic joints
     Pinocchio takes (:func:`bridge.backends.pinocchio.mimic.mimic_problem` is None)."""
 
+    #: without Pinocchio's ``aba`` and analytical derivatives (no mimic support in them)
+    CAPABILITIES = PinocchioEngine.CAPABILITIES - {"forward_dynamics_single", "body_derivatives"}
     _gravity: np.ndarray | None = None
     _projected = None
 
@@ -54,9 +56,6 @@ class PinocchioMimicEngine(PinocchioEngine):
 
     def _crba(self, q: np.ndarray) -> np.ndarray:
         return self._pin.crba(self.pm, self.data, q, self._pin.Convention.WORLD)
-
-    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
-        return None  # no aba: the general path solves with M
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         """``nu_dot = M^-1 (tau - ID(0, f))`` (..., nv), everything in the representation."""
@@ -86,8 +85,3 @@ class PinocchioMimicEngine(PinocchioEngine):
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
         """The full model's relative Jacobian times the coupling of the joint velocities."""
         return self._full().relative_jacobian(frame, reference)
-
-    inverse_dynamics_derivatives = EngineBase.inverse_dynamics_derivatives
-    inverse_dynamics_derivatives_single = EngineBase.inverse_dynamics_derivatives_single
-    forward_dynamics_derivatives = EngineBase.forward_dynamics_derivatives
-

@@ -1,50 +1,56 @@
-"""Derivatives of inverse and forward dynamics on Pinocchio's analytical algorithms.
+"""Pinocchio's analytical derivatives of its own dynamics: the engine's ``body_derivatives``
+capability (:mod:`bridge.backends.protocol`).
 
-Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` differentiate its own dynamics
-in its own coordinates: the LOCAL (BODY) base velocity, the tangent ``q (+) delta`` (the base pose
-times ``exp(delta_base^)``), joints depth first, and external forces held fixed in the joint
-frames. :mod:`bridge.derivatives.chain` turns them into the derivatives in the KinDyn's representation
-along its tangent (docs/theory.md, "Derivatives of the dynamics"): wrenches held fixed in A or
-F[A] add ``J^T K J`` in Pinocchio's coordinates; the change of variables adds a few (6, 6) blocks
-on the base rows and columns and permutes the joints. Batches loop over samples for Pinocchio's
-calls; the chain rule is vectorised over the batch.
+Pinocchio's ``computeRNEADerivatives`` and ``computeABADerivatives`` differentiate its dynamics in
+its own coordinates: the LOCAL (BODY) base velocity, the tangent ``q (+) delta`` (the base pose
+times ``exp(delta_base^)``), joints depth first, external forces held fixed in the joint frames.
+:class:`PinocchioBodyDerivatives` hands them over as they are, with what the chain rule needs (the
+change of variables, the base pose, Pinocchio's tau and acceleration, frame Jacobians in its
+coordinates); :mod:`bridge.derivatives.select` turns them into the derivatives in the KinDyn's
+representation (docs/theory.md, "Derivatives of the dynamics"). Batches loop over samples for
+Pinocchio's calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
-from bridge.conventions.state import Representation
-from bridge.derivatives.chain import (
-    forward_dynamics_derivatives_back,
-    inverse_dynamics_derivatives_back,
-    wrench_position_term,
-)
-from bridge.derivatives.single import SingleStateForwardDerivatives, SingleStateInverseDerivatives
 
-__all__ = ["PinocchioDerivatives"]
+__all__ = ["PinocchioBodyDerivatives"]
 
 
-class PinocchioDerivatives:
-    """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: the derivative hooks of
-    the engine protocol (``inverse_dynamics_derivatives``, ``forward_dynamics_derivatives``)."""
+class PinocchioBodyDerivatives:
+    """The interface of :class:`bridge.derivatives.select.BodyDerivatives` on one
+    :class:`~bridge.backends.pinocchio.engine.PinocchioEngine` (made once per engine; it reads the
+    engine's current state at every call).
 
-    def _single_cov(self) -> ChangeOfVariables:
-        """The single-state path's change of variables with the velocity in the representation."""
-        c, nb, inv = self._cov1, self._nb, self.joints.inverse
-        joints = self._v1[nb:] if inv is None else self._v1[nb:][inv]
-        nu = np.concatenate((self._vb1, joints)) if nb else joints
-        return ChangeOfVariables(c.X, c.X_inv, self.joints, nu, bias=c.base_bias)
+    Attributes:
+        joints: the joint order between the representation and Pinocchio's.
+        representation: the engine's representation.
+    """
 
-    def _fills_result(self) -> bool:
+    def __init__(self, engine) -> None:
+        self._engine = engine
+        self._pin, self._pm, self._data = engine._pin, engine.pm, engine.data
+        self.joints = engine.joints
+        self.representation = engine.representation
+        self._fills: bool | None = None
+        self._tau_base: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ one unbatched state
+    def single(self) -> bool:
+        """Whether the engine holds one unbatched state set through its hot path."""
+        return self._engine._single
+
+    def fills_result(self) -> bool:
         """Whether Pinocchio's derivative algorithms leave tau (``data.tau``) and the acceleration
-        (``data.ddq``) in ``data`` (checked once per engine; else they are computed again)."""
-        fills = self._derivatives_fill
+        (``data.ddq``) in ``data`` (checked once; else they are computed again)."""
+        fills = self._fills
         if fills is None:
-            pin, pm = self._pin, self.pm
+            pin, pm = self._pin, self._pm
             d = pm.createData()
             q = pin.neutral(pm)
             v = np.linspace(0.1, 0.9, pm.nv)
@@ -56,263 +62,131 @@ class PinocchioDerivatives:
                 np.allclose(tau, pin.rnea(pm, d0, q, v, v), rtol=1e-12, atol=1e-12)
                 and np.allclose(d.ddq, pin.aba(pm, d0, q, v, v), rtol=1e-10, atol=1e-10)
             )
-            self._derivatives_fill = fills
+            self._fills = fills
         return fills
 
-    def _wrench_terms(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray | None:
-        """``sum_F J_F^T K(f_F) J_F`` (n, nv, nv) in Pinocchio's coordinates for the flat samples,
-        or None (no wrenches, or BODY, where Pinocchio's fixed-in-the-body forces are the user's)."""
-        if not wrenches or self.representation is Representation.BODY:
+    def inverse_single(self, base_acc: object, s_ddot: object, with_base: bool) -> tuple | None:
+        """Pinocchio's ``(dq, dv, M)`` at the engine's single state for KinDyn's raw ``base_acc`` (6,)
+        (None for a fixed base) and ``s_ddot`` (n,), its acceleration written straight into its
+        buffer; with ``with_base`` also ``X = B_X_W`` (6, 6), the base velocity in W (6,), the base
+        acceleration in W (6,) and the base part (6,) of Pinocchio's tau (a view of its data, valid
+        until its next call). None, doing nothing, unless the state is one single state and the
+        arguments one finite acceleration (the caller's general path then raises the errors)."""
+        e = self._engine
+        if not e._single:
             return None
-        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
-        nv = pm.nv
-        total = None
-        for name, w in wrenches.items():
-            fid = self._frame_id[name]
-            J = np.empty((flat.n, 6, nv))
-            for i in range(flat.n):
-                self._prepare(i)
-                J[i] = pin.computeFrameJacobian(pm, d, self._q[i], fid, self._ref).reshape(6, nv)
-            term = wrench_position_term(J, flat.flat_view(w, 6)[: flat.n], self.representation)
-            total = term if total is None else total + term
-        return total
-
-    def _derivative_loop(self, fn, vec: np.ndarray, fext: list | None) -> tuple[np.ndarray, ...]:
-        """Per flat sample i: ``fn(q_i, v_i, vec_i, fext_i)`` -> (D_q, D_v, third, vector); stacked
-        (n, nv, nv) x 3 and (n, nv)."""
-        flat = self._flat
-        nv = self.pm.nv
-        vecs = flat.flat_view(vec, nv)
-        out = [np.empty((flat.n, nv, nv)) for _ in range(3)] + [np.empty((flat.n, nv))]
-        for i in range(flat.n):
-            self._prepare(i)
-            res = fn(self._q[i], self._v[i], vecs[i], None if fext is None else fext[i])
-            for k in range(4):
-                out[k][i] = res[k]
-        return tuple(out)
-
-    def inverse_dynamics_derivatives_single(
-        self, base_acc: object, s_ddot: object
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Hot path of ``KinDyn.inverse_dynamics_derivatives`` without external wrenches: the
-        derivatives (nv, nv) x 3 for the raw ``base_acc`` (6,) (None for a fixed base) and
-        ``s_ddot`` (n,), Pinocchio's acceleration written straight into its buffer, the chain rule
-        (or, in BODY and for a fixed base, the joint permutation alone) by the engine's
-        :class:`bridge.derivatives.single.SingleStateInverseDerivatives` (made once). None, doing
-        nothing, unless the state is one single state and the arguments one finite acceleration
-        (the caller's general path then takes batches and raises the errors).
-        """
-        if not self._single:
-            return None
-        ba = self._acceleration_single(base_acc, s_ddot)
+        ba = e._acceleration_single(base_acc, s_ddot)
         if ba is False:
             return None
-        pin, pm, d, a = self._pin, self.pm, self.data, self._acc
-        dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
-        chain = self._id_chain
-        if chain is None:
-            chain = self._id_chain = SingleStateInverseDerivatives(self.joints, self.representation)
-            # the base part of tau: a view of data.tau, which the call above filled (read before
-            # any other Pinocchio call; made once, data lives as long as the engine)
-            self._tau_base = d.tau[:6]
-        if chain.permutes_only:
-            return chain(None, None, None, None, dq, dv, M)
-        fills = self._derivatives_fill
+        pin, pm, d = self._pin, self._pm, self._data
+        dq, dv, M = pin.computeRNEADerivatives(pm, d, e._q1, e._v1, e._acc)
+        if not with_base:
+            return dq, dv, M, None, None, None, None
+        fills = self._fills
         if fills is None:
-            fills = self._fills_result()
-        tau_b = self._tau_base if fills else pin.rnea(pm, d, self._q1, self._v1, a)[:6]
-        H = np.array(self._rows) if chain.needs_pose else None
-        return chain(self._cov1.X, self._vb1, ba, tau_b, dq, dv, M, H)
+            fills = self.fills_result()
+        if fills:
+            tau_b = self._tau_base
+            if tau_b is None:  # a view of data.tau, which the call above filled (data lives as long)
+                tau_b = self._tau_base = d.tau[:6]
+        else:
+            tau_b = pin.rnea(pm, d, e._q1, e._v1, e._acc)[:6]
+        return dq, dv, M, e._cov1.X, e._vb1, ba, tau_b
 
-    _id_chain: SingleStateInverseDerivatives | None = None
-    _fd_chain: SingleStateForwardDerivatives | None = None
-    _derivatives_fill: bool | None = None  # see _fills_result
+    def single_pose(self) -> np.ndarray:
+        """The single state's base pose (4, 4) (a fresh array)."""
+        return np.array(self._engine._rows)
 
-    def inverse_dynamics_derivatives(
-        self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation (q along the
-        tangent of :func:`bridge.derivatives.retract`), from ``computeRNEADerivatives``."""
-        pin, pm, d = self._pin, self.pm, self.data
-        if self._single and not wrenches and nu_dot.ndim == 1:
-            cov = self._single_cov()
-            a = cov.acceleration(nu_dot)
-            dq, dv, M = pin.computeRNEADerivatives(pm, d, self._q1, self._v1, a)
-            # data.tau is read (its base part) before any other Pinocchio call: no copy; one MIXED
-            # state does not need the pose
-            tau = d.tau if self._fills_result() else pin.rnea(pm, d, self._q1, self._v1, a)
-            rep = self.representation
-            H = None if rep is Representation.MIXED else np.array(self._rows)
-            return inverse_dynamics_derivatives_back(cov, H, rep, dq, dv, M, tau, nu_dot)
-        self._batch()
-        cov = self.cov
-        fext = self._fext(wrenches)
-        a_pin = cov.acceleration(nu_dot)
-        chain = self._id_chain
-        if chain is None:
-            chain = self._id_chain = SingleStateInverseDerivatives(self.joints, self.representation)
-            self._tau_base = self.data.tau[:6]
-        if chain.permutes_only or chain.compiled:
-            return self._id_per_sample(chain, cov, nu_dot, a_pin, fext, wrenches)
+    def single_cov(self, with_velocity: bool) -> ChangeOfVariables:
+        """The single state's change of variables (with the velocity in the representation as its
+        ``nu`` when asked for)."""
+        e = self._engine
+        c = e._cov1
+        if not with_velocity:
+            return c
+        nb, inv = e._nb, self.joints.inverse
+        joints = e._v1[nb:] if inv is None else e._v1[nb:][inv]
+        nu = np.concatenate((e._vb1, joints)) if nb else joints
+        return ChangeOfVariables(c.X, c.X_inv, self.joints, nu, bias=c.base_bias)
 
-        def one(q, v, a, f):
-            if f is None:
-                dq, dv, M = pin.computeRNEADerivatives(pm, d, q, v, a)
-                tau = pin.rnea(pm, d, q, v, a)
-            else:
-                dq, dv, M = pin.computeRNEADerivatives(pm, d, q, v, a, f)
-                tau = pin.rnea(pm, d, q, v, a, f)
-            return dq, dv, M, tau
+    def single_base_velocity(self) -> np.ndarray:
+        """The single state's base velocity in W (6,) (zero for a fixed base)."""
+        return self._engine._vb1
 
-        dq, dv, M, tau = self._derivative_loop(one, a_pin, fext)
-        extra = self._wrench_terms(wrenches)
-        if extra is not None:
-            dq += extra
-        flat = self._flat
-        dq, dv, M, tau = (flat.unflatten(x) for x in (dq, dv, M, tau))
-        nu_dot = np.broadcast_to(nu_dot, (*flat.batch_shape, nu_dot.shape[-1]))
-        H = self.state.world_H_base.matrix
-        return inverse_dynamics_derivatives_back(cov, H, self.representation, dq, dv, M, tau, nu_dot)
+    def inverse_at(self, a_t: np.ndarray) -> tuple[np.ndarray, ...]:
+        """``(dq, dv, M, tau)`` of Pinocchio at the single state for its acceleration ``a_t`` (nv,)
+        (``tau`` may be a view of its data: read it before another call)."""
+        pin, pm, d, e = self._pin, self._pm, self._data, self._engine
+        dq, dv, M = pin.computeRNEADerivatives(pm, d, e._q1, e._v1, a_t)
+        tau = d.tau if self.fills_result() else pin.rnea(pm, d, e._q1, e._v1, a_t)
+        return dq, dv, M, tau
 
-    def forward_dynamics_derivatives(
-        self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None, gravity: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) in the representation, from
-        ``computeABADerivatives``; ``dnudot_dtau`` is the inverse mass matrix."""
-        pin, pm, d = self._pin, self.pm, self.data
-        if self._single and not wrenches and tau.ndim == 1:
-            chain = self._fd_chain
-            if chain is None:
-                chain = self._fd_chain = SingleStateForwardDerivatives(self.joints, self.representation)
-            if chain.usable:  # the joint permutation alone, or one compiled kernel
-                cov = self._cov1
-                t = cov.force(tau)
-                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)
-                if chain.permutes_only:
-                    return chain(None, None, None, None, da_dq, da_dv, Minv)
-                a = d.ddq if self._fills_result() else pin.aba(pm, d, self._q1, self._v1, t)
-                nu_dot_b = cov.acceleration_back(a)[:6]
-                return chain(cov.X, self._vb1, nu_dot_b, t[:6], da_dq, da_dv, Minv)
-            cov = self._single_cov()
-            t = cov.force(tau)
-            da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, self._q1, self._v1, t)
-            a = d.ddq.copy() if self._fills_result() else pin.aba(pm, d, self._q1, self._v1, t)
-            H = np.array(self._rows)
-            nu_dot = cov.acceleration_back(a)
-            return forward_dynamics_derivatives_back(
-                cov, H, self.representation, da_dq, da_dv, Minv, t, nu_dot
-            )
-        self._batch()
-        cov = self.cov
-        fext = self._fext(wrenches)
-        tau_pin = cov.force(tau)
-        chain = self._fd_chain
-        if chain is None:
-            chain = self._fd_chain = SingleStateForwardDerivatives(self.joints, self.representation)
-        if chain.usable:
-            return self._fd_per_sample(chain, cov, tau_pin, fext, wrenches)
-
-        def one(q, v, t, f):
-            if f is None:
-                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, q, v, t)
-                a = pin.aba(pm, d, q, v, t)
-            else:
-                da_dq, da_dv, Minv = pin.computeABADerivatives(pm, d, q, v, t, f)
-                a = pin.aba(pm, d, q, v, t, f)
-            return da_dq, da_dv, Minv, a
-
-        da_dq, da_dv, Minv, a = self._derivative_loop(one, tau_pin, fext)
-        extra = self._wrench_terms(wrenches)
-        if extra is not None:
-            da_dq -= Minv @ extra
-        flat = self._flat
-        da_dq, da_dv, Minv, a = (flat.unflatten(x) for x in (da_dq, da_dv, Minv, a))
-        tau_pin = np.broadcast_to(tau_pin, (*flat.batch_shape, tau_pin.shape[-1]))
-        nu_dot = cov.acceleration_back(a)
-        H = self.state.world_H_base.matrix
-        return forward_dynamics_derivatives_back(
-            cov, H, self.representation, da_dq, da_dv, Minv, tau_pin, nu_dot
-        )
+    def forward_at(self, t: np.ndarray, with_acceleration: bool) -> tuple:
+        """``(da_dq, da_dv, M_inv, a)`` of Pinocchio at the single state for its generalized force
+        ``t`` (nv,) (``a`` None unless asked for; may be a view of its data)."""
+        pin, pm, d, e = self._pin, self._pm, self._data, self._engine
+        da_dq, da_dv, M_inv = pin.computeABADerivatives(pm, d, e._q1, e._v1, t)
+        a = None
+        if with_acceleration:
+            a = d.ddq if self.fills_result() else pin.aba(pm, d, e._q1, e._v1, t)
+        return da_dq, da_dv, M_inv, a
 
     # ------------------------------------------------------------------ batches, sample by sample
-    def _samples(self, rows: np.ndarray, fext: list | None):
-        """For each flat sample i, loaded (:meth:`_prepare`): ``(i, args)`` with Pinocchio's
-        arguments ``(model, data, q_i, v_i, rows[i])``, plus the sample's external forces if any."""
-        pm, d = self.pm, self.data
-        for i in range(self._flat.n):
-            self._prepare(i)
-            args = (pm, d, self._q[i], self._v[i], rows[i])
-            yield i, (args if fext is None else (*args, fext[i]))
+    def batch(self) -> tuple[ChangeOfVariables, object]:
+        """The current state as a batch: its change of variables and its
+        :class:`~bridge.backends.batch.FlatBatch`."""
+        e = self._engine
+        e._batch()
+        return e.cov, e._flat
 
-    def _id_per_sample(
-        self,
-        chain: SingleStateInverseDerivatives,
-        cov: ChangeOfVariables,
-        nu_dot: np.ndarray,
-        a_pin: np.ndarray,
-        fext: list | None,
-        wrenches: Mapping[str, np.ndarray] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Batched ID derivatives when the chain rule is compiled (or the joint permutation
-        alone): per sample, Pinocchio's call, then the chain rule straight into that sample's
-        slice of the result (no stacked copies of Pinocchio's matrices, no batched numpy chain)."""
-        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
-        n, nv = flat.n, pm.nv
-        extra = self._wrench_terms(wrenches)  # (uses data: before the loop)
-        a_rows = flat.flat_view(a_pin, nv)
-        X = nu_b = nud_b = None
-        if not chain.permutes_only:
-            X = _flat_blocks(cov.X, flat)
-            nu_b, nud_b = flat.flat_view(cov.nu[..., :6], 6), flat.flat_view(nu_dot[..., :6], 6)
-        fills = fext is None and self._fills_result()
-        out = np.empty((n, 3, nv, nv))
-        for i, args in self._samples(a_rows, fext):
+    def poses(self) -> np.ndarray:
+        """The current state's base poses (..., 4, 4)."""
+        return self._engine.state.world_H_base.matrix
+
+    def external_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> list | None:
+        """Pinocchio's external forces per flat sample (in its joint frames), or None."""
+        return self._engine._fext(wrenches)
+
+    def frame_jacobians(self, frame: str) -> np.ndarray:
+        """The frame's Jacobians (n, 6, nv) per flat sample, rows in the representation's frame for
+        it (F, A or F[A]), columns in Pinocchio's velocity coordinates."""
+        e, pin, pm, d = self._engine, self._pin, self._pm, self._data
+        flat, fid, nv = e._flat, e._frame_id[frame], pm.nv
+        J = np.empty((flat.n, 6, nv))
+        for i in range(flat.n):
+            e._prepare(i)
+            J[i] = pin.computeFrameJacobian(pm, d, e._q[i], fid, e._ref).reshape(6, nv)
+        return J
+
+    def _samples(self, rows: np.ndarray, fext: list | None) -> Iterator[tuple]:
+        """Per flat sample, loaded: Pinocchio's arguments ``(model, data, q_i, v_i, rows[i])``, plus
+        the sample's external forces if any."""
+        e, pm, d = self._engine, self._pm, self._data
+        for i in range(e._flat.n):
+            e._prepare(i)
+            args = (pm, d, e._q[i], e._v[i], rows[i])
+            yield args if fext is None else (*args, fext[i])
+
+    def inverse_samples(self, a_rows: np.ndarray, fext: list | None, need_tau: bool) -> Iterator[tuple]:
+        """Per flat sample i: ``(dq, dv, M, tau)`` of Pinocchio for its accelerations ``a_rows[i]``
+        (``tau`` None unless asked for; may be a view of its data)."""
+        pin, d = self._pin, self._data
+        fills = fext is None and self.fills_result()
+        for args in self._samples(a_rows, fext):
             dq, dv, M = pin.computeRNEADerivatives(*args)
-            if extra is not None:
-                dq = dq + extra[i]
-            if X is None:
-                chain(None, None, None, None, dq, dv, M, out=out[i])
-            else:
-                tau_b = d.tau[:6] if fills else pin.rnea(*args)[:6]
-                chain(X[i], nu_b[i], nud_b[i], tau_b, dq, dv, M, out=out[i])
-        return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
+            tau = None
+            if need_tau:
+                tau = d.tau if fills else pin.rnea(*args)
+            yield dq, dv, M, tau
 
-    def _fd_per_sample(
-        self,
-        chain: SingleStateForwardDerivatives,
-        cov: ChangeOfVariables,
-        tau_pin: np.ndarray,
-        fext: list | None,
-        wrenches: Mapping[str, np.ndarray] | None,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Batched FD derivatives sample by sample, as :meth:`_id_per_sample` (the base
-        acceleration in W, ``X^-1 (a_base - T_dot nu)``, from Pinocchio's per sample)."""
-        pin, pm, d, flat = self._pin, self.pm, self.data, self._flat
-        n, nv = flat.n, pm.nv
-        extra = self._wrench_terms(wrenches)
-        t_rows = flat.flat_view(tau_pin, nv)
-        X = X_inv = nu_b = bias = None
-        if not chain.permutes_only:
-            X, X_inv = _flat_blocks(cov.X, flat), _flat_blocks(cov._base_inv(), flat)
-            nu_b = flat.flat_view(cov.nu[..., :6], 6)
-            b = cov.base_bias
-            bias = None if b is None else flat.flat_view(b, 6)
-        fills = fext is None and self._fills_result()
-        out = np.empty((n, 3, nv, nv))
-        for i, args in self._samples(t_rows, fext):
+    def forward_samples(self, t_rows: np.ndarray, fext: list | None, need_acc: bool) -> Iterator[tuple]:
+        """Per flat sample i: ``(da_dq, da_dv, M_inv, a)`` of Pinocchio for its generalized forces
+        ``t_rows[i]`` (``a`` None unless asked for; may be a view of its data)."""
+        pin, d = self._pin, self._data
+        fills = fext is None and self.fills_result()
+        for args in self._samples(t_rows, fext):
             da_dq, da_dv, M_inv = pin.computeABADerivatives(*args)
-            if extra is not None:
-                da_dq = da_dq - M_inv @ extra[i]
-            if X is None:
-                chain(None, None, None, None, da_dq, da_dv, M_inv, out=out[i])
-                continue
-            a_b = (d.ddq if fills else pin.aba(*args))[:6]
-            nud_b = X_inv[i].dot(a_b if bias is None else a_b - bias[i])
-            chain(X[i], nu_b[i], nud_b, t_rows[i, :6], da_dq, da_dv, M_inv, out=out[i])
-        return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
-
-
-def _flat_blocks(x: np.ndarray, flat) -> np.ndarray:
-    """(..., 6, 6) blocks broadcast to the batch and flattened: a C-contiguous (n, 6, 6) array."""
-    return np.ascontiguousarray(np.broadcast_to(x, (*flat.batch_shape, 6, 6)).reshape(flat.n, 6, 6))
-
+            a = None
+            if need_acc:
+                a = d.ddq if fills else pin.aba(*args)
+            yield da_dq, da_dv, M_inv, a

@@ -36,7 +36,7 @@ from bridge.model.model import Model
 from bridge.spatial import cross
 
 from .data import create_data
-from .derivatives import PinocchioDerivatives
+from .derivatives import PinocchioBodyDerivatives
 from .model import to_pinocchio
 from .single import SingleStatePath
 from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
@@ -44,10 +44,13 @@ from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
 __all__ = ["PinocchioEngine"]
 
 
-class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
+class PinocchioEngine(SingleStatePath, EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on Pinocchio."""
 
     name = "pinocchio"
+    #: optional capabilities (:mod:`bridge.backends.protocol`): the single-state hot paths of
+    #: :mod:`.single` and Pinocchio's analytical derivatives (:mod:`.derivatives`)
+    CAPABILITIES = frozenset({"inverse_dynamics_single", "forward_dynamics_single", "body_derivatives"})
 
     @staticmethod
     def coupled_engine(model: Model) -> type | None:
@@ -101,6 +104,7 @@ class PinocchioEngine(SingleStatePath, PinocchioDerivatives, EngineBase):
         self._flat: FlatBatch | None = None
         self._q = None
         self.batch_shape: tuple[int, ...] = ()
+        self.body_derivatives = PinocchioBodyDerivatives(self)
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:

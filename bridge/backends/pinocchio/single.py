@@ -45,7 +45,7 @@ class SingleStatePath:
         pin, model = self._pin, self.model
         n, nv = model.n_dofs, model.nv
         nb = joints.nb
-        self._nb, self._nv, self._nq, self._qb = nb, nv, lay.nq, (7 if nb else 0)
+        self._nb, self._nv, self._qb = nb, nv, (7 if nb else 0)
         # M = M_pin[back][:, back], read from the upper triangle: one take permutes and symmetrises
         cols = joints.back if joints.back is not None else np.arange(nv)
         i, j = cols[:, None], cols[None, :]

@@ -145,11 +145,11 @@ def test_retract_is_the_documented_motion(rep: str) -> None:
 @pytest.fixture(params=["compiled", "numpy"])
 def chain_path(request, monkeypatch) -> str:
     """The single-state chain rule by the compiled kernels (numba) or by numpy (as without numba)."""
-    import bridge.derivatives.single as single
+    import bridge.derivatives.select as select
 
     if request.param == "numpy":
-        monkeypatch.setattr(single, "_KERNELS", [None])
-    elif single.compiled_kernels() is None:
+        monkeypatch.setattr(select, "_KERNELS", [None])
+    elif select.compiled_kernels() is None:
         pytest.skip("no compiled kernels (numba missing or BRIDGE_NUMBA=0)")
     return request.param
 
@@ -292,9 +292,9 @@ def test_batches_sample_by_sample_equal_the_vectorised_chain(rep: str, floating:
     """Batches on the pinocchio engine: Pinocchio's call and the compiled chain rule per sample,
     against the numpy chain rule vectorised over the batch (the path without numba), with and
     without external wrenches."""
-    import bridge.derivatives.single as single
+    import bridge.derivatives.select as select
 
-    if single.compiled_kernels() is None:
+    if select.compiled_kernels() is None:
         pytest.skip("no compiled kernels (numba missing or BRIDGE_NUMBA=0)")
     rng = np.random.default_rng(9)
     model = small_model(rng, floating)
@@ -313,7 +313,7 @@ def test_batches_sample_by_sample_equal_the_vectorised_chain(rep: str, floating:
         return out
 
     compiled = everything()
-    monkeypatch.setattr(single, "_KERNELS", [None])
+    monkeypatch.setattr(select, "_KERNELS", [None])
     for k, (x, y) in enumerate(zip(compiled, everything(), strict=True)):
         assert x.shape == (2, 3, model.nv, model.nv)
         assert_close(x, y, 1e-12, f"{rep} floating={floating} result {k}")

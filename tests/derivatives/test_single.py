@@ -3,8 +3,8 @@ compiled kernels (numba, bridge.derivatives.kernels) give the numbers of the num
 precomputed plan; FD and the small blocks: the general formulas of bridge.derivatives.chain), for every
 joint order, both representations, any memory layout of the engine's matrices; the numpy paths
 are what runs without numba. (That they equal central differences of bridge's own ID and FD is
-tests/test_derivatives.py, which runs whichever path is installed; ``test_kindyn_*`` below runs
-the other one too.)
+tests/derivatives/test_kindyn_derivatives.py, which runs whichever path is installed;
+``test_kindyn_*`` below runs the other one too.)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import bridge
-import bridge.derivatives.single as single
+import bridge.derivatives.select as select
 from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
 from bridge.conventions.state import Representation
 from bridge.derivatives.chain import (
@@ -36,7 +36,7 @@ REPS = [Representation.INERTIAL, Representation.MIXED]
 
 def _needs_numba() -> None:
     pytest.importorskip("numba", reason="the compiled kernels need numba (the 'fast' extra)")
-    if single.compiled_kernels() is None:
+    if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
 
 
@@ -123,11 +123,12 @@ def test_kindyn_compiled_and_numpy_paths_agree(rep: str, case: str) -> None:
     kd.set_state(random_transform(rng).matrix, rng.uniform(-1, 1, n), rng.normal(size=6), rng.normal(size=n))
     a, s_ddot = rng.normal(size=6), rng.normal(size=n)
     default = [x.copy() for x in kd.inverse_dynamics_derivatives(a, s_ddot)]
-    engine = kd._engine
-    compiled = engine._id_chain.compiled
-    if not compiled and single.compiled_kernels() is None:
+    engine, derivatives = kd._engine, kd._derivatives
+    compiled = derivatives._id_chain.compiled
+    if not compiled and select.compiled_kernels() is None:
         pytest.skip("no compiled path to compare with (numba missing or BRIDGE_NUMBA=0)")
-    engine._id_chain = SingleStateInverseDerivatives(engine.joints, kd.representation, compiled=not compiled)
+    rep = kd.representation
+    derivatives._id_chain = SingleStateInverseDerivatives(engine.joints, rep, compiled=not compiled)
     other = kd.inverse_dynamics_derivatives(a, s_ddot)
     for g, w in zip(other, default, strict=True):
         assert_close(g, w, rtol=1e-12, atol=1e-10)
@@ -197,10 +198,10 @@ def test_kindyn_forward_compiled_and_general_paths_agree(rep: str, case: str) ->
     kd.set_state(random_transform(rng).matrix, rng.uniform(-1, 1, n), rng.normal(size=6), rng.normal(size=n))
     tau = rng.normal(size=n)
     default = [x.copy() for x in kd.forward_dynamics_derivatives(tau)]
-    engine = kd._engine
-    if not engine._fd_chain.compiled:
+    engine, derivatives = kd._engine, kd._derivatives
+    if not derivatives._fd_chain.compiled:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
-    engine._fd_chain = SingleStateForwardDerivatives(engine.joints, kd.representation, compiled=False)
+    derivatives._fd_chain = SingleStateForwardDerivatives(engine.joints, kd.representation, compiled=False)
     general = kd.forward_dynamics_derivatives(tau)
     for g, w in zip(general, default, strict=True):
         assert_close(g, w, rtol=1e-11, atol=1e-9)
@@ -209,13 +210,13 @@ def test_kindyn_forward_compiled_and_general_paths_agree(rep: str, case: str) ->
 @pytest.fixture
 def fresh_lookup(monkeypatch):
     """compiled_kernels() looks up again (and the lookup is restored afterwards)."""
-    monkeypatch.setattr(single, "_KERNELS", [])
+    monkeypatch.setattr(select, "_KERNELS", [])
     return monkeypatch
 
 
 def test_environment_turns_the_kernels_off(fresh_lookup) -> None:
     fresh_lookup.setenv("BRIDGE_NUMBA", "0")
-    assert single.compiled_kernels() is None
+    assert select.compiled_kernels() is None
     joints = JointOrder(None, 3, 6)
     assert not SingleStateInverseDerivatives(joints, Representation.MIXED).compiled
     with pytest.raises(InvalidValueError, match="numba"):
@@ -225,7 +226,7 @@ def test_environment_turns_the_kernels_off(fresh_lookup) -> None:
 def test_without_numba_the_numpy_path_runs_silently(fresh_lookup, recwarn) -> None:
     fresh_lookup.delenv("BRIDGE_NUMBA", raising=False)
     fresh_lookup.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    assert single.compiled_kernels() is None
+    assert select.compiled_kernels() is None
     assert not [w for w in recwarn if issubclass(w.category, BridgeWarning)]
 
 
@@ -235,7 +236,7 @@ def test_broken_numba_warns_and_falls_back(fresh_lookup) -> None:
     fresh_lookup.setitem(sys.modules, "bridge.derivatives.kernels", None)
     fresh_lookup.delattr(bridge.derivatives, "kernels", raising=False)
     with pytest.warns(BridgeWarning, match="numba is installed but"):
-        assert single.compiled_kernels() is None
+        assert select.compiled_kernels() is None
 
 
 @pytest.mark.parametrize("rep", ["body", "inertial", "mixed"])
@@ -270,4 +271,3 @@ def test_import_bridge_does_not_import_numba() -> None:
     code = "import sys, bridge; bridge.KinDyn; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
