@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridge.conventions.declaration import BaseMaps, BaseVelocity, Configuration
+from bridge.conventions.single_state import SingleBias
 from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.errors import InvalidValueError
 
@@ -265,7 +266,7 @@ class ChangeOfVariables:
         if self.bias_free:
             return False
         fn = self._bias_fn
-        if type(fn) is MixedToBodyBias and self._bias is None:
+        if type(fn) is SingleBias and self._bias is None:
             fn.write_into(out)
             return True
         b = self.base_bias
@@ -335,7 +336,7 @@ class ChangeOfVariables:
                 out_base += b
             elif not self.bias_free:
                 fn = self._bias_fn
-                if type(fn) is MixedToBodyBias:  # three numbers, added in Python floats
+                if type(fn) is SingleBias:  # three numbers, added in Python floats
                     fn.add_into(out_base)
                 else:
                     b = self.base_bias
@@ -373,15 +374,12 @@ class ChangeOfVariables:
         if self.bias_free:
             return self.velocity_back(nu_dot_t, overwrite)
         fn = self._bias_fn
-        if nu_dot_t.ndim == 1 and type(fn) is MixedToBodyBias and self._bias is None:
-            # one state from MIXED (the engines' hot path): T_dot nu = (-omega_B x v_B, 0) taken
-            # off in Python floats, then X^-1 = X^T on the base and the joints permuted back
+        if nu_dot_t.ndim == 1 and type(fn) is SingleBias and self._bias is None:
+            # one state (the engines' hot path): T_dot nu taken off in Python floats, then X^-1 on
+            # the base and the joints permuted back
             if not (overwrite and nu_dot_t.base is None):
                 nu_dot_t = nu_dot_t.copy()
-            vx, vy, vz, wx, wy, wz = fn.v_body.tolist()
-            nu_dot_t[0] -= wz * vy - wy * vz
-            nu_dot_t[1] -= wx * vz - wz * vx
-            nu_dot_t[2] -= wy * vx - wx * vy
+            fn.subtract_from(nu_dot_t)
             back = self.joints.back
             out = nu_dot_t if back is None else nu_dot_t[back]
             out[:6] = self.X_inv.dot(nu_dot_t[:6])
@@ -608,32 +606,3 @@ NEUTRAL: dict[Representation, Convention] = {
     Representation.INERTIAL: INERTIAL,
     Representation.MIXED: MIXED,
 }
-
-class MixedToBodyBias:
-    """``T_dot nu`` base part from MIXED to BODY, ``(-omega_B x v_B, 0)``, evaluated on first use
-    from a buffer holding the BODY velocity ``(v_B, omega_B)`` (the lazy bias of
-    :class:`bridge.conventions.single_to_body.SingleToBody`; :class:`ChangeOfVariables` adds, writes or takes
-    it off in Python floats)."""
-
-    __slots__ = ("v_body",)
-
-    def __init__(self, v_body: np.ndarray) -> None:
-        self.v_body = v_body
-
-    def __call__(self) -> np.ndarray:
-        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
-        return np.array([wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy, 0.0, 0.0, 0.0])
-
-    def write_into(self, out: np.ndarray) -> None:
-        """``out[:3] = -omega_B x v_B`` (its angular part, zero, is not written)."""
-        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
-        out[0] = wz * vy - wy * vz
-        out[1] = wx * vz - wz * vx
-        out[2] = wy * vx - wx * vy
-
-    def add_into(self, out: np.ndarray) -> None:
-        """``out[:3] += -omega_B x v_B`` (its angular part is zero), without a temporary array."""
-        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
-        out[0] += wz * vy - wy * vz
-        out[1] += wx * vz - wz * vx
-        out[2] += wy * vx - wx * vy

@@ -36,6 +36,7 @@ from enum import Enum
 
 import numpy as np
 
+from bridge.conventions.blocks import IDENTITY, ZERO, Block, Term, evaluate, rotation
 from bridge.errors import InvalidValueError
 from bridge.spatial import Transform
 from bridge.spatial.conventions import Ordering
@@ -165,21 +166,49 @@ class BaseVelocity:
         return _SWAP_MATRIX if self.swap else None
 
     # ------------------------------------------------------------------ the maps
+    def symbolic_blocks(self) -> tuple[Block, Block, Block]:
+        """``(P, Q, S)`` of ``L`` as expressions in the pose (:mod:`bridge.conventions.blocks`):
+        the one place the declaration becomes mathematics; every evaluator reads it."""
+        world_lin = self.linear_axes is Axes.WORLD
+        P = rotation(1 if world_lin else 0)
+        S = rotation(1 if self.angular_axes is Axes.WORLD else 0)
+        if self.point is Point.BASE_ORIGIN:
+            Q = ZERO
+        elif world_lin:  # p^ R
+            Q = Block((Term(True, 0, 1),))
+        else:  # (R^T p)^
+            Q = Block((Term(True, -1, 0),))
+        return P, Q, S
+
+    def symbolic_matrices(self) -> tuple[tuple[Block, Block, Block], tuple[Block, Block, Block]]:
+        """``((P, Q, S), (P^T, -P^T Q S^T, S^T))``: the blocks of ``L`` and of ``L^-1`` (linear
+        first; the order of the halves is applied by the evaluators)."""
+        P, Q, S = self.symbolic_blocks()
+        return (P, Q, S), (P.T, -(P.T @ Q @ S.T), S.T)
+
     def blocks(
         self, R: np.ndarray, p: np.ndarray
     ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """``(P, Q, S)`` (..., 3, 3) of ``L`` for rotations R (..., 3, 3) and origins p (..., 3);
         None for an identity (P, S) or zero (Q) block."""
-        world_lin = self.linear_axes is Axes.WORLD
-        P = R if world_lin else None
-        S = R if self.angular_axes is Axes.WORLD else None
-        if self.point is Point.BASE_ORIGIN:
-            Q = None
-        elif world_lin:
-            Q = skew(p) @ R
-        else:
-            Q = skew(np.einsum("...ji,...j->...i", R, p))
-        return P, Q, S
+        P, Q, S = self.symbolic_blocks()
+        return tuple(None if b == IDENTITY else evaluate(b, R, p) for b in (P, Q, S))  # type: ignore[return-value]
+
+    def body_rate(self) -> tuple[int, int]:
+        """``(c_wv, c_q)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w); 0]``
+        (``v_B = (v, w)``, ``q = R^T p``): the rate of the declared frame seen from the body, in
+        closed form (the product of :meth:`block_rates` with the velocity, simplified: ``P^T P_dot v``
+        is ``w x v`` for world axes; ``P^T Q_dot w`` is ``v x w`` for the world origin in world
+        axes and ``(v - w x q) x w`` in body axes; ``S_dot w = R w^ w = 0``). The single-state paths
+        take ``T_dot nu`` from it (:mod:`bridge.conventions.single_state`)."""
+        c_wv = 1 if self.linear_axes is Axes.WORLD else 0
+        c_q = 0
+        if self.point is Point.WORLD_ORIGIN:
+            if self.linear_axes is Axes.WORLD:
+                c_wv -= 1
+            else:
+                c_q = 1
+        return c_wv, c_q
 
     def block_rates(
         self, R: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray

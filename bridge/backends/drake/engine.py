@@ -42,8 +42,8 @@ from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
-from bridge.conventions.single_to_mixed import single_to_mixed
-from bridge.conventions.state import Representation, State
+from bridge.conventions.single_state import single_base_change
+from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.model.model import Model
 from bridge.spatial import Transform
 
@@ -114,9 +114,10 @@ class DrakeEngine(EngineBase):
         # MIXED and fixed bases: the change of variables is constant (a permutation), made once
         self._joints = joints = JointOrder.between(model, self.convention, DRAKE)
         self._constant_cov = None
-        if self.representation == _MIXED or not model.floating:
-            L0 = DRAKE.velocity.reorder()
-            self._constant_cov = ChangeOfVariables(L0, L0.T, joints)
+        self._change = change = single_base_change(velocity_declaration(self.representation), DRAKE.velocity)
+        if change.constant or not model.floating:
+            eye = np.eye(4)
+            self._constant_cov = ChangeOfVariables(*change.matrices(eye, eye.tolist()), joints)
         self._gravity: list[float] | None = None
         self._pose: list | None = None
         self._current = -1
@@ -128,9 +129,9 @@ class DrakeEngine(EngineBase):
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
         """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): the change of
-        variables written out for one state (:func:`bridge.conventions.single_to_mixed.single_to_mixed`, then
-        Drake's angular-first order), no batch preamble, no State built unless asked for. False,
-        changing nothing, when the arrays are not one valid state."""
+        variables of one state compiled from the declarations
+        (:func:`bridge.conventions.single_state.single_base_change`), no batch preamble, no State
+        built unless asked for. False, changing nothing, when the arrays are not one valid state."""
         taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)
         if taken is None:
             return False
@@ -141,9 +142,11 @@ class DrakeEngine(EngineBase):
         nu = np.concatenate((v, sd)) if floating else sd
         cov = self._constant_cov
         if cov is None:  # a floating base in BODY or INERTIAL
-            _, X_m, X_m_inv, bias_m = single_to_mixed(self.representation, H, v)
-            L0 = DRAKE.velocity.reorder()
-            cov = ChangeOfVariables(L0 @ X_m, X_m_inv @ L0.T, self._joints, nu, bias=L0 @ bias_m)
+            change = self._change
+            rows = H.tolist()
+            X, X_inv = change.matrices(H, rows)
+            bias = None if change.bias_free else change.bias(H, change.to_body(H, rows).dot(v))
+            cov = ChangeOfVariables(X, X_inv, self._joints, nu, bias=bias)
         self.cov = cov
         self._v = cov.velocity(nu)[None]
         lay = self.layout

@@ -31,8 +31,8 @@ import numpy as np
 from bridge.conventions.change_of_variables import BaseMaps, Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
 from bridge.conventions.native_state import from_native_state, to_native_state
-from bridge.conventions.single_to_mixed import single_to_mixed
-from bridge.conventions.state import Representation, State
+from bridge.conventions.single_state import single_base_change
+from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
@@ -100,9 +100,9 @@ def single_mujoco_state(
     as ``change_of_variables(model, state, NEUTRAL[rep], MUJOCO)`` gives them, for one state (the
     mujoco engine's single-state path).
 
-    MuJoCo's base velocity is ``L_M v_mixed`` with ``L_M = blkdiag(1, R^T)`` and ``d/dt L_M
-    v_mixed = (0, -omega_B x omega_B) = 0``: ``X = L_M X_m``, ``T_dot nu = L_M (T_dot nu)_m =
-    (T_dot nu)_m`` (its angular part is zero) from :func:`bridge.conventions.single_to_mixed.single_to_mixed`.
+    The base block comes from :func:`bridge.conventions.single_state.single_base_change`, compiled
+    once from the two declarations; ``T_dot nu`` is lazy
+    (:class:`~bridge.conventions.single_state.SingleBias`).
 
     Args:
         model: the model (its MuJoCo DOF order).
@@ -121,15 +121,11 @@ def single_mujoco_state(
     qpos = np.empty(7 + n)
     qpos[:7] = (rows[0][3], rows[1][3], rows[2][3], w, x, y, z)
     qpos[7:] = s[perm]
-    v_mixed, X_m, X_m_inv, bias = single_to_mixed(rep, H, v)
-    R = H[:3, :3]
-    X = np.eye(6) if X_m is None else X_m.copy()
-    X[3:] = R.T.dot(X[3:])
-    X_inv = np.eye(6) if X_m_inv is None else X_m_inv.copy()
-    X_inv[:, 3:] = X_inv[:, 3:].dot(R)
+    change = single_base_change(velocity_declaration(rep), MUJOCO.velocity)
+    X, X_inv = change.matrices(H, rows)
+    bias = None if change.bias_free else change.bias(H, change.to_body(H, rows).dot(v))
     qvel = np.empty(6 + n)
-    qvel[:3] = v_mixed[:3]
-    qvel[3:6] = R.T.dot(v_mixed[3:])
+    qvel[:6] = X.dot(v)
     qvel[6:] = s_dot[perm]
     return qpos, qvel, X, X_inv, bias
 

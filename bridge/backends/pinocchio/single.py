@@ -3,7 +3,7 @@
 One unbatched state takes the same mathematics as the general path with no per-call set-up: the
 index arrays (the joint order, the combined permute-and-symmetrise index of M, the q layout) are
 computed once per engine, and the change of variables comes from
-:class:`bridge.conventions.single_to_body.SingleToBody` (its base block read off the pose, its ``T_dot nu``
+:class:`bridge.conventions.single_state.SingleStateChange` (its base block read off the pose, its ``T_dot nu``
 evaluated only when asked for), applied through its blocks. The state's copies (Pinocchio's q and
 v) go to two buffers allocated once, used in turn; inverse and forward dynamics without external
 wrenches take KinDyn's raw arguments (:meth:`SingleStatePath.inverse_dynamics_single`,
@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
-from bridge.conventions.single_to_body import SingleToBody
-from bridge.conventions.state import MODERATE_SQ, State, all_finite, pose_rows_valid
+from bridge.conventions.single_state import SingleStateChange
+from bridge.conventions.state import MODERATE_SQ, State, all_finite, pose_rows_valid, velocity_declaration
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
-from .state import PinocchioLayout
+from .state import PINOCCHIO, PinocchioLayout
 
 __all__ = ["SingleStatePath"]
 
@@ -72,7 +72,10 @@ class SingleStatePath:
             self._bufs.append((buf, q, v, vb, q[:qb], q[qb:], v[:nb], v[nb:]))
         self._spare = 0
         # one change of variables per buffer, filled again for each state (it writes v)
-        self._fills = [SingleToBody(self.representation, joints, b[6], b[7]).fill for b in self._bufs]
+        source = velocity_declaration(self.representation)
+        self._fills = [
+            SingleStateChange(source, PINOCCHIO.velocity, joints, b[6], b[7]).fill for b in self._bufs
+        ]
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
         self._acc_parts = (self._acc[:nb], self._acc[nb:])
         self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero

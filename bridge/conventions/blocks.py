@@ -1,0 +1,131 @@
+"""The 3x3 blocks of the base maps, as expressions in the base pose: one algebra, two evaluators.
+
+Every block of a declared base map ``L = [[P, Q], [0, S]]``, of its inverse and of any product
+``L_t L_s^-1`` is a sum of terms of two kinds, with ``R = A_R_B``, ``p = A_o_B`` and ``R^-1 = R^T``:
+
+* a rotation ``c R^b`` (``b`` in -1, 0, 1; ``R^0`` the identity);
+* a skew term ``c (R^a p)^ R^b`` (``u^`` the cross-product matrix of u).
+
+They close under the operations the maps need, because ``R^a u^ R^-a = (R^a u)^``: products,
+sums, negation and transposition (``((R^a p)^ R^b)^T = -(R^(a-b) p)^ R^-b``). :class:`Block` keeps
+such a sum, simplified (terms with the same shape combined, zero coefficients dropped), so that
+``R R^T`` is the identity exactly rather than to rounding.
+
+:func:`evaluate` turns a block into numbers for poses with any batch axes (the reference path);
+:mod:`bridge.conventions.single_state` turns the same blocks, once, into index maps into one pose
+and a few small products (the single-state hot path). Both read the declarations' blocks from
+:meth:`bridge.conventions.declaration.BaseVelocity.symbolic_blocks`: one derivation.
+
+This module is neutral: it names no library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bridge.errors import InvalidValueError
+from bridge.spatial.so3 import skew
+
+__all__ = ["IDENTITY", "ZERO", "Block", "Term", "evaluate", "rotation"]
+
+
+@dataclass(frozen=True, order=True)
+class Term:
+    """``coef R^b`` (``skew`` False) or ``coef (R^a p)^ R^b`` (``skew`` True)."""
+
+    skew: bool
+    a: int
+    b: int
+    coef: float = 1.0
+
+    def times(self, other: Term) -> Term:
+        if self.skew and other.skew:
+            raise InvalidValueError("base-map blocks: a product of two skew terms is not in the algebra")
+        coef = self.coef * other.coef
+        if not self.skew and not other.skew:
+            return Term(False, 0, self.b + other.b, coef)
+        if self.skew:  # (R^a p)^ R^b R^e
+            return Term(True, self.a, self.b + other.b, coef)
+        # R^e (R^a p)^ R^b = (R^(e+a) p)^ R^(e+b)
+        return Term(True, self.b + other.a, self.b + other.b, coef)
+
+    def transposed(self) -> Term:
+        if not self.skew:
+            return Term(False, 0, -self.b, self.coef)
+        return Term(True, self.a - self.b, -self.b, -self.coef)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A sum of :class:`Term` (empty: the zero block)."""
+
+    terms: tuple[Term, ...] = ()
+
+    @staticmethod
+    def of(terms) -> Block:
+        combined: dict[tuple[bool, int, int], float] = {}
+        for t in terms:
+            key = (t.skew, t.a if t.skew else 0, t.b)
+            combined[key] = combined.get(key, 0.0) + t.coef
+        return Block(tuple(Term(s, a, b, c) for (s, a, b), c in sorted(combined.items()) if c != 0.0))
+
+    def __add__(self, other: Block) -> Block:
+        return Block.of((*self.terms, *other.terms))
+
+    def __neg__(self) -> Block:
+        return Block(tuple(Term(t.skew, t.a, t.b, -t.coef) for t in self.terms))
+
+    def __matmul__(self, other: Block) -> Block:
+        return Block.of(t.times(u) for t in self.terms for u in other.terms)
+
+    @property
+    def T(self) -> Block:
+        return Block.of(t.transposed() for t in self.terms)
+
+    @property
+    def is_zero(self) -> bool:
+        return not self.terms
+
+    @property
+    def rotation(self) -> int | None:
+        """``b`` when the block is exactly ``R^b`` (one rotation, coefficient 1), else None."""
+        if len(self.terms) == 1 and not self.terms[0].skew and self.terms[0].coef == 1.0:
+            return self.terms[0].b
+        return None
+
+
+def rotation(b: int) -> Block:
+    """The block ``R^b``."""
+    return Block((Term(False, 0, b),))
+
+
+IDENTITY = rotation(0)
+ZERO = Block()
+
+
+def _power(R: np.ndarray, Rt: np.ndarray, e: int) -> np.ndarray | None:
+    if e == 0:
+        return None
+    if e in (1, -1):
+        return R if e == 1 else Rt
+    raise InvalidValueError(f"base-map blocks: R^{e} does not occur in a declared map")
+
+
+def evaluate(block: Block, R: np.ndarray, p: np.ndarray) -> np.ndarray | None:
+    """The block (..., 3, 3) for rotations R (..., 3, 3) and origins p (..., 3); None for zero.
+    Functional: nothing is written in place."""
+    Rt = np.swapaxes(R, -1, -2)
+    out = None
+    for t in block.terms:
+        right = _power(R, Rt, t.b)
+        if t.skew:
+            left = _power(R, Rt, t.a)
+            u = p if left is None else np.einsum("...ij,...j->...i", left, p)
+            value = skew(u) if right is None else skew(u) @ right
+        else:
+            value = np.eye(3) if right is None else right
+        value = value if t.coef == 1.0 else t.coef * value
+        out = value if out is None else out + value
+    return out

@@ -1,0 +1,316 @@
+"""The change of variables of one unbatched state, generated once from two declarations.
+
+The reference path (:func:`bridge.conventions.change_of_variables.change_of_variables`) evaluates
+``X = L_t L_s^-1`` and its derivative for any batch. For one state the engines' hot paths need the
+same numbers in a few microseconds, so :class:`SingleBaseChange` compiles the two declarations
+once, when an engine is made:
+
+* ``X`` and ``X^-1`` are composed symbolically from the declarations' blocks
+  (:meth:`~bridge.conventions.declaration.BaseVelocity.symbolic_matrices`,
+  :mod:`bridge.conventions.blocks`); their rotation parts become one index map into the pose
+  ``H`` (a single ``H.take``), their skew terms ``c (R^a p)^ R^b`` a small product each;
+* ``T_dot nu`` (its base part) is ``L_t (r_t - r_s)`` with ``r = L^-1 L_dot v_B`` of each
+  declaration (:meth:`~bridge.conventions.declaration.BaseVelocity.body_rate`): its angular part is
+  zero and its linear part ``P_t (c_wv (w x v) + c_q ((v - w x q) x w))``, evaluated lazily in
+  Python floats from the BODY base velocity.
+
+Nothing here is derived a second time: a new declaration gets its single-state path by being
+declared. :class:`SingleBias` is the lazy ``T_dot nu`` that
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` adds, writes or takes off in
+Python floats.
+
+This module is neutral: it names no library.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.blocks import Block, Term
+from bridge.conventions.declaration import BaseVelocity
+from bridge.errors import InvalidValueError
+from bridge.spatial.conventions import Ordering
+
+__all__ = ["SingleBaseChange", "SingleBias", "SingleStateChange", "single_base_change"]
+
+# flat indices into a (4, 4) pose H: R[i, j] = H.flat[4 i + j]; 12 holds 0.0, 15 holds 1.0
+_ZERO, _ONE = 12, 15
+_SWAP = np.array([3, 4, 5, 0, 1, 2])
+
+
+def _rotation_index(b: int | None) -> np.ndarray:
+    """(3, 3) flat indices of ``R^b`` into H (None: the zero block)."""
+    idx = np.full((3, 3), _ZERO, dtype=np.intp)
+    for i in range(3):
+        for j in range(3):
+            if b == 0:
+                idx[i, j] = _ONE if i == j else _ZERO
+            elif b == 1:
+                idx[i, j] = 4 * i + j
+            elif b == -1:
+                idx[i, j] = 4 * j + i
+    return idx
+
+
+def _compose(
+    left: tuple[Block, Block, Block], right: tuple[Block, Block, Block]
+) -> tuple[Block, Block, Block]:
+    """The blocks of ``[[A, B], [0, C]] @ [[D, E], [0, F]]`` = ``[[AD, AE + BF], [0, CF]]``."""
+    A, B, C = left
+    D, E, F = right
+    return A @ D, A @ E + B @ F, C @ F
+
+
+class _Compiled:
+    """One (6, 6) matrix of block expressions, compiled: an index map for its rotation parts and
+    the skew terms ``(rows, cols, term)`` added after the take."""
+
+    __slots__ = ("index", "skews")
+
+    def __init__(self, blocks: tuple[Block, Block, Block], row_swap: bool, col_swap: bool) -> None:
+        index = np.full((6, 6), _ZERO, dtype=np.intp)
+        skews: list[tuple[slice, slice, Term]] = []
+        for (r, c), block in zip(((0, 0), (0, 3), (3, 3)), blocks, strict=True):
+            rows, cols = slice(r, r + 3), slice(c, c + 3)
+            rot = [t for t in block.terms if not t.skew]
+            if len(rot) > 1 or (rot and rot[0].coef != 1.0):
+                raise InvalidValueError(
+                    f"single-state change of variables: block {block} is not one rotation"
+                )
+            index[rows, cols] = _rotation_index(rot[0].b if rot else None)
+            skews += [(rows, cols, t) for t in block.terms if t.skew]
+        if row_swap:
+            index = index[_SWAP]
+        if col_swap:
+            index = index[:, _SWAP]
+        self.index = index
+        if row_swap or col_swap:
+            skews = [(_swapped(r) if row_swap else r, _swapped(c) if col_swap else c, t) for r, c, t in skews]
+        self.skews = tuple(skews)
+
+    def __call__(self, H: np.ndarray, rows: list) -> np.ndarray:
+        X = H.take(self.index)
+        for r, c, t in self.skews:
+            X[r, c] += _skew_term(H, rows, t)
+        return X
+
+
+def _swapped(s: slice) -> slice:
+    return slice(3, 6) if s.start == 0 else slice(0, 3)
+
+
+def _skew_term(H: np.ndarray, rows: list, t: Term) -> np.ndarray:
+    """``coef (R^a p)^ R^b`` (3, 3) for one pose (its rows: Python floats), as
+    ``coef R^a p^ R^(b - a)``: one or two small products."""
+    c = t.coef
+    px, py, pz = c * rows[0][3], c * rows[1][3], c * rows[2][3]
+    K = np.array(((0.0, -pz, py), (pz, 0.0, -px), (-py, px, 0.0)))
+    R = H[:3, :3]
+    if t.a:
+        K = (R if t.a == 1 else R.T).dot(K)
+    e = t.b - t.a
+    if e:
+        if e not in (1, -1):
+            raise InvalidValueError(f"single-state change of variables: R^{e} in {t}")
+        K = K.dot(R if e == 1 else R.T)
+    return K
+
+
+class SingleBaseChange:
+    """The base block of ``nu_t = T nu_s`` from declaration ``source`` to ``target`` for one state,
+    compiled once (see the module docstring).
+
+    Attributes:
+        identity: ``X`` is the identity and ``T_dot nu`` zero (nothing to do).
+        constant: ``X`` does not depend on the state (an order of halves at most).
+        bias_free: ``T_dot nu`` is zero at every state.
+    """
+
+    __slots__ = (
+        "_P_t", "_c_q", "_c_wv", "_lin", "_to_body", "_x", "_x_inv", "bias_free", "constant", "identity"
+    )
+
+    def __init__(self, source: BaseVelocity, target: BaseVelocity) -> None:
+        L_t, _ = target.symbolic_matrices()
+        L_s, L_s_inv = source.symbolic_matrices()
+        _, L_t_inv = target.symbolic_matrices()
+        s_swap = source.ordering is Ordering.ANGULAR_FIRST
+        t_swap = target.ordering is Ordering.ANGULAR_FIRST
+        self._x = _Compiled(_compose(L_t, L_s_inv), t_swap, s_swap)
+        self._x_inv = _Compiled(_compose(L_s, L_t_inv), s_swap, t_swap)
+        self._to_body = _Compiled(L_s_inv, False, s_swap)  # v_B from the source velocity
+        self.constant = not self._x.skews and all(
+            i in (_ZERO, _ONE) for i in self._x.index.ravel().tolist()
+        )
+        self.identity = self.constant and np.array_equal(self._x.index, _rotation_index6())
+        (c_wv_t, c_q_t), (c_wv_s, c_q_s) = target.body_rate(), source.body_rate()
+        self._c_wv, self._c_q = c_wv_t - c_wv_s, c_q_t - c_q_s
+        self.bias_free = self._c_wv == 0 and self._c_q == 0
+        self._P_t = L_t[0].rotation  # the target's P: R^0 or R^1
+        self._lin = slice(3, 6) if t_swap else slice(0, 3)
+
+    def matrices(self, H: np.ndarray, rows: list) -> tuple[np.ndarray, np.ndarray]:
+        """``(X, X^-1)`` (6, 6) at the pose ``H`` (4, 4) with ``rows = H.tolist()``."""
+        return self._x(H, rows), self._x_inv(H, rows)
+
+    def to_body(self, H: np.ndarray, rows: list) -> np.ndarray:
+        """``L_s^-1`` (6, 6): the source base velocity -> BODY."""
+        return self._to_body(H, rows)
+
+    def bias(self, H: np.ndarray, v_body: np.ndarray) -> SingleBias | None:
+        """The lazy ``T_dot nu`` base part from the BODY base velocity ``v_body`` (6,) (a buffer
+        read when the bias is evaluated), or None when it is zero."""
+        if self.bias_free:
+            return None
+        return SingleBias(self, H, v_body)
+
+
+def _rotation_index6() -> np.ndarray:
+    eye = np.full((6, 6), _ZERO, dtype=np.intp)
+    np.fill_diagonal(eye, _ONE)
+    return eye
+
+
+class SingleBias:
+    """``T_dot nu`` (its base part, (6,)) of one state, evaluated on first use from a buffer with
+    the BODY base velocity: ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w)); 0]`` in the target's
+    order (see :class:`SingleBaseChange`). Only the linear half is ever non-zero."""
+
+    __slots__ = ("H", "change", "v_body")
+
+    def __init__(self, change: SingleBaseChange, H: np.ndarray, v_body: np.ndarray) -> None:
+        self.change, self.H, self.v_body = change, H, v_body
+
+    def linear(self) -> tuple[float, float, float]:
+        """The non-zero half (3 Python floats)."""
+        ch = self.change
+        vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+        c = ch._c_wv
+        # c (w x v)
+        ax, ay, az = c * (wy * vz - wz * vy), c * (wz * vx - wx * vz), c * (wx * vy - wy * vx)
+        if ch._c_q:
+            qx, qy, qz = self.H[:3, :3].T.dot(self.H[:3, 3]).tolist()
+            # u = v - w x q, then c_q (u x w)
+            ux, uy, uz = vx - (wy * qz - wz * qy), vy - (wz * qx - wx * qz), vz - (wx * qy - wy * qx)
+            k = ch._c_q
+            ax += k * (uy * wz - uz * wy)
+            ay += k * (uz * wx - ux * wz)
+            az += k * (ux * wy - uy * wx)
+        if ch._P_t == 1:
+            (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = self.H[:3, :3].tolist()
+            ax, ay, az = (
+                r00 * ax + r01 * ay + r02 * az,
+                r10 * ax + r11 * ay + r12 * az,
+                r20 * ax + r21 * ay + r22 * az,
+            )
+        return ax, ay, az
+
+    def __call__(self) -> np.ndarray:
+        out = np.zeros(6)
+        out[self.change._lin] = self.linear()
+        return out
+
+    def write_into(self, out: np.ndarray) -> None:
+        """Write the non-zero half into ``out`` (6,) (the zero half is not written)."""
+        out[self.change._lin] = self.linear()
+
+    def add_into(self, out: np.ndarray) -> None:
+        """``out += T_dot nu`` without a temporary array."""
+        ax, ay, az = self.linear()
+        i = self.change._lin.start
+        out[i] += ax
+        out[i + 1] += ay
+        out[i + 2] += az
+
+    def subtract_from(self, out: np.ndarray) -> None:
+        """``out -= T_dot nu`` without a temporary array."""
+        ax, ay, az = self.linear()
+        i = self.change._lin.start
+        out[i] -= ax
+        out[i + 1] -= ay
+        out[i + 2] -= az
+
+
+_CHANGES: dict[tuple[BaseVelocity, BaseVelocity], SingleBaseChange] = {}
+
+
+def single_base_change(source: BaseVelocity, target: BaseVelocity) -> SingleBaseChange:
+    """The :class:`SingleBaseChange` from ``source`` to ``target`` (compiled once per pair)."""
+    key = (source, target)
+    change = _CHANGES.get(key)
+    if change is None:
+        change = _CHANGES[key] = SingleBaseChange(source, target)
+    return change
+
+
+class SingleStateChange:
+    """The change of variables of one unbatched state from the declaration ``source`` to
+    ``target``, refilled for each state: the single-state hot path of an engine whose convention
+    is ``target`` (the Pinocchio engine's: BODY with its joint order).
+
+    Made once per velocity buffer: ``v_base`` (6,) and ``v_joints`` (n,) receive the state's
+    velocity in the target, ``T [base_velocity; s_dot]`` (``v_base`` unused for a fixed base).
+    :meth:`fill` takes the base pose ``H`` (4, 4), its ``rows`` (``H.tolist()``), the base velocity
+    (6,) in ``source`` and ``s_dot`` (n,) in the model's order; it writes the velocity and returns
+    :attr:`cov`, the :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that
+    state (the same object every time: its previous values are lost), with ``X`` read off the pose
+    by the compiled :class:`SingleBaseChange` and ``T_dot nu`` a lazy :class:`SingleBias`.
+    """
+
+    __slots__ = ("_bias", "_change", "_orthogonal", "_perm", "_v_base", "_v_body", "_v_joints", "cov")
+
+    def __init__(
+        self,
+        source: BaseVelocity,
+        target: BaseVelocity,
+        joints,
+        v_base: np.ndarray,
+        v_joints: np.ndarray,
+    ) -> None:
+        from bridge.conventions.change_of_variables import ChangeOfVariables
+
+        change = self._change = single_base_change(source, target)
+        floating = bool(joints.nb)
+        cov = ChangeOfVariables.__new__(ChangeOfVariables)
+        cov.joints, cov.nu, cov.X_dot, cov._bias, cov._bias_fn = joints, None, None, None, None
+        cov.X = cov.X_inv = None
+        cov.bias_free = change.bias_free or not floating
+        cov.identity = (change.identity or not floating) and joints.perm is None
+        self.cov = cov
+        self._perm, self._v_base, self._v_joints = joints.perm, v_base, v_joints
+        # X^-1 = X^T when X holds rotations only, block-diagonally
+        self._orthogonal = not change._x.skews
+        self._bias = self._v_body = None
+        if floating and not change.bias_free:
+            # T_dot nu reads the BODY velocity: the target's own buffer when the target is BODY
+            self._v_body = v_base if target.is_body and not target.swap else np.zeros(6)
+            self._bias = cov._bias_fn = SingleBias(change, np.eye(4), self._v_body)
+        if floating and change.constant and not change.identity:
+            eye = np.eye(4)
+            cov.X, cov.X_inv = change.matrices(eye, eye.tolist())
+
+    def fill(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
+        """Write the state's target velocity into the buffers and return the change of variables."""
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        cov = self.cov
+        if not self.cov.joints.nb:
+            return cov
+        change = self._change
+        if change.constant:
+            if cov.X is None:
+                self._v_base[...] = base_velocity
+            else:
+                np.dot(cov.X, base_velocity, out=self._v_base)
+            return cov
+        X = change._x(H, rows)
+        cov.X = X
+        cov.X_inv = X.T if self._orthogonal else change._x_inv(H, rows)
+        cov._bias = None
+        np.dot(X, base_velocity, out=self._v_base)
+        bias = self._bias
+        if bias is not None:
+            bias.H = H
+            if self._v_body is not self._v_base:
+                np.dot(change.to_body(H, rows), base_velocity, out=self._v_body)
+        return cov
