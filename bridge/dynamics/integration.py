@@ -5,8 +5,8 @@ representation, so along the trajectory ``nu(t) = nu(0) + t nu_dot`` and
 ``s(t) = s(0) + t s_dot(0) + t^2/2 s_ddot``. The base pose follows the base velocity read in its
 representation:
 
-* BODY: ``d/dt H = H [v]^``;  INERTIAL: ``d/dt H = [v]^ H``;
-* MIXED: ``d/dt o = v_lin`` and ``d/dt R = [omega]^ R``.
+``d/dt H = H [v_B]^`` with ``v_B`` the BODY velocity (BODY: the velocity itself; INERTIAL:
+``d/dt H = [v]^ H``; MIXED: ``d/dt o = v_lin`` and ``d/dt R = [omega]^ R``).
 
 The pose is integrated with classical Runge-Kutta (RK4) steps on the 4x4 matrix and projected
 back onto SE(3); with the default step count the error is far below finite-difference noise.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array, as_int, as_real
-from bridge.conventions.state import Representation, State
+from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.errors import InvalidValueError, StateError
 from bridge.spatial import Transform
 from bridge.spatial.so3 import skew
@@ -33,14 +33,10 @@ def _twist_hat(v: np.ndarray) -> np.ndarray:
 
 
 def _pose_rate(H: np.ndarray, v: np.ndarray, rep: Representation) -> np.ndarray:
-    if rep is Representation.BODY:
-        return H @ _twist_hat(v)
-    if rep is Representation.INERTIAL:
-        return _twist_hat(v) @ H
-    rate = np.zeros_like(H)
-    rate[..., :3, :3] = skew(v[..., 3:]) @ H[..., :3, :3]
-    rate[..., :3, 3] = v[..., :3]
-    return rate
+    """``d/dt H = H [v_B]^`` with ``v_B = L^-1 v`` the BODY velocity of the representation's
+    declaration (:func:`bridge.conventions.state.velocity_declaration`)."""
+    L_inv = velocity_declaration(rep).matrices(Transform(H, check=False))[1]
+    return H @ _twist_hat(np.einsum("...ij,...j->...i", L_inv, v))
 
 
 def _project(H: np.ndarray) -> np.ndarray:
