@@ -31,6 +31,7 @@ import numpy as np
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
+from bridge.conventions.frames import frame_acceleration, frame_force
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import cross
@@ -40,6 +41,9 @@ from .derivatives import PinocchioBodyDerivatives
 from .model import to_pinocchio
 from .single import SingleStatePath
 from .state import PINOCCHIO, pinocchio_layout, to_pinocchio_state
+
+#: Pinocchio's name of each representation's frame (``pinocchio.ReferenceFrame``)
+REFERENCE_FRAME = {"body": "LOCAL", "inertial": "WORLD", "mixed": "LOCAL_WORLD_ALIGNED"}
 
 __all__ = ["PinocchioEngine"]
 
@@ -74,11 +78,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         self.convention = NEUTRAL[self.representation]
         self.pm = to_pinocchio(model)
         self.data = create_data(self.pm, model.name)  # ModelTooLargeError past the memory
-        self._ref = {
-            Representation.BODY: pin.ReferenceFrame.LOCAL,
-            Representation.INERTIAL: pin.ReferenceFrame.WORLD,
-            Representation.MIXED: pin.ReferenceFrame.LOCAL_WORLD_ALIGNED,
-        }[self.representation]
+        self._ref = getattr(pin.ReferenceFrame, REFERENCE_FRAME[self.representation.value])
+        self._lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
         FT = pin.FrameType
         self._frame_id: dict[str, int] = {}
         for fid, f in enumerate(self.pm.frames):
@@ -244,16 +245,9 @@ class PinocchioEngine(SingleStatePath, EngineBase):
                 fid = self._frame_id[name]
                 frame = pm.frames[fid]
                 jid = frame.parentJoint
-                if rep is Representation.BODY:
-                    J_H_C = frame.placement
-                else:
-                    J_H_A = d.oMi[jid].inverse()
-                    if rep is Representation.INERTIAL:
-                        J_H_C = J_H_A
-                    else:  # C = F[A]: origin of F, orientation of A
-                        o_F = (d.oMi[jid] * frame.placement).translation
-                        J_H_C = J_H_A * pin.SE3(np.eye(3), o_F)
-                forces[jid] += J_H_C.act(pin.Force(w[i])).vector
+                # the wrench in F (bridge.conventions.frames), then on the joint
+                f_F = frame_force((d.oMi[jid] * frame.placement).homogeneous, w[i], rep, "body")
+                forces[jid] += frame.placement.act(pin.Force(f_F)).vector
             vec = pin.StdVec_Force()
             for f in forces:
                 vec.append(pin.Force(f))
@@ -294,14 +288,18 @@ class PinocchioEngine(SingleStatePath, EngineBase):
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         pin, pm, d = self._pin, self.pm, self.data
-        fid = self._frame_id[frame]
-        mixed = self.representation is Representation.MIXED
+        fid, rep, lwa = self._frame_id[frame], self.representation, self._lwa
 
         def one(i, a):
+            # F's classical acceleration: the derivative of its velocity in F[A] (MIXED), mapped to
+            # the representation through bridge.conventions.frames
             pin.forwardKinematics(pm, d, self._q[i], self._v[i], a)
-            if mixed:
-                return pin.getFrameClassicalAcceleration(pm, d, fid, self._ref).vector.copy()
-            return pin.getFrameAcceleration(pm, d, fid, self._ref).vector.copy()
+            acc = pin.getFrameClassicalAcceleration(pm, d, fid, lwa).vector.copy()
+            if rep == "mixed":
+                return acc
+            v = pin.getFrameVelocity(pm, d, fid, lwa).vector
+            H = pin.updateFramePlacement(pm, d, fid).homogeneous
+            return frame_acceleration(H, v, acc, "mixed", rep)
 
         return self._loop(one, self.cov.acceleration(nu_dot))
 
