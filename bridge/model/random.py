@@ -112,6 +112,100 @@ def _screws_independent(parent: Joint, child: Joint) -> bool:
     )
 
 
+def _n_links(n_links: object) -> int:
+    """``random_model``'s ``n_links``: an integer >= 1."""
+    if isinstance(n_links, bool) or not isinstance(n_links, numbers.Integral):
+        raise InvalidValueError(f"random_model: n_links must be an integer >= 1, got {n_links!r}")
+    if int(n_links) < 1:
+        raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links!r}")
+    return int(n_links)
+
+
+def _n_frames(n_frames: object, n: int) -> int:
+    """``random_model``'s ``n_frames``: an integer >= 0, ``max(1, n // 3)`` for None."""
+    if n_frames is None:
+        return max(1, n // 3)
+    if isinstance(n_frames, bool) or not isinstance(n_frames, numbers.Integral) or n_frames < 0:
+        raise InvalidValueError(f"random_model: n_frames must be an integer >= 0, got {n_frames!r}")
+    return n_frames
+
+
+def _random_limits(rng: np.random.Generator, kind: JointKind) -> JointLimits:
+    """Limits of a movable joint: effort 10..200 and velocity 1..20, and for a revolute or prismatic
+    joint position limits 0.2..2.5 each way around 0."""
+    if kind is JointKind.CONTINUOUS:
+        return JointLimits(effort=float(rng.uniform(10, 200)), velocity=float(rng.uniform(1, 20)))
+    return JointLimits(
+        lower=-float(rng.uniform(0.2, 2.5)),
+        upper=float(rng.uniform(0.2, 2.5)),
+        effort=float(rng.uniform(10, 200)),
+        velocity=float(rng.uniform(1, 20)),
+    )
+
+
+def _random_joint(
+    rng: np.random.Generator, i: int, parent: int, kinds: list[JointKind], axis_origin: bool
+) -> Joint:
+    """``"joint{i}"`` from ``"link{parent}"`` to ``"link{i}"``: a kind among ``kinds``, a random rest
+    pose (translation 0.1..1 m), and for a movable joint a unit axis (3,) (±x, ±y, ±z one time in
+    three), an axis origin (3,) 0.05..0.4 m from the child origin if ``axis_origin`` (both in child
+    coordinates) and limits."""
+    kind = kinds[int(rng.integers(len(kinds)))]
+    rest = random_transform(rng, 1.0, min_distance=0.1)
+    axis, origin, limits = np.zeros(3), np.zeros(3), JointLimits()
+    if kind.movable:
+        axis = _AXES[int(rng.integers(6))] if rng.uniform() < _ALIGNED_PROBABILITY else _unit(rng)
+        if axis_origin:
+            origin = _unit(rng) * rng.uniform(0.05, 0.4)
+        limits = _random_limits(rng, kind)
+    return Joint(
+        f"joint{i}", kind, f"link{parent}", f"link{i}", rest, axis=axis, axis_origin=origin, limits=limits
+    )
+
+
+def _may_be_massless(i: int, parents: list[int], joints: list[Joint], massless: list[bool]) -> bool:
+    """Whether link ``i`` (drawn massless) may be massless without making the mass matrix singular:
+    its parent is not massless, and it is a leaf behind a fixed joint or carries joints whose screws
+    are independent of its parent joint's (``joints[i - 1]`` is joint i)."""
+    parent_joint = joints[i - 1]
+    child_joints = [joints[c - 1] for c in range(i + 1, len(parents)) if parents[c] == i]
+    if massless[parents[i]]:
+        return False
+    if not child_joints:  # a massless leaf is harmless only behind a fixed joint
+        return not parent_joint.movable
+    if parent_joint.movable:
+        return all(_screws_independent(parent_joint, c) for c in child_joints if c.movable)
+    return True
+
+
+def _random_links(
+    rng: np.random.Generator, parents: list[int], joints: list[Joint], p_massless: float, allow_singular: bool
+) -> list[Link]:
+    """``"link{i}"`` with a random inertia, or, with probability ``p_massless`` (and only where
+    :func:`_may_be_massless` allows, unless ``allow_singular``), zero inertia; never the base."""
+    n = len(parents)
+    # inertias; parents come before children, so "is the parent massless" is already decided
+    inertias = [random_inertia(rng) for _ in range(n)]
+    massless = [False] * n
+    for i in range(1, n):
+        if not rng.uniform() < p_massless:
+            continue
+        massless[i] = True if allow_singular else _may_be_massless(i, parents, joints, massless)
+    return [Link(f"link{i}", SpatialInertia.zero() if massless[i] else inertias[i]) for i in range(n)]
+
+
+def _with_armature(rng: np.random.Generator, joints: list[Joint], p_armature: float) -> list[Joint]:
+    """``joints`` with an armature 0.01..0.5 on each movable joint with probability ``p_armature``."""
+    if p_armature <= 0.0:
+        return joints
+    return [
+        dataclasses.replace(j, armature=float(rng.uniform(0.01, 0.5)))
+        if j.movable and rng.uniform() < p_armature
+        else j
+        for j in joints
+    ]
+
+
 def random_model(
     n_links: int,
     seed: int | np.random.Generator | None = None,
@@ -165,87 +259,21 @@ def random_model(
         InvalidValueError: ``n_links < 1``, an unknown or empty ``joint_kinds``, a probability
             outside [0, 1], a negative ``n_frames`` or a bad ``seed``.
     """
-    if isinstance(n_links, bool) or not isinstance(n_links, numbers.Integral):
-        raise InvalidValueError(f"random_model: n_links must be an integer >= 1, got {n_links!r}")
-    n = int(n_links)
-    if n < 1:
-        raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links!r}")
+    n = _n_links(n_links)
     kinds = _joint_kinds(joint_kinds)
     p_massless = _check_probability("massless_probability", massless_probability)
     p_branch = _check_probability("branching", branching)
     p_armature = _check_probability("armature_probability", armature_probability)
-    if n_frames is None:
-        n_frames = max(1, n // 3)
-    if isinstance(n_frames, bool) or not isinstance(n_frames, numbers.Integral) or n_frames < 0:
-        raise InvalidValueError(f"random_model: n_frames must be an integer >= 0, got {n_frames!r}")
+    n_frames = _n_frames(n_frames, n)
     rng = _rng(seed)
-
-    # topology: parents[i] < i
+    # topology: parents[i] < i; joint i connects parents[i] -> i (joints[i - 1] is joint i)
     parents = [-1] + [int(rng.integers(0, i)) if rng.uniform() < p_branch else i - 1 for i in range(1, n)]
-
-    # joints (joint i connects parents[i] -> i); joints[i - 1] is joint i
-    joints: list[Joint] = []
-    for i in range(1, n):
-        kind = kinds[int(rng.integers(len(kinds)))]
-        rest = random_transform(rng, 1.0, min_distance=0.1)
-        axis, origin, limits = np.zeros(3), np.zeros(3), JointLimits()
-        if kind.movable:
-            axis = _AXES[int(rng.integers(6))] if rng.uniform() < _ALIGNED_PROBABILITY else _unit(rng)
-            if axis_origin:
-                origin = _unit(rng) * rng.uniform(0.05, 0.4)
-            if kind is JointKind.CONTINUOUS:
-                limits = JointLimits(effort=float(rng.uniform(10, 200)), velocity=float(rng.uniform(1, 20)))
-            else:
-                limits = JointLimits(
-                    lower=-float(rng.uniform(0.2, 2.5)),
-                    upper=float(rng.uniform(0.2, 2.5)),
-                    effort=float(rng.uniform(10, 200)),
-                    velocity=float(rng.uniform(1, 20)),
-                )
-        joints.append(
-            Joint(
-                f"joint{i}",
-                kind,
-                f"link{parents[i]}",
-                f"link{i}",
-                rest,
-                axis=axis,
-                axis_origin=origin,
-                limits=limits,
-            )
-        )
-
-    # inertias; parents come before children, so "is the parent massless" is already decided
-    inertias = [random_inertia(rng) for _ in range(n)]
-    massless = [False] * n
-    for i in range(1, n):
-        if not rng.uniform() < p_massless:
-            continue
-        if allow_singular:
-            massless[i] = True
-            continue
-        parent_joint = joints[i - 1]
-        child_joints = [joints[c - 1] for c in range(i + 1, n) if parents[c] == i]
-        if massless[parents[i]]:
-            continue
-        if not child_joints:  # a massless leaf is harmless only behind a fixed joint
-            massless[i] = not parent_joint.movable
-        elif parent_joint.movable:
-            massless[i] = all(_screws_independent(parent_joint, c) for c in child_joints if c.movable)
-        else:
-            massless[i] = True
-    links = [Link(f"link{i}", SpatialInertia.zero() if massless[i] else inertias[i]) for i in range(n)]
-
+    joints = [_random_joint(rng, i, parents[i], kinds, axis_origin) for i in range(1, n)]
+    links = _random_links(rng, parents, joints, p_massless, allow_singular)
     movable = [j.name for j in joints if j.movable]
     dof_names = [movable[k] for k in rng.permutation(len(movable))] if shuffle_dofs else movable
     frames = [
         Frame(f"frame{k}", f"link{int(rng.integers(n))}", random_transform(rng, 0.5)) for k in range(n_frames)
     ]
-    if p_armature > 0.0:
-        joints = [
-            dataclasses.replace(j, armature=float(rng.uniform(0.01, 0.5)))
-            if j.movable and rng.uniform() < p_armature
-            else j
-            for j in joints
-        ]
+    joints = _with_armature(rng, joints, p_armature)
     return Model(f"random{n}", links, joints, frames, "link0", tuple(dof_names), bool(floating))

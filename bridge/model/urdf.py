@@ -487,26 +487,9 @@ def load_urdf(
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
         ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
-    if mimic is not None and (not isinstance(mimic, str) or mimic not in _MIMIC_MODES):
-        raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
-    floating, check_inertia, strict = (
-        _flag(floating, "floating"),
-        _flag(check_inertia, "check_inertia"),
-        _flag(strict, "strict"),
+    floating, check_inertia, strict, joints = _check_arguments(
+        base, joints, floating, locked, check_inertia, mimic, strict
     )
-    if base is not None and not isinstance(base, str):
-        raise ModelError(f"base: expected a link name (str), got {base!r}")
-    if isinstance(joints, str):
-        raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
-    if joints is not None:
-        try:
-            joints = None if isinstance(joints, str) else tuple(joints)
-        except TypeError:
-            joints = None
-        if joints is None or not all(isinstance(j, str) for j in joints):
-            raise ModelError("joints must be a sequence of joint names (str)")
-    if locked is not None and not isinstance(locked, Mapping):
-        raise ModelError(f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}")
     issues = _Issues(strict)
     data, where = _read_source(path_or_xml)
     robot, root = _parse(data, where, issues)
@@ -519,28 +502,68 @@ def load_urdf(
     root_link = next(link.name for link in links if link.name not in children)
     try:
         model = Model(robot.name, links, joint_list, (), root_link, dofs, floating)
-        if base is not None:
-            if base not in model.link_names:
-                raise UnknownNameError("link", base, model.link_names, where=where)
-            model = model.with_base(base)
-        if mimic == "coupled" and mimics:
-            model = couple(model, mimics)
-        if joints is not None or locked:
-            if isinstance(joints, str):
-                raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
-            locked = dict(locked or {})
-            names = (
-                tuple(joints) if joints is not None else tuple(d for d in model.dof_names if d not in locked)
-            )
-            for name in (*names, *locked):
-                if name not in model.joint_names:
-                    raise UnknownNameError("joint", name, model.joint_names, where=where)
-            model = model.with_dofs(names, locked)
+        model = _rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
     except UnknownNameError:
         raise
     except ModelError as exc:
         raise type(exc)(f"{where}: {exc}") from None
     issues.emit(stacklevel=2)
+    return model
+
+
+def _check_arguments(
+    base: object,
+    joints: object,
+    floating: object,
+    locked: object,
+    check_inertia: object,
+    mimic: object,
+    strict: object,
+) -> tuple[bool, bool, bool, tuple[str, ...] | None]:
+    """The arguments of :func:`load_urdf` checked before the file is read: ``floating``,
+    ``check_inertia`` and ``strict`` as bools and ``joints`` as a tuple of names (or None)."""
+    if mimic is not None and (not isinstance(mimic, str) or mimic not in _MIMIC_MODES):
+        raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
+    flags = (_flag(floating, "floating"), _flag(check_inertia, "check_inertia"), _flag(strict, "strict"))
+    if base is not None and not isinstance(base, str):
+        raise ModelError(f"base: expected a link name (str), got {base!r}")
+    if isinstance(joints, str):
+        raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
+    if joints is not None:
+        try:
+            joints = tuple(joints)  # type: ignore[arg-type]
+        except TypeError:
+            joints = None
+        if joints is None or not all(isinstance(j, str) for j in joints):
+            raise ModelError("joints must be a sequence of joint names (str)")
+    if locked is not None and not isinstance(locked, Mapping):
+        raise ModelError(f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}")
+    return (*flags, joints)  # type: ignore[return-value]
+
+
+def _rooted_and_selected(
+    model: Model,
+    where: str,
+    base: str | None,
+    joints: tuple[str, ...] | None,
+    locked: Mapping[str, float] | None,
+    mimics: Sequence[Mimic],
+) -> Model:
+    """``model`` re-rooted at ``base``, coupled by ``mimics`` (if any), and with the DOFs ``joints``
+    (the others locked at ``locked``'s positions, 0 by default)."""
+    if base is not None:
+        if base not in model.link_names:
+            raise UnknownNameError("link", base, model.link_names, where=where)
+        model = model.with_base(base)
+    if mimics:
+        model = couple(model, mimics)
+    if joints is not None or locked:
+        locked = dict(locked or {})
+        names = joints if joints is not None else tuple(d for d in model.dof_names if d not in locked)
+        for name in (*names, *locked):
+            if name not in model.joint_names:
+                raise UnknownNameError("joint", name, model.joint_names, where=where)
+        model = model.with_dofs(names, locked)
     return model
 
 
@@ -629,4 +652,3 @@ def _mimics(
 
 
 # --------------------------------------------------------------------------- writing
-

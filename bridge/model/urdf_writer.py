@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from bridge.errors import BridgeWarning
-from bridge.model.model import JointLimits, Model
+from bridge.model.model import Joint, JointLimits, Model
 from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["model_to_urdf"]
@@ -75,6 +75,34 @@ def _unique(name: str, used: set[str]) -> str:
     return out
 
 
+def _warn_armature(model: Model, stacklevel: int) -> None:
+    """The BridgeWarning naming the joints whose armature URDF cannot carry, if any (``stacklevel``
+    as ``warnings.warn`` counts it from this function)."""
+    with_armature = [j.name for j in model.joints if j.armature != 0.0]
+    if with_armature:
+        warnings.warn(
+            f"model {model.name!r}: URDF has no joint armature; left out for joints {with_armature}",
+            BridgeWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def _write_movable(robot: ET.Element, j: Joint, link_names: set[str], joint_names: set[str]) -> None:
+    """A movable joint; a rotational one whose axis misses the child origin (a non-zero axis
+    origin) goes through a massless helper link ``<joint>__axis`` at the axis origin (child
+    orientation) and a fixed joint ``<joint>__axis_fixed`` back to the child link frame."""
+    o = j.axis_origin
+    if j.kind.rotational and np.any(o != 0.0):
+        helper = _unique(f"{j.name}__axis", link_names)
+        _write_link(robot, helper, None)
+        rest = j.parent_H_child @ Transform.from_translation(o)
+        _write_joint(robot, j.name, j.kind.value, j.parent, helper, rest, j.axis, j.limits)
+        back = Transform.from_translation(-o)
+        _write_joint(robot, _unique(f"{j.name}__axis_fixed", joint_names), "fixed", helper, j.child, back)
+    else:
+        _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
+
+
 def model_to_urdf(model: Model) -> str:
     """URDF text for ``model``; loading it back gives a model with the same dynamics.
 
@@ -111,13 +139,7 @@ def model_to_urdf(model: Model) -> str:
     mimics = tuple(getattr(model, "mimics", ()))
     if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
         model = model.full
-    with_armature = [j.name for j in model.joints if j.armature != 0.0]
-    if with_armature:
-        warnings.warn(
-            f"model {model.name!r}: URDF has no joint armature; left out for joints {with_armature}",
-            BridgeWarning,
-            stacklevel=3,
-        )
+    _warn_armature(model, stacklevel=4)
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(
@@ -132,16 +154,7 @@ def model_to_urdf(model: Model) -> str:
     for f in model.frames:
         _write_link(robot, f.name, None)
     for j in model.movable_joints:
-        o = j.axis_origin
-        if j.kind.rotational and np.any(o != 0.0):
-            helper = _unique(f"{j.name}__axis", link_names)
-            _write_link(robot, helper, None)
-            rest = j.parent_H_child @ Transform.from_translation(o)
-            _write_joint(robot, j.name, j.kind.value, j.parent, helper, rest, j.axis, j.limits)
-            back = Transform.from_translation(-o)
-            _write_joint(robot, _unique(f"{j.name}__axis_fixed", joint_names), "fixed", helper, j.child, back)
-        else:
-            _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
+        _write_movable(robot, j, link_names, joint_names)
     for j in model.joints:
         if not j.movable:
             _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridge.errors import BackendError, ModelError, UnsupportedError
+from bridge.model.building import finite_limit, movable_joint, unique_name
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -134,10 +135,107 @@ def set_world_H_base(plant: MultibodyPlant, context, world_H_base: object) -> No
 
 
 def _unique(name: str, taken: set[str]) -> str:
-    while name in taken:
-        name += _SUFFIX
+    name = unique_name(name, taken, _SUFFIX)
     taken.add(name)
     return name
+
+
+def _add_bodies(plant: MultibodyPlant, instance, model: Model) -> dict:
+    """A ``RigidBody`` per link in the model instance ``instance`` (spatial inertia about the link
+    origin, in link axes), by link name."""
+    return {
+        link.name: plant.AddRigidBody(link.name, instance, _spatial_inertia(link)) for link in model.links
+    }
+
+
+def _position_bounds(lim: JointLimits) -> tuple[float, float]:
+    """``(lower, upper)`` position limits for Drake: +-inf where unset, none at all when lower >
+    upper (how some exporters write "no limits", and how the URDF loader reads it)."""
+    lo = -np.inf if lim.lower is None else float(lim.lower)
+    hi = np.inf if lim.upper is None else float(lim.upper)
+    if not lo <= hi:
+        lo, hi = -np.inf, np.inf
+    return lo, hi
+
+
+def _add_actuator(plant: MultibodyPlant, joint: Joint, dj) -> None:
+    """The ``JointActuator`` of a movable joint: its effort limit (none for a limit of 0, which Drake
+    refuses) and its armature as the reflected inertia (rotor inertia, gear ratio 1)."""
+    lim = joint.limits
+    # Drake wants a positive effort limit: 0 (a common URDF placeholder) means none
+    effort = np.inf if lim.effort is None or lim.effort <= 0.0 else float(lim.effort)
+    actuator = plant.AddJointActuator(joint.name, dj, effort)
+    if joint.armature:
+        actuator.set_default_rotor_inertia(float(joint.armature))
+        actuator.set_default_gear_ratio(1.0)
+
+
+def _add_movable(plant: MultibodyPlant, joint: Joint, parent, child, frame_names: set[str]) -> None:
+    """A ``RevoluteJoint`` or ``PrismaticJoint`` between the bodies ``parent`` and ``child``, its
+    frames at the axis origin with the child's orientation (on the parent at ``rest @ trans(o)``,
+    on the child at ``trans(o)``), with its limits and its actuator."""
+    from pydrake.multibody.tree import FixedOffsetFrame, PrismaticJoint, RevoluteJoint
+
+    def offset(frame_name: str, body, T: Transform):
+        return plant.AddFrame(FixedOffsetFrame(frame_name, body.body_frame(), _rigid_transform(T)))
+
+    o = Transform.from_translation(joint.axis_origin)
+    jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, joint.parent_H_child @ o)
+    jc = offset(_unique(f"{joint.name}__child", frame_names), child, o)
+    lim = joint.limits
+    lo, hi = _position_bounds(lim)
+    if joint.kind is JointKind.PRISMATIC:
+        dj = plant.AddJoint(PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0))
+    else:
+        dj = plant.AddJoint(RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0))
+        if joint.kind is JointKind.REVOLUTE and (lo > -np.inf or hi < np.inf):
+            dj.set_position_limits([lo], [hi])
+    if lim.velocity is not None and lim.velocity >= 0.0:
+        dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
+    _add_actuator(plant, joint, dj)
+
+
+def _attach_base(plant: MultibodyPlant, model: Model, base) -> None:
+    """The joint from the world to the base body: a ``QuaternionFloatingJoint`` for a floating base,
+    else a weld to the :data:`WORLD_H_BASE` frame (its pose a Context parameter)."""
+    from pydrake.multibody.tree import FixedOffsetFrame, QuaternionFloatingJoint, WeldJoint
+
+    joint_names = set(model.joint_names)
+    if model.floating:
+        plant.AddJoint(
+            QuaternionFloatingJoint(
+                _unique(FLOATING_JOINT, joint_names), plant.world_frame(), base.body_frame()
+            )
+        )
+        return
+    world_frame = plant.AddFrame(
+        FixedOffsetFrame(WORLD_H_BASE, plant.world_frame(), _rigid_transform(Transform.identity()))
+    )
+    plant.AddJoint(
+        WeldJoint(
+            _unique(BASE_WELD, joint_names),
+            world_frame,
+            base.body_frame(),
+            _rigid_transform(Transform.identity()),
+        )
+    )
+
+
+def _add_joints(plant: MultibodyPlant, model: Model, bodies: dict) -> None:
+    """Every joint of ``model``, depth first: welds for fixed ones, see :func:`_add_movable`."""
+    from pydrake.multibody.tree import WeldJoint
+
+    frame_names = set(model.frame_names)
+    for joint in model.depth_first_joints:
+        parent, child = bodies[joint.parent], bodies[joint.child]
+        if joint.movable:
+            _add_movable(plant, joint, parent, child, frame_names)
+            continue
+        plant.AddJoint(
+            WeldJoint(
+                joint.name, parent.body_frame(), child.body_frame(), _rigid_transform(joint.parent_H_child)
+            )
+        )
 
 
 def to_drake(model: Model) -> MultibodyPlant:
@@ -152,79 +250,12 @@ def to_drake(model: Model) -> MultibodyPlant:
     require_drake()
     model = getattr(model, "full", None) or model  # a coupled model: its full model
     from pydrake.multibody.plant import MultibodyPlant
-    from pydrake.multibody.tree import (
-        FixedOffsetFrame,
-        PrismaticJoint,
-        QuaternionFloatingJoint,
-        RevoluteJoint,
-        WeldJoint,
-    )
+    from pydrake.multibody.tree import FixedOffsetFrame
 
     plant = MultibodyPlant(0.0)
-    instance = plant.AddModelInstance(instance_name(model))
-    frame_names = set(model.frame_names)
-    joint_names = set(model.joint_names)
-    bodies = {}
-    for link in model.links:
-        bodies[link.name] = plant.AddRigidBody(link.name, instance, _spatial_inertia(link))
-
-    def offset(frame_name: str, body, T: Transform):
-        return plant.AddFrame(FixedOffsetFrame(frame_name, body.body_frame(), _rigid_transform(T)))
-
-    for joint in model.depth_first_joints:
-        parent, child = bodies[joint.parent], bodies[joint.child]
-        if not joint.movable:
-            plant.AddJoint(
-                WeldJoint(
-                    joint.name,
-                    parent.body_frame(),
-                    child.body_frame(),
-                    _rigid_transform(joint.parent_H_child),
-                )
-            )
-            continue
-        o = Transform.from_translation(joint.axis_origin)
-        jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, joint.parent_H_child @ o)
-        jc = offset(_unique(f"{joint.name}__child", frame_names), child, o)
-        lim = joint.limits
-        lo = -np.inf if lim.lower is None else float(lim.lower)
-        hi = np.inf if lim.upper is None else float(lim.upper)
-        if not lo <= hi:  # lower > upper (how some exporters write "no limits"): none, as on load
-            lo, hi = -np.inf, np.inf
-        if joint.kind is JointKind.PRISMATIC:
-            dj = plant.AddJoint(PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0))
-        else:
-            dj = plant.AddJoint(RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0))
-            if joint.kind is JointKind.REVOLUTE and (lo > -np.inf or hi < np.inf):
-                dj.set_position_limits([lo], [hi])
-        if lim.velocity is not None and lim.velocity >= 0.0:
-            dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
-        # Drake wants a positive effort limit: 0 (a common URDF placeholder) means none
-        effort = np.inf if lim.effort is None or lim.effort <= 0.0 else float(lim.effort)
-        actuator = plant.AddJointActuator(joint.name, dj, effort)
-        if joint.armature:
-            actuator.set_default_rotor_inertia(float(joint.armature))
-            actuator.set_default_gear_ratio(1.0)
-
-    base = bodies[model.base]
-    if model.floating:
-        plant.AddJoint(
-            QuaternionFloatingJoint(
-                _unique(FLOATING_JOINT, joint_names), plant.world_frame(), base.body_frame()
-            )
-        )
-    else:
-        world_frame = plant.AddFrame(
-            FixedOffsetFrame(WORLD_H_BASE, plant.world_frame(), _rigid_transform(Transform.identity()))
-        )
-        plant.AddJoint(
-            WeldJoint(
-                _unique(BASE_WELD, joint_names),
-                world_frame,
-                base.body_frame(),
-                _rigid_transform(Transform.identity()),
-            )
-        )
+    bodies = _add_bodies(plant, plant.AddModelInstance(instance_name(model)), model)
+    _add_joints(plant, model, bodies)
+    _attach_base(plant, model, bodies[model.base])
     for frame in model.frames:
         plant.AddFrame(
             FixedOffsetFrame(
@@ -239,8 +270,7 @@ def to_drake(model: Model) -> MultibodyPlant:
 
 # --------------------------------------------------------------------------- back to neutral
 def _limit(values) -> float | None:
-    x = float(np.asarray(values).reshape(-1)[0])
-    return x if np.isfinite(x) and abs(x) < _INFINITE else None
+    return finite_limit(float(np.asarray(values).reshape(-1)[0]), _INFINITE)
 
 
 def _neutral_inertia(body, context) -> SpatialInertia:
@@ -250,6 +280,119 @@ def _neutral_inertia(body, context) -> SpatialInertia:
         return SpatialInertia.zero()
     I_o = np.array(M.CalcRotationalInertia().CopyToFullMatrix3())
     return SpatialInertia.from_mass_com_inertia_origin(m, np.array(M.get_com()), I_o)
+
+
+def _drake_links(plant: MultibodyPlant, context) -> list[Link]:
+    """A link per body but the world, in Drake's body order (inertia about the body origin)."""
+    from pydrake.multibody.tree import BodyIndex
+
+    world = plant.world_body()
+    links = []
+    for i in range(plant.num_bodies()):
+        body = plant.get_body(BodyIndex(i))
+        if body.index() == world.index():
+            continue
+        links.append(Link(body.name(), _neutral_inertia(body, context)))
+    if not links:
+        raise ModelError("from_drake: the plant has no body besides the world")
+    return links
+
+
+def _drake_root(plant: MultibodyPlant, djoints: list) -> tuple:
+    """``(root joint, base body, floating)``: the one joint to the world, the body it connects to the
+    world, and whether that joint is a floating joint (6 velocities) rather than a weld. Raises
+    UnsupportedError for several joints to the world or another kind of joint there."""
+    from pydrake.multibody.tree import WeldJoint
+
+    world = plant.world_body()
+    roots = [
+        j
+        for j in djoints
+        if j.parent_body().index() == world.index() or j.child_body().index() == world.index()
+    ]
+    floating_roots = [j for j in roots if j.num_velocities() == 6]
+    if len(roots) != 1:
+        raise UnsupportedError(
+            f"from_drake: the plant has {len(roots)} joints to the world "
+            f"({', '.join(j.name() for j in roots)}); bridge models are one tree with one base"
+        )
+    root = roots[0]
+    base_body = root.child_body() if root.parent_body().index() == world.index() else root.parent_body()
+    if floating_roots:
+        return root, base_body, True
+    if isinstance(root, WeldJoint):
+        return root, base_body, False
+    raise UnsupportedError(
+        f"from_drake: joint {root.name()!r} ({root.type_name()}) connects the base to the world; "
+        "only floating joints and welds are supported there"
+    )
+
+
+def _drake_limits(plant: MultibodyPlant, dj) -> tuple[JointLimits, float]:
+    """The limits of a revolute or prismatic joint ``dj`` (infinite ones: None) and its armature,
+    the default reflected inertia of the actuator named after it (0 without one)."""
+    lo, hi = _limit(dj.position_lower_limits()), _limit(dj.position_upper_limits())
+    vel = _limit(dj.velocity_upper_limits())
+    effort = None
+    armature = 0.0
+    if plant.HasJointActuatorNamed(dj.name(), dj.model_instance()):
+        actuator = plant.GetJointActuatorByName(dj.name(), dj.model_instance())
+        effort = _limit([actuator.effort_limit()])
+        armature = float(actuator.default_reflected_inertia())  # rotor inertia * gear ratio^2
+    return JointLimits(lower=lo, upper=hi, effort=effort, velocity=vel), armature
+
+
+def _drake_joint(plant: MultibodyPlant, dj) -> Joint:
+    """The neutral joint of a weld, revolute or prismatic joint ``dj`` (between its bodies as Drake
+    has them): rest pose ``P_H_Jp @ C_H_Jc^-1`` (4x4, times the weld's ``X_FM``), axis in child
+    coordinates and, for a revolute joint, the child joint frame's origin as axis origin."""
+    from pydrake.multibody.tree import PrismaticJoint, RevoluteJoint, WeldJoint
+
+    P_H_Jp = _transform(dj.frame_on_parent().GetFixedPoseInBodyFrame())
+    C_H_Jc = _transform(dj.frame_on_child().GetFixedPoseInBodyFrame())
+    pname, cname = dj.parent_body().name(), dj.child_body().name()
+    if isinstance(dj, WeldJoint):
+        rest = P_H_Jp @ _transform(dj.X_FM()) @ C_H_Jc.inverse()
+        return Joint(dj.name(), JointKind.FIXED, pname, cname, rest)
+    if not isinstance(dj, RevoluteJoint | PrismaticJoint):
+        raise UnsupportedError(
+            f"from_drake: joint {dj.name()!r} of type {dj.type_name()} has no neutral equivalent"
+        )
+    limits, armature = _drake_limits(plant, dj)
+    rotational = isinstance(dj, RevoluteJoint)
+    return movable_joint(
+        dj.name(),
+        pname,
+        cname,
+        P_H_Jp @ C_H_Jc.inverse(),
+        prismatic=not rotational,
+        axis=C_H_Jc.rotation @ np.array(dj.revolute_axis() if rotational else dj.translation_axis()),
+        axis_origin=C_H_Jc.translation if rotational else np.zeros(3),
+        limits=limits,
+        armature=armature,
+    )
+
+
+def _drake_frames(plant: MultibodyPlant, joint_frames: set, body_names: set[str]) -> list[Frame]:
+    """The ``FixedOffsetFrame``s on bodies as extra frames (pose in the body frame), leaving out
+    body frames, Drake's ephemeral frames, the joint frames ``joint_frames`` (frame indices), frames
+    on the world and frames named like a body."""
+    from pydrake.multibody.tree import FrameIndex
+
+    world = plant.world_body()
+    frames = []
+    for i in range(plant.num_frames()):
+        f = plant.get_frame(FrameIndex(i))
+        if (
+            f.is_body_frame()
+            or getattr(f, "is_ephemeral", lambda: False)()  # frames Drake adds for its mobilizers
+            or f.index() in joint_frames
+            or f.body().index() == world.index()
+            or f.name() in body_names
+        ):
+            continue
+        frames.append(Frame(f.name(), f.body().name(), _transform(f.GetFixedPoseInBodyFrame())))
+    return frames
 
 
 def from_drake(plant: MultibodyPlant) -> Model:
@@ -267,115 +410,21 @@ def from_drake(plant: MultibodyPlant) -> Model:
     with several trees.
     """
     require_drake()
-    from pydrake.multibody.tree import (
-        BodyIndex,
-        FrameIndex,
-        JointIndex,
-        PrismaticJoint,
-        RevoluteJoint,
-        WeldJoint,
-    )
+    from pydrake.multibody.tree import JointIndex
 
     if not plant.is_finalized():
         raise BackendError("from_drake needs a finalized MultibodyPlant (call plant.Finalize())")
-    context = plant.CreateDefaultContext()
-    world = plant.world_body()
     djoints = [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
-    links = []
-    for i in range(plant.num_bodies()):
-        body = plant.get_body(BodyIndex(i))
-        if body.index() == world.index():
-            continue
-        links.append(Link(body.name(), _neutral_inertia(body, context)))
-    if not links:
-        raise ModelError("from_drake: the plant has no body besides the world")
-    roots = [
-        j
-        for j in djoints
-        if j.parent_body().index() == world.index() or j.child_body().index() == world.index()
-    ]
-    floating_roots = [j for j in roots if j.num_velocities() == 6]
-    if len(roots) != 1:
-        raise UnsupportedError(
-            f"from_drake: the plant has {len(roots)} joints to the world "
-            f"({', '.join(j.name() for j in roots)}); bridge models are one tree with one base"
-        )
-    root = roots[0]
-    base_body = root.child_body() if root.parent_body().index() == world.index() else root.parent_body()
-    if floating_roots:
-        floating = True
-    elif isinstance(root, WeldJoint):
-        floating = False
-    else:
-        raise UnsupportedError(
-            f"from_drake: joint {root.name()!r} ({root.type_name()}) connects the base to the world; "
-            "only floating joints and welds are supported there"
-        )
+    links = _drake_links(plant, plant.CreateDefaultContext())
+    root, base_body, floating = _drake_root(plant, djoints)
+    joints = []
     joint_frames = set()
-    joints: list[Joint] = []
     for dj in djoints:
-        if dj is root:
-            continue
-        fp, fc = dj.frame_on_parent(), dj.frame_on_child()
-        joint_frames.update((fp.index(), fc.index()))
-        P_H_Jp = _transform(fp.GetFixedPoseInBodyFrame())
-        C_H_Jc = _transform(fc.GetFixedPoseInBodyFrame())
-        pname, cname = dj.parent_body().name(), dj.child_body().name()
-        if isinstance(dj, WeldJoint):
-            rest = P_H_Jp @ _transform(dj.X_FM()) @ C_H_Jc.inverse()
-            joints.append(Joint(dj.name(), JointKind.FIXED, pname, cname, rest))
-            continue
-        if isinstance(dj, RevoluteJoint):
-            lo, hi = _limit(dj.position_lower_limits()), _limit(dj.position_upper_limits())
-            kind = JointKind.CONTINUOUS if lo is None and hi is None else JointKind.REVOLUTE
-        elif isinstance(dj, PrismaticJoint):
-            lo, hi = _limit(dj.position_lower_limits()), _limit(dj.position_upper_limits())
-            kind = JointKind.PRISMATIC
-        else:
-            raise UnsupportedError(
-                f"from_drake: joint {dj.name()!r} of type {dj.type_name()} has no neutral equivalent"
-            )
-        vel = _limit(dj.velocity_upper_limits())
-        effort = None
-        armature = 0.0
-        if plant.HasJointActuatorNamed(dj.name(), dj.model_instance()):
-            actuator = plant.GetJointActuatorByName(dj.name(), dj.model_instance())
-            effort = _limit([actuator.effort_limit()])
-            armature = float(actuator.default_reflected_inertia())  # rotor inertia * gear ratio^2
-        limits = JointLimits(
-            lower=None if kind is JointKind.CONTINUOUS else lo,
-            upper=None if kind is JointKind.CONTINUOUS else hi,
-            effort=effort,
-            velocity=vel,
-        )
-        axis = C_H_Jc.rotation @ np.array(dj.revolute_axis() if kind.rotational else dj.translation_axis())
-        joints.append(
-            Joint(
-                dj.name(),
-                kind,
-                pname,
-                cname,
-                P_H_Jp @ C_H_Jc.inverse(),
-                axis=axis,
-                axis_origin=C_H_Jc.translation if kind.rotational else np.zeros(3),
-                limits=limits,
-                armature=armature,
-            )
-        )
+        if dj is not root:
+            joint_frames.update((dj.frame_on_parent().index(), dj.frame_on_child().index()))
+            joints.append(_drake_joint(plant, dj))
     joints = _oriented(joints, base_body.name())
-    frames = []
-    body_names = {link.name for link in links}
-    for i in range(plant.num_frames()):
-        f = plant.get_frame(FrameIndex(i))
-        if (
-            f.is_body_frame()
-            or getattr(f, "is_ephemeral", lambda: False)()  # frames Drake adds for its mobilizers
-            or f.index() in joint_frames
-            or f.body().index() == world.index()
-            or f.name() in body_names
-        ):
-            continue
-        frames.append(Frame(f.name(), f.body().name(), _transform(f.GetFixedPoseInBodyFrame())))
+    frames = _drake_frames(plant, joint_frames, {link.name for link in links})
     order = sorted(
         (j for j in djoints if j is not root and j.num_velocities() == 1), key=lambda j: j.velocity_start()
     )

@@ -113,17 +113,9 @@ def _matrices(raw: object, field: str, path: Path) -> list[np.ndarray]:
     return out
 
 
-def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel:
-    """Read a spatial_v2 model struct from a ``.mat`` file (written by :func:`save_mat` or MATLAB).
-
-    ``variable`` is the struct's name (default: "model", else the only struct in the file). Missing
-    ``gravity`` means spatial_v2's default [0; 0; -9.81]; a longer one is read as spatial_v2's
-    ``get_gravity`` reads it: its first three entries (so a 6-element ``[0; 0; 0; 0; 0; -9.81]`` is
-    zero gravity, as in spatial_v2). A ``jtype`` entry may be a joint code or a struct with a
-    ``code`` field. Joint codes bridge does not model (helical ``'H'``, the planar ``'r'``, ``'px'``,
-    ``'py'``) and planar models (3x3 ``Xtree``) raise :class:`bridge.UnsupportedError` naming the body.
-    The bridge metadata fields are used when present.
-    """
+def _read_struct(path: str | Path, variable: str | None) -> tuple[np.void, Path]:
+    """The struct ``variable`` of the ``.mat`` file ``path`` (default: "model", else the only struct
+    in the file) and the file's Path."""
     import scipy.io
 
     p = Path(path)
@@ -142,17 +134,20 @@ def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel
     if not (isinstance(s, np.ndarray) and s.dtype.names):
         raise ModelError(f"{p}: variable {variable!r} is not a struct")
     s = s.reshape(-1)[0]
-    fields = s.dtype.names
-
-    def get(name: str, default=None):
-        return s[name] if name in fields else default
-
     for req in ("NB", "parent", "jtype", "Xtree", "I"):
-        if req not in fields:
+        if req not in s.dtype.names:
             raise ModelError(f"{p}: struct {variable!r} has no field {req!r}")
-    NB = round(float(_numeric(get("NB")).reshape(-1)[0]))
-    parent = [round(float(v)) for v in _numeric(get("parent")).reshape(-1)]
-    jtype_raw = get("jtype")
+    return s, p
+
+
+def _field(s: np.void, name: str, default: object = None) -> object:
+    """Field ``name`` of the struct ``s``, or ``default`` when it has none."""
+    return s[name] if name in s.dtype.names else default
+
+
+def _joint_codes(s: np.void, NB: int, p: Path) -> list[str]:
+    """The joint code of each body (NB,), each checked (an unsupported one raises naming the body)."""
+    jtype_raw = _field(s, "jtype")
     if jtype_raw.dtype == object or jtype_raw.dtype.names:  # a cell, or a struct array of codes
         jtype = [_joint_code(e, p) for e in _flat_cells(jtype_raw)]
     else:
@@ -161,33 +156,67 @@ def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel
         jtype = ["".join(jtype)]
     for i, code in enumerate(jtype, start=1):  # before the matrices: a planar model has 3x3 ones
         normalise_jtype(code, i, str(p))
-    Xtree = _matrices(get("Xtree"), "Xtree", p)
-    inertias = _matrices(get("I"), "I", p)
-    gravity = get("gravity")
+    return jtype
+
+
+def _gravity(s: np.void) -> np.ndarray:
+    """The gravity (3,) as spatial_v2's ``get_gravity`` reads it: the default without the field, else
+    its first three entries."""
+    gravity = _field(s, "gravity")
     g = _numeric(gravity).reshape(-1) if gravity is not None else np.array(DEFAULT_GRAVITY)
     if g.size > 3:  # spatial_v2's get_gravity reads g(1:3) whatever the length
         g = g[:3]
-    kw: dict[str, object] = {}
-    if "bridge_name" in fields:
-        kw["name"] = _as_str(get("bridge_name"))
-        kw["base"] = _as_str(get("bridge_base"))
-        kw["floating"] = bool(_numeric(get("bridge_floating")).reshape(-1)[0])
-        for key in ("body_names", "joint_names", "joint_kinds", "dof_names"):
-            raw = get(f"bridge_{key}")
-            kw[key] = tuple(_as_str(e) for e in _flat_cells(raw)) if raw is not None and raw.size else ()
-        perm = _numeric(get("bridge_dof_perm")).reshape(-1)
-        kw["dof_perm"] = np.round(perm).astype(np.intp)
-        names_raw = get("bridge_frame_names")
-        fnames = (
-            [_as_str(e) for e in _flat_cells(names_raw)] if names_raw is not None and names_raw.size else []
-        )
-        bodies = [round(float(b)) for b in _numeric(get("bridge_frame_bodies")).reshape(-1)] if fnames else []
-        poses_raw = get("bridge_frame_poses")
-        poses = [_numeric(e).reshape(4, 4) for e in _flat_cells(poses_raw)] if fnames else []
-        kw["placements"] = {n: (b, Transform(H)) for n, b, H in zip(fnames, bodies, poses, strict=True)}
-        kw["base_inertia"] = _numeric(get("bridge_base_inertia")).reshape(6, 6)
-    else:
-        kw["name"] = p.stem
+    return g
+
+
+def _strings(raw: object) -> tuple[str, ...]:
+    """The strings of a cell field (empty for a missing or empty one)."""
+    return tuple(_as_str(e) for e in _flat_cells(raw)) if raw is not None and raw.size else ()
+
+
+def _bridge_metadata(s: np.void) -> dict[str, object]:
+    """The keyword arguments of :class:`FeatherstoneModel` that :func:`save_mat` writes as
+    ``bridge_*`` fields: names, base, floating, DOF names and permutation, frame placements (body,
+    4x4 pose in the body) and the base inertia (6, 6)."""
+    kw: dict[str, object] = {
+        "name": _as_str(_field(s, "bridge_name")),
+        "base": _as_str(_field(s, "bridge_base")),
+        "floating": bool(_numeric(_field(s, "bridge_floating")).reshape(-1)[0]),
+    }
+    for key in ("body_names", "joint_names", "joint_kinds", "dof_names"):
+        kw[key] = _strings(_field(s, f"bridge_{key}"))
+    kw["dof_perm"] = np.round(_numeric(_field(s, "bridge_dof_perm")).reshape(-1)).astype(np.intp)
+    fnames = list(_strings(_field(s, "bridge_frame_names")))
+    bodies = (
+        [round(float(b)) for b in _numeric(_field(s, "bridge_frame_bodies")).reshape(-1)] if fnames else []
+    )
+    poses = (
+        [_numeric(e).reshape(4, 4) for e in _flat_cells(_field(s, "bridge_frame_poses"))] if fnames else []
+    )
+    kw["placements"] = {n: (b, Transform(H)) for n, b, H in zip(fnames, bodies, poses, strict=True)}
+    kw["base_inertia"] = _numeric(_field(s, "bridge_base_inertia")).reshape(6, 6)
+    return kw
+
+
+def load_mat(path: str | Path, variable: str | None = None) -> FeatherstoneModel:
+    """Read a spatial_v2 model struct from a ``.mat`` file (written by :func:`save_mat` or MATLAB).
+
+    ``variable`` is the struct's name (default: "model", else the only struct in the file). Missing
+    ``gravity`` means spatial_v2's default [0; 0; -9.81]; a longer one is read as spatial_v2's
+    ``get_gravity`` reads it: its first three entries (so a 6-element ``[0; 0; 0; 0; 0; -9.81]`` is
+    zero gravity, as in spatial_v2). A ``jtype`` entry may be a joint code or a struct with a
+    ``code`` field. Joint codes bridge does not model (helical ``'H'``, the planar ``'r'``, ``'px'``,
+    ``'py'``) and planar models (3x3 ``Xtree``) raise :class:`bridge.UnsupportedError` naming the body.
+    The bridge metadata fields are used when present.
+    """
+    s, p = _read_struct(path, variable)
+    NB = round(float(_numeric(_field(s, "NB")).reshape(-1)[0]))
+    parent = [round(float(v)) for v in _numeric(_field(s, "parent")).reshape(-1)]
+    jtype = _joint_codes(s, NB, p)
+    Xtree = _matrices(_field(s, "Xtree"), "Xtree", p)
+    inertias = _matrices(_field(s, "I"), "I", p)
+    g = _gravity(s)
+    kw = _bridge_metadata(s) if "bridge_name" in s.dtype.names else {"name": p.stem}
     return FeatherstoneModel(
         NB=NB,
         parent=tuple(parent),

@@ -178,26 +178,27 @@ class Tree:
         return np.array(sorted(cols), dtype=np.intp)
 
 
-def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
-    """The compiled tree of a model: the free tree of a floatbase model (bodies 1-6 one free body)
-    with ``free``, else every body with its 1-DOF joint. Compile once per model and keep the result (a
-    :class:`~.workspace.Workspace` holds one)."""
-    if free and not fmodel.floating:
-        raise ModelError(
-            f"Featherstone model {fmodel.name!r} has no floating base (the floatbase layout: bodies 1-6 "
-            "joints Px, Py, Pz, Rx, Ry, Rz with identity Xtree, bodies 1-5 massless)"
-        )
+def _tree_topology(fmodel: FeatherstoneModel, free: bool) -> tuple[list[int], list[int], np.ndarray]:
+    """``parent`` (nb,) and joint ``code`` (nb,) of the internal bodies (0-based, -1 the fixed
+    world) and their ``Xtree`` (nb, 6, 6); a free tree's body 0 is the free body (code FREE,
+    identity Xtree) standing for the model's floatbase bodies 1-6."""
     start = 5 if free else 0  # internal 0 = model body start + 1
     nb = fmodel.NB - start
     parent = [fmodel.parent[start + i] - 1 - start for i in range(nb)]
     code = [JTYPES.index(fmodel.jtype[start + i]) for i in range(nb)]
+    Xtree = np.array(fmodel.Xtree[start:], dtype=np.float64)
     if free:
         parent[0] = -1
         code[0] = FREE
-    Xtree = np.array(fmodel.Xtree[start:], dtype=np.float64)
-    if free:
         Xtree[0] = np.eye(6)
-    inertia = np.array(fmodel.I[start:], dtype=np.float64)
+    return parent, code, Xtree
+
+
+def _mass_properties(inertias: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """From body ``inertias`` (nb, 6, 6) (angular first, body coordinates): the symmetrised
+    inertias (nb, 6, 6), the masses (nb,), the centres of mass (nb, 3) and the rotational inertias
+    about them (nb, 3, 3), in body coordinates (a massless body's centre of mass is its origin)."""
+    inertia = np.array(inertias, dtype=np.float64)
     inertia = 0.5 * (inertia + np.swapaxes(inertia, -1, -2))
     mass = np.trace(inertia[:, 3:, 3:], axis1=1, axis2=2) / 3.0
     # I = [[Ibar, h x], [-h x, m 1]] (angular first): h x is the upper-right block
@@ -208,12 +209,19 @@ def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
     Ibar = inertia[:, :3, :3]
     cx = skew(com)
     Ic = Ibar + mass[:, None, None] * (cx @ cx)  # Ibar = Ic - m c^ c^
+    return inertia, mass, np.ascontiguousarray(com), np.ascontiguousarray(Ic)
+
+
+def _velocity_indices(code: list[int], free: bool) -> tuple[list[int], list[int], int, int, np.ndarray]:
+    """``vidx`` (nb,), the first generalized-velocity index of each body's joint; ``qidx`` (nb,),
+    its index among the 1-DOF joints (-1 for the free body); ``nv``; ``nq``; and ``dof_body``
+    (nv,), the body of each velocity index (a free body 0 has indices 0-5)."""
     vidx, qidx = [], []
     nv = 6 if free else 0
     nq = 0
     dof_body = [0] * nv
-    for i in range(nb):
-        if code[i] == FREE:
+    for i, c in enumerate(code):
+        if c == FREE:
             vidx.append(0)
             qidx.append(-1)
             continue
@@ -222,34 +230,52 @@ def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
         dof_body.append(i)
         nv += 1
         nq += 1
-    dof_body_arr = np.array(dof_body, dtype=np.intp)
+    return vidx, qidx, nv, nq, np.array(dof_body, dtype=np.intp)
+
+
+def _subtree_masses(mass: np.ndarray, parent: list[int]) -> np.ndarray:
+    """The mass of each body's subtree (nb,), itself included (parents come before children)."""
     mass_sub = mass.copy()
-    for i in range(nb - 1, 0, -1):
+    for i in range(len(parent) - 1, 0, -1):
         if parent[i] >= 0:
             mass_sub[parent[i]] += mass_sub[i]
+    return mass_sub
+
+
+def compile_tree(fmodel: FeatherstoneModel, free: bool) -> Tree:
+    """The compiled tree of a model: the free tree of a floatbase model (bodies 1-6 one free body)
+    with ``free``, else every body with its 1-DOF joint. Compile once per model and keep the result (a
+    :class:`~.workspace.Workspace` holds one)."""
+    if free and not fmodel.floating:
+        raise ModelError(
+            f"Featherstone model {fmodel.name!r} has no floating base (the floatbase layout: bodies 1-6 "
+            "joints Px, Py, Pz, Rx, Ry, Rz with identity Xtree, bodies 1-5 massless)"
+        )
+    parent, code, Xtree = _tree_topology(fmodel, free)
+    nb = len(parent)
+    inertia, mass, com, Ic = _mass_properties(fmodel.I[5 if free else 0 :])
+    vidx, qidx, nv, nq, dof_body = _velocity_indices(code, free)
     if any(c == FREE for c in code[1:]):  # pragma: no cover - only body 0 of a free tree is free
         raise ModelError("internal: a free body other than the root")
-    Et = np.ascontiguousarray(Xtree[:, :3, :3])
-    rt = _plux_translation(Xtree)
     tree = Tree(
         nb=nb,
         parent=parent,
         code=code,
         free=free,
         Xtree=Xtree,
-        Et=Et,
-        rt=rt,
+        Et=np.ascontiguousarray(Xtree[:, :3, :3]),
+        rt=_plux_translation(Xtree),
         I=inertia,
         mass=mass,
-        com=np.ascontiguousarray(com),
-        Ic=np.ascontiguousarray(Ic),
+        com=com,
+        Ic=Ic,
         vidx=vidx,
         qidx=qidx,
         nv=nv,
         nq=nq,
-        dof_body=dof_body_arr,
-        first_body=start + 1,
-        mass_sub=mass_sub,
+        dof_body=dof_body,
+        first_body=(5 if free else 0) + 1,
+        mass_sub=_subtree_masses(mass, parent),
         one=slice(1 if free else 0, nb),
         one_v=slice(6 if free else 0, nv),
         lv=None,  # type: ignore[arg-type]
@@ -295,8 +321,10 @@ def _range_or_index(idx: list[int]) -> slice | np.ndarray:
     return np.array(idx, dtype=np.intp)
 
 
-def _compile_levels(tree: Tree) -> Levels:
-    """Level order, permuted body frames and the level-order constants (see :class:`Levels`)."""
+def _depth_order(tree: Tree) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, list[int]]]]:
+    """The bodies by depth: ``order`` (nb,), the body at each position; ``pos`` (nb,), the position
+    of each body; and per depth level ``(start, stop, kinds)``, its positions and each body's kind
+    (0 free, 1 revolute, 2 prismatic). Within a level: by kind, then by the parent's position."""
     nb, parent, code = tree.nb, tree.parent, tree.code
     depth = [0] * nb
     for i in range(nb):  # parents come first
@@ -315,11 +343,41 @@ def _compile_levels(tree: Tree) -> Levels:
             pos[i] = len(order)
             order.append(i)
         bounds.append((s, len(order), [kind[i] for i in body]))
-    order_arr = np.array(order, dtype=np.intp)
-    off = 1 if tree.free else 0
+    return np.array(order, dtype=np.intp), pos, bounds
+
+
+def _parent_access(par: np.ndarray, n_prev: int) -> tuple[str, str, slice | None, np.ndarray | None]:
+    """How a level of ``n = len(par)`` bodies with parents at ``par`` (relative to the previous
+    level's start, which has ``n_prev`` bodies) reads and adds into its parents: ``gather``,
+    ``add``, ``add_slice`` and ``Bsum`` (n_prev, n) of :class:`Level`."""
+    n = len(par)
+    if n_prev == 1:
+        gather = "bcast"
+    elif n == n_prev and np.array_equal(par, np.arange(n)):
+        gather = "same"
+    else:
+        gather = "take"
+    add_slice, Bsum = None, None
+    if n_prev == 1:
+        add = "one"
+    elif len(set(par.tolist())) == n:
+        if np.array_equal(par, np.arange(par[0], par[0] + n)):
+            add, add_slice = "slice", slice(int(par[0]), int(par[0]) + n)
+        else:
+            add = "unique"
+    else:
+        add = "matrix"
+        Bsum = np.zeros((n_prev, n))
+        Bsum[par, np.arange(n)] = 1.0
+    return gather, add, add_slice, Bsum
+
+
+def _levels(
+    tree: Tree, order: np.ndarray, pos: np.ndarray, bounds: list[tuple[int, int, list[int]]], off: int
+) -> list[Level]:
+    """The :class:`Level` of every depth level ``bounds`` (see :func:`_depth_order`)."""
     levels: list[Level] = []
     for li, (s, e, kinds) in enumerate(bounds):
-        n = e - s
         nrev, npri = kinds.count(1), kinds.count(2)
         first = s + kinds.count(0)
         rev = slice(first, first + nrev)
@@ -329,31 +387,13 @@ def _compile_levels(tree: Tree) -> Levels:
         else:
             ps, pe, _ = bounds[li - 1]
             prev = slice(ps, pe)
-            par = np.array([pos[parent[order[j]]] - ps for j in range(s, e)], dtype=np.intp)
-            n_prev = pe - ps
-            if n_prev == 1:
-                gather = "bcast"
-            elif n == n_prev and np.array_equal(par, np.arange(n)):
-                gather = "same"
-            else:
-                gather = "take"
-            add_slice, Bsum = None, None
-            if n_prev == 1:
-                add = "one"
-            elif len(set(par.tolist())) == n:
-                if np.array_equal(par, np.arange(par[0], par[0] + n)):
-                    add, add_slice = "slice", slice(int(par[0]), int(par[0]) + n)
-                else:
-                    add = "unique"
-            else:
-                add = "matrix"
-                Bsum = np.zeros((n_prev, n))
-                Bsum[par, np.arange(n)] = 1.0
+            par = np.array([pos[tree.parent[order[j]]] - ps for j in range(s, e)], dtype=np.intp)
+            gather, add, add_slice, Bsum = _parent_access(par, pe - ps)
         levels.append(
             Level(
                 start=s,
                 stop=e,
-                n=n,
+                n=e - s,
                 free=kinds == [0],
                 rev=rev,
                 pri=pri,
@@ -368,8 +408,16 @@ def _compile_levels(tree: Tree) -> Levels:
                 Bsum=Bsum,
             )
         )
-    # constants in the permuted frames
-    perm = [_axis_perm(code[i]) for i in range(nb)]
+    return levels
+
+
+def _permuted_constants(
+    tree: Tree, order: np.ndarray, perm: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per position, in the permuted body frames (``perm``: each body's axis permutation): ``A``
+    (nb, 4, 4), ``X`` (nb, 6, 6) Xtree', ``I`` (nb, 6, 6), ``K`` (nb, 4, 4) and the signs ``sig``
+    (nb, 4) of :class:`Levels`."""
+    nb, parent = tree.nb, tree.parent
     P = np.zeros((nb, 3, 3))
     for i in range(nb):
         P[i, np.arange(3), perm[i]] = 1.0
@@ -392,18 +440,30 @@ def _compile_levels(tree: Tree) -> Levels:
         P6 = np.zeros((6, 6))
         P6[:3, :3] = P6[3:, 3:] = Pi
         Ib[j] = P6 @ tree.I[i] @ P6.T
-        m = tree.mass[i]
-        Ic = Pi @ tree.Ic[i] @ Pi.T
-        # second moment about the centre of mass: Sigma = tr(Ic)/2 1 - Ic = sum lam_k u_k u_k^T
-        lam, U = np.linalg.eigh(0.5 * np.trace(Ic) * np.eye(3) - Ic)
-        K[j, :3, :3] = np.sqrt(np.abs(lam))[:, None] * U.T
-        sig[j, :3] = np.where(lam < 0, -1.0, 1.0)
-        K[j, 3, :3] = np.sqrt(m) * (Pi @ tree.com[i])
-        K[j, 3, 3] = np.sqrt(m)
-    # rows of G (nb * 4, 3, N) that hold each internal body's true E rows and r
-    fk_rows = np.array([np.argsort(perm[i]) for i in range(nb)], dtype=np.intp).reshape(nb, 3)
-    nq = tree.nq
-    one_pos = order_arr[off:]
+        K[j], sig[j] = _second_moment_factor(tree, i, Pi)
+    return A, X, Ib, K, sig
+
+
+def _second_moment_factor(tree: Tree, i: int, Pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``K`` (4, 4) and ``sig`` (4,) of body ``i`` in its permuted frame (``Pi`` (3, 3)): the rows
+    ``sqrt|lam_k| u_k^T`` of its second moment about the centre of mass, then ``sqrt(m) [c^T, 1]``."""
+    K = np.zeros((4, 4))
+    sig = np.ones(4)
+    m = tree.mass[i]
+    Ic = Pi @ tree.Ic[i] @ Pi.T
+    # second moment about the centre of mass: Sigma = tr(Ic)/2 1 - Ic = sum lam_k u_k u_k^T
+    lam, U = np.linalg.eigh(0.5 * np.trace(Ic) * np.eye(3) - Ic)
+    K[:3, :3] = np.sqrt(np.abs(lam))[:, None] * U.T
+    sig[:3] = np.where(lam < 0, -1.0, 1.0)
+    K[3, :3] = np.sqrt(m) * (Pi @ tree.com[i])
+    K[3, 3] = np.sqrt(m)
+    return K, sig
+
+
+def _dof_positions(tree: Tree, order: np.ndarray, off: int) -> tuple[np.ndarray, ...]:
+    """``qi``, ``vi``, ``tau_src`` and ``pos_by_v`` (each (nq,)) of :class:`Levels`."""
+    nb, nq, code = tree.nb, tree.nq, tree.code
+    one_pos = order[off:]
     qi = np.array([tree.qidx[i] for i in one_pos], dtype=np.intp)
     vi = np.array([tree.vidx[i] for i in one_pos], dtype=np.intp)
     v0 = tree.one_v.start
@@ -413,36 +473,42 @@ def _compile_levels(tree: Tree) -> Levels:
         p = off + k
         pos_by_v[vi[k] - v0] = p
         tau_src[vi[k] - v0] = (2 if code[i] < 3 else 5) * nb + p
-    ppos = np.array(
-        [pos[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in order], dtype=np.intp
-    )
-    rev_pos = [p for p in range(nb) if code[order[p]] < 3]
-    pri_pos = [p for p in range(nb) if 3 <= code[order[p]] < 6]
-    msub = tree.mass_sub[order_arr]
+    return qi, vi, tau_src, pos_by_v
+
+
+def _compile_levels(tree: Tree) -> Levels:
+    """Level order, permuted body frames and the level-order constants (see :class:`Levels`)."""
+    nb, code = tree.nb, tree.code
+    order, pos, bounds = _depth_order(tree)
+    off = 1 if tree.free else 0
+    perm = [_axis_perm(code[i]) for i in range(nb)]
+    A, X, Ib, K, sig = _permuted_constants(tree, order, perm)
+    qi, vi, tau_src, pos_by_v = _dof_positions(tree, order, off)
     return Levels(
-        order=order_arr,
+        order=order,
         pos=pos,
-        levels=levels,
+        levels=_levels(tree, order, pos, bounds, off),
         off=off,
         qi=qi,
         vi=vi,
         tau_src=tau_src,
         pos_by_v=pos_by_v,
-        rev=_range_or_index(rev_pos),
-        pri=_range_or_index(pri_pos),
+        rev=_range_or_index([p for p in range(nb) if code[order[p]] < 3]),
+        pri=_range_or_index([p for p in range(nb) if 3 <= code[order[p]] < 6]),
         A=A,
         X=X,
         XT=np.ascontiguousarray(np.swapaxes(X, -1, -2)),
         I=Ib,
         K=K,
         sig=None if np.all(sig > 0) else np.ascontiguousarray(sig.T),
-        sqm=np.sqrt(tree.mass[order_arr])[:, None],
-        mass=np.ascontiguousarray(tree.mass[order_arr]),
-        msub=np.ascontiguousarray(msub),
-        fk_rows=fk_rows,
+        sqm=np.sqrt(tree.mass[order])[:, None],
+        mass=np.ascontiguousarray(tree.mass[order]),
+        msub=np.ascontiguousarray(tree.mass_sub[order]),
+        # rows of G (nb * 4, 3, N) that hold each internal body's true E rows and r
+        fk_rows=np.array([np.argsort(perm[i]) for i in range(nb)], dtype=np.intp).reshape(nb, 3),
         nb=nb,
         nv=tree.nv,
-        ppos=ppos,
+        ppos=np.array([pos[tree.parent[i]] if tree.parent[i] >= 0 else -1 for i in order], dtype=np.intp),
     )
 
 

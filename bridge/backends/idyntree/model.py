@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridge.errors import BackendError, ModelError, UnknownNameError, UnsupportedError
+from bridge.model.building import finite_limit, movable_joint
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -89,7 +90,7 @@ def _limit(value: float | None, default: float) -> float:
 
 
 def _read_limit(value: float) -> float | None:
-    return float(value) if np.isfinite(value) and abs(value) < _DBL_MAX else None
+    return finite_limit(value, _DBL_MAX)
 
 
 def _idyn_joint(joint: Joint, parent: int, child: int):
@@ -229,6 +230,73 @@ def _joint_limits(J) -> tuple[float | None, float | None, float | None, float | 
     return lower, upper, effort, velocity
 
 
+def _base_index(im, link_names: list[str], base: str | None) -> int:
+    """The index of the base link: ``base``'s, or the model's default base link."""
+    if base is None:
+        base_index = im.getDefaultBaseLink()
+        if base_index == _INVALID_INDEX or not 0 <= base_index < len(link_names):
+            raise ModelError("iDynTree model has no default base link; pass base=...")
+        return base_index
+    if base not in link_names:
+        raise UnknownNameError("base link", base, link_names, where="iDynTree model")
+    return link_names.index(base)
+
+
+def _traversal(im, base_index: int, link_names: list[str]):
+    """iDynTree's full-tree traversal from ``base_index`` (reaching every link)."""
+    trav = _idyn().Traversal()
+    if not im.computeFullTreeTraversal(trav, base_index):
+        raise BackendError(f"iDynTree could not compute the traversal from base {link_names[base_index]!r}")
+    if trav.getNrOfVisitedLinks() != len(link_names):  # pragma: no cover - excluded by _check_tree
+        raise ModelError("iDynTree model: the traversal does not reach every link")
+    return trav
+
+
+def _one_dof_joint(J, jname: str):
+    """A 1-DOF iDynTree joint as its revolute or prismatic type (else UnsupportedError)."""
+    if J.isRevoluteJoint():
+        return J.asRevoluteJoint()
+    if J.isPrismaticJoint():
+        return J.asPrismaticJoint()
+    kind = "spherical" if J.isSphericalJoint() else f"{J.getNrOfDOFs()}-DOF"
+    raise UnsupportedError(
+        f"iDynTree joint {jname!r} is a {kind} joint; bridge supports revolute, prismatic and fixed"
+    )
+
+
+def _idyn_to_joint(im, ji: int, parent: int, child: int, link_names: list[str]) -> Joint:
+    """The neutral joint of iDynTree joint ``ji`` read from link ``parent`` to link ``child``: rest
+    transform ``parent_H_child`` (4x4), axis and axis origin (3,) in child coordinates, limits."""
+    J = im.getJoint(ji)
+    jname = im.getJointName(ji)
+    rest = _transform(J.getRestTransform(parent, child))
+    if J.isFixedJoint():
+        return Joint(jname, JointKind.FIXED, link_names[parent], link_names[child], rest)
+    J = _one_dof_joint(J, jname)
+    axis = J.getAxis(child, parent)
+    return movable_joint(
+        jname,
+        link_names[parent],
+        link_names[child],
+        rest,
+        prismatic=not J.isRevoluteJoint(),
+        axis=np.array(axis.getDirection().toNumPy(), dtype=np.float64),
+        axis_origin=np.array(axis.getOrigin().toNumPy(), dtype=np.float64),
+        limits=JointLimits(*_joint_limits(J)),
+    )
+
+
+def _idyn_joints(im, trav, link_names: list[str]) -> list[Joint]:
+    """The joints in iDynTree's joint order, oriented by the traversal (away from its base)."""
+    joints: dict[int, Joint] = {}
+    for t in range(1, trav.getNrOfVisitedLinks()):
+        ji = trav.getParentJoint(t).getIndex()
+        joints[ji] = _idyn_to_joint(
+            im, ji, trav.getParentLink(t).getIndex(), trav.getLink(t).getIndex(), link_names
+        )
+    return [joints[ji] for ji in sorted(joints)]
+
+
 def from_idyntree(
     idyn_model: Any, base: str | None = None, floating: bool = True, name: str = "idyntree_model"
 ) -> Model:
@@ -251,68 +319,14 @@ def from_idyntree(
         ModelError: the links do not form one tree.
         UnsupportedError: a joint type bridge does not support (e.g. spherical).
     """
-    idyn = _idyn()
     im = _as_idyn_model(idyn_model)
     n_links = im.getNrOfLinks()
     if n_links == 0:
         raise ModelError("iDynTree model has no links")
     link_names = [im.getLinkName(i) for i in range(n_links)]
-    if base is None:
-        base_index = im.getDefaultBaseLink()
-        if base_index == _INVALID_INDEX or not 0 <= base_index < n_links:
-            raise ModelError("iDynTree model has no default base link; pass base=...")
-    else:
-        if base not in link_names:
-            raise UnknownNameError("base link", base, link_names, where="iDynTree model")
-        base_index = link_names.index(base)
+    base_index = _base_index(im, link_names, base)
     _check_tree(im)
-
-    trav = idyn.Traversal()
-    if not im.computeFullTreeTraversal(trav, base_index):
-        raise BackendError(f"iDynTree could not compute the traversal from base {link_names[base_index]!r}")
-    if trav.getNrOfVisitedLinks() != n_links:  # pragma: no cover - excluded by _check_tree
-        raise ModelError("iDynTree model: the traversal does not reach every link")
-
-    joints: dict[int, Joint] = {}
-    for t in range(1, trav.getNrOfVisitedLinks()):
-        child = trav.getLink(t).getIndex()
-        parent = trav.getParentLink(t).getIndex()
-        ji = trav.getParentJoint(t).getIndex()
-        J = im.getJoint(ji)
-        jname = im.getJointName(ji)
-        rest = _transform(J.getRestTransform(parent, child))
-        common = {
-            "name": jname,
-            "parent": link_names[parent],
-            "child": link_names[child],
-            "parent_H_child": rest,
-        }
-        if J.isFixedJoint():
-            joints[ji] = Joint(kind=JointKind.FIXED, **common)
-            continue
-        if J.isRevoluteJoint():
-            J = J.asRevoluteJoint()
-        elif J.isPrismaticJoint():
-            J = J.asPrismaticJoint()
-        else:
-            kind = "spherical" if J.isSphericalJoint() else f"{J.getNrOfDOFs()}-DOF"
-            raise UnsupportedError(
-                f"iDynTree joint {jname!r} is a {kind} joint; bridge supports revolute, prismatic and fixed"
-            )
-        axis = J.getAxis(child, parent)
-        lower, upper, effort, velocity = _joint_limits(J)
-        if J.isRevoluteJoint():
-            kind = JointKind.REVOLUTE if (lower is not None or upper is not None) else JointKind.CONTINUOUS
-        else:
-            kind = JointKind.PRISMATIC
-        joints[ji] = Joint(
-            kind=kind,
-            axis=np.array(axis.getDirection().toNumPy(), dtype=np.float64),
-            axis_origin=np.array(axis.getOrigin().toNumPy(), dtype=np.float64),
-            limits=JointLimits(lower, upper, effort, velocity),
-            **common,
-        )
-    ordered = [joints[ji] for ji in sorted(joints)]
+    ordered = _idyn_joints(im, _traversal(im, base_index, link_names), link_names)
     dof_names = tuple(
         j.name
         for j in sorted(

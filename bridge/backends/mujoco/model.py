@@ -35,8 +35,10 @@ armature on the free joint are not part of the neutral model: they are reported 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,7 @@ from bridge.errors import (
     ModelFileNotFoundError,
     UnsupportedError,
 )
+from bridge.model.building import movable_joint, unique_name
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -123,12 +126,150 @@ def _principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return lam, quat
 
 
-def _free_joint_name(model: Model) -> str:
-    name = FREE_JOINT
-    taken = set(model.joint_names)
-    while name in taken:
-        name += "_"
-    return name
+def _floor(what: str, value: object) -> float:
+    """A ``bound_mass`` / ``bound_inertia`` argument of :func:`to_mujoco` as a float: 0 (none) or a
+    finite floor of at least ``mjMINVAL``; anything else is an InvalidValueError."""
+    try:
+        b = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
+    if not (b == 0.0 or _MINVAL <= b < float("inf")):
+        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {_MINVAL:g}, got {b!r}")
+    return b
+
+
+@dataclass
+class _Bodies:
+    """What :func:`to_mujoco` collects while it adds bodies: the floors it applies, the MuJoCo body
+    of each link (by link name), the problems MuJoCo would refuse and the links it raised."""
+
+    bound_mass: float
+    bound_inertia: float
+    bodies: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    raised: list[str] = field(default_factory=list)
+
+
+def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
+    """An ``MjSpec`` with the compiler and options of a rigid-body comparison (no inertia fusing,
+    balancing or bounds, Euler integrator, the stages of :func:`rigid_body_flags` disabled) and
+    ``gravity`` (3,) in world coordinates."""
+    spec = mujoco.MjSpec()
+    spec.modelname = name
+    spec.compiler.fusestatic = False
+    spec.compiler.balanceinertia = False
+    spec.compiler.boundmass = 0.0
+    spec.compiler.boundinertia = 0.0
+    spec.compiler.autolimits = False
+    opt = spec.option
+    opt.gravity = np.asarray(gravity, dtype=float)
+    opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    opt.disableflags = rigid_body_flags(mujoco)
+    return spec
+
+
+def _body_inertia(link: Link, moving: bool, acc: _Bodies) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """MuJoCo's inertia of a link's body: mass, centre of mass (3,) and the unit quaternion (w, x,
+    y, z) of the principal axes (4,), both in link coordinates, and the principal moments (3,) about
+    the centre of mass. Floors of ``acc`` are applied to a moving body (noted in ``acc.raised``);
+    what MuJoCo would still refuse is noted in ``acc.problems``."""
+    inertia = link.inertia
+    mass = float(inertia.mass)
+    lam, iquat = _principal(np.array(inertia.inertia_com))
+    com = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
+    if mass > 0.0:  # (raising moments that satisfy A + B >= C keeps it)
+        lo = np.sort(lam)
+        if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
+            acc.problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
+    # floors for zero masses and moments (a negative moment is an error: it stays and is refused)
+    low = (lam >= -_MINVAL) & (lam < acc.bound_inertia)
+    if moving and (mass < acc.bound_mass or low.any()):
+        was = f"mass {mass:.3g} kg, principal moments {np.round(lam, 15).tolist()}"
+        acc.raised.append(f"{link.name!r} ({was})")
+        mass = max(mass, acc.bound_mass)
+        lam = np.where(low, acc.bound_inertia, lam)
+    if moving and (mass < _MINVAL or lam.min() < _MINVAL):
+        acc.problems.append(
+            f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
+            f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
+        )
+    return mass, com, iquat, lam
+
+
+def _add_body(mujoco: Any, parent: Any, link: Link, joint: Joint | None, moving: bool, acc: _Bodies) -> None:
+    """Add the body of ``link`` below the MuJoCo body ``parent``, at ``joint``'s rest pose (the
+    identity without a joint), with its inertia and its hinge or slide joint (axis and axis origin
+    in the child body's frame), and record it in ``acc.bodies``."""
+    pose = Transform.identity() if joint is None else joint.parent_H_child
+    body = parent.add_body(
+        name=mujoco_body_name(link.name),
+        pos=np.array(pose.translation),
+        quat=pose.as_quaternion_wxyz(),
+    )
+    body.mass, body.ipos, body.iquat, body.inertia = _body_inertia(link, moving, acc)
+    body.explicitinertial = True
+    if joint is not None:
+        kind = (
+            mujoco.mjtJoint.mjJNT_SLIDE if joint.kind is JointKind.PRISMATIC else mujoco.mjtJoint.mjJNT_HINGE
+        )
+        body.add_joint(
+            name=joint.name,
+            type=kind,
+            axis=np.array(joint.axis),
+            pos=np.array(joint.axis_origin),
+            armature=float(joint.armature),
+        )
+    acc.bodies[link.name] = body
+
+
+def _add_tree(mujoco: Any, spec: Any, model: Model, acc: _Bodies) -> None:
+    """Add the bodies of ``model``'s rigid groups (its lumped model), its free joint and its sites."""
+    lumped = model.lumped()
+    base = lumped.link(lumped.base)
+    _add_body(mujoco, spec.worldbody, base, None, model.floating, acc)
+    if model.floating:
+        acc.bodies[base.name].add_freejoint(name=unique_name(FREE_JOINT, set(model.joint_names), "_"))
+    # bodies in the model's depth-first order of movable joints: MuJoCo numbers bodies depth first
+    # with children in the order they were added, so its DOF order is mujoco_dof_permutation's
+    for joint in model.depth_first_joints:
+        if joint.movable:
+            j = lumped.joint(joint.name)
+            _add_body(mujoco, acc.bodies[j.parent], lumped.link(j.child), j, True, acc)
+    for f in lumped.frames:
+        H = f.link_H_frame
+        acc.bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
+
+
+def _refuse_problems(model: Model, problems: list[str]) -> None:
+    """Raise UnsupportedError listing what MuJoCo would refuse (with the floors' hint when a moving
+    body is too light), if anything."""
+    if not problems:
+        return
+    hint = ""
+    if any("moves but has mass" in p for p in problems):
+        hint = (
+            " (to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to"
+            " floors, like MuJoCo's boundmass/boundinertia, at the cost of exactness)"
+        )
+    raise UnsupportedError(
+        f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems) + hint
+    )
+
+
+def _warn_raised(model: Model, acc: _Bodies, stacklevel: int) -> None:
+    """The BridgeWarning naming the links whose mass or moments were raised to the floors, if any."""
+    if not acc.raised:
+        return
+    warnings.warn(
+        f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
+        f"to bound_mass={acc.bound_mass:g} kg, bound_inertia={acc.bound_inertia:g} kg m^2 on links "
+        + ", ".join(acc.raised)
+        + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
+        " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
+        " mass matrix",
+        BridgeWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def to_mujoco(
@@ -155,114 +296,11 @@ def to_mujoco(
     that moves only floored bodies gets an acceleration the model does not define).
     """
     mujoco = require_mujoco()
-    bounds = []
-    for what, b in (("bound_mass", bound_mass), ("bound_inertia", bound_inertia)):
-        try:
-            b = float(b)
-        except (TypeError, ValueError):
-            raise InvalidValueError(f"{what}: expected a number, got {b!r}") from None
-        if not (b == 0.0 or _MINVAL <= b < float("inf")):
-            raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {_MINVAL:g}, got {b!r}")
-        bounds.append(b)
-    bound_mass, bound_inertia = bounds
-    raised: list[str] = []
-    lumped = model.lumped()
-    spec = mujoco.MjSpec()
-    spec.modelname = model.name
-    spec.compiler.fusestatic = False
-    spec.compiler.balanceinertia = False
-    spec.compiler.boundmass = 0.0
-    spec.compiler.boundinertia = 0.0
-    spec.compiler.autolimits = False
-    opt = spec.option
-    opt.gravity = np.asarray(gravity, dtype=float)
-    opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    opt.disableflags = rigid_body_flags(mujoco)
-    bodies: dict[str, Any] = {}
-    problems: list[str] = []
-
-    def add(parent: Any, link: Link, joint: Joint | None) -> None:
-        pose = Transform.identity() if joint is None else joint.parent_H_child
-        body = parent.add_body(
-            name=mujoco_body_name(link.name),
-            pos=np.array(pose.translation),
-            quat=pose.as_quaternion_wxyz(),
-        )
-        inertia = link.inertia
-        mass = float(inertia.mass)
-        lam, iquat = _principal(np.array(inertia.inertia_com))
-        moving = model.floating or joint is not None
-        com = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
-        if mass > 0.0:  # (raising moments that satisfy A + B >= C keeps it)
-            lo = np.sort(lam)
-            if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
-                problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
-        # floors for zero masses and moments (a negative moment is an error: it stays and is refused)
-        low = (lam >= -_MINVAL) & (lam < bound_inertia)
-        if moving and (mass < bound_mass or low.any()):
-            was = f"mass {mass:.3g} kg, principal moments {np.round(lam, 15).tolist()}"
-            raised.append(f"{link.name!r} ({was})")
-            mass = max(mass, bound_mass)
-            lam = np.where(low, bound_inertia, lam)
-        if moving and (mass < _MINVAL or lam.min() < _MINVAL):
-            problems.append(
-                f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
-                f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
-            )
-        body.mass = mass
-        body.ipos = com
-        body.iquat = iquat
-        body.inertia = lam
-        body.explicitinertial = True
-        if joint is not None:
-            kind = (
-                mujoco.mjtJoint.mjJNT_SLIDE
-                if joint.kind is JointKind.PRISMATIC
-                else mujoco.mjtJoint.mjJNT_HINGE
-            )
-            body.add_joint(
-                name=joint.name,
-                type=kind,
-                axis=np.array(joint.axis),
-                pos=np.array(joint.axis_origin),
-                armature=float(joint.armature),
-            )
-        bodies[link.name] = body
-
-    base = lumped.link(lumped.base)
-    add(spec.worldbody, base, None)
-    if model.floating:
-        bodies[base.name].add_freejoint(name=_free_joint_name(model))
-    # bodies in the model's depth-first order of movable joints: MuJoCo numbers bodies depth first
-    # with children in the order they were added, so its DOF order is mujoco_dof_permutation's
-    for joint in model.depth_first_joints:
-        if joint.movable:
-            j = lumped.joint(joint.name)
-            add(bodies[j.parent], lumped.link(j.child), j)
-    for f in lumped.frames:
-        H = f.link_H_frame
-        bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
-    if problems:
-        hint = ""
-        if any("moves but has mass" in p for p in problems):
-            hint = (
-                " (to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to"
-                " floors, like MuJoCo's boundmass/boundinertia, at the cost of exactness)"
-            )
-        raise UnsupportedError(
-            f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems) + hint
-        )
-    if raised:
-        warnings.warn(
-            f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
-            f"to bound_mass={bound_mass:g} kg, bound_inertia={bound_inertia:g} kg m^2 on links "
-            + ", ".join(raised)
-            + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
-            " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
-            " mass matrix",
-            BridgeWarning,
-            stacklevel=2,
-        )
+    acc = _Bodies(_floor("bound_mass", bound_mass), _floor("bound_inertia", bound_inertia))
+    spec = _empty_spec(mujoco, model.name, gravity)
+    _add_tree(mujoco, spec, model, acc)
+    _refuse_problems(model, acc.problems)
+    _warn_raised(model, acc, stacklevel=2)
     try:
         return spec.compile()
     except ValueError as exc:  # MuJoCo's compiler errors
@@ -279,121 +317,153 @@ def _quat_to_R(q: np.ndarray) -> np.ndarray:
     return Transform.from_quaternion_wxyz(q / np.linalg.norm(q)).rotation
 
 
-def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
-    """A neutral :class:`Model` of a compiled ``mujoco.MjModel`` (see the module docstring).
+@dataclass(frozen=True)
+class _Mj:
+    """A compiled ``MjModel`` ``m`` with the ``mujoco`` module and its body and joint names (unnamed
+    ones ``"body<id>"`` / ``"joint<id>"``, body 0 ``"world"`` unless named)."""
 
-    DOF names are MuJoCo's joint names in MuJoCo's DOF order (unnamed joints: ``"joint<id>"``,
-    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
-    joint on a child of the world; without one the model is fixed and its base is the world body.
-    """
-    return _from_mujoco(mj_model, name, stacklevel=3)
+    mujoco: Any
+    m: Any
+    bname: list[str]
+    jname: list[str]
+
+    @classmethod
+    def of(cls, mujoco: Any, m: Any) -> _Mj:
+        OBJ = mujoco.mjtObj
+        bname = [_name(mujoco, m, OBJ.mjOBJ_BODY, b, f"body{b}") for b in range(m.nbody)]
+        bname[0] = _name(mujoco, m, OBJ.mjOBJ_BODY, 0, "world")
+        jname = [_name(mujoco, m, OBJ.mjOBJ_JOINT, j, f"joint{j}") for j in range(m.njnt)]
+        return cls(mujoco, m, bname, jname)
+
+    def on_body(self, j: int) -> str:
+        """``"'joint' on body 'body'"`` for joint ``j``."""
+        return f"{self.jname[j]!r} on body {self.bname[self.m.jnt_bodyid[j]]!r}"
 
 
-def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
-    """:func:`from_mujoco`, its warnings ``stacklevel`` frames up (the public caller's caller)."""
-    mujoco = require_mujoco()
-    m = mj_model
-    OBJ, JNT = mujoco.mjtObj, mujoco.mjtJoint
-    parent = np.asarray(m.body_parentid)
-    bname = [_name(mujoco, m, OBJ.mjOBJ_BODY, b, f"body{b}") for b in range(m.nbody)]
-    bname[0] = _name(mujoco, m, OBJ.mjOBJ_BODY, 0, "world")
-    jname = [_name(mujoco, m, OBJ.mjOBJ_JOINT, j, f"joint{j}") for j in range(m.njnt)]
-    jtype = np.asarray(m.jnt_type)
-    jbody = np.asarray(m.jnt_bodyid)
-    # the root: a free joint on a child of the world, or the world itself
+def _free_joints(mj: _Mj) -> list[int]:
+    """The free joints of the model: none, or one on a child of the world. Raises
+    UnsupportedError for a free joint below the root, a ball joint, or several free joints."""
+    m, JNT = mj.m, mj.mujoco.mjtJoint
+    parent, jtype, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_type), np.asarray(m.jnt_bodyid)
     free = [j for j in range(m.njnt) if jtype[j] == JNT.mjJNT_FREE]
     for j in free:
         if parent[jbody[j]] != 0:
             raise UnsupportedError(
-                f"free joint {jname[j]!r} on body {bname[jbody[j]]!r} is not at the root "
+                f"free joint {mj.jname[j]!r} on body {mj.bname[jbody[j]]!r} is not at the root "
                 "(only a floating base is supported)"
             )
-    balls = [f"{jname[j]!r} on body {bname[jbody[j]]!r}" for j in range(m.njnt) if jtype[j] == JNT.mjJNT_BALL]
+    balls = [mj.on_body(j) for j in range(m.njnt) if jtype[j] == JNT.mjJNT_BALL]
     if balls:
         raise UnsupportedError(f"ball joint{'s' if len(balls) > 1 else ''} {', '.join(balls)}: not supported")
     if len(free) > 1:
         raise UnsupportedError(
-            "several free joints ("
-            + ", ".join(f"{jname[j]!r} on body {bname[jbody[j]]!r}" for j in free)
-            + "): one floating base only"
+            "several free joints (" + ", ".join(mj.on_body(j) for j in free) + "): one floating base only"
         )
+    return free
+
+
+def _kept_bodies(mj: _Mj, free: list[int]) -> tuple[int, list[int]]:
+    """The root body and the bodies of the neutral model, in MuJoCo's body order: the free joint's
+    body and its subtree for a floating base, else every body with the world (body 0) as root.
+    Raises UnsupportedError when joints move bodies outside the floating base's tree."""
+    m = mj.m
+    parent, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_bodyid)
+    if not free:
+        return 0, list(range(m.nbody))
     subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
     for b in range(1, m.nbody):
         subtree_of[b] = b if parent[b] == 0 else subtree_of[parent[b]]
-    floating = bool(free)
-    if floating:
-        root = int(jbody[free[0]])
-        others = [j for j in range(m.njnt) if subtree_of[jbody[j]] != root]
-        if others:
-            raise UnsupportedError(
-                f"joints {[jname[j] for j in others]} move bodies outside the floating base's tree "
-                f"(rooted at {bname[root]!r}): one tree only"
-            )
-        kept = [b for b in range(1, m.nbody) if subtree_of[b] == root]
-    else:
-        root = 0
-        kept = list(range(m.nbody))
-    keep = set(kept)
+    root = int(jbody[free[0]])
+    others = [j for j in range(m.njnt) if subtree_of[jbody[j]] != root]
+    if others:
+        raise UnsupportedError(
+            f"joints {[mj.jname[j] for j in others]} move bodies outside the floating base's tree "
+            f"(rooted at {mj.bname[root]!r}): one tree only"
+        )
+    return root, [b for b in range(1, m.nbody) if subtree_of[b] == root]
 
+
+def _mj_inertia(m: Any, b: int) -> SpatialInertia:
+    """Body ``b``'s inertia in its body frame, from ``body_mass``, ``body_ipos`` (3,) and the
+    principal moments ``body_inertia`` (3,) along the axes of ``body_iquat`` (w, x, y, z); zero for
+    the world body."""
+    if b == 0:
+        return SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))
+    R = _quat_to_R(np.asarray(m.body_iquat[b]))
+    I_com = R @ np.diag(m.body_inertia[b]) @ R.T
+    return SpatialInertia(float(m.body_mass[b]), np.array(m.body_ipos[b]), (I_com + I_com.T) / 2)
+
+
+def _mj_joint(mj: _Mj, j: int, parent: str, child: str, rest: Transform) -> Joint:
+    """The neutral joint of MuJoCo's hinge or slide joint ``j`` from link ``parent`` to ``child``:
+    ``rest`` (4x4) the child's pose in the parent at ``qpos = 0`` before the joint's ``ref`` is
+    folded in, axis and axis origin (3,) in child coordinates, limits when ``jnt_limited``."""
+    m = mj.m
+    limited = bool(m.jnt_limited[j])
+    lo, hi = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else (None, None)
+    joint = movable_joint(
+        mj.jname[j],
+        parent,
+        child,
+        rest,
+        prismatic=bool(m.jnt_type[j] == mj.mujoco.mjtJoint.mjJNT_SLIDE),
+        axis=np.array(m.jnt_axis[j]),
+        axis_origin=np.array(m.jnt_pos[j]),
+        limits=JointLimits(lo, hi),
+        armature=float(m.dof_armature[m.jnt_dofadr[j]]),
+    )
+    ref = float(m.qpos0[m.jnt_qposadr[j]])
+    if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
+        joint = dataclasses.replace(joint, parent_H_child=Transform._wrap(rest.matrix @ joint.motion(-ref)))
+    return joint
+
+
+def _body_joints(mj: _Mj, b: int) -> tuple[list[Link], list[Joint], list[str]]:
+    """The joints from body ``b``'s parent to ``b``: a weld for a body without joints, else one
+    joint per MuJoCo joint in MuJoCo's order, chained through massless links ``"<body>__<joint>"``
+    (returned with the joints, and the DOF names)."""
+    m, bname = mj.m, mj.bname
+    rest = Transform.from_quaternion_wxyz(
+        np.asarray(m.body_quat[b]) / np.linalg.norm(m.body_quat[b]), np.array(m.body_pos[b])
+    )
+    body_joints = list(range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]))
+    prev = bname[m.body_parentid[b]]
+    if not body_joints:
+        return [], [Joint(f"{bname[b]}__weld", JointKind.FIXED, prev, bname[b], rest)], []
+    links: list[Link] = []
+    joints: list[Joint] = []
+    for k, j in enumerate(body_joints):
+        child = bname[b] if k == len(body_joints) - 1 else f"{bname[b]}__{mj.jname[j]}"
+        if child != bname[b]:
+            links.append(Link(child, SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))))
+        joints.append(_mj_joint(mj, j, prev, child, rest))
+        prev, rest = child, Transform.identity()
+    return links, joints, [mj.jname[j] for j in body_joints]
+
+
+def _mj_tree(mj: _Mj, root: int, kept: list[int]) -> tuple[list[Link], list[Joint], list[str]]:
+    """Links, joints and DOF names of the kept bodies (body order; the root has no joint)."""
     links: list[Link] = []
     joints: list[Joint] = []
     dofs: list[str] = []
     for b in kept:
-        if b == 0:
-            inertia = SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))
-        else:
-            R = _quat_to_R(np.asarray(m.body_iquat[b]))
-            I_com = R @ np.diag(m.body_inertia[b]) @ R.T
-            inertia = SpatialInertia(float(m.body_mass[b]), np.array(m.body_ipos[b]), (I_com + I_com.T) / 2)
-        links.append(Link(bname[b], inertia))
+        links.append(Link(mj.bname[b], _mj_inertia(mj.m, b)))
         if b == root:
             continue
-        rest = Transform.from_quaternion_wxyz(
-            np.asarray(m.body_quat[b]) / np.linalg.norm(m.body_quat[b]), np.array(m.body_pos[b])
-        )
-        body_joints = list(range(m.body_jntadr[b], m.body_jntadr[b] + m.body_jntnum[b]))
-        prev = bname[parent[b]]
-        if not body_joints:
-            joints.append(Joint(f"{bname[b]}__weld", JointKind.FIXED, prev, bname[b], rest))
-            continue
-        for k, j in enumerate(body_joints):
-            child = bname[b] if k == len(body_joints) - 1 else f"{bname[b]}__{jname[j]}"
-            if child != bname[b]:
-                links.append(Link(child, SpatialInertia(0.0, np.zeros(3), np.zeros((3, 3)))))
-            slide = jtype[j] == JNT.mjJNT_SLIDE
-            limited = bool(m.jnt_limited[j])
-            lo, hi = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else (None, None)
-            kind = JointKind.PRISMATIC if slide else (JointKind.REVOLUTE if limited else JointKind.CONTINUOUS)
-            joint = Joint(
-                jname[j],
-                kind,
-                prev,
-                child,
-                rest,
-                axis=np.array(m.jnt_axis[j]),
-                axis_origin=np.array(m.jnt_pos[j]),
-                limits=JointLimits(lo, hi),
-                armature=float(m.dof_armature[m.jnt_dofadr[j]]),
-            )
-            ref = float(m.qpos0[m.jnt_qposadr[j]])
-            if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
-                joint = Joint(
-                    joint.name,
-                    kind,
-                    prev,
-                    child,
-                    Transform._wrap(rest.matrix @ joint.motion(-ref)),
-                    axis=joint.axis,
-                    axis_origin=joint.axis_origin,
-                    limits=joint.limits,
-                    armature=joint.armature,
-                )
-            joints.append(joint)
-            dofs.append(jname[j])
-            prev, rest = child, Transform.identity()
-    frames = []
-    taken = {link.name for link in links}
-    renamed = []
+        extra, body_joints, body_dofs = _body_joints(mj, b)
+        links += extra
+        joints += body_joints
+        dofs += body_dofs
+    return links, joints, dofs
+
+
+def _mj_sites(mj: _Mj, keep: set[int], taken: set[str]) -> tuple[list[Frame], list[str]]:
+    """The sites on kept bodies as frames (pose in the body frame), named by
+    :func:`site_frame_name` against ``taken`` (the link names), and ``"'site' -> 'frame'"`` for
+    each renamed one."""
+    m = mj.m
+    frames, renamed = [], []
+    taken = set(taken)
     for i in range(m.nsite):
         b = int(m.site_bodyid[i])
         if b not in keep:
@@ -401,12 +471,19 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
         H = Transform.from_quaternion_wxyz(
             np.asarray(m.site_quat[i]) / np.linalg.norm(m.site_quat[i]), np.array(m.site_pos[i])
         )
-        site = _name(mujoco, m, OBJ.mjOBJ_SITE, i, f"site{i}")
+        site = _name(mj.mujoco, m, mj.mujoco.mjtObj.mjOBJ_SITE, i, f"site{i}")
         frame = site_frame_name(site, taken)
         if frame != site:
             renamed.append(f"{site!r} -> {frame!r}")
         taken.add(frame)
-        frames.append(Frame(frame, bname[b], H))
+        frames.append(Frame(frame, mj.bname[b], H))
+    return frames, renamed
+
+
+def _ignored(mj: _Mj, free: list[int], kept: list[int]) -> list[str]:
+    """What the model has that the rigid-body neutral model leaves out (free-joint armature,
+    damping, friction loss, stiffness, gravity compensation, fluid forces, equalities, tendons)."""
+    m = mj.m
     ignored = []
     free_dofs = [int(m.jnt_dofadr[j]) + k for j in free for k in range(6)]
     for what, arr in (
@@ -422,25 +499,52 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     if m.opt.density > 0.0 or m.opt.viscosity > 0.0:
         ignored.append("fluid forces (option density/viscosity)")
     if m.neq:
-        ignored.append(_equality_text(mujoco, m))
+        ignored.append(_equality_text(mj.mujoco, m))
     if m.ntendon:
         ignored.append(f"{m.ntendon} tendons")
-    model_name = name or _model_name(m.names) or "mujoco_model"
+    return ignored
+
+
+def _warn_left_out(model_name: str, renamed: list[str], ignored: list[str], stacklevel: int) -> None:
+    """The BridgeWarnings on renamed sites and on what the neutral model ignores, if any."""
     if renamed:  # MuJoCo names bodies and sites apart; a bridge model has one namespace of frames
         warnings.warn(
             f"MuJoCo model {model_name!r}: sites named like a body are frames with a '__site' suffix: "
             + ", ".join(renamed),
             BridgeWarning,
-            stacklevel=stacklevel,
+            stacklevel=stacklevel + 1,
         )
     if ignored:
         warnings.warn(
             f"MuJoCo model {model_name!r}: not part of the rigid-body model, ignored: {'; '.join(ignored)}",
             BridgeWarning,
-            stacklevel=stacklevel,
+            stacklevel=stacklevel + 1,
         )
+
+
+def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
+    """A neutral :class:`Model` of a compiled ``mujoco.MjModel`` (see the module docstring).
+
+    DOF names are MuJoCo's joint names in MuJoCo's DOF order (unnamed joints: ``"joint<id>"``,
+    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
+    joint on a child of the world; without one the model is fixed and its base is the world body.
+    """
+    return _from_mujoco(mj_model, name, stacklevel=3)
+
+
+def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
+    """:func:`from_mujoco`, its warnings ``stacklevel`` frames up (the public caller's caller)."""
+    mj = _Mj.of(require_mujoco(), mj_model)
+    m = mj.m
+    free = _free_joints(mj)
+    root, kept = _kept_bodies(mj, free)
+    links, joints, dofs = _mj_tree(mj, root, kept)
+    frames, renamed = _mj_sites(mj, set(kept), {link.name for link in links})
+    ignored = _ignored(mj, free, kept)
+    model_name = name or _model_name(m.names) or "mujoco_model"
+    _warn_left_out(model_name, renamed, ignored, stacklevel)
     try:
-        return Model(model_name, links, joints, frames, bname[root], tuple(dofs), floating)
+        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), bool(free))
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
 
@@ -450,10 +554,7 @@ def site_frame_name(site: str, taken: set[str]) -> str:
     ``"<name>__site_"``, ...) when a link (a body) or an earlier frame already has it."""
     if site not in taken:
         return site
-    frame = f"{site}__site"
-    while frame in taken:
-        frame += "_"
-    return frame
+    return unique_name(f"{site}__site", taken, "_")
 
 
 def _equality_text(mujoco: Any, m: Any) -> str:

@@ -115,6 +115,89 @@ def _bound(value: float | None) -> float:
     return np.inf if value is None or not value >= 0.0 else float(value)
 
 
+def _add_base(pm: pinocchio.Model, model: Model) -> tuple[int, Transform, int]:
+    """The base link's body: on a ``JointModelFreeFlyer`` :data:`ROOT_JOINT` (no position limits) for
+    a floating base, else on ``universe``; returns its place ``(joint id, joint_H_link, BODY frame id)``."""
+    pin = _pin()
+    if model.floating:
+        jid = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), ROOT_JOINT)
+        pm.lowerPositionLimit[:7] = -np.inf  # a free flyer has no position limits
+        pm.upperPositionLimit[:7] = np.inf
+        parent_frame = pm.addJointFrame(jid, 0)
+    else:
+        jid, parent_frame = 0, 0
+    pm.appendBodyToJoint(jid, _pin_inertia(model.link(model.base).inertia), pin.SE3.Identity())
+    fid = pm.addBodyFrame(model.base, jid, pin.SE3.Identity(), parent_frame)
+    return jid, Transform.identity(), fid
+
+
+def _add_movable(
+    pm: pinocchio.Model, joint: Joint, child: Link, place: tuple[int, Transform, int]
+) -> tuple[int, Transform, int]:
+    """A Pinocchio joint for a movable ``joint`` below the parent's ``place`` (its frame J at the
+    axis origin, see :func:`_joint_frame`), with its limits, joint frame, the child's inertia and
+    BODY frame; returns the child's place ``(joint id, J_H_child, BODY frame id)``."""
+    pin = _pin()
+    pj, pj_H_parent, parent_fid = place
+    jm = _joint_model(joint)
+    child_H_J = _joint_frame(joint, jm)
+    parent_H_J = joint.parent_H_child @ child_H_J
+    J_H_child = child_H_J.inverse()
+    lim = joint.limits
+    bounded = joint.kind is not JointKind.CONTINUOUS
+    lower = np.full(jm.nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
+    upper = np.full(jm.nq, _limit(lim.upper, np.inf) if bounded else 1.01)
+    effort = np.full(jm.nv, _bound(lim.effort))
+    velocity = np.full(jm.nv, _bound(lim.velocity))
+    jid = pm.addJoint(pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper)
+    jfid = pm.addJointFrame(jid, parent_fid)
+    pm.appendBodyToJoint(jid, _pin_inertia(child.inertia.transformed(J_H_child)), pin.SE3.Identity())
+    fid = pm.addBodyFrame(child.name, jid, _se3(J_H_child), jfid)
+    return jid, J_H_child, fid
+
+
+def _add_fixed(
+    pm: pinocchio.Model, joint: Joint, child: Link, place: tuple[int, Transform, int]
+) -> tuple[int, Transform, int]:
+    """A fixed ``joint`` merged into the parent's Pinocchio joint (``place``): a FIXED_JOINT frame,
+    the child's inertia appended (if any) and its BODY frame; returns the child's place."""
+    pin = _pin()
+    pj, pj_H_parent, parent_fid = place
+    pj_H_child = pj_H_parent @ joint.parent_H_child
+    ffid = pm.addFrame(pin.Frame(joint.name, pj, parent_fid, _se3(pj_H_child), pin.FrameType.FIXED_JOINT))
+    if np.any(child.inertia.parameters != 0.0):
+        pm.appendBodyToJoint(pj, _pin_inertia(child.inertia), _se3(pj_H_child))
+    fid = pm.addBodyFrame(child.name, pj, _se3(pj_H_child), ffid)
+    return pj, pj_H_child, fid
+
+
+def _set_armature(pm: pinocchio.Model, armature: dict[int, float]) -> None:
+    """``pm.armature`` (nv,) from ``armature`` (Pinocchio velocity index -> armature; left as is
+    when empty)."""
+    if armature:
+        arm = np.zeros(pm.nv)
+        for k, a in armature.items():
+            arm[k] = a
+        pm.armature = arm
+
+
+def _add_joints(
+    pm: pinocchio.Model, model: Model, place: dict[str, tuple[int, Transform, int]]
+) -> dict[int, float]:
+    """Every joint of ``model`` in Pinocchio's order, each child's place recorded in ``place`` (link
+    -> ``(joint id, joint_H_link, BODY frame id)``); returns the armature by velocity index."""
+    armature: dict[int, float] = {}
+    for joint in pinocchio_joint_order(model):
+        child = model.link(joint.child)
+        if joint.movable:
+            place[child.name] = _add_movable(pm, joint, child, place[joint.parent])
+            if joint.armature:
+                armature[pm.idx_vs[place[child.name][0]]] = joint.armature
+        else:
+            place[child.name] = _add_fixed(pm, joint, child, place[joint.parent])
+    return armature
+
+
 def to_pinocchio(model: Model) -> pinocchio.Model:
     """Build a ``pinocchio.Model`` for ``model`` directly through Pinocchio's API.
 
@@ -132,71 +215,175 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     pin = _pin()
     pm = pin.Model()
     pm.name = model.name
-    FT = pin.FrameType
-    # link -> (pinocchio joint id, joint_H_link, frame id of the link's BODY frame)
-    place: dict[str, tuple[int, Transform, int]] = {}
-    base = model.base
-    if model.floating:
-        jid = pm.addJoint(0, pin.JointModelFreeFlyer(), pin.SE3.Identity(), ROOT_JOINT)
-        pm.lowerPositionLimit[:7] = -np.inf  # a free flyer has no position limits
-        pm.upperPositionLimit[:7] = np.inf
-        parent_frame = pm.addJointFrame(jid, 0)
-    else:
-        jid, parent_frame = 0, 0
-    armature: dict[int, float] = {}  # Pinocchio velocity index -> armature
-    ident = Transform.identity()
-    pm.appendBodyToJoint(jid, _pin_inertia(model.link(base).inertia), pin.SE3.Identity())
-    fid = pm.addBodyFrame(base, jid, pin.SE3.Identity(), parent_frame)
-    place[base] = (jid, ident, fid)
-
-    for joint in pinocchio_joint_order(model):
-        pj, pj_H_parent, parent_fid = place[joint.parent]
-        child = model.link(joint.child)
-        if joint.movable:
-            jm = _joint_model(joint)
-            child_H_J = _joint_frame(joint, jm)
-            parent_H_J = joint.parent_H_child @ child_H_J
-            J_H_child = child_H_J.inverse()
-            lim = joint.limits
-            bounded = joint.kind is not JointKind.CONTINUOUS
-            nq = jm.nq
-            lower = np.full(nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
-            upper = np.full(nq, _limit(lim.upper, np.inf) if bounded else 1.01)
-            effort = np.full(jm.nv, _bound(lim.effort))
-            velocity = np.full(jm.nv, _bound(lim.velocity))
-            jid = pm.addJoint(
-                pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper
-            )
-            if joint.armature:
-                armature[pm.idx_vs[jid]] = joint.armature
-            jfid = pm.addJointFrame(jid, parent_fid)
-            pm.appendBodyToJoint(jid, _pin_inertia(child.inertia.transformed(J_H_child)), pin.SE3.Identity())
-            fid = pm.addBodyFrame(child.name, jid, _se3(J_H_child), jfid)
-            place[child.name] = (jid, J_H_child, fid)
-        else:
-            pj_H_child = pj_H_parent @ joint.parent_H_child
-            ffid = pm.addFrame(pin.Frame(joint.name, pj, parent_fid, _se3(pj_H_child), FT.FIXED_JOINT))
-            if np.any(child.inertia.parameters != 0.0):
-                pm.appendBodyToJoint(pj, _pin_inertia(child.inertia), _se3(pj_H_child))
-            fid = pm.addBodyFrame(child.name, pj, _se3(pj_H_child), ffid)
-            place[child.name] = (pj, pj_H_child, fid)
-
+    place = {model.base: _add_base(pm, model)}
+    armature = _add_joints(pm, model, place)
     for frame in model.frames:
         pj, pj_H_link, link_fid = place[frame.link]
-        pm.addFrame(pin.Frame(frame.name, pj, link_fid, _se3(pj_H_link @ frame.link_H_frame), FT.OP_FRAME))
+        pm.addFrame(
+            pin.Frame(frame.name, pj, link_fid, _se3(pj_H_link @ frame.link_H_frame), pin.FrameType.OP_FRAME)
+        )
     if getattr(model, "mimics", ()):  # coupled mimic joints: Pinocchio's JointModelMimic
         pm = apply_mimics(pm, model)
     if pm.nv != model.nv:  # pragma: no cover - internal consistency
         raise BackendError(f"Pinocchio model has nv={pm.nv}, expected {model.nv}")
-    if armature:
-        arm = np.zeros(pm.nv)
-        for k, a in armature.items():
-            arm[k] = a
-        pm.armature = arm
+    _set_armature(pm, armature)
     return pm
 
 
 # --------------------------------------------------------------------------- back to neutral
+#: Pinocchio's 1-DOF joint models: the neutral kind and the axis (index of x, y, z; None: the
+#: joint model's own axis)
+_JOINT_KINDS: dict[str, tuple[str, int | None]] = {
+    "JointModelRX": ("revolute", 0),
+    "JointModelRY": ("revolute", 1),
+    "JointModelRZ": ("revolute", 2),
+    "JointModelRUBX": ("continuous", 0),
+    "JointModelRUBY": ("continuous", 1),
+    "JointModelRUBZ": ("continuous", 2),
+    "JointModelPX": ("prismatic", 0),
+    "JointModelPY": ("prismatic", 1),
+    "JointModelPZ": ("prismatic", 2),
+    "JointModelRevoluteUnaligned": ("revolute", None),
+    "JointModelRevoluteUnboundedUnaligned": ("continuous", None),
+    "JointModelPrismaticUnaligned": ("prismatic", None),
+}
+
+
+def _floating_argument(floating: object) -> bool | None:
+    """``from_pinocchio``'s ``floating``: None (from the model) or a bool (else a BackendError)."""
+    if floating is None:
+        return None
+    from bridge._array import as_bool
+    from bridge.errors import BridgeError
+
+    try:
+        return as_bool(floating, "floating")
+    except BridgeError as exc:
+        raise BackendError(f"from_pinocchio: {exc}") from None
+
+
+def _link_frames(pin_model: pinocchio.Model) -> dict[int, tuple[str, Transform]]:
+    """The link frame of each joint body: the first BODY frame on that joint (in frame order),
+    whatever its placement in the joint frame: joint id -> (link name, joint_H_link)."""
+    pin = _pin()
+    link_of_joint: dict[int, tuple[str, Transform]] = {}
+    for f in pin_model.frames:
+        if f.type == pin.FrameType.BODY and f.parentJoint not in link_of_joint:
+            link_of_joint[f.parentJoint] = (f.name, _transform(f.placement))
+    return link_of_joint
+
+
+def _pin_armature(pin_model: pinocchio.Model, has_ff: bool) -> np.ndarray:
+    """``model.armature`` (nv,); an armature on the free flyer's six DOFs is a BackendError."""
+    arm = np.asarray(pin_model.armature, dtype=float).reshape(-1)
+    if has_ff and arm.size and np.any(arm[:6] != 0.0):
+        raise BackendError(
+            f"Pinocchio model {pin_model.name!r}: armature on the free flyer {arm[:6].tolist()} has no "
+            "neutral equivalent (the neutral model carries joint armature only)"
+        )
+    return arm
+
+
+def _pin_links(
+    pin_model: pinocchio.Model, base_joint: int, link_of_joint: dict[int, tuple[str, Transform]]
+) -> list[Link]:
+    """A link per joint body from ``base_joint`` on, inertia in the link frame; a body without a
+    BODY frame gets a link ``"<joint>_link"`` (``"universe"``) at the joint frame, added to
+    ``link_of_joint``."""
+    links: list[Link] = []
+    for jid in range(base_joint, pin_model.njoints):
+        name, jH = link_of_joint.get(jid, (None, None))
+        if name is None:
+            name, jH = (
+                (pin_model.names[jid] + "_link", Transform.identity())
+                if jid
+                else ("universe", Transform.identity())
+            )
+            link_of_joint[jid] = (name, jH)
+        inertia = SpatialInertia.from_pinocchio_parameters(pin_model.inertias[jid].toDynamicParameters())
+        links.append(Link(name, inertia.transformed(jH.inverse())))
+    return links
+
+
+def _kind_and_axis(pin_model: pinocchio.Model, jid: int) -> tuple[str, np.ndarray]:
+    """The neutral kind of Pinocchio joint ``jid`` and its axis (3,) in the joint frame; a
+    BackendError for a mimic joint or a joint model with no neutral equivalent."""
+    jmodel = pin_model.joints[jid]
+    short = jmodel.shortname()
+    if short == "JointModelMimic":
+        raise BackendError(
+            f"Pinocchio joint {pin_model.names[jid]!r} is a mimic joint (JointModelMimic): "
+            "from_pinocchio takes models without them; load the URDF with "
+            "bridge.load_urdf(path, mimic='coupled') (bridge.to_pinocchio of that model has them)"
+        )
+    if short not in _JOINT_KINDS:
+        raise BackendError(
+            f"Pinocchio joint {pin_model.names[jid]!r} of type {short} has no neutral equivalent"
+        )
+    kind, axis_index = _JOINT_KINDS[short]
+    if axis_index is None:
+        return kind, np.array(jmodel.extract().axis, dtype=float).reshape(3)
+    return kind, np.eye(3)[axis_index]
+
+
+def _pin_limits(pin_model: pinocchio.Model, jid: int, kind: str) -> JointLimits:
+    """The limits of joint ``jid`` (position limits beyond +-1e300 are none; a continuous joint has
+    none at all)."""
+    if kind == "continuous":
+        return JointLimits()
+    idx_q, idx_v = pin_model.idx_qs[jid], pin_model.idx_vs[jid]
+    lo, hi = pin_model.lowerPositionLimit[idx_q], pin_model.upperPositionLimit[idx_q]
+    return JointLimits(
+        lower=float(lo) if np.isfinite(lo) and lo > -1e300 else None,
+        upper=float(hi) if np.isfinite(hi) and hi < 1e300 else None,
+        effort=float(pin_model.effortLimit[idx_v]),
+        velocity=float(pin_model.velocityLimit[idx_v]),
+    )
+
+
+def _pin_joint(
+    pin_model: pinocchio.Model, jid: int, link_of_joint: dict[int, tuple[str, Transform]], arm: np.ndarray
+) -> Joint:
+    """The neutral joint of Pinocchio joint ``jid`` between the links of its parent's body and its
+    body: rest pose ``parent_link_H_child_link`` (4x4) at q = 0, axis and axis origin (J's origin)
+    (3,) in child coordinates."""
+    kind, axis_J = _kind_and_axis(pin_model, jid)
+    pname, pjH = link_of_joint[pin_model.parents[jid]]
+    cname, cjH = link_of_joint[jid]
+    placement = _transform(pin_model.jointPlacements[jid])
+    return Joint(
+        pin_model.names[jid],
+        kind,
+        pname,
+        cname,
+        pjH.inverse() @ placement @ cjH,
+        axis=cjH.rotation.T @ axis_J,
+        axis_origin=cjH.inverse().translation,
+        limits=_pin_limits(pin_model, jid, kind),
+        armature=float(arm[pin_model.idx_vs[jid]]) if arm.size else 0.0,
+    )
+
+
+def _pin_frames(
+    pin_model: pinocchio.Model,
+    link_names: set[str],
+    base_joint: int,
+    link_of_joint: dict[int, tuple[str, Transform]],
+) -> list[Frame]:
+    """The frames that are not links, joint frames, FIXED_JOINT frames or above the base, as extra
+    frames of the link of their joint (pose in that link's frame)."""
+    FT = _pin().FrameType
+    frames: list[Frame] = []
+    for f in pin_model.frames:
+        if f.name in link_names or f.type == FT.JOINT or f.parentJoint < base_joint:
+            continue
+        if f.type == FT.FIXED_JOINT:
+            continue  # fixed joints are merged into the body; their child BODY frame is kept
+        lname, ljH = link_of_joint[f.parentJoint]
+        frames.append(Frame(f.name, lname, ljH.inverse() @ _transform(f.placement)))
+    return frames
+
+
 def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> Model:
     """Neutral model from a ``pinocchio.Model`` (e.g. from ``pin.buildModelFromUrdf``).
 
@@ -212,117 +399,19 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     pin = _pin()
     if not isinstance(pin_model, pin.Model):
         raise BackendError(f"from_pinocchio expects a pinocchio.Model, got {type(pin_model).__name__}")
-    if floating is not None:
-        from bridge._array import as_bool
-        from bridge.errors import BridgeError
-
-        try:
-            floating = as_bool(floating, "floating")
-        except BridgeError as exc:
-            raise BackendError(f"from_pinocchio: {exc}") from None
-    FT = pin.FrameType
+    floating = _floating_argument(floating)
     jm0 = pin_model.joints[1] if pin_model.njoints > 1 else None
     has_ff = jm0 is not None and jm0.shortname() == "JointModelFreeFlyer"
     if floating is None:
         floating = has_ff
-    # the link frame of each joint body: the first BODY frame on that joint (in frame order),
-    # whatever its placement in the joint frame; joints without one get a link at the joint frame
-    link_of_joint: dict[int, tuple[str, Transform]] = {}
-    for f in pin_model.frames:
-        if f.type == FT.BODY and f.parentJoint not in link_of_joint:
-            link_of_joint[f.parentJoint] = (f.name, _transform(f.placement))
-    links: list[Link] = []
-    joints: list[Joint] = []
-    frames: list[Frame] = []
-    joint_kinds = {
-        "JointModelRX": ("revolute", 0),
-        "JointModelRY": ("revolute", 1),
-        "JointModelRZ": ("revolute", 2),
-        "JointModelRUBX": ("continuous", 0),
-        "JointModelRUBY": ("continuous", 1),
-        "JointModelRUBZ": ("continuous", 2),
-        "JointModelPX": ("prismatic", 0),
-        "JointModelPY": ("prismatic", 1),
-        "JointModelPZ": ("prismatic", 2),
-        "JointModelRevoluteUnaligned": ("revolute", None),
-        "JointModelRevoluteUnboundedUnaligned": ("continuous", None),
-        "JointModelPrismaticUnaligned": ("prismatic", None),
-    }
-    start = 2 if has_ff else 1
+    link_of_joint = _link_frames(pin_model)
     base_joint = 1 if has_ff else 0
-    arm = np.asarray(pin_model.armature, dtype=float).reshape(-1)
-    if has_ff and arm.size and np.any(arm[:6] != 0.0):
-        raise BackendError(
-            f"Pinocchio model {pin_model.name!r}: armature on the free flyer {arm[:6].tolist()} has no "
-            "neutral equivalent (the neutral model carries joint armature only)"
-        )
-    for jid in range(base_joint, pin_model.njoints):
-        name, jH = link_of_joint.get(jid, (None, None))
-        if name is None:
-            name, jH = (
-                (pin_model.names[jid] + "_link", Transform.identity())
-                if jid
-                else ("universe", Transform.identity())
-            )
-            link_of_joint[jid] = (name, jH)
-        inertia = SpatialInertia.from_pinocchio_parameters(pin_model.inertias[jid].toDynamicParameters())
-        links.append(Link(name, inertia.transformed(jH.inverse())))
-    for jid in range(start, pin_model.njoints):
-        jmodel = pin_model.joints[jid]
-        short = jmodel.shortname()
-        if short == "JointModelMimic":
-            raise BackendError(
-                f"Pinocchio joint {pin_model.names[jid]!r} is a mimic joint (JointModelMimic): "
-                "from_pinocchio takes models without them; load the URDF with "
-                "bridge.load_urdf(path, mimic='coupled') (bridge.to_pinocchio of that model has them)"
-            )
-        if short not in joint_kinds:
-            raise BackendError(
-                f"Pinocchio joint {pin_model.names[jid]!r} of type {short} has no neutral equivalent"
-            )
-        kind, axis_index = joint_kinds[short]
-        if axis_index is None:
-            axis_J = np.array(jmodel.extract().axis, dtype=float).reshape(3)
-        else:
-            axis_J = np.eye(3)[axis_index]
-        parent = pin_model.parents[jid]
-        pname, pjH = link_of_joint[parent]
-        cname, cjH = link_of_joint[jid]
-        placement = _transform(pin_model.jointPlacements[jid])
-        rest = pjH.inverse() @ placement @ cjH  # parent_link_H_child_link at q = 0
-        axis_c = cjH.rotation.T @ axis_J
-        origin_c = cjH.inverse().translation  # J's origin in child coordinates
-        idx_q = pin_model.idx_qs[jid]
-        lim = JointLimits()
-        if kind != "continuous":
-            lo, hi = pin_model.lowerPositionLimit[idx_q], pin_model.upperPositionLimit[idx_q]
-            lim = JointLimits(
-                lower=float(lo) if np.isfinite(lo) and lo > -1e300 else None,
-                upper=float(hi) if np.isfinite(hi) and hi < 1e300 else None,
-                effort=float(pin_model.effortLimit[pin_model.idx_vs[jid]]),
-                velocity=float(pin_model.velocityLimit[pin_model.idx_vs[jid]]),
-            )
-        joints.append(
-            Joint(
-                pin_model.names[jid],
-                kind,
-                pname,
-                cname,
-                rest,
-                axis=axis_c,
-                axis_origin=origin_c,
-                limits=lim,
-                armature=float(arm[pin_model.idx_vs[jid]]) if arm.size else 0.0,
-            )
-        )
-    link_names = {link.name for link in links}
-    for f in pin_model.frames:
-        if f.name in link_names or f.type == FT.JOINT or f.parentJoint < base_joint:
-            continue
-        if f.type == FT.FIXED_JOINT:
-            continue  # fixed joints are merged into the body; their child BODY frame is kept
-        lname, ljH = link_of_joint[f.parentJoint]
-        frames.append(Frame(f.name, lname, ljH.inverse() @ _transform(f.placement)))
+    arm = _pin_armature(pin_model, has_ff)
+    links = _pin_links(pin_model, base_joint, link_of_joint)
+    joints = [
+        _pin_joint(pin_model, jid, link_of_joint, arm) for jid in range(base_joint + 1, pin_model.njoints)
+    ]
+    frames = _pin_frames(pin_model, {link.name for link in links}, base_joint, link_of_joint)
     base = link_of_joint[base_joint][0]
     dof_names = tuple(j.name for j in joints)
     return Model(
