@@ -4,7 +4,8 @@ From the bottom: the base modules (``errors``, ``_array``, ``robots``), ``spatia
 ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``, ``cli``. A module may
 import its own layer and those below; ``bridge/__init__.py`` (the public names, imported lazily) may
 name any. The neutral layers (up to ``derivatives``) import no dynamics library, and a dynamics
-library is imported only inside its own backend package. The imports are read from the source with
+library is imported only inside its own backend package; the array libraries (JAX, CasADi) only in
+the array namespace ``bridge.spatial.xp`` / ``xp_casadi``. The imports are read from the source with
 ``ast`` at any level (module top, inside a function, under ``TYPE_CHECKING``, through
 ``importlib.import_module("...")``); nothing is imported, so the whole check takes well under a
 second.
@@ -43,6 +44,8 @@ LIBRARY_HOME = {
     "mujoco": "bridge.backends.mujoco",
     "pydrake": "bridge.backends.drake",
 }
+#: array libraries -> the modules that alone may import them (array functions come from one place)
+ARRAY_HOME = {"jax": ("bridge.spatial.xp",), "casadi": ("bridge.spatial.xp_casadi",)}
 LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "newton", "warp", "torch")
 BACKENDS = "bridge.backends"
 MAX_TOP_MODULES = 10
@@ -109,6 +112,8 @@ def _forbidden(module: str, name: str) -> str | None:
     """Why the module ``module`` may not import ``name``, or None."""
     own = layer_of(module)
     top = name.split(".")[0]
+    if top in ARRAY_HOME and module in ARRAY_HOME[top]:
+        return None
     if top in LIBRARIES:
         home = LIBRARY_HOME.get(top)
         if own is not None and own < NEUTRAL_LAYERS:

@@ -22,11 +22,10 @@ This module is neutral: it names no library.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 from bridge.errors import InvalidValueError
-from bridge.spatial.so3 import skew
+from bridge.spatial.xp import NUMPY, Ops
 
 __all__ = ["IDENTITY", "ZERO", "Block", "Term", "evaluate", "rotation"]
 
@@ -105,7 +104,7 @@ IDENTITY = rotation(0)
 ZERO = Block()
 
 
-def _power(R: np.ndarray, Rt: np.ndarray, e: int) -> np.ndarray | None:
+def _power(R: Any, Rt: Any, e: int) -> Any | None:
     if e == 0:
         return None
     if e in (1, -1):
@@ -113,19 +112,20 @@ def _power(R: np.ndarray, Rt: np.ndarray, e: int) -> np.ndarray | None:
     raise InvalidValueError(f"base-map blocks: R^{e} does not occur in a declared map")
 
 
-def evaluate(block: Block, R: np.ndarray, p: np.ndarray) -> np.ndarray | None:
-    """The block (..., 3, 3) for rotations R (..., 3, 3) and origins p (..., 3); None for zero.
-    Functional: nothing is written in place."""
-    Rt = np.swapaxes(R, -1, -2)
+def evaluate(block: Block, R: Any, p: Any, ops: Ops = NUMPY) -> Any | None:
+    """The block (..., 3, 3) for rotations R (..., 3, 3) and origins p (..., 3) in the array
+    namespace ``ops`` (numpy, JAX or CasADi); None for zero. Functional: nothing is written in
+    place."""
+    Rt = ops.mT(R)
     out = None
     for t in block.terms:
         right = _power(R, Rt, t.b)
         if t.skew:
             left = _power(R, Rt, t.a)
-            u = p if left is None else np.einsum("...ij,...j->...i", left, p)
-            value = skew(u) if right is None else skew(u) @ right
+            u = p if left is None else ops.matvec(left, p)
+            value = ops.skew(u) if right is None else ops.matmul(ops.skew(u), right)
         else:
-            value = np.eye(3) if right is None else right
+            value = ops.eye(3, R) if right is None else right
         value = value if t.coef == 1.0 else t.coef * value
         out = value if out is None else out + value
     return out

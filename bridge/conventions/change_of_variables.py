@@ -25,17 +25,15 @@ This module is neutral: each backend describes its own convention with a :class:
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from bridge.conventions.declaration import BaseMaps, BaseVelocity, Configuration
+from bridge.conventions.convention import BODY, INERTIAL, MIXED, NEUTRAL, Convention, JointOrder
+from bridge.conventions.declaration import BaseMaps
 from bridge.conventions.single_state import SingleBias
-from bridge.conventions.state import Representation, State, velocity_declaration
-from bridge.errors import InvalidValueError
+from bridge.conventions.state import State, velocity_declaration
+from bridge.spatial.xp import Ops, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -53,137 +51,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class Convention:
-    """A library's convention, declared as data: its base velocity, its configuration and its
-    joint order. Every map between two conventions is derived from two such declarations.
-
-    Attributes:
-        name: the name users pass ("body", "pinocchio", ...).
-        velocity: how the base velocity is written (:class:`~bridge.conventions.declaration.BaseVelocity`;
-            a :class:`Representation` or its name stands for the neutral one).
-        joint_order: optional ``model -> perm`` with ``native_joints[i] = model_joints[perm[i]]``
-            (None: the model's DOF order).
-        configuration: where the base pose and the joints sit in the configuration vector
-            (:class:`~bridge.conventions.declaration.Configuration`; None: the convention has no
-            configuration layout of its own, e.g. a neutral representation).
-    """
-
-    name: str
-    velocity: BaseVelocity
-    joint_order: Callable[[Model], np.ndarray | None] | None = None
-    configuration: Configuration | None = None
-    _perms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.velocity, BaseVelocity):
-            object.__setattr__(self, "velocity", velocity_declaration(Representation.parse(self.velocity)))
-        if self.configuration is not None and not isinstance(self.configuration, Configuration):
-            raise InvalidValueError(
-                f"Convention {self.name!r}: configuration must be a Configuration, got "
-                f"{type(self.configuration).__name__}"
-            )
-        if self.joint_order is not None and not callable(self.joint_order):
-            raise InvalidValueError(f"Convention {self.name!r}: joint_order must be callable (model -> perm)")
-
-    def __repr__(self) -> str:
-        return f"Convention({self.name!r})"
-
-    @property
-    def representation(self) -> Representation | None:
-        """The neutral representation measuring the same velocity (whatever the order of its
-        halves), or None (e.g. MuJoCo's free joint)."""
-        for rep, conv in NEUTRAL.items():
-            if conv.velocity.same_frame(self.velocity):
-                return rep
-        return None
-
-    def maps(self, world_H_base, v_body: np.ndarray) -> BaseMaps:
-        """The base maps of this convention at a pose and BODY base velocity (..., 6)."""
-        return self.velocity.maps(world_H_base, v_body)
-
-    def permutation(self, model: Model) -> np.ndarray | None:
-        """``perm`` (n,) with ``native[i] = model[perm[i]]``, None for the model's own order
-        (computed once per model)."""
-        if self.joint_order is None:
-            return None
-        try:
-            cached = self._perms.get(model, _MISSING)
-        except TypeError:  # not weak-referenceable: no cache
-            return _canonical_perm(self.joint_order(model))
-        if cached is _MISSING:
-            cached = _canonical_perm(self.joint_order(model))
-            self._perms[model] = cached
-        return cached
-
-
-_MISSING = object()
-
-
-def _canonical_perm(perm: object) -> np.ndarray | None:
-    if perm is None:
-        return None
-    p = np.array(perm, dtype=np.intp)
-    if np.array_equal(p, np.arange(p.shape[0])):
-        return None
-    p.setflags(write=False)
-    return p
-
-
-BODY = Convention("body", "body")
-INERTIAL = Convention("inertial", "inertial")
-MIXED = Convention("mixed", "mixed")
-
-
-class JointOrder:
-    """The joint block P of T and the index arrays of its products, computed once per model.
-
-    ``(P x)[i] = x[perm[i]]``; ``nb`` is 6 for a floating base, 0 for a fixed one. Index arrays
-    are absolute column indices into (nv,) vectors: ``forward`` picks the joints of the target from a
-    source vector (``forward_full``: the same behind the base columns), ``back`` a whole source
-    vector from a target one (base columns first).
-    """
-
-    __slots__ = ("back", "forward", "forward_full", "inverse", "n", "nb", "nv", "perm")
-
-    def __init__(self, perm: np.ndarray | None, n: int, nb: int) -> None:
-        self.perm = perm
-        self.n, self.nb, self.nv = n, nb, nb + n
-        if perm is None:
-            self.inverse = self.forward = self.forward_full = self.back = None
-        else:
-            self.inverse = np.argsort(perm)
-            self.forward = nb + perm
-            self.forward_full = np.concatenate([np.arange(nb), self.forward]).astype(np.intp)
-            self.back = np.concatenate([np.arange(nb), nb + self.inverse]).astype(np.intp)
-
-    @classmethod
-    def between(cls, model: Model, source: Convention, target: Convention) -> JointOrder:
-        """The joint order from ``source`` to ``target`` for ``model`` (cached per model)."""
-        key = (source, target)
-        try:
-            cache = _ORDERS.setdefault(model, {})
-        except TypeError:
-            cache = {}
-        order = cache.get(key)
-        if order is None:
-            ps, pt = source.permutation(model), target.permutation(model)
-            n = model.n_dofs
-            # nu_s = nu_m[ps] and nu_t = nu_m[pt] (m: the model's order)
-            inv_s = np.argsort(ps) if ps is not None else np.arange(n)
-            perm = _canonical_perm(inv_s[pt] if pt is not None else inv_s)
-            order = cache[key] = cls(perm, n, 6 if model.floating else 0)
-        return order
-
-    def matrix(self) -> np.ndarray:
-        """Dense P (n, n)."""
-        P = np.eye(self.n)
-        return P if self.perm is None else P[self.perm]
-
-
-_ORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     """``A @ x`` for (..., 6, 6) A and (..., 6) x (a BLAS call for one unbatched pair)."""
     if A.ndim == 2 and x.ndim == 1:
@@ -191,11 +58,9 @@ def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.einsum("...ij,...j->...i", A, x)
 
 
-def _mtv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``A^T @ x`` for (..., 6, 6) A and (..., 6) x."""
-    if A.ndim == 2 and x.ndim == 1:
-        return x.dot(A)
-    return np.einsum("...ji,...j->...i", A, x)
+def _single(x: Any) -> bool:
+    """One unbatched numpy vector: the engines' hot path (BLAS calls, writes in place)."""
+    return type(x) is np.ndarray and x.ndim == 1
 
 
 class ChangeOfVariables:
@@ -209,23 +74,27 @@ class ChangeOfVariables:
         X_dot: time derivative of X (..., 6, 6), or None for zero.
         bias: ``X_dot @ nu[..., :6]`` when already known, or a function computing it on first use
             (else computed from X_dot on demand).
+        ops: the array namespace (:mod:`bridge.spatial.xp`; default: found from X and nu).
 
-    Shapes below: nv = 6 + n (floating) or n (fixed); every map broadcasts leading batch axes,
-    and one unbatched vector takes plain BLAS calls (the single-state hot paths of the engines).
-    The ``*_back`` maps take ``overwrite=True`` when their argument is a fresh array the caller
-    gives up (a library's output): it may then be returned as the result (unless it is a view).
+    Shapes below: nv = 6 + n (floating) or n (fixed); every map broadcasts leading batch axes.
+    The reference path is functional (no in-place writes) and runs on numpy, JAX arrays and
+    CasADi matrices (vectors as columns) alike; one unbatched numpy vector takes plain BLAS calls
+    instead (the single-state hot paths of the engines). The ``*_back`` maps take
+    ``overwrite=True`` when their argument is a fresh numpy array the caller gives up (a library's
+    output): it may then be returned as the result (unless it is a view).
     """
 
-    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "identity", "joints", "nu")
+    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "identity", "joints", "nu", "ops")
 
     def __init__(
         self,
-        X: np.ndarray | None,
-        X_inv: np.ndarray | None,
+        X: Any | None,
+        X_inv: Any | None,
         joints: JointOrder,
-        nu: np.ndarray | None = None,
-        X_dot: np.ndarray | None = None,
-        bias: np.ndarray | None = None,
+        nu: Any | None = None,
+        X_dot: Any | None = None,
+        bias: Any | None = None,
+        ops: Ops | None = None,
     ) -> None:
         floating = joints.nb == 6
         self.X = X if floating else None
@@ -233,6 +102,7 @@ class ChangeOfVariables:
         self.X_dot = X_dot if floating else None
         self.joints = joints
         self.nu = nu
+        self.ops = ops if ops is not None else namespace(X, nu, X_dot)
         lazy = floating and callable(bias)
         self._bias = bias if floating and not lazy else None
         self._bias_fn = bias if lazy else None
@@ -248,14 +118,15 @@ class ChangeOfVariables:
         return self.joints.nb == 6
 
     @property
-    def base_bias(self) -> np.ndarray | None:
+    def base_bias(self) -> Any | None:
         """``X_dot nu_base`` (..., 6): the base part of ``T_dot nu`` (None when zero)."""
         b = self._bias
         if b is None and not self.bias_free:
             if self._bias_fn is not None:
                 b = self._bias = self._bias_fn()
             elif self.X_dot is not None and self.nu is not None:
-                b = self._bias = _mv(self.X_dot, self.nu[..., :6])
+                o = self.ops
+                b = self._bias = o.matvec(self.X_dot, o.vpart(self.nu, 0, 6))
         return b
 
     def base_bias_into(self, out: np.ndarray) -> bool:
@@ -275,49 +146,62 @@ class ChangeOfVariables:
         out[...] = b
         return True
 
+    def _padded_bias(self, like: Any) -> Any | None:
+        """``T_dot nu`` (..., nv) (its base part, then zeros), or None when zero."""
+        b = self.base_bias
+        if b is None:
+            return None
+        o = self.ops
+        return o.vcat([b, o.vzeros(self.joints.n, like)])
+
     @property
-    def bias_acceleration(self) -> np.ndarray:
+    def bias_acceleration(self) -> Any:
         """``T_dot nu`` (..., nv) in the target convention: the target acceleration of zero source
         acceleration (what an engine's inverse dynamics takes to give the bias forces)."""
-        b = self.base_bias
-        nv = self.joints.nv
-        if b is None:
-            lead = () if self.nu is None else self.nu.shape[:-1]
-            return np.zeros((*lead, nv))
-        out = np.zeros((*b.shape[:-1], nv))
-        out[..., :6] = b
-        return out
+        o = self.ops
+        padded = self._padded_bias(self.nu)
+        if padded is not None:
+            return padded
+        if o.batched:
+            lead = () if self.nu is None else tuple(self.nu.shape[:-1])
+            return o.xp.zeros((*lead, self.joints.nv), dtype=o.float_dtype(self.nu))
+        return o.vzeros(self.joints.nv)
 
-    def _base_inv(self) -> np.ndarray:
+    def _base_inv(self) -> Any:
         if self.X_inv is None:
-            self.X_inv = np.linalg.inv(self.X)
+            o = self.ops
+            self.X_inv = o.ca.inv(self.X) if o.name == "casadi" else o.xp.linalg.inv(self.X)
         return self.X_inv
 
-    # ------------------------------------------------------------------ vectors
-    @staticmethod
-    def _assemble(
-        x: np.ndarray, base: np.ndarray | None, cols: np.ndarray | None, overwrite: bool = False
-    ) -> np.ndarray:
-        """A new (..., nv) vector ``x[..., cols]`` (or a copy of x, or x itself with ``overwrite``)
-        with its base part replaced by ``base`` (..., 6) when given (``cols`` keeps the base
-        columns first)."""
-        if x.ndim == 1 and (base is None or base.ndim == 1):  # one state: no broadcasting
-            out = x[cols] if cols is not None else (x if overwrite and x.base is None else x.copy())
-            if base is not None:
-                out[:6] = base
-            return out
-        out = x.take(cols, axis=-1) if cols is not None else x.copy()
-        if base is not None:
-            if base.shape[:-1] != out.shape[:-1]:
-                lead = np.broadcast_shapes(out.shape[:-1], base.shape[:-1])
-                out = np.broadcast_to(out, (*lead, out.shape[-1])).copy()
-            out[..., :6] = base
-        return out
+    # ------------------------------------------------------------------ the functional path
+    def _map(self, x: Any, base_map: Any | None, transpose: bool, joints: np.ndarray | None) -> Any:
+        """``[B base; joints permuted]`` of a (..., nv) vector: ``B`` the base map (``x_b B`` when
+        ``transpose``), ``joints`` the gather of the joint entries (None: kept)."""
+        o, nb, nv = self.ops, self.joints.nb, self.joints.nv
+        q = o.vpart(x, nb, nv)
+        if joints is not None:
+            q = o.vtake(q, joints)
+        if not nb:
+            return q
+        b = o.vpart(x, 0, 6)
+        if base_map is not None:
+            b = o.vecmat(b, base_map) if transpose else o.matvec(base_map, b)
+        return o.vcat([b, q])
 
-    def velocity(self, nu: np.ndarray) -> np.ndarray:
+    def _minus_bias(self, x: Any) -> Any:
+        padded = self._padded_bias(x)
+        return x if padded is None else x - padded
+
+    # ------------------------------------------------------------------ vectors
+    def velocity(self, nu: Any) -> Any:
         """``T nu`` (..., nv): source -> target velocities."""
-        base = None if self.X is None else _mv(self.X, nu[..., :6])
-        return self._assemble(nu, base, self.joints.forward_full)
+        if _single(nu) and (self.X is None or self.X.ndim == 2):
+            fwd = self.joints.forward_full
+            out = nu[fwd] if fwd is not None else nu.copy()
+            if self.X is not None:
+                out[:6] = self.X.dot(nu[:6])
+            return out
+        return self._map(nu, self.X, False, self.joints.perm)
 
     def acceleration_into(
         self, base: np.ndarray | None, joints: np.ndarray, out_base: np.ndarray, out_joints: np.ndarray
@@ -343,38 +227,35 @@ class ChangeOfVariables:
                     if b is not None:
                         out_base += b
 
-    def velocity_back(self, nu_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    def velocity_back(self, nu_t: Any, overwrite: bool = False) -> Any:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""
         X = self.X
-        if nu_t.ndim == 1 and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+        if _single(nu_t) and (X is None or X.ndim == 2):  # one state (the engines' hot path)
             back = self.joints.back
             keep = overwrite and nu_t.base is None
             out = nu_t[back] if back is not None else (nu_t if keep else nu_t.copy())
             if X is not None:
                 out[:6] = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(nu_t[:6])
             return out
-        base = None if X is None else _mv(self._base_inv(), nu_t[..., :6])
-        return self._assemble(nu_t, base, self.joints.back, overwrite)
+        return self._map(nu_t, None if X is None else self._base_inv(), False, self.joints.inverse)
 
-    def acceleration(self, nu_dot: np.ndarray) -> np.ndarray:
+    def acceleration(self, nu_dot: Any) -> Any:
         """``T nu_dot + T_dot nu`` (..., nv): source -> target accelerations."""
         out = self.velocity(nu_dot)
-        b = self.base_bias
-        if b is not None:
-            if out.ndim == 1 and b.ndim == 1:
-                out[:6] += b
-            else:
-                shape = np.broadcast_shapes(out.shape, (*b.shape[:-1], out.shape[-1]))
-                out = np.broadcast_to(out, shape).copy()
-                out[..., :6] += b
-        return out
+        padded = self._padded_bias(nu_dot)
+        if padded is None:
+            return out
+        if _single(out) and _single(padded):
+            out += padded
+            return out
+        return out + padded
 
-    def acceleration_back(self, nu_dot_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    def acceleration_back(self, nu_dot_t: Any, overwrite: bool = False) -> Any:
         """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
         if self.bias_free:
             return self.velocity_back(nu_dot_t, overwrite)
         fn = self._bias_fn
-        if nu_dot_t.ndim == 1 and type(fn) is SingleBias and self._bias is None:
+        if _single(nu_dot_t) and type(fn) is SingleBias and self._bias is None:
             # one state (the engines' hot path): T_dot nu taken off in Python floats, then X^-1 on
             # the base and the joints permuted back
             if not (overwrite and nu_dot_t.base is None):
@@ -385,43 +266,36 @@ class ChangeOfVariables:
             out[:6] = self.X_inv.dot(nu_dot_t[:6])
             return out
         b = self.base_bias
-        if b is not None:
-            if nu_dot_t.ndim == 1 and b.ndim == 1:  # one state
-                base = nu_dot_t[:6] - b
-                if self.X is not None:
-                    base = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(base)
-                back = self.joints.back
-                if back is not None:
-                    out = nu_dot_t[back]
-                else:
-                    out = nu_dot_t if overwrite and nu_dot_t.base is None else nu_dot_t.copy()
-                out[:6] = base
-                return out
-            lead = np.broadcast_shapes(nu_dot_t.shape[:-1], b.shape[:-1])
-            nu_dot_t = np.broadcast_to(nu_dot_t, (*lead, nu_dot_t.shape[-1])).copy()
-            nu_dot_t[..., :6] -= b
-            overwrite = True
-        return self.velocity_back(nu_dot_t, overwrite)
+        if _single(nu_dot_t) and b is not None and _single(b):  # one state
+            base = nu_dot_t[:6] - b
+            if self.X is not None:
+                base = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(base)
+            back = self.joints.back
+            if back is not None:
+                out = nu_dot_t[back]
+            else:
+                out = nu_dot_t if overwrite and nu_dot_t.base is None else nu_dot_t.copy()
+            out[:6] = base
+            return out
+        return self.velocity_back(self._minus_bias(nu_dot_t))
 
-    def apply_derivative(self, x: np.ndarray) -> np.ndarray:
+    def apply_derivative(self, x: Any) -> Any:
         """``T_dot x`` (..., nv) for any (..., nv) vector x."""
+        o = self.ops
         if self.X_dot is None:
-            return np.zeros_like(x)
-        base = _mv(self.X_dot, x[..., :6])
-        out = np.zeros((*base.shape[:-1], x.shape[-1]))
-        out[..., :6] = base
-        return out
+            return 0.0 * x
+        base = o.matvec(self.X_dot, o.vpart(x, 0, 6))
+        return o.vcat([base, o.vzeros(self.joints.n, x)])
 
     # ------------------------------------------------------------------ forces
-    def force(self, tau: np.ndarray) -> np.ndarray:
+    def force(self, tau: Any) -> Any:
         """``T^-T tau`` (..., nv): source -> target generalized forces (power-preserving)."""
-        base = None if self.X is None else _mtv(self._base_inv(), tau[..., :6])
-        return self._assemble(tau, base, self.joints.forward_full)
+        return self._map(tau, None if self.X is None else self._base_inv(), True, self.joints.perm)
 
-    def force_back(self, tau_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    def force_back(self, tau_t: Any, overwrite: bool = False) -> Any:
         """``T^T tau_t`` (..., nv): target -> source generalized forces."""
         X = self.X
-        if tau_t.ndim == 1 and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+        if _single(tau_t) and (X is None or X.ndim == 2):  # one state (the engines' hot path)
             back = self.joints.back
             if back is not None:
                 out = tau_t[back]
@@ -430,55 +304,58 @@ class ChangeOfVariables:
             if X is not None:
                 out[:6] = tau_t[:6].dot(X)
             return out
-        base = None if X is None else _mtv(X, tau_t[..., :6])
-        return self._assemble(tau_t, base, self.joints.back, overwrite)
+        return self._map(tau_t, X, True, self.joints.inverse)
 
-    def bias_back(self, h_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
+    def bias_back(self, h_t: Any, M_t: Any) -> Any:
         """``T^T (h_t + M_t T_dot nu)`` (..., nv): the source bias forces from the target's bias
         forces ``h_t`` and mass matrix ``M_t`` (zero source acceleration is the target acceleration
         ``T_dot nu``)."""
         b = self.base_bias
         if b is not None:
-            h_t = h_t + np.einsum("...ij,...j->...i", M_t[..., :, :6], b)
+            o = self.ops
+            h_t = h_t + o.matvec(o.mpart(M_t, slice(None), slice(0, 6)), b)
         return self.force_back(h_t)
 
     # ------------------------------------------------------------------ matrices
-    def jacobian_back(self, J_t: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    def _columns_back(self, A: Any, X: Any | None) -> Any:
+        """``A T`` for a (..., m, nv) matrix of target columns: base columns times X, joint columns
+        permuted back."""
+        o, nb, nv = self.ops, self.joints.nb, self.joints.nv
+        rows = slice(None)
+        q = o.mpart(A, rows, slice(nb, nv))
+        if self.joints.inverse is not None:
+            q = o.mtake_cols(q, self.joints.inverse)
+        if not nb:
+            return q
+        b = o.mpart(A, rows, slice(0, 6))
+        if X is not None:
+            b = o.matmul(b, X)
+        return o.block([[b, q]])
+
+    def jacobian_back(self, J_t: Any, overwrite: bool = False) -> Any:
         """``J_t T`` (..., m, nv): a target Jacobian (``v = J_t nu_t``) as a source one."""
         back, X = self.joints.back, self.X
-        keep = overwrite and J_t.base is None
-        out = J_t.take(back, axis=-1) if back is not None else (J_t if keep else J_t.copy())
-        if X is not None:
-            if J_t.ndim == 2 and X.ndim == 2:  # one state (the engines' hot path)
+        if type(J_t) is np.ndarray and J_t.ndim == 2 and (X is None or X.ndim == 2):  # one state
+            keep = overwrite and J_t.base is None
+            out = J_t.take(back, axis=-1) if back is not None else (J_t if keep else J_t.copy())
+            if X is not None:
                 out[:, :6] = J_t[:, :6].dot(X)
-            else:
-                out[..., :6] = J_t[..., :6] @ X
-        return out
+            return out
+        return self._columns_back(J_t, X)
 
-    def matrix_back(self, M_t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def matrix_back(self, M_t: Any, out: np.ndarray | None = None) -> Any:
         """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one
-        (written into ``out`` when given: an array of the result's shape, not overlapping M_t)."""
-        back = self.joints.back
-        if back is not None:
-            M_t = M_t[..., back[:, None], back[None, :]]
-        if self.X is None:
-            if out is not None:
-                np.copyto(out, M_t)
-                return out
-            return M_t if back is not None else M_t.copy()
-        X = self.X
-        Xt = np.swapaxes(X, -1, -2)
-        batch = np.broadcast_shapes(M_t.shape[:-2], X.shape[:-2])
-        nv = self.joints.nv
-        if out is None:
-            out = np.empty((*batch, nv, nv))
-        out[..., :6, :6] = Xt @ M_t[..., :6, :6] @ X
-        out[..., :6, 6:] = Xt @ M_t[..., :6, 6:]
-        out[..., 6:, :6] = M_t[..., 6:, :6] @ X
-        out[..., 6:, 6:] = M_t[..., 6:, 6:]
-        return out
+        (written into ``out`` when given: a numpy array of the result's shape, not overlapping
+        M_t)."""
+        o = self.ops
+        M = self._columns_back(M_t, self.X)
+        result = o.mT(self._columns_back(o.mT(M), self.X))
+        if out is not None:
+            np.copyto(out, result)
+            return out
+        return result
 
-    def coriolis_back(self, C_t: np.ndarray, M_t: np.ndarray) -> np.ndarray:
+    def coriolis_back(self, C_t: Any, M_t: Any) -> Any:
         """``T^T (C_t T + M_t T_dot)`` (..., nv, nv): a target Coriolis matrix as a source one.
 
         With ``nu_t = T nu``: ``C nu = T^T (C_t nu_t + M_t T_dot nu)`` (the source bias forces
@@ -487,49 +364,44 @@ class ChangeOfVariables:
         out = self.matrix_back(C_t)
         if self.X_dot is None:
             return out
-        if out is C_t:
-            out = out.copy()
-        # M_t T_dot is nonzero in its first six columns only: M_t[:, :6] X_dot; then T^T on the left
-        Z = M_t[..., :, :6] @ self.X_dot  # (..., nv, 6), target rows (a new array)
-        back = self.joints.back
-        if back is not None:
-            Z = Z[..., back, :]
-        if self.X is not None:
-            Z[..., :6, :] = np.swapaxes(self.X, -1, -2) @ Z[..., :6, :]
-        lead = np.broadcast_shapes(out.shape[:-2], Z.shape[:-2])
-        if out.shape[:-2] != lead:
-            out = np.broadcast_to(out, (*lead, *out.shape[-2:])).copy()
-        out[..., :, :6] += Z
-        return out
+        o = self.ops
+        # M_t T_dot: M_t[:, :6] X_dot in the first six columns, zero elsewhere; then T^T on the left
+        Z = o.matmul(o.mpart(M_t, slice(None), slice(0, 6)), self.X_dot)  # (..., nv, 6) target rows
+        Z = o.mT(self._columns_back(o.mT(Z), self.X))  # source rows
+        nv = self.joints.nv
+        zeros = o.xp.zeros((nv, nv - 6)) if o.name != "casadi" else o.mzeros(nv, nv - 6)
+        return out + o.block([[Z, zeros]])
 
     # ------------------------------------------------------------------ dense forms
-    def matrix(self) -> np.ndarray:
+    def matrix(self) -> Any:
         """Dense T (..., nv, nv)."""
-        j = self.joints
-        P = j.matrix()
+        j, o = self.joints, self.ops
+        P = o.constant(j.matrix(), self.nu)
         if not self.floating:
             return P
-        X = np.eye(6) if self.X is None else self.X
-        T = np.zeros((*X.shape[:-2], j.nv, j.nv))
-        T[..., :6, :6] = X
-        T[..., 6:, 6:] = P
-        return T
+        X = o.eye(6, self.nu) if self.X is None else self.X
+        return o.block([[X, o.mzeros(6, j.n, self.nu)], [o.mzeros(j.n, 6, self.nu), P]])
 
-    def derivative(self) -> np.ndarray:
+    def derivative(self) -> Any:
         """Dense T_dot (..., nv, nv)."""
-        nv = self.joints.nv
+        j, o = self.joints, self.ops
         if self.X_dot is None:
-            lead = () if self.X is None else self.X.shape[:-2]
-            return np.zeros((*lead, nv, nv))
-        Td = np.zeros((*self.X_dot.shape[:-2], nv, nv))
-        Td[..., :6, :6] = self.X_dot
-        return Td
-
+            if o.batched:
+                lead = () if self.X is None else tuple(self.X.shape[:-2])
+                return o.xp.zeros((*lead, j.nv, j.nv), dtype=o.float_dtype(self.nu))
+            return o.mzeros(j.nv, j.nv)
+        return o.block(
+            [
+                [self.X_dot, o.mzeros(6, j.n, self.nu)],
+                [o.mzeros(j.n, 6, self.nu), o.mzeros(j.n, j.n, self.nu)],
+            ]
+        )
 
 def change_of_variables(
     model: Model, state: State, source: Convention, target: Convention
 ) -> ChangeOfVariables:
-    """The :class:`ChangeOfVariables` from ``source`` to ``target`` at ``state`` (batched).
+    """The :class:`ChangeOfVariables` from ``source`` to ``target`` at ``state`` (batched; numpy,
+    JAX or CasADi, as the state's arrays are).
 
     ``nu`` of the result is the state's generalized velocity in ``source``. With each convention's
     base velocity ``L v_B``: ``X = L_t L_s^-1`` and ``X_dot = L_t_dot L_s^-1 + L_t d/dt(L_s^-1)``.
@@ -542,36 +414,39 @@ def change_of_variables(
             f"{type(state).__name__}"
         )
     state.check_model(model)
+    o = state.ops
     joints = JointOrder.between(model, source, target)
     if not model.floating:
-        return ChangeOfVariables(None, None, joints, _reorder(state.s_dot, source, model, 0))
+        return ChangeOfVariables(None, None, joints, _reorder(o, state.s_dot, source, model), ops=o)
     H = state.world_H_base
     v_body = state.base_velocity_in("body")
-    Ls, _, Ls_inv, Ls_inv_dot = source.maps(H, v_body)
+    Ls, _, Ls_inv, Ls_inv_dot = source.velocity.maps(H, v_body, o)
     if source.velocity.same_frame(target.velocity):
         # the same velocity on both sides up to the order of the halves: X is that constant
-        # permutation exactly (no rounding from L L^-1), with no T_dot; broadcast to the batch
-        lead = np.broadcast_shapes(H.batch_shape, v_body.shape[:-1])
-        X = _times(target.velocity.reorder(), _transpose(source.velocity.reorder()))
-        X_inv = _times(source.velocity.reorder(), _transpose(target.velocity.reorder()))
-        X, X_inv = np.broadcast_to(X, (*lead, 6, 6)), np.broadcast_to(X_inv, (*lead, 6, 6))
+        # permutation exactly (no rounding from L L^-1), with no T_dot
+        X = o.constant(_times(target.velocity.reorder(), _transpose(source.velocity.reorder())), v_body)
+        X_inv = o.constant(_times(source.velocity.reorder(), _transpose(target.velocity.reorder())), v_body)
+        if o.batched:
+            lead = np.broadcast_shapes(H.batch_shape, tuple(v_body.shape[:-1]))
+            X, X_inv = o.broadcast_to(X, (*lead, 6, 6)), o.broadcast_to(X_inv, (*lead, 6, 6))
         X_dot = None
     else:
-        Lt, Lt_dot, Lt_inv, _ = target.maps(H, v_body)
-        X = Lt @ Ls_inv
-        X_inv = Ls @ Lt_inv
+        Lt, Lt_dot, Lt_inv, _ = target.velocity.maps(H, v_body, o)
+        X = o.matmul(Lt, Ls_inv)
+        X_inv = o.matmul(Ls, Lt_inv)
         X_dot = None
         if Lt_dot is not None:
-            X_dot = Lt_dot @ Ls_inv
+            X_dot = o.matmul(Lt_dot, Ls_inv)
         if Ls_inv_dot is not None:
-            X_dot = Lt @ Ls_inv_dot if X_dot is None else X_dot + Lt @ Ls_inv_dot
+            term = o.matmul(Lt, Ls_inv_dot)
+            X_dot = term if X_dot is None else X_dot + term
     # the state's generalized velocity in the source convention
     if source.velocity == velocity_declaration(state.representation):
         v_source = state.base_velocity
     else:
-        v_source = _mv(Ls, v_body)
-    nu = _cat(v_source, _reorder(state.s_dot, source, model, 0))
-    return ChangeOfVariables(X, X_inv, joints, nu, X_dot)
+        v_source = o.matvec(Ls, v_body)
+    nu = o.vcat([v_source, _reorder(o, state.s_dot, source, model)])
+    return ChangeOfVariables(X, X_inv, joints, nu, X_dot, ops=o)
 
 
 def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
@@ -585,24 +460,7 @@ def _transpose(a: np.ndarray | None) -> np.ndarray | None:
     return None if a is None else a.T
 
 
-def _reorder(x: np.ndarray, convention: Convention, model: Model, nb: int) -> np.ndarray:
-    """A model-order (..., nb + n) vector with its joints in ``convention``'s order."""
+def _reorder(o: Ops, x: Any, convention: Convention, model: Model) -> Any:
+    """Joint values (..., n) in the model's order -> ``convention``'s order."""
     perm = convention.permutation(model)
-    if perm is None:
-        return x
-    return np.concatenate([x[..., :nb], x[..., nb:][..., perm]], axis=-1)
-
-
-def _cat(base: np.ndarray, joints: np.ndarray) -> np.ndarray:
-    lead = np.broadcast_shapes(base.shape[:-1], joints.shape[:-1])
-    return np.concatenate(
-        [np.broadcast_to(base, (*lead, 6)), np.broadcast_to(joints, (*lead, joints.shape[-1]))], axis=-1
-    )
-
-
-#: neutral convention of each representation
-NEUTRAL: dict[Representation, Convention] = {
-    Representation.BODY: BODY,
-    Representation.INERTIAL: INERTIAL,
-    Representation.MIXED: MIXED,
-}
+    return x if perm is None else o.vtake(x, perm)

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import numpy as np
 
 from bridge.conventions.blocks import IDENTITY, ZERO, Block, Term, evaluate, rotation
 from bridge.errors import InvalidValueError
-from bridge.spatial import Transform
 from bridge.spatial.conventions import Ordering
-from bridge.spatial.so3 import skew
+from bridge.spatial.xp import NUMPY, Ops, namespace
 
 __all__ = [
     "BODY_VELOCITY",
@@ -186,13 +186,12 @@ class BaseVelocity:
         P, Q, S = self.symbolic_blocks()
         return (P, Q, S), (P.T, -(P.T @ Q @ S.T), S.T)
 
-    def blocks(
-        self, R: np.ndarray, p: np.ndarray
-    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    def blocks(self, R: Any, p: Any, ops: Ops = NUMPY) -> tuple[Any | None, Any | None, Any | None]:
         """``(P, Q, S)`` (..., 3, 3) of ``L`` for rotations R (..., 3, 3) and origins p (..., 3);
         None for an identity (P, S) or zero (Q) block."""
-        P, Q, S = self.symbolic_blocks()
-        return tuple(None if b == IDENTITY else evaluate(b, R, p) for b in (P, Q, S))  # type: ignore[return-value]
+        return tuple(  # type: ignore[return-value]
+            None if b == IDENTITY else evaluate(b, R, p, ops) for b in self.symbolic_blocks()
+        )
 
     def body_rate(self) -> tuple[int, int]:
         """``(c_wv, c_q)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w); 0]``
@@ -211,59 +210,52 @@ class BaseVelocity:
         return c_wv, c_q
 
     def block_rates(
-        self, R: np.ndarray, p: np.ndarray, v: np.ndarray, w: np.ndarray
-    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+        self, R: Any, p: Any, v: Any, w: Any, ops: Ops = NUMPY
+    ) -> tuple[Any | None, Any | None, Any | None]:
         """``(P_dot, Q_dot, S_dot)`` along the motion with BODY velocity ``(v, w)`` (each (..., 3));
         None where zero."""
-        W = skew(w)
-        RW = R @ W
+        o = ops
+        RW = o.matmul(R, o.skew(w))
         world_lin = self.linear_axes is Axes.WORLD
         P_dot = RW if world_lin else None
         S_dot = RW if self.angular_axes is Axes.WORLD else None
         if self.point is Point.BASE_ORIGIN:
             Q_dot = None
         elif world_lin:  # d/dt p^ R = (R v)^ R + p^ R w^
-            Q_dot = skew(np.einsum("...ij,...j->...i", R, v)) @ R + skew(p) @ RW
+            Q_dot = o.matmul(o.skew(o.matvec(R, v)), R) + o.matmul(o.skew(p), RW)
         else:  # d/dt (R^T p)^ = (v - w x R^T p)^
-            Rtp = np.einsum("...ji,...j->...i", R, p)
-            Q_dot = skew(v - np.cross(w, Rtp))
+            Q_dot = o.skew(v - o.cross(w, o.vecmat(p, R)))
         return P_dot, Q_dot, S_dot
 
-    def matrices(self, world_H_base: Transform) -> tuple[np.ndarray, np.ndarray]:
-        """``(L, L_inv)`` (..., 6, 6) at a pose (batch (...))."""
-        L, L_inv, _ = self._matrices(world_H_base.rotation, world_H_base.translation, ())
+    def matrices(self, world_H_base: object, ops: Ops | None = None) -> tuple[Any, Any]:
+        """``(L, L_inv)`` (..., 6, 6) at a pose (a Transform or (..., 4, 4) matrices)."""
+        o, R, p = _pose(world_H_base, ops)
+        return self._matrices(R, p, o)
+
+    def _matrices(self, R: Any, p: Any, o: Ops) -> tuple[Any, Any]:
+        """``(L, L_inv)`` from the declaration's symbolic blocks, in the declared order."""
+        if self.is_body:  # constant (6, 6), broadcasting against any batch
+            L = _SWAP_MATRIX if self.swap else np.eye(6)
+            return o.constant(L, R), o.constant(L.T, R)
+        (P, Q, S), (Pi, Qi, Si) = self.symbolic_matrices()
+        L = _assemble(o, *(evaluate(b, R, p, o) for b in (P, Q, S)), R)
+        L_inv = _assemble(o, *(evaluate(b, R, p, o) for b in (Pi, Qi, Si)), R)
+        if self.swap:
+            return o.mtake_rows(L, _SWAP), o.mtake_cols(L_inv, _SWAP)
         return L, L_inv
 
-    def _matrices(
-        self, R: np.ndarray, p: np.ndarray, lead: tuple[int, ...]
-    ) -> tuple[np.ndarray, np.ndarray, bool]:
-        """``(L, L_inv, swapped)``, linear-first rows (not yet reordered) unless ``swapped``."""
-        lead = np.broadcast_shapes(R.shape[:-2], lead)
-        if self.is_body:  # constant: (6, 6), broadcasting against any batch
-            L = _SWAP_MATRIX.copy() if self.swap else np.eye(6)
-            return L, L.T.copy(), True
-        P, Q, S = self.blocks(R, p)
-        L = _assemble(P, Q, S, lead)
-        Pt = None if P is None else np.swapaxes(P, -1, -2)
-        St = None if S is None else np.swapaxes(S, -1, -2)
-        mQ = None if Q is None else -_times(_times(Pt, Q), St)
-        L_inv = _assemble(Pt, mQ, St, lead)
-        if self.swap:
-            return L[..., _SWAP, :], L_inv[..., :, _SWAP], True
-        return L, L_inv, True
-
-    def maps(self, world_H_base: Transform, v_body: np.ndarray) -> BaseMaps:
-        """``(L, L_dot, L_inv, L_inv_dot)`` at a pose (batch (...)) and BODY base velocity (..., 6)."""
-        R, p = world_H_base.rotation, world_H_base.translation
-        L, L_inv, _ = self._matrices(R, p, v_body.shape[:-1])
+    def maps(self, world_H_base: object, v_body: Any, ops: Ops | None = None) -> BaseMaps:
+        """``(L, L_dot, L_inv, L_inv_dot)`` at a pose (a Transform or (..., 4, 4) matrices) and BODY
+        base velocity (..., 6); the derivatives are None when zero."""
+        o, R, p = _pose(world_H_base, ops, v_body)
+        L, L_inv = self._matrices(R, p, o)
         if self.is_body:
             return L, None, L_inv, None
-        P_dot, Q_dot, S_dot = self.block_rates(R, p, v_body[..., :3], v_body[..., 3:])
-        lead = L.shape[:-2]
-        L_dot = _assemble(P_dot, Q_dot, S_dot, lead, identity=False)
+        rates = self.block_rates(R, p, o.vpart(v_body, 0, 3), o.vpart(v_body, 3, 6), o)
+        L_dot = _assemble(o, *rates, R, identity=False)
         if self.swap:
-            L_dot = L_dot[..., _SWAP, :]
-        L_inv_dot = -L_inv @ L_dot @ L_inv
+            L_dot = o.mtake_rows(L_dot, _SWAP)
+        L_inv_dot = -o.matmul(o.matmul(L_inv, L_dot), L_inv)
         return L, L_dot, L_inv, L_inv_dot
 
 
@@ -272,31 +264,22 @@ _SWAP_MATRIX = np.eye(6)[_SWAP]
 _SWAP_MATRIX.setflags(write=False)
 
 
-def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    """``a @ b`` with None for the identity."""
-    if a is None:
-        return b
-    return a if b is None else a @ b
+def _pose(world_H_base: object, ops: Ops | None, *others: object) -> tuple[Ops, Any, Any]:
+    """``(ops, R, p)`` of a pose given as a Transform or as (..., 4, 4) matrices."""
+    H = getattr(world_H_base, "matrix", world_H_base)
+    o = ops if ops is not None else namespace(H, *others)
+    R, p = o.pose_parts(H)
+    return o, R, p
 
 
 def _assemble(
-    P: np.ndarray | None,
-    Q: np.ndarray | None,
-    S: np.ndarray | None,
-    lead: tuple[int, ...],
-    identity: bool = True,
-) -> np.ndarray:
-    """``[[P, Q], [0, S]]`` (*lead, 6, 6); a None diagonal block is the identity (``identity``) or
+    o: Ops, P: Any | None, Q: Any | None, S: Any | None, like: Any, identity: bool = True
+) -> Any:
+    """``[[P, Q], [0, S]]`` (..., 6, 6); a None diagonal block is the identity (``identity``) or
     zero, a None Q zero. Functional: blocks are concatenated, nothing is written in place."""
-    eye, zero = np.eye(3), np.zeros((3, 3))
-    diag = eye if identity else zero
-
-    def full(x: np.ndarray | None, default: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(default if x is None else x, (*lead, 3, 3))
-
-    top = np.concatenate([full(P, diag), full(Q, zero)], axis=-1)
-    bottom = np.concatenate([full(None, zero), full(S, diag)], axis=-1)
-    return np.concatenate([top, bottom], axis=-2)
+    zero = o.mzeros(3, 3, like)
+    diag = o.eye(3, like) if identity else zero
+    return o.block([[diag if P is None else P, zero if Q is None else Q], [zero, diag if S is None else S]])
 
 
 #: the neutral representations as declarations

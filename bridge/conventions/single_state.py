@@ -30,6 +30,7 @@ from bridge.conventions.blocks import Block, Term
 from bridge.conventions.declaration import BaseVelocity
 from bridge.errors import InvalidValueError
 from bridge.spatial.conventions import Ordering
+from bridge.spatial.xp import NUMPY
 
 __all__ = ["SingleBaseChange", "SingleBias", "SingleStateChange", "single_base_change"]
 
@@ -274,6 +275,7 @@ class SingleStateChange:
         cov = ChangeOfVariables.__new__(ChangeOfVariables)
         cov.joints, cov.nu, cov.X_dot, cov._bias, cov._bias_fn = joints, None, None, None, None
         cov.X = cov.X_inv = None
+        cov.ops = NUMPY
         cov.bias_free = change.bias_free or not floating
         cov.identity = (change.identity or not floating) and joints.perm is None
         self.cov = cov

@@ -26,6 +26,7 @@ from bridge.conventions.declaration import BODY_VELOCITY, INERTIAL_VELOCITY, MIX
 from bridge.errors import BridgeError, InvalidValueError, StateError
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
+from bridge.spatial.xp import NUMPY, Ops, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -117,6 +118,9 @@ class State:
         Transform, the vectors float arrays of the right shapes, ``representation`` a
         Representation; no checks and no copies (the vectors are made read-only).
         """
+        if any(map(is_foreign, (getattr(world_H_base, "matrix", world_H_base), s, base_velocity, s_dot))):
+            _init_foreign(self, world_H_base, s, base_velocity, s_dot, representation)
+            return
         if not check:
             for arr in (s, base_velocity, s_dot):
                 arr.setflags(write=False)
@@ -149,12 +153,20 @@ class State:
         object.__setattr__(self, "representation", Representation.parse(representation))
 
     @property
+    def ops(self) -> Ops:
+        """The array namespace of the state's arrays (numpy, JAX or CasADi)."""
+        return namespace(self.world_H_base.matrix, self.base_velocity, self.s, self.s_dot)
+
+    @property
     def n_dofs(self) -> int:
-        return self.s.shape[-1]
+        return self.ops.vsize(self.s)
 
     @property
     def nu(self) -> np.ndarray:
         """Generalized velocity ``[base_velocity; s_dot]`` (..., 6 + n)."""
+        o = self.ops
+        if o is not NUMPY:
+            return o.vcat([self.base_velocity, self.s_dot])
         batch = np.broadcast_shapes(self.base_velocity.shape[:-1], self.s_dot.shape[:-1])
         return np.concatenate(
             [
@@ -170,7 +182,7 @@ class State:
         if target is self.representation:
             return self.base_velocity
         X = base_velocity_matrix(self.world_H_base, self.representation, target)
-        return np.einsum("...ij,...j->...i", X, self.base_velocity)
+        return self.ops.matvec(X, self.base_velocity)
 
     def to(self, representation: object) -> State:
         """The same physical state with the base velocity in another representation."""
@@ -219,6 +231,38 @@ def all_moderate(x: np.ndarray) -> bool:
     """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one BLAS dot;
     False for any inf or NaN; numpy warns of the overflow for entries beyond ~1e154)."""
     return x.dot(x) < MODERATE_SQ
+
+
+def _init_foreign(
+    state: State, world_H_base: object, s: object, base_velocity: object, s_dot: object,
+    representation: object,
+) -> None:
+    """A State over JAX arrays or CasADi matrices (:mod:`bridge.spatial.xp`): kept as they are (no
+    copy, nothing turned into numpy); shapes are checked, and the pose's values when it has values
+    (skipped under tracing and for symbols). A numpy argument among them joins the namespace."""
+    o = namespace(getattr(world_H_base, "matrix", world_H_base), s, base_velocity, s_dot)
+    H = world_H_base if isinstance(world_H_base, Transform) else Transform(o.asarray(world_H_base))
+    s, base_velocity, s_dot = (o.asarray(x) for x in (s, base_velocity, s_dot))
+    n = o.vsize(s)
+    for name, x, size in (("base_velocity", base_velocity, 6), ("joint velocities s_dot", s_dot, n)):
+        if o.vsize(x) != size or (not o.batched and x.shape[1] != 1):
+            raise StateError(f"{name}: expected shape (..., {size}), got {tuple(x.shape)}")
+    if o.batched:
+        broadcast_batch(
+            "state (world_H_base, s, base_velocity, s_dot)",
+            H.batch_shape,
+            tuple(s.shape[:-1]),
+            tuple(base_velocity.shape[:-1]),
+            tuple(s_dot.shape[:-1]),
+        )
+    for field_, value in (
+        ("world_H_base", H),
+        ("s", s),
+        ("base_velocity", base_velocity),
+        ("s_dot", s_dot),
+        ("representation", Representation.parse(representation)),
+    ):
+        object.__setattr__(state, field_, value)
 
 
 def _owned(arr: np.ndarray, original: object) -> np.ndarray:
@@ -325,4 +369,5 @@ def base_velocity_matrix(world_H_base: Transform, source: object, target: object
     """(..., 6, 6) matrix mapping a base velocity from ``source`` to ``target`` representation
     (``L_target L_source^-1`` of their declarations)."""
     src, tgt = velocity_declaration(source), velocity_declaration(target)
-    return tgt.matrices(world_H_base)[0] @ src.matrices(world_H_base)[1]
+    o = namespace(getattr(world_H_base, "matrix", world_H_base))
+    return o.matmul(tgt.matrices(world_H_base, o)[0], src.matrices(world_H_base, o)[1])

@@ -10,6 +10,7 @@ from bridge._array import as_float_array, broadcast_batch
 from bridge.errors import InvalidValueError, ShapeError
 from bridge.spatial import so3
 from bridge.spatial.vectors import Force, Motion
+from bridge.spatial.xp import has_values, is_foreign, namespace
 
 __all__ = ["Transform"]
 
@@ -53,6 +54,18 @@ def _normalised_quaternion(q: object, name: str) -> np.ndarray:
     return q / n[..., None]
 
 
+def _foreign_pose(matrix: object, check: bool) -> object:
+    """A JAX or CasADi (..., 4, 4) pose, kept as it is: its shape is checked, and with ``check`` its
+    values too when it has values (a concrete JAX array, a CasADi DM; skipped under tracing and for
+    symbols)."""
+    shape = tuple(matrix.shape)
+    if len(shape) < 2 or shape[-2:] != (4, 4) or (not namespace(matrix).batched and len(shape) != 2):
+        raise ShapeError(f"homogeneous matrix: expected shape (..., 4, 4), got {shape}")
+    if check and has_values(matrix):
+        Transform(np.asarray(matrix, dtype=np.float64))  # the numpy checks, on the values
+    return matrix
+
+
 class Transform:
     """Pose ``A_H_B`` of frame B in frame A: ``p_A = A_H_B.apply(p_B)``.
 
@@ -72,6 +85,9 @@ class Transform:
         ndarray is adopted without a copy and made read-only (hand it over: do not write to it
         through another view afterwards), anything else is converted to one.
         """
+        if is_foreign(matrix):
+            self._m = _foreign_pose(matrix, check)
+            return
         if not check:
             if type(matrix) is not np.ndarray or matrix.dtype is not _F64:
                 matrix = np.asarray(matrix, dtype=np.float64)
@@ -170,16 +186,24 @@ class Transform:
     @property
     def rotation(self) -> np.ndarray:
         """``A_R_B``, (..., 3, 3)."""
-        return self._m[..., :3, :3]
+        m = self._m
+        return m[..., :3, :3] if type(m) is np.ndarray else namespace(m).pose_parts(m)[0]
 
     @property
     def translation(self) -> np.ndarray:
-        """``A_o_B``, the origin of B in A coordinates, (..., 3)."""
-        return self._m[..., :3, 3]
+        """``A_o_B``, the origin of B in A coordinates, (..., 3) (a column for CasADi)."""
+        m = self._m
+        return m[..., :3, 3] if type(m) is np.ndarray else namespace(m).pose_parts(m)[1]
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return self._m.shape[:-2]
+        m = self._m
+        return tuple(m.shape[:-2]) if namespace(m).batched else ()
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the matrix is a JAX array or a CasADi matrix (:mod:`bridge.spatial.xp`)."""
+        return type(self._m) is not np.ndarray
 
     def as_quaternion_xyzw(self) -> np.ndarray:
         """Unit quaternion (x, y, z, w) with w >= 0, (..., 4)."""

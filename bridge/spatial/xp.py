@@ -1,0 +1,216 @@
+"""Array functions from one place: numpy, JAX and CasADi behind one small namespace.
+
+The reference path of the neutral math (the base maps of the declarations, the change of
+variables, the conversions, the state maps) is written against :class:`Ops`, so the same code runs
+on numpy arrays (with leading batch axes), on JAX arrays (under ``jax.jit``, ``jax.vmap``,
+``jax.grad``; float64 with x64 enabled) and on CasADi ``SX``/``MX``/``DM`` matrices (unbatched;
+vectors are columns). :func:`namespace` picks the namespace from the arguments; a library is
+imported only when one of its arrays is given.
+
+Vectors and matrices are told apart by the function used (``v*`` for vectors, ``m*`` for
+matrices), because CasADi has only matrices. Nothing writes in place.
+
+This module and :mod:`bridge.spatial.xp_casadi` are the only places that import an array library
+other than numpy (the layering test checks it).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import numpy as np
+
+__all__ = ["NUMPY", "Ops", "is_foreign", "is_symbolic", "is_traced", "namespace"]
+
+
+def _kind(x: object) -> str:
+    """"jax", "casadi" or "numpy" for one array-like."""
+    module = type(x).__module__
+    if module.startswith(("jax", "jaxlib")):
+        return "jax"
+    if module.startswith("casadi"):
+        return "casadi"
+    return "numpy"
+
+
+def is_foreign(x: object) -> bool:
+    """Whether ``x`` is a JAX array (or tracer) or a CasADi matrix: not converted to numpy."""
+    return _kind(x) != "numpy"
+
+
+def is_traced(x: object) -> bool:
+    """Whether ``x`` is a JAX tracer (no concrete values: checks on values are skipped)."""
+    if _kind(x) != "jax":
+        return False
+    core = sys.modules.get("jax.core")
+    tracer = getattr(core, "Tracer", None) if core is not None else None
+    return tracer is not None and isinstance(x, tracer)
+
+
+def is_symbolic(x: object) -> bool:
+    """Whether ``x`` is a CasADi symbolic matrix (SX or MX; a DM has values)."""
+    return _kind(x) == "casadi" and type(x).__name__ in ("SX", "MX")
+
+
+def has_values(x: object) -> bool:
+    """Whether the values of ``x`` can be read (numpy, a concrete JAX array, a CasADi DM)."""
+    return not (is_traced(x) or is_symbolic(x))
+
+
+class Ops:
+    """numpy's (or JAX's) functions under the names the neutral math uses; leading axes are batch
+    axes with numpy's broadcasting rules."""
+
+    name = "numpy"
+    batched = True
+
+    def __init__(self, xp: Any = np) -> None:
+        self.xp = xp
+
+    # ------------------------------------------------------------------ creation
+    def float_dtype(self, *like: object):
+        for x in like:
+            dtype = getattr(x, "dtype", None)
+            if dtype is not None and np.dtype(dtype).kind == "f":
+                return dtype
+        return np.float64
+
+    def asarray(self, x: object, like: object = None) -> Any:
+        return self.xp.asarray(x, dtype=self.float_dtype(x, like))
+
+    def constant(self, value: object, like: object = None) -> Any:
+        """A numpy constant in this namespace (float dtype of ``like``)."""
+        return self.xp.asarray(value, dtype=self.float_dtype(like))
+
+    def eye(self, n: int, like: object = None) -> Any:
+        return self.xp.eye(n, dtype=self.float_dtype(like))
+
+    def vzeros(self, n: int, like: object = None) -> Any:
+        return self.xp.zeros((n,), dtype=self.float_dtype(like))
+
+    def mzeros(self, m: int, n: int, like: object = None) -> Any:
+        return self.xp.zeros((m, n), dtype=self.float_dtype(like))
+
+    # ------------------------------------------------------------------ vectors (..., n)
+    def vsize(self, x: Any) -> int:
+        return x.shape[-1]
+
+    def vpart(self, x: Any, start: int, stop: int) -> Any:
+        return x[..., start:stop]
+
+    def vtake(self, x: Any, index: np.ndarray) -> Any:
+        return self.xp.take(x, index, axis=-1)
+
+    def vcat(self, parts: list) -> Any:
+        parts = [p for p in parts if p.shape[-1]]
+        if len(parts) == 1:
+            return parts[0]
+        lead = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
+        return self.xp.concatenate([self.xp.broadcast_to(p, (*lead, p.shape[-1])) for p in parts], axis=-1)
+
+    def cross(self, a: Any, b: Any) -> Any:
+        return self.xp.cross(a, b)
+
+    def vdot(self, a: Any, b: Any) -> Any:
+        return self.xp.sum(a * b, axis=-1)
+
+    # ------------------------------------------------------------------ matrices (..., m, n)
+    def mpart(self, a: Any, rows: slice, cols: slice) -> Any:
+        return a[..., rows, cols]
+
+    def mtake_rows(self, a: Any, index: np.ndarray) -> Any:
+        return self.xp.take(a, index, axis=-2)
+
+    def mtake_cols(self, a: Any, index: np.ndarray) -> Any:
+        return self.xp.take(a, index, axis=-1)
+
+    def mT(self, a: Any) -> Any:
+        return self.xp.swapaxes(a, -1, -2)
+
+    def matmul(self, a: Any, b: Any) -> Any:
+        return a @ b
+
+    def matvec(self, a: Any, x: Any) -> Any:
+        """``a @ x``: (..., m, n) x (..., n) -> (..., m)."""
+        return self.xp.einsum("...ij,...j->...i", a, x)
+
+    def vecmat(self, x: Any, a: Any) -> Any:
+        """``a^T @ x``: (..., m) x (..., m, n) -> (..., n)."""
+        return self.xp.einsum("...ji,...j->...i", a, x)
+
+    def skew(self, u: Any) -> Any:
+        """(..., 3, 3) cross-product matrices of (..., 3) vectors."""
+        x, y, z = u[..., 0], u[..., 1], u[..., 2]
+        zero = self.xp.zeros_like(x)
+        stack = self.xp.stack
+        return stack(
+            [stack([zero, -z, y], axis=-1), stack([z, zero, -x], axis=-1), stack([-y, x, zero], axis=-1)],
+            axis=-2,
+        )
+
+    def block(self, grid: list[list[Any]]) -> Any:
+        """A matrix from a grid of blocks (broadcast over the batch axes)."""
+        flat = [b for row in grid for b in row]
+        lead = np.broadcast_shapes(*(b.shape[:-2] for b in flat))
+        xp = self.xp
+        rows = [
+            xp.concatenate([xp.broadcast_to(b, (*lead, *b.shape[-2:])) for b in row], axis=-1)
+            for row in grid
+        ]
+        return xp.concatenate(rows, axis=-2)
+
+    def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
+        return self.xp.broadcast_to(x, shape)
+
+    def pose_parts(self, H: Any) -> tuple[Any, Any]:
+        """``(R (..., 3, 3), p (..., 3))`` of homogeneous matrices H (..., 4, 4)."""
+        return H[..., :3, :3], H[..., :3, 3]
+
+    # ------------------------------------------------------------------ scalars
+    def sqrt(self, x: Any) -> Any:
+        return self.xp.sqrt(x)
+
+    def sin(self, x: Any) -> Any:
+        return self.xp.sin(x)
+
+    def cos(self, x: Any) -> Any:
+        return self.xp.cos(x)
+
+    def arctan2(self, y: Any, x: Any) -> Any:
+        return self.xp.arctan2(y, x)
+
+    def where(self, c: Any, a: Any, b: Any) -> Any:
+        return self.xp.where(c, a, b)
+
+
+#: the numpy namespace
+NUMPY = Ops(np)
+_JAX: list[Ops] = []
+
+
+def _jax_ops() -> Ops:
+    if not _JAX:
+        import jax.numpy as jnp
+
+        ops = Ops(jnp)
+        ops.name = "jax"
+        _JAX.append(ops)
+    return _JAX[0]
+
+
+def namespace(*arrays: object) -> Ops:
+    """The namespace of the arguments: CasADi if any is a CasADi matrix, else JAX if any is a JAX
+    array, else numpy. Mixing CasADi with JAX is an error."""
+    kinds = {_kind(a) for a in arrays if a is not None}
+    if "casadi" in kinds:
+        if "jax" in kinds:
+            from bridge.errors import InvalidValueError
+
+            raise InvalidValueError("JAX arrays and CasADi symbols cannot be mixed in one call")
+        from bridge.spatial.xp_casadi import casadi_ops
+
+        return casadi_ops()
+    if "jax" in kinds:
+        return _jax_ops()
+    return NUMPY
