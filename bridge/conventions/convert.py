@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array
+from bridge.spatial.xp import is_foreign, namespace
 from bridge.conventions.change_of_variables import (
     ChangeOfVariables,
     change_of_variables,
@@ -64,6 +65,8 @@ def velocity_transform(
 
 def _f(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> np.ndarray:
     """``x`` checked: real, finite, trailing axes ``tail``, batch axes broadcasting to the state's."""
+    if is_foreign(x) or cov.ops.name != "numpy":
+        return _foreign(x, name, tail, cov)
     arr = as_float_array(x, name, tail)
     batch = cov.nu.shape[:-1]
     try:
@@ -73,6 +76,22 @@ def _f(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> n
             f"{name}: batch shape {arr.shape[: arr.ndim - len(tail)]} does not broadcast with the state's "
             f"{batch}"
         ) from None
+    return arr
+
+
+def _foreign(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> object:
+    """``x`` in the state's array namespace (JAX or CasADi), its trailing shape checked; its values
+    are not read (they may be traced or symbolic). A numpy state meets a foreign ``x`` in ``x``'s
+    namespace (the state's numbers become constants of the graph)."""
+    o = cov.ops = namespace(x, cov.nu)
+    arr = o.asarray(x, cov.nu)
+    shape = tuple(arr.shape)
+    if o.batched:
+        ok = shape[len(shape) - len(tail) :] == tail
+    else:  # CasADi: vectors are columns, matrices two-dimensional
+        ok = shape == ((tail[0], 1) if len(tail) == 1 else tail)
+    if not ok:
+        raise ShapeError(f"{name}: expected trailing shape {tail}, got {shape}")
     return arr
 
 
@@ -95,6 +114,9 @@ def convert_acceleration(
 def convert_jacobian(model: Model, state: State, J: np.ndarray, source: object, target: object) -> np.ndarray:
     """``J_t = J_s T_{t->s}`` for (..., m, nv) Jacobians with ``v = J nu``."""
     cov = velocity_change(model, state, target, source)
+    if is_foreign(J) or cov.ops.name != "numpy":
+        m = J.shape[-2] if len(J.shape) >= 2 else -1
+        return cov.jacobian_back(_foreign(J, "J", (m, model.nv), cov))
     J = as_float_array(J, "J", (model.nv,))
     if J.ndim < 2:
         raise ShapeError(f"J: expected shape (..., m, {model.nv}), got {J.shape}")
