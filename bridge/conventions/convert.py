@@ -23,7 +23,6 @@ from __future__ import annotations
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.spatial.xp import is_foreign, namespace
 from bridge.conventions.change_of_variables import (
     ChangeOfVariables,
     change_of_variables,
@@ -32,6 +31,7 @@ from bridge.conventions.registry import convention, convention_names
 from bridge.conventions.state import State
 from bridge.errors import ShapeError
 from bridge.model.model import Model
+from bridge.spatial.xp import is_foreign, namespace
 
 __all__ = [
     "convention",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,8 @@ from bridge.conventions.declaration import ContinuousJoint, QuaternionOrder
 from bridge.conventions.state import State, velocity_declaration
 from bridge.errors import BridgeError, StateError
 from bridge.spatial import Transform
+from bridge.spatial.quaternions import quaternion_xyzw_to_rotation, rotation_to_quaternion_xyzw
+from bridge.spatial.xp import NUMPY, Ops, has_values, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.conventions.change_of_variables import Convention
@@ -49,7 +51,9 @@ class JointLayout:
 
     ``perm`` (n,): ``v[nb:] = s_dot[perm]``; ``idx_q``/``idx_v`` (n,) each DOF's index in q and v;
     ``continuous`` (n,) the DOFs stored as ``(cos, sin)`` at ``idx_q``, ``idx_q + 1``; ``nq``, ``nv``
-    the sizes; ``floating`` whether q and v start with the base.
+    the sizes; ``floating`` whether q and v start with the base. ``q_gather``: q's joint part is
+    ``[s; cos(s_c); sin(s_c)][q_gather]`` (``s_c`` the continuous DOFs); ``s_gather``: s is
+    ``[q[idx_q]; atan2(sin, cos) of the continuous DOFs][s_gather]``.
     """
 
     perm: np.ndarray
@@ -59,6 +63,8 @@ class JointLayout:
     nq: int
     nv: int
     floating: bool
+    q_gather: np.ndarray
+    s_gather: np.ndarray
 
 
 _LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -89,28 +95,44 @@ def joint_layout(model: Model, convention: Convention) -> JointLayout:
         idx_q[k] = qi
         idx_v[k] = v_base + position
         qi += 2 if continuous[k] else 1
-    for a in (perm, idx_q, idx_v, continuous):
+    q_gather, s_gather = _gathers(perm, continuous)
+    for a in (perm, idx_q, idx_v, continuous, q_gather, s_gather):
         a.setflags(write=False)
-    layout = JointLayout(perm, idx_q, idx_v, continuous, qi, v_base + n, model.floating)
+    layout = JointLayout(
+        perm, idx_q, idx_v, continuous, qi, v_base + n, model.floating, q_gather, s_gather
+    )
     per_model[convention.name] = layout
     return layout
 
 
-def native_base_velocity(state: State, convention: Convention) -> np.ndarray:
+def _gathers(perm: np.ndarray, continuous: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The gathers of :class:`JointLayout` (see there)."""
+    n = continuous.shape[0]
+    c_pos = {k: i for i, k in enumerate(np.flatnonzero(continuous).tolist())}
+    nc = len(c_pos)
+    q_gather: list[int] = []
+    for k in perm.tolist():
+        q_gather += [n + c_pos[k], n + nc + c_pos[k]] if continuous[k] else [k]
+    s_gather = [n + c_pos[k] if continuous[k] else k for k in range(n)]
+    return np.array(q_gather, dtype=np.intp), np.array(s_gather, dtype=np.intp)
+
+
+def native_base_velocity(state: State, convention: Convention) -> Any:
     """The state's base velocity (..., 6) as ``convention`` writes it (``L v_B``)."""
-    H = state.world_H_base
-    L_state_inv = velocity_declaration(state.representation).matrices(H)[1]
-    L = convention.velocity.matrices(H)[0]
-    return np.einsum("...ij,...j->...i", L @ L_state_inv, state.base_velocity)
+    H, o = state.world_H_base, state.ops
+    L_state_inv = velocity_declaration(state.representation).matrices(H, o)[1]
+    L = convention.velocity.matrices(H, o)[0]
+    return o.matvec(o.matmul(L, L_state_inv), state.base_velocity)
 
 
 def base_velocity_from_native(
-    world_H_base: Transform, v_native: np.ndarray, convention: Convention, representation: object
-) -> np.ndarray:
+    world_H_base: Transform, v_native: Any, convention: Convention, representation: object
+) -> Any:
     """A base velocity (..., 6) written as ``convention`` writes it, in a neutral representation."""
-    L_inv = convention.velocity.matrices(world_H_base)[1]
-    L_rep = velocity_declaration(representation).matrices(world_H_base)[0]
-    return np.einsum("...ij,...j->...i", L_rep @ L_inv, v_native)
+    o = namespace(world_H_base.matrix, v_native)
+    L_inv = convention.velocity.matrices(world_H_base, o)[1]
+    L_rep = velocity_declaration(representation).matrices(world_H_base, o)[0]
+    return o.matvec(o.matmul(L_rep, L_inv), v_native)
 
 
 def _require_configuration(convention: Convention):
@@ -120,33 +142,44 @@ def _require_configuration(convention: Convention):
     return config
 
 
-def to_native_state(model: Model, state: State, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
-    """Neutral ``state`` -> ``(q (..., nq), v (..., nv))`` in ``convention`` (see the module docstring)."""
+def to_native_state(model: Model, state: State, convention: Convention) -> tuple[Any, Any]:
+    """Neutral ``state`` -> ``(q (..., nq), v (..., nv))`` in ``convention`` (see the module
+    docstring); numpy, JAX or CasADi as the state's arrays are."""
     if not isinstance(state, State):
         raise StateError(f"expected a bridge State, got {type(state).__name__}")
     state.check_model(model)
     config = _require_configuration(convention)
     lay = joint_layout(model, convention)
+    o = state.ops
+    s = state.s
+    parts = [s]
+    if lay.continuous.any():
+        s_c = o.vtake(s, np.flatnonzero(lay.continuous))
+        parts += [o.cos(s_c), o.sin(s_c)]
+    q_joints = o.vtake(o.vcat(parts) if len(parts) > 1 else s, lay.q_gather)
+    v_joints = o.vtake(state.s_dot, lay.perm)
+    if not model.floating:
+        return _batched(o, q_joints, state), _batched(o, v_joints, state)
     H = state.world_H_base
-    batch = np.broadcast_shapes(
-        H.batch_shape, state.s.shape[:-1], state.s_dot.shape[:-1], state.base_velocity.shape[:-1]
-    )
-    q = np.zeros((*batch, lay.nq))
-    v = np.zeros((*batch, lay.nv))
-    s, c = state.s, lay.continuous
-    if c.any():
-        q[..., lay.idx_q[~c]] = s[..., ~c]
-        q[..., lay.idx_q[c]] = np.cos(s[..., c])
-        q[..., lay.idx_q[c] + 1] = np.sin(s[..., c])
-    else:
-        q[..., lay.idx_q] = s
-    v[..., lay.idx_v] = state.s_dot
-    if model.floating:
-        q[..., config.position_slice] = H.translation
-        wxyz = config.quaternion is QuaternionOrder.WXYZ
-        q[..., config.quaternion_slice] = H.as_quaternion_wxyz() if wxyz else H.as_quaternion_xyzw()
-        v[..., :6] = native_base_velocity(state, convention)
+    R, p = o.pose_parts(H.matrix)
+    quat = rotation_to_quaternion_xyzw(R, o)
+    if config.quaternion is QuaternionOrder.WXYZ:
+        quat = o.vtake(quat, _WXYZ)
+    base = [quat, p] if config.quaternion_first else [p, quat]
+    q = o.vcat([*base, q_joints])
+    v = o.vcat([native_base_velocity(state, convention), v_joints])
     return q, v
+
+
+def _batched(o: Ops, x: Any, state: State) -> Any:
+    """``x`` broadcast to the state's batch (numpy and JAX; a fresh numpy array)."""
+    if not o.batched:
+        return x
+    lead = np.broadcast_shapes(
+        state.world_H_base.batch_shape, *(tuple(a.shape[:-1]) for a in (state.s, state.s_dot))
+    )
+    out = o.broadcast_to(x, (*lead, x.shape[-1]))
+    return out.copy() if o is NUMPY else out
 
 
 def from_native_state(
@@ -166,6 +199,8 @@ def from_native_state(
     config = _require_configuration(convention)
     lay = joint_layout(model, convention)
     what = f"{convention.name} state for model {model.name!r}"
+    if is_foreign(q) or is_foreign(v):
+        return _from_foreign(model, q, v, convention, representation, names, normalize)
     try:
         q = as_float_array(q, names[0], (lay.nq,))
         v = as_float_array(v, names[1], (lay.nv,))
@@ -205,3 +240,55 @@ def _base_pose(q: np.ndarray, config, normalize: bool, what: str, qname: str, na
         return Transform.from_quaternion_xyzw(quat, q[..., config.position_slice])
     except BridgeError as exc:
         raise StateError(f"{name} state: base {exc}") from None
+
+
+_WXYZ = np.array([3, 0, 1, 2])  # (x, y, z, w) -> (w, x, y, z)
+_XYZW = np.array([1, 2, 3, 0])  # (w, x, y, z) -> (x, y, z, w)
+
+
+def _from_foreign(
+    model: Model,
+    q: Any,
+    v: Any,
+    convention: Convention,
+    representation: object,
+    names: tuple[str, str],
+    normalize: bool,
+) -> State:
+    """:func:`from_native_state` on JAX arrays or CasADi matrices: the same maps, functional. The
+    checks on values (unit quaternion, unit (cos, sin) pairs) run when the inputs have values (the
+    numpy path on them); under tracing and for symbols they are skipped."""
+    o = namespace(q, v)
+    q, v = o.asarray(q), o.asarray(v)
+    lay = joint_layout(model, convention)
+    what = f"{convention.name} state for model {model.name!r}"
+    for name, x, size in ((names[0], q, lay.nq), (names[1], v, lay.nv)):
+        if o.vsize(x) != size or (not o.batched and x.shape[1] != 1):
+            raise StateError(f"{what}: {name}: expected shape (..., {size}), got {tuple(x.shape)}")
+    if has_values(q) and has_values(v):  # the checks of the numpy path, on the values
+        from_native_state(model, np.asarray(q), np.asarray(v), convention, representation, names, normalize)
+    first = o.vtake(q, lay.idx_q)
+    c = np.flatnonzero(lay.continuous)
+    if c.size:
+        angles = o.arctan2(o.vtake(q, lay.idx_q[c] + 1), o.vtake(q, lay.idx_q[c]))
+        s = o.vtake(o.vcat([first, angles]), lay.s_gather)
+    else:
+        s = first
+    s_dot = o.vtake(v, lay.idx_v)
+    if not model.floating:
+        H = Transform(o.constant(np.eye(4), q), check=False)
+        return State(H, s, o.constant(np.zeros(6), q), s_dot, representation)
+    config = convention.configuration
+    sl = config.quaternion_slice
+    quat = o.vpart(q, sl.start, sl.stop)
+    if normalize:
+        norm = o.sqrt(o.vdot(quat, quat))
+        quat = quat / (norm[..., None] if o.batched else norm)
+    if config.quaternion is QuaternionOrder.WXYZ:
+        quat = o.vtake(quat, _XYZW)
+    pos = config.position_slice
+    H = Transform(
+        o.pose(quaternion_xyzw_to_rotation(quat, o), o.vpart(q, pos.start, pos.stop)), check=False
+    )
+    vb = base_velocity_from_native(H, o.vpart(v, 0, 6), convention, representation)
+    return State(H, s, vb, s_dot, representation)

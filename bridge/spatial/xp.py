@@ -163,6 +163,31 @@ class Ops:
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         return self.xp.broadcast_to(x, shape)
 
+    def entry(self, a: Any, i: int, j: int) -> Any:
+        """The (..., ) entries ``a[..., i, j]`` of matrices."""
+        return a[..., i, j]
+
+    def item(self, x: Any, i: int) -> Any:
+        """The (..., ) entries ``x[..., i]`` of vectors."""
+        return x[..., i]
+
+    def vector(self, items: list) -> Any:
+        """A (..., k) vector from k (..., ) arrays of entries."""
+        lead = np.broadcast_shapes(*(np.shape(x) for x in items))
+        return self.xp.stack([self.xp.broadcast_to(x, lead) for x in items], axis=-1)
+
+    def matrix(self, rows: list[list]) -> Any:
+        """A (..., m, n) matrix from rows of (..., ) entries."""
+        return self.xp.stack([self.vector(r) for r in rows], axis=-2)
+
+    def pose(self, R: Any, p: Any) -> Any:
+        """Homogeneous matrices (..., 4, 4) from rotations (..., 3, 3) and origins (..., 3)."""
+        lead = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+        R = self.xp.broadcast_to(R, (*lead, 3, 3))
+        col = self.xp.broadcast_to(p, (*lead, 3))[..., None]
+        bottom = self.xp.broadcast_to(self.constant([[0.0, 0.0, 0.0, 1.0]], R), (*lead, 1, 4))
+        return self.xp.concatenate([self.xp.concatenate([R, col], axis=-1), bottom], axis=-2)
+
     def pose_parts(self, H: Any) -> tuple[Any, Any]:
         """``(R (..., 3, 3), p (..., 3))`` of homogeneous matrices H (..., 4, 4)."""
         return H[..., :3, :3], H[..., :3, 3]

@@ -103,6 +103,22 @@ class CasadiOps(Ops):
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         return self._m(x)
 
+    def entry(self, a: Any, i: int, j: int) -> Any:
+        return self._m(a)[i, j]
+
+    def item(self, x: Any, i: int) -> Any:
+        return self._m(x)[i]
+
+    def vector(self, items: list) -> Any:
+        return self.ca.vertcat(*items)
+
+    def matrix(self, rows: list[list]) -> Any:
+        return self.ca.vertcat(*(self.ca.horzcat(*r) for r in rows))
+
+    def pose(self, R: Any, p: Any) -> Any:
+        ca = self.ca
+        return ca.vertcat(ca.horzcat(self._m(R), self._m(p)), ca.DM([[0.0, 0.0, 0.0, 1.0]]))
+
     def pose_parts(self, H: Any) -> tuple[Any, Any]:
         H = self._m(H)
         return H[0:3, 0:3], H[0:3, 3]
