@@ -4,8 +4,8 @@ Coriolis matrix and forces, relative transform and Jacobian, and the stateless q
 Checked on iCub (icub-models, floating), the Panda arm (example-robot-data, fixed base) and random
 models, in every representation: equal across engines (1e-10), equal to iDynTree's and Pinocchio's
 own functions after conversion, the engine-independent identities (CMM nu, C nu + g = h, the skew
-property and the relative velocity by finite differences), the generic defaults of EngineBase equal
-to every native override, batches equal to their samples.
+property and the relative velocity by finite differences), the generic constructions
+(bridge.backends.generic) equal to every native one, batches equal to their samples.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import pinocchio as pin
 import pytest
 
 import bridge
-from bridge.backends.base import EngineBase
+from bridge.backends import generic
 from bridge.backends.idyntree.kindyn import kindyn, set_idyntree_state
+from bridge.backends.protocol import DERIVED_QUANTITIES, derived
 from bridge.dynamics.integration import integrate
 from bridge.robots import robot_path
 from bridge.validation.check import random_states
@@ -222,23 +223,21 @@ def test_equal_to_pinocchio_functions(models, name: str, rep: str) -> None:
 @pytest.mark.parametrize("name", ("icub", "panda", "random-fixed", "small"))
 @pytest.mark.parametrize("engine", ENGINES)
 def test_generic_defaults_equal_native(models, name: str, engine: str) -> None:
-    """EngineBase's defaults (what an engine without native functions gets) equal every override."""
+    """The generic constructions (what an engine without native ones gets) equal every native one,
+    and the lookup gives the engine's own method exactly where it declares it."""
     model, (f, r) = models[name]
+    args = {"frame_jacobian_derivative": (f,), "relative_transform": (f, r), "relative_jacobian": (f, r)}
     for rep in REPS:
         kd = _kd(model, engine, rep, seed=6)
         e = kd._engine
         kd.mass_matrix()  # the engine's state is set
-        pairs = {
-            "CMM": (EngineBase.centroidal_momentum_matrix(e), e.centroidal_momentum_matrix()),
-            "C": (EngineBase.coriolis_matrix(e), e.coriolis_matrix()),
-            "C_nu": (EngineBase.coriolis_forces(e), e.coriolis_forces()),
-            "relX": (EngineBase.relative_transform(e, f, r), e.relative_transform(f, r)),
-            "relJ": (EngineBase.relative_jacobian(e, f, r), e.relative_jacobian(f, r)),
-        }
-        for key, (generic, native) in pairs.items():
+        for key in DERIVED_QUANTITIES:
+            found = derived(e, key)
+            native = key in type(e).NATIVE_QUANTITIES
+            assert (getattr(found, "__self__", None) is e) == native, f"{key}: lookup on {engine}"
+            expected, got = getattr(generic, key)(e, *args.get(key, ())), found(*args.get(key, ()))
             for i in range(SAMPLES):
-                assert_close(generic[i], native[i], 1e-10, f"{key} {rep}: generic vs {engine}")
-        assert EngineBase.total_momentum_jacobian(e) is None  # KinDyn derives it (tested above)
+                assert_close(expected[i], got[i], 1e-10, f"{key} {rep}: generic vs {engine}")
 
 
 # --------------------------------------------------------------------------- batches and single states

@@ -10,6 +10,9 @@ The wrapped engine computes the full model (every mimic joint a DOF) at the expa
 * Jacobians ``J_full G_nu``; frame poses, velocities, bias accelerations, the centre of mass and
   momenta unchanged (they depend on the expanded state only).
 
+Every derived quantity is native here: the wrapped engine's (its own or the generic one, looked up
+once by :func:`bridge.backends.protocol.derived`), projected.
+
 No engine is edited: :class:`bridge.KinDyn` wraps whichever engine it builds when the model is a
 :class:`~bridge.model.mimic.CoupledModel`.
 """
@@ -21,6 +24,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from bridge.backends.base import EngineBase
+from bridge.backends.protocol import DERIVED_QUANTITIES, derived
 from bridge.conventions.state import Representation, State
 from bridge.model.mimic import CoupledModel
 
@@ -30,10 +34,14 @@ __all__ = ["CoupledEngine"]
 class CoupledEngine(EngineBase):
     """Wraps an engine built on ``model.full``; answers in ``model``'s independent DOFs."""
 
+    #: every derived quantity: the wrapped engine's, projected
+    NATIVE_QUANTITIES = frozenset(DERIVED_QUANTITIES)
+
     def __init__(self, engine_class: type, model: CoupledModel, representation: Representation) -> None:
         self.model = model
         self.representation = representation
         self._inner = engine_class(model.full, representation)
+        self._derived = {name: derived(self._inner, name) for name in DERIVED_QUANTITIES}
         self.name = getattr(self._inner, "name", "coupled")
         nb = 6 if model.floating else 0
         self._G = model.G_nu if model.floating else model.G  # engine vectors: (6 +) n entries
@@ -104,7 +112,7 @@ class CoupledEngine(EngineBase):
 
     def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
         """``J_dot_full G_nu`` (G constant)."""
-        return self._right(self._inner.frame_jacobian_derivative(frame))
+        return self._right(self._derived["frame_jacobian_derivative"](frame))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         return self._inner.frame_acceleration(frame, self._up(nu_dot))
@@ -121,28 +129,27 @@ class CoupledEngine(EngineBase):
     def centroidal_momentum(self) -> np.ndarray:
         return self._inner.centroidal_momentum()
 
-    def total_momentum(self) -> np.ndarray | None:
-        """The inner engine's (the expanded state moves the same bodies), or None."""
-        return self._inner.total_momentum()
-
     # ------------------------------------------------------------------ derived quantities
-    def centroidal_momentum_matrix(self) -> np.ndarray:
-        return self._right(self._inner.centroidal_momentum_matrix())
+    def total_momentum(self) -> np.ndarray:
+        """The inner engine's (the expanded state moves the same bodies)."""
+        return self._derived["total_momentum"]()
 
-    def total_momentum_jacobian(self) -> np.ndarray | None:
-        J = self._inner.total_momentum_jacobian()
-        return None if J is None else self._right(J)
+    def centroidal_momentum_matrix(self) -> np.ndarray:
+        return self._right(self._derived["centroidal_momentum_matrix"]())
+
+    def total_momentum_jacobian(self) -> np.ndarray:
+        return self._right(self._derived["total_momentum_jacobian"]())
 
     def coriolis_matrix(self) -> np.ndarray:
         """``G^T C_full G``: G is constant, so no ``M_full G_dot`` term."""
-        return self._G.T @ np.asarray(self._inner.coriolis_matrix()) @ self._G
+        return self._G.T @ np.asarray(self._derived["coriolis_matrix"]()) @ self._G
 
     def coriolis_forces(self) -> np.ndarray:
-        return self._down(self._inner.coriolis_forces())
+        return self._down(self._derived["coriolis_forces"]())
 
     def relative_transform(self, frame: str, reference: str) -> np.ndarray:
-        return self._inner.relative_transform(frame, reference)
+        return self._derived["relative_transform"](frame, reference)
 
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
         """The joint columns ``J_full G_s`` (G_s the coupling of the joint velocities alone)."""
-        return np.asarray(self._inner.relative_jacobian(frame, reference)) @ self._Gs
+        return np.asarray(self._derived["relative_jacobian"](frame, reference)) @ self._Gs

@@ -1,5 +1,5 @@
-"""Quantities derived from the engine protocol's core alone: their one generic construction (the
-defaults :class:`bridge.backends.base.EngineBase` gives every engine).
+"""Quantities derived from the engine protocol's core alone: their one generic construction (what
+:func:`bridge.backends.protocol.derived` gives an engine that does not compute one natively).
 
 Every engine answers frame poses, frame Jacobians, the centre of mass and the state; from those and
 the neutral model's link inertias this module builds, exactly (no finite differences), the
@@ -12,12 +12,16 @@ quantities a library may or may not offer natively:
   in world coordinates (``J_K`` the world Jacobian of moving body K, ``Y_K`` its world inertia,
   ``v_K = J_K nu``). ``C nu = h - g`` and ``M_dot = C + C^T`` hold exactly;
 * the relative transform and relative Jacobian of two frames;
-* the time derivative of a frame Jacobian along the motion (:func:`frame_jacobian_derivative`).
+* the time derivative of a frame Jacobian along the motion (:func:`frame_jacobian_derivative`);
+* the total momentum and its Jacobian (the centroidal ones moved to the base's frame) and the
+  Coriolis forces ``h - g``.
 
 Each moving body is the child link of a movable joint (or the floating base) together with the links
 welded to it. A joint column of every world Jacobian is constant in the joint's child link K, so its
 derivative is ``v_K x`` the column; the base columns ``A_X_W`` (W the representation's base frame)
-change with the velocity of W. Everything broadcasts over the state's batch axes.
+change with the velocity of W. The frames a representation expresses things in (F, A, F[A] for a
+frame F) are its declaration's (:mod:`bridge.conventions.frames`). Everything broadcasts over the
+state's batch axes.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridge.conventions.state import Representation
-from bridge.spatial import Transform
+from bridge.conventions.frames import expressed_frame_velocity, frame_force, frame_jacobian, frame_map
+from bridge.spatial import Force, Transform
 from bridge.spatial.vectors import crf, crm
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,11 +42,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "centroidal_momentum_matrix",
+    "coriolis_forces",
     "coriolis_matrix",
     "frame_jacobian_derivative",
     "relative_jacobian",
     "relative_transform",
-    "to_world_rows",
+    "total_momentum",
+    "total_momentum_jacobian",
 ]
 
 
@@ -97,15 +103,10 @@ def _bodies(model: Model) -> tuple[_Body, ...]:
     return out
 
 
-def to_world_rows(rep: Representation, world_H_frame: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Motion rows (..., 6, k) of a frame F in the representation's frame for F (F, A or F[A])
-    -> the same motions in world coordinates A (INERTIAL)."""
-    if rep is Representation.INERTIAL:
-        return x
-    H = Transform(world_H_frame, check=False)
-    if rep is Representation.MIXED:
-        H = Transform.from_translation(H.translation)
-    return H.motion_matrix() @ x
+def _world_rows(engine: Engine, world_H_frame: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Motion rows (..., 6, k) of a frame F in the engine's representation (F, A or F[A]) -> the same
+    motions in world coordinates A (INERTIAL)."""
+    return frame_jacobian(world_H_frame, x, engine.representation, "inertial")
 
 
 def _fbar(f: np.ndarray) -> np.ndarray:
@@ -123,12 +124,12 @@ def _fbar(f: np.ndarray) -> np.ndarray:
 def _body_terms(engine: Engine, need_derivative: bool):
     """Per moving body: (world Jacobian (..., 6, nv), world inertia (..., 6, 6)), and the derivative
     of the full world motion-subspace matrix (..., 6, nv) (None unless asked for)."""
-    model, rep = engine.model, engine.representation
+    model = engine.model
     terms = []
     S_dot = None
     for body in _bodies(model):
         H = engine.frame_transform(body.link)
-        J = to_world_rows(rep, H, engine.frame_jacobian(body.link))
+        J = _world_rows(engine, H, engine.frame_jacobian(body.link))
         Y = None
         if body.inertia is not None:  # world inertia A_Xs_K I_K K_X_A
             Xs = Transform(H, check=False).force_matrix()
@@ -143,20 +144,10 @@ def _body_terms(engine: Engine, need_derivative: bool):
             if body.column is not None:  # a joint column, constant in its child link
                 S_dot[..., :, body.column] = np.einsum("...ij,...j->...i", crm(v), J[..., :, body.column])
             else:  # the floating base: d/dt A_X_W = crm(u_W) A_X_W
-                u = _base_frame_velocity(rep, v, nu[..., :6])
-                S_dot[..., :, :6] = crm(u) @ J[..., :, :6]
+                u = expressed_frame_velocity(engine.state.world_H_base, v, engine.representation)
+                if u is not None:  # (zero when W is the world)
+                    S_dot[..., :, :6] = crm(u) @ J[..., :, :6]
     return terms, S_dot
-
-
-def _base_frame_velocity(rep: Representation, v_base_world: np.ndarray, nu_base: np.ndarray) -> np.ndarray:
-    """World velocity (..., 6) of the frame W the base velocity is expressed in (B, A or B[A])."""
-    if rep is Representation.BODY:
-        return v_base_world
-    if rep is Representation.INERTIAL:
-        return np.zeros_like(v_base_world)
-    u = np.zeros(np.broadcast_shapes(v_base_world.shape, nu_base.shape))
-    u[..., :3] = nu_base[..., :3]  # B[A] translates with the base origin and does not rotate
-    return u
 
 
 def _nu(engine: Engine) -> np.ndarray:
@@ -232,54 +223,70 @@ def frame_jacobian_derivative(engine: Engine, frame: str) -> np.ndarray:
     derivative is ``v_K x`` the column, ``v_K = S (mask_K nu)``; the base columns ``A_X_W`` change as
     ``crm(u_W) A_X_W`` (u_W the world velocity of the frame W the base velocity is expressed in).
     The rows ``E S`` (E the world-to-F, identity or world-to-F[A] motion transform) then add
-    ``-E crm(u_E) S`` with u_E the world velocity of the row frame (F, none, or F[A])."""
+    ``-E crm(u_E) S`` with u_E the world velocity of the row frame (F, none, or F[A]); both frames
+    and their velocities come from the representation's declaration
+    (:func:`bridge.conventions.frames.expressed_frame_velocity`)."""
     model, rep = engine.model, engine.representation
     H = engine.frame_transform(frame)
-    J = engine.frame_jacobian(frame)
-    S = to_world_rows(rep, H, J)
+    S = _world_rows(engine, H, engine.frame_jacobian(frame))
     nu = _nu(engine)
     V = S @ (nu[..., :, None] * _ancestry(model))  # column c: the world velocity of its body
     S_dot = _cross_columns(V, S)
     if model.floating:  # the base columns A_X_W: d/dt = crm(u_W) A_X_W (V's base columns are v_B)
-        u = _base_frame_velocity(rep, V[..., :, 0], nu[..., :6])
-        S_dot[..., :, :6] = crm(u) @ S[..., :, :6]
-    if rep is Representation.INERTIAL:
+        u = expressed_frame_velocity(engine.state.world_H_base, V[..., :, 0], rep)
+        S_dot[..., :, :6] = 0.0 if u is None else crm(u) @ S[..., :, :6]
+    # the rows E S: d/dt (E_X_A S) = E_X_A (S_dot - crm(u_E) S), u_E the world velocity of E
+    u_E = expressed_frame_velocity(H, np.einsum("...ij,...j->...i", S, nu), rep)
+    if u_E is None:
         return S_dot
-    v_F = np.einsum("...ij,...j->...i", S, nu)  # the frame's world velocity
-    if rep is Representation.MIXED:  # F[A] moves with the origin's velocity and does not rotate
-        o = H[..., :3, 3]
-        u_E = np.zeros(v_F.shape)
-        u_E[..., :3] = v_F[..., :3] + np.cross(v_F[..., 3:], o)
-    else:
-        u_E = v_F
-    D = S_dot - crm(u_E) @ S
-    A_H_E = Transform(H, check=False)
-    if rep is Representation.MIXED:
-        A_H_E = Transform.from_translation(A_H_E.translation)
-    return A_H_E.inverse().motion_matrix() @ D
+    return frame_jacobian(H, S_dot - crm(u_E) @ S, "inertial", rep)
 
 
 def relative_transform(engine: Engine, frame: str, reference: str) -> np.ndarray:
     """``reference_H_frame`` (..., 4, 4)."""
-    A_H_R = Transform(engine.frame_transform(reference), check=False)
-    A_H_F = Transform(engine.frame_transform(frame), check=False)
-    return (A_H_R.inverse() @ A_H_F).matrix
+    return _relative(engine.frame_transform(frame), engine.frame_transform(reference))
+
+
+def _relative(world_H_frame: np.ndarray, world_H_reference: np.ndarray) -> np.ndarray:
+    """``reference_H_frame`` (..., 4, 4) from the two world poses."""
+    A_H_R = Transform(world_H_reference, check=False)
+    return (A_H_R.inverse() @ Transform(world_H_frame, check=False)).matrix
 
 
 def relative_jacobian(engine: Engine, frame: str, reference: str) -> np.ndarray:
     """(..., 6, n): the velocity of ``frame`` F relative to ``reference`` R per unit joint velocity,
     expressed in F (BODY), R (INERTIAL) or F[R] (MIXED)."""
-    rep = engine.representation
     H_F, H_R = engine.frame_transform(frame), engine.frame_transform(reference)
-    J_F = to_world_rows(rep, H_F, engine.frame_jacobian(frame))
-    J_R = to_world_rows(rep, H_R, engine.frame_jacobian(reference))
+    J_F = _world_rows(engine, H_F, engine.frame_jacobian(frame))
+    J_R = _world_rows(engine, H_R, engine.frame_jacobian(reference))
     nb = 6 if engine.model.floating else 0
-    D = (J_F - J_R)[..., :, nb:]
-    A_H_F, A_H_R = Transform(H_F, check=False), Transform(H_R, check=False)
-    if rep is Representation.BODY:
-        A_H_E = A_H_F
-    elif rep is Representation.INERTIAL:
-        A_H_E = A_H_R
-    else:
-        A_H_E = Transform.from_rotation_translation(A_H_R.rotation, A_H_F.translation, check=False)
-    return A_H_E.inverse().motion_matrix() @ D
+    # in R's coordinates, R playing the world: then from "inertial" to the representation at R_H_F
+    D = frame_jacobian(H_R, (J_F - J_R)[..., :, nb:], "inertial", "body")
+    return frame_jacobian(_relative(H_F, H_R), D, "inertial", engine.representation)
+
+
+def coriolis_forces(engine: Engine) -> np.ndarray:
+    """``C nu`` (..., nv): the bias forces without gravity."""
+    return engine.bias_forces() - engine.gravity_forces()
+
+
+def total_momentum(engine: Engine) -> np.ndarray:
+    """The total momentum (..., 6), linear first, in the representation's frame of the base (B, A
+    or B[A]): the centroidal momentum moved from G[A] to A, then to that frame."""
+    A_H_G = Transform.from_translation(engine.com_position())
+    h = (A_H_G @ Force(engine.centroidal_momentum())).vector
+    return frame_force(engine.state.world_H_base, h, "inertial", engine.representation)
+
+
+def total_momentum_jacobian(engine: Engine) -> np.ndarray:
+    """(..., 6, nv) with ``J nu`` the total momentum (:func:`total_momentum`): the dual action of the
+    maps G[A] -> A -> the base's frame on every column of the engine's centroidal momentum matrix
+    (native or :func:`centroidal_momentum_matrix`)."""
+    from bridge.backends.protocol import derived  # (the protocol imports this module)
+
+    cmm = derived(engine, "centroidal_momentum_matrix")()
+    A_Xs = Transform.from_translation(engine.com_position()).force_matrix()
+    W_X_A = frame_map(engine.state.world_H_base, engine.representation, "inertial")
+    if W_X_A is not None:  # forces map with the transpose of the motions' inverse map
+        A_Xs = np.swapaxes(W_X_A, -1, -2) @ A_Xs
+    return A_Xs @ cmm

@@ -23,11 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from bridge.conventions.declaration import BaseVelocity
+from bridge.conventions.declaration import Axes, BaseVelocity, Point
 from bridge.conventions.state import velocity_declaration
+from bridge.errors import InvalidValueError
+from bridge.spatial import Transform
 from bridge.spatial.xp import namespace
 
-__all__ = ["frame_acceleration", "frame_force", "frame_jacobian", "frame_map", "frame_motion"]
+__all__ = [
+    "expressed_frame_velocity",
+    "frame_acceleration",
+    "frame_force",
+    "frame_jacobian",
+    "frame_map",
+    "frame_motion",
+]
 
 
 def _declared(x: object) -> BaseVelocity:
@@ -89,3 +98,31 @@ def frame_acceleration(world_H_frame: object, v: Any, a: Any, source: object, ta
     if Ls_inv_dot is not None:
         out = out + o.matvec(o.matmul(Lt, Ls_inv_dot), v)
     return out
+
+
+def expressed_frame_velocity(
+    world_H_frame: object, v_world: np.ndarray, representation: object
+) -> np.ndarray | None:
+    """The world velocity (..., 6) (INERTIAL: spatial, world axes, linear first) of the frame W in
+    which ``representation`` expresses F's quantities, from F's own world velocity ``v_world``
+    (..., 6) at the pose ``world_H_frame``; None when W does not move.
+
+    W's origin is F's origin (``Point.BASE_ORIGIN``) or the world origin (``Point.WORLD_ORIGIN``);
+    its axes are F's (``Axes.BODY``) or the world's (``Axes.WORLD``): F for BODY, the world A for
+    INERTIAL (None), F[A] for MIXED. ``d/dt A_X_W = crm(u_W) A_X_W`` with ``u_W`` this velocity. A
+    declaration whose two halves have different axes names no single frame (InvalidValueError).
+    """
+    d = _declared(representation)
+    if d.linear_axes is not d.angular_axes:
+        raise InvalidValueError(f"{d}: the linear and angular halves have different axes (no single frame)")
+    rotates = d.linear_axes is Axes.BODY
+    if d.point is Point.BASE_ORIGIN and rotates:  # W is F
+        return v_world
+    if not rotates and d.point is Point.WORLD_ORIGIN:  # W is the world
+        return None
+    w = v_world[..., 3:]
+    if d.point is Point.WORLD_ORIGIN:  # at the world origin, rotating with F
+        return np.concatenate([np.zeros_like(w), w], axis=-1)
+    # at F's origin o, not rotating: the spatial velocity of a translation is o_dot = v + w x o
+    o_dot = v_world[..., :3] + np.cross(w, Transform(_matrix(world_H_frame), check=False).translation)
+    return np.concatenate([o_dot, np.zeros_like(o_dot)], axis=-1)

@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
-from bridge.conventions.state import Representation
+from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives import numeric
 from bridge.derivatives.chain import (
     forward_dynamics_derivatives_back,
@@ -132,6 +132,7 @@ class Analytical:
     def __init__(self, body: BodyDerivatives) -> None:
         self._body = body
         self._rep = body.representation
+        self._body_rep = velocity_declaration(self._rep).is_body  # its wrenches are fixed in the body
         self._inverse_raw = body.inverse_single
         self._id_chain = None
         self._fd_chain = None
@@ -217,7 +218,7 @@ class Analytical:
     def _wrench_terms(self, wrenches: Mapping[str, np.ndarray] | None, flat) -> np.ndarray | None:
         """``sum_F J_F^T K(f_F) J_F`` (n, nv, nv) in the target's coordinates for the flat samples, or
         None (no wrenches, or BODY, where the target's fixed-in-the-body forces are the user's)."""
-        if not wrenches or self._rep is Representation.BODY:
+        if not wrenches or self._body_rep:
             return None
         total = None
         for name, w in wrenches.items():

@@ -26,8 +26,8 @@ import numpy as np
 
 from bridge._array import as_float_array, check_batch
 from bridge.backends import registry
-from bridge.backends.protocol import Engine, capability
-from bridge.conventions.frames import frame_force, frame_map
+from bridge.backends.protocol import DERIVED_QUANTITIES, Engine, capability, derived
+from bridge.conventions.declaration import Axes
 from bridge.conventions.state import (
     DEFAULT_GRAVITY,
     Representation,
@@ -35,6 +35,7 @@ from bridge.conventions.state import (
     all_finite,
     all_moderate,
     finite_weights,
+    velocity_declaration,
 )
 from bridge.derivatives.select import pick_derivatives
 from bridge.dynamics.result_checks import (
@@ -125,6 +126,10 @@ class KinDyn:
         # the derivatives: analytical (the engine's capability) + chain rule, or differences
         self._derivatives = pick_derivatives(self._engine, capability(self._engine, "body_derivatives"))
         self._idd_single = self._derivatives.inverse_single
+        # the derived quantities: the engine's own where it computes them, else the generic ones
+        self._derived = {name: derived(self._engine, name) for name in DERIVED_QUANTITIES}
+        # the centroidal quantities' rows are in G[A], or G[B] where the representation's axes are B's
+        self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self._frame_names = frozenset(model.frame_names)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
@@ -556,7 +561,7 @@ class KinDyn:
         ``J_dot @ nu == frame_bias_acc(frame)`` (the iDynTree/Pinocchio meaning of the matrix; for
         MIXED it includes the change of the base columns with the base orientation)."""
         return self._cached(
-            ("Jdot", frame), lambda: self._engine.frame_jacobian_derivative(self._frame(frame))
+            ("Jdot", frame), lambda: self._derived["frame_jacobian_derivative"](self._frame(frame))
         )
 
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
@@ -587,8 +592,8 @@ class KinDyn:
         iDynTree's ``getCentroidalTotalMomentum`` convention (Pinocchio's ``hg`` is G[A])."""
 
         def compute() -> np.ndarray:
-            h = self._centroidal_world()
-            if self.representation is not Representation.BODY:
+            h = self._cached("hG[A]", self._engine.centroidal_momentum)
+            if not self._base_axes:
                 return h
             # G[A] -> G[B]: the dual action of G[B]_H_G[A], a pure rotation R^T
             A_R_B = Transform.from_rotation_translation(self.state.world_H_base.rotation, check=False)
@@ -596,25 +601,12 @@ class KinDyn:
 
         return self._cached("hG", compute)
 
-    def _centroidal_world(self) -> np.ndarray:
-        """The engine's centroidal momentum, always in G[A] (cached)."""
-        return self._cached("hG[A]", self._engine.centroidal_momentum)
-
     def total_momentum(self) -> np.ndarray:
         """Total momentum (..., 6), linear first, expressed in B (BODY), the world A (INERTIAL) or
         B[A] (MIXED), B the base link's frame (iDynTree's ``getLinearAngularMomentum``). For a
         floating base it is the first six rows of ``mass_matrix() @ nu``."""
 
-        def compute() -> np.ndarray:
-            native = self._engine.total_momentum()
-            if native is not None:
-                return native
-            # G[A] -> A, then A -> the representation's frame of the base (bridge.conventions.frames)
-            A_H_G = Transform.from_translation(self.com_position())
-            h = (A_H_G @ Force(self._centroidal_world())).vector
-            return frame_force(self.state.world_H_base, h, "inertial", self.representation)
-
-        return self._cached("hB", compute)
+        return self._cached("hB", self._derived["total_momentum"])
 
     def centroidal_momentum_matrix(self) -> np.ndarray:
         """Centroidal momentum matrix (..., 6, nv): ``centroidal_momentum() == CMM @ nu``, rows in
@@ -622,8 +614,8 @@ class KinDyn:
         representation (iDynTree's ``getCentroidalTotalMomentumJacobian``)."""
 
         def compute() -> np.ndarray:
-            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
-            if self.representation is not Representation.BODY:
+            A = self._derived["centroidal_momentum_matrix"]()
+            if not self._base_axes:
                 return A
             R_T = np.swapaxes(self.state.world_H_base.rotation, -1, -2)[..., None, :, :]
             rows = np.stack([A[..., :3, :], A[..., 3:, :]], axis=-3)  # (..., 2, 3, nv)
@@ -636,36 +628,24 @@ class KinDyn:
         :meth:`total_momentum` (iDynTree's ``getLinearAngularMomentumJacobian``; for a floating base
         the first six rows of the mass matrix)."""
 
-        def compute() -> np.ndarray:
-            native = self._engine.total_momentum_jacobian()
-            if native is not None:
-                return native
-            A = self._cached("CMM[A]", self._engine.centroidal_momentum_matrix)
-            # G[A] -> A -> B (BODY) / B[A] (MIXED): the dual action on every column
-            A_Xs = Transform.from_translation(self.com_position()).force_matrix()
-            W_X_A = frame_map(self.state.world_H_base, self.representation, "inertial")
-            if W_X_A is not None:  # forces map with the transpose of the motions' inverse map
-                A_Xs = np.swapaxes(W_X_A, -1, -2) @ A_Xs
-            return A_Xs @ A
-
-        return self._cached("Jmomentum", compute)
+        return self._cached("Jmomentum", self._derived["total_momentum_jacobian"])
 
     def coriolis_matrix(self) -> np.ndarray:
         """Coriolis matrix C (..., nv, nv) in this representation: ``C nu + g == h`` and
         ``M_dot - C - C^T == 0`` (M_dot the time derivative of :meth:`mass_matrix` along the motion).
         From another convention's C: ``T^T (C T + M T_dot)`` (Pinocchio's ``computeCoriolisMatrix``
         after conversion)."""
-        return self._cached("C", self._engine.coriolis_matrix)
+        return self._cached("C", self._derived["coriolis_matrix"])
 
     def coriolis_forces(self) -> np.ndarray:
         """``C nu`` (..., nv): the bias forces without gravity, ``h - g``."""
-        return self._cached("Cnu", self._engine.coriolis_forces)
+        return self._cached("Cnu", self._derived["coriolis_forces"])
 
     def relative_transform(self, frame: str, reference: str) -> np.ndarray:
         """``reference_H_frame`` (..., 4, 4) (iDynTree's ``getRelativeTransform(reference, frame)``)."""
         return self._cached(
             ("relX", frame, reference),
-            lambda: self._engine.relative_transform(self._frame(frame), self._frame(reference)),
+            lambda: self._derived["relative_transform"](self._frame(frame), self._frame(reference)),
         )
 
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
@@ -675,7 +655,7 @@ class KinDyn:
         only (the base velocity moves both frames alike)."""
         return self._cached(
             ("relJ", frame, reference),
-            lambda: self._engine.relative_jacobian(self._frame(frame), self._frame(reference)),
+            lambda: self._derived["relative_jacobian"](self._frame(frame), self._frame(reference)),
         )
 
     def __repr__(self) -> str:

@@ -92,13 +92,15 @@ class _Comparison:
     reps: list[Representation]
     samples: int
     seed: int
-    cache: dict[int, Errors] = field(default_factory=dict)
+    #: id -> (the native, its errors): the native is kept so that its id is not reused by another
+    #: (a variant without a cause is a temporary; a freed one's id would return stale errors)
+    cache: dict[int, tuple[Native, Errors]] = field(default_factory=dict)
 
     def errors(self, native: Native) -> Errors:
         """Relative errors of ``native`` against the reference, per quantity and representation."""
         if id(native) not in self.cache:
-            self.cache[id(native)] = self._measure(native)
-        return self.cache[id(native)]
+            self.cache[id(native)] = (native, self._measure(native))
+        return self.cache[id(native)][1]
 
     def _measure(self, native: Native) -> Errors:
         out: Errors = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.conventions.state import Representation, State
+from bridge.conventions.state import State
 from bridge.model.model import Model
 from bridge.spatial import Transform
 
@@ -47,4 +47,4 @@ def random_states(model: Model, n: int, rng: np.random.Generator) -> State:
     )
     v = rng.normal(size=(n, 6)) if model.floating else np.zeros((n, 6))
     s_dot = rng.normal(size=(n, model.n_dofs))
-    return State(H, s, v, s_dot, Representation.MIXED)
+    return State(H, s, v, s_dot, "mixed")

@@ -91,6 +91,8 @@ class DrakeEngine(EngineBase):
     """
 
     name = "drake"
+    #: derived quantities Drake computes (the others are :mod:`bridge.backends.generic`'s)
+    NATIVE_QUANTITIES = frozenset({"total_momentum"})
 
     def __init__(self, model: Model, representation: Representation) -> None:
         require_drake()

@@ -37,7 +37,7 @@ from bridge.backends.drake.model import require_drake
 from bridge.backends.drake.state import DRAKE
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
-from bridge.conventions.state import Representation, State
+from bridge.conventions.state import State
 from bridge.errors import BackendError
 from bridge.model.model import Link, Model
 from bridge.spatial import SpatialInertia
@@ -73,7 +73,7 @@ def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndar
 
     context = plant.CreateDefaultContext()
     base = plant.GetBodyByName(model.base)
-    mixed = state.to(Representation.MIXED)
+    mixed = state.to("mixed")
     floating = getattr(base, "is_floating_base_body", None) or base.is_floating
     if floating():
         plant.SetFreeBodyPose(context, base, RigidTransform(mixed.world_H_base.matrix))

@@ -11,8 +11,8 @@ are derivatives of nu in the representation):
 * ``tau = T^T P^T ID_F(q, nu_F, P (T nu_dot + T_dot nu), f_ext)``;
 * ``nu_dot = T^-1 (P^T ABA_F(q, nu_F, P T^-T tau, f_ext) - T_dot nu)``;
 * the centroidal momentum matrix from the subtree momenta of the motion subspaces; ``C nu`` by
-  the RNEA without gravity; the Coriolis matrix and relative quantities are the generic ones of
-  :class:`EngineBase`;
+  the RNEA without gravity; the Coriolis matrix and relative quantities are the generic ones
+  (:mod:`bridge.backends.generic`);
 * frame quantities from the world-coordinate body velocities, Jacobians and accelerations,
   converted to F (BODY), A (INERTIAL) or F[A] (MIXED); the MIXED acceleration is the derivative of
   the mixed velocity, i.e. the classical acceleration ``(p_ddot, omega_dot)``.
@@ -92,6 +92,8 @@ class FeatherstoneEngine(EngineBase):
     Featherstone kernels (:mod:`bridge.backends.featherstone.kernels`)."""
 
     name = "featherstone"
+    #: derived quantities of the batched kernels (the others are :mod:`bridge.backends.generic`'s)
+    NATIVE_QUANTITIES = frozenset({"centroidal_momentum_matrix", "coriolis_forces"})
 
     def __init__(self, model: Model, representation: Representation) -> None:
         self.model = model

@@ -10,9 +10,10 @@ numbers in and out: its change of variables is the identity.
 * Gravity forces refresh the kinematics first (:func:`.kindyn.gravity_forces`).
 * Native ``getCentroidalTotalMomentumJacobian`` (rows rotated to G[A] in BODY),
   ``getLinearAngularMomentumJacobian``, ``getRelativeTransform`` and ``getRelativeJacobian``. The
-  Coriolis matrix is the generic one of :class:`EngineBase`: iDynTree's ``getCoriolisAndMassMatrices``
-  (15.1) agrees with it for a fixed base only (for a floating base its mass-matrix derivative is not
-  the time derivative of M along the motion), and crashes the process on some models (ur5_robot).
+  Coriolis matrix is the generic one (:mod:`bridge.backends.generic`): iDynTree's
+  ``getCoriolisAndMassMatrices`` (15.1) agrees with it for a fixed base only (for a floating base
+  its mass-matrix derivative is not the time derivative of M along the motion), and crashes the
+  process on some models (ur5_robot).
 * Joint armature (iDynTree models have none): bridge adds ``diag(armature)`` to the joint block
   of M and ``armature * s_ddot`` to the joint torques of inverse dynamics; forward dynamics solves
   with that M, so all three agree with engines that carry armature natively (bias and gravity
@@ -31,10 +32,11 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.conventions.state import Representation, State
+from bridge.conventions.declaration import Axes
+from bridge.conventions.frames import frame_force
+from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.errors import BackendError
 from bridge.model.model import Model
-from bridge.spatial import Force, Transform
 
 from .kindyn import bias_forces, generalized_forces, gravity_forces, kindyn, mass_matrix
 from .kindyn import to_numpy as _np
@@ -46,6 +48,16 @@ class IDynTreeEngine(EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on iDynTree."""
 
     name = "idyntree"
+    #: derived quantities iDynTree computes (the others are :mod:`bridge.backends.generic`'s)
+    NATIVE_QUANTITIES = frozenset(
+        {
+            "centroidal_momentum_matrix",
+            "total_momentum",
+            "total_momentum_jacobian",
+            "relative_transform",
+            "relative_jacobian",
+        }
+    )
 
     def __init__(self, model: Model, representation: Representation) -> None:
         import idyntree.bindings as idyn
@@ -53,6 +65,8 @@ class IDynTreeEngine(EngineBase):
         self._idyn = idyn
         self.model = model
         self.representation = Representation.parse(representation)
+        # iDynTree's centroidal rows are in G[B] where the representation's axes are the base's
+        self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self.kd = kindyn(model, self.representation.value)
         self.imodel = self.kd.model()
         self._M = idyn.FreeFloatingMassMatrix(self.imodel)
@@ -110,18 +124,14 @@ class IDynTreeEngine(EngineBase):
             return ext
         rep = self.representation
         for name, w in wrenches.items():
-            link, link_H_frame = self.model.frame_placement(name)
-            f = Force(self._flat.flat_view(w, 6)[i])
-            if rep is Representation.BODY:
-                f = link_H_frame @ f
-            elif rep is Representation.MIXED:
-                o_F = self._world_H(name)[:3, 3]
-                o_L = self._world_H(link)[:3, 3]
-                f = Transform.from_translation(o_F - o_L) @ f
+            link, _ = self.model.frame_placement(name)
+            # F's wrench in the representation's frame for F, to the world A, to the one for L
+            f = frame_force(self._world_H(name), self._flat.flat_view(w, 6)[i], rep, "inertial")
+            f = frame_force(self._world_H(link), f, "inertial", rep)
             idx = self.imodel.getLinkIndex(link)
             target = ext(idx)
             current = target.toNumPy()
-            new = current + f.vector
+            new = current + f
             for k in range(6):
                 target.setVal(k, float(new[k]))
         return ext
@@ -195,7 +205,7 @@ class IDynTreeEngine(EngineBase):
 
     def centroidal_momentum(self) -> np.ndarray:
         """In G[A] (iDynTree gives G[B] in its BODY_FIXED representation: rotated here)."""
-        body = self.representation is Representation.BODY
+        body = self._base_axes
 
         def one(i):
             h = _np(self.kd.getCentroidalTotalMomentum().asVector())
@@ -220,7 +230,7 @@ class IDynTreeEngine(EngineBase):
     # ------------------------------------------------------------------ derived quantities
     def centroidal_momentum_matrix(self) -> np.ndarray:
         """``getCentroidalTotalMomentumJacobian``, rows in G[A] (iDynTree's BODY rows are G[B])."""
-        body = self.representation is Representation.BODY
+        body = self._base_axes
 
         def one(i):
             if not self.kd.getCentroidalTotalMomentumJacobian(self._J):

@@ -24,7 +24,8 @@ from bridge.backends.idyntree import (
     set_idyntree_state,
 )
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
-from bridge.conventions.state import Representation, State
+from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
+from bridge.conventions.state import State
 from bridge.errors import BackendError
 from bridge.model.model import Model
 from bridge.spatial import DEFAULT_GRAVITY
@@ -96,32 +97,26 @@ def dynamics(
 
 
 # ------------------------------------------------------------------ the native-loader comparison
-def _skew(r: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-
-
 def _base_change(
     model: Model, link: str, state: State
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """iDynTree's floating base ``link`` rigidly attached to bridge's base B: (world_H_link, link
     velocity (6,), T (nv, nv), T_dot nu (nv,)) with nu_link = T nu_B in ``state``'s representation
-    (docs/theory.md, "Three ways to write the velocity of the base")."""
+    (docs/theory.md, "Three ways to write the velocity of the base"). B and L move as one body: L's
+    velocity is B's world velocity seen from L (:mod:`bridge.conventions.frames`), and ``T_dot nu``
+    the change of that map along the motion (L's acceleration at zero B acceleration)."""
     B_H_L = model.forward_kinematics(np.zeros(model.n_dofs))[link].matrix  # fixed joints between
     world_H_B = state.world_H_base.matrix
-    w = state.base_velocity[3:]
-    A = np.eye(6)
-    A_dot_nu = np.zeros(6)
-    if state.representation is Representation.BODY:  # L_X_B, constant
-        R, p = B_H_L[:3, :3].T, -B_H_L[:3, :3].T @ B_H_L[:3, 3]
-        A[:3, :3], A[:3, 3:], A[3:, 3:] = R, _skew(p) @ R, R
-    elif state.representation is Representation.MIXED:  # [pdot_L; w] = [pdot_B + w x r; w], r = p_L - p_B
-        r = world_H_B[:3, :3] @ B_H_L[:3, 3]
-        A[:3, 3:] = -_skew(r)
-        A_dot_nu[:3] = np.cross(w, np.cross(w, r))
+    world_H_L = world_H_B @ B_H_L
+    rep, v = state.representation, state.base_velocity
+    A = frame_jacobian(world_H_L, frame_jacobian(world_H_B, np.eye(6), rep, "inertial"), "inertial", rep)
+    v_world = frame_motion(world_H_B, v, rep, "inertial")
+    a_world = frame_acceleration(world_H_B, v, np.zeros(6), rep, "inertial")
+    A_dot_nu = frame_acceleration(world_H_L, v_world, a_world, "inertial", rep)
     T = np.eye(6 + model.n_dofs)
     T[:6, :6] = A
     T_dot_nu = np.concatenate([A_dot_nu, np.zeros(model.n_dofs)])
-    return world_H_B @ B_H_L, A @ state.base_velocity, T, T_dot_nu
+    return world_H_L, A @ v, T, T_dot_nu
 
 
 @dataclass

@@ -39,6 +39,8 @@ class PinocchioMimicEngine(PinocchioEngine):
 
     #: without Pinocchio's ``aba`` and analytical derivatives (no mimic support in them)
     CAPABILITIES = PinocchioEngine.CAPABILITIES - {"forward_dynamics_single", "body_derivatives"}
+    #: Pinocchio's, and the relative Jacobian projected from the full model (below)
+    NATIVE_QUANTITIES = PinocchioEngine.NATIVE_QUANTITIES | {"relative_jacobian"}
     _gravity: np.ndarray | None = None
     _projected = None
 

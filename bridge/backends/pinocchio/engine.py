@@ -55,6 +55,11 @@ class PinocchioEngine(SingleStatePath, EngineBase):
     #: optional capabilities (:mod:`bridge.backends.protocol`): the single-state hot paths of
     #: :mod:`.single` and Pinocchio's analytical derivatives (:mod:`.derivatives`)
     CAPABILITIES = frozenset({"inverse_dynamics_single", "forward_dynamics_single", "body_derivatives"})
+    #: derived quantities Pinocchio computes (``computeCentroidalMap``, ``computeCoriolisMatrix``,
+    #: ``getFrameJacobianTimeVariation``); the others are :mod:`bridge.backends.generic`'s
+    NATIVE_QUANTITIES = frozenset(
+        {"centroidal_momentum_matrix", "coriolis_matrix", "frame_jacobian_derivative"}
+    )
 
     @staticmethod
     def coupled_engine(model: Model) -> type | None:
