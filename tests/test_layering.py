@@ -68,20 +68,23 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
+@cache
 def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str, ...]]]:
     """``(line, statement, modules it may import)`` for every import in ``path``, at any depth,
-    sorted by line. ``root`` is the directory holding the ``bridge`` package."""
+    sorted by line. ``root`` is the directory holding the ``bridge`` package (parsed once per
+    file: the whole check reads the tree once)."""
     source = path.read_text()
+    lines = source.splitlines()
     tree = ast.parse(source, filename=str(path))
     module = _module_name(path, root)
     is_package = path.name == "__init__.py"
     found: list[tuple[int, str, tuple[str, ...]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
+            text = lines[node.lineno - 1].strip()
             found += [(node.lineno, text, (alias.name,)) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
+            text = lines[node.lineno - 1].strip()
             origin = _absolute(node, module, is_package)
             # ``from bridge import backends`` / ``from .. import backends`` import a submodule
             found.append((node.lineno, text, (origin, *(f"{origin}.{a.name}" for a in node.names))))
@@ -95,7 +98,7 @@ def imports_of(path: Path, root: Path = ROOT) -> list[tuple[int, str, tuple[str,
                 or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
             )
         ):
-            text = (ast.get_source_segment(source, node) or "").split("\n")[0]
+            text = lines[node.lineno - 1].strip()
             found.append((node.lineno, text, (node.args[0].value,)))
     return sorted(found)
 
