@@ -195,7 +195,7 @@ class ChangeOfVariables:
     # ------------------------------------------------------------------ vectors
     def velocity(self, nu: Any) -> Any:
         """``T nu`` (..., nv): source -> target velocities."""
-        if _single(nu) and (self.X is None or self.X.ndim == 2):
+        if type(nu) is np.ndarray and nu.ndim == 1 and (self.X is None or self.X.ndim == 2):
             fwd = self.joints.forward_full
             out = nu[fwd] if fwd is not None else nu.copy()
             if self.X is not None:
@@ -230,7 +230,7 @@ class ChangeOfVariables:
     def velocity_back(self, nu_t: Any, overwrite: bool = False) -> Any:
         """``T^-1 nu_t`` (..., nv): target -> source velocities."""
         X = self.X
-        if _single(nu_t) and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+        if type(nu_t) is np.ndarray and nu_t.ndim == 1 and (X is None or X.ndim == 2):  # one state
             back = self.joints.back
             keep = overwrite and nu_t.base is None
             out = nu_t[back] if back is not None else (nu_t if keep else nu_t.copy())
@@ -242,20 +242,21 @@ class ChangeOfVariables:
     def acceleration(self, nu_dot: Any) -> Any:
         """``T nu_dot + T_dot nu`` (..., nv): source -> target accelerations."""
         out = self.velocity(nu_dot)
-        padded = self._padded_bias(nu_dot)
-        if padded is None:
+        b = self.base_bias
+        if b is None:
             return out
-        if _single(out) and _single(padded):
-            out += padded
+        if _single(out) and _single(b):  # one state: in place
+            out[:6] += b
             return out
-        return out + padded
+        return out + self._padded_bias(nu_dot)
 
     def acceleration_back(self, nu_dot_t: Any, overwrite: bool = False) -> Any:
         """``T^-1 (nu_dot_t - T_dot nu)`` (..., nv): target -> source accelerations."""
         if self.bias_free:
             return self.velocity_back(nu_dot_t, overwrite)
         fn = self._bias_fn
-        if _single(nu_dot_t) and type(fn) is SingleBias and self._bias is None:
+        single = type(nu_dot_t) is np.ndarray and nu_dot_t.ndim == 1
+        if single and type(fn) is SingleBias and self._bias is None:
             # one state (the engines' hot path): T_dot nu taken off in Python floats, then X^-1 on
             # the base and the joints permuted back
             if not (overwrite and nu_dot_t.base is None):
@@ -295,7 +296,7 @@ class ChangeOfVariables:
     def force_back(self, tau_t: Any, overwrite: bool = False) -> Any:
         """``T^T tau_t`` (..., nv): target -> source generalized forces."""
         X = self.X
-        if _single(tau_t) and (X is None or X.ndim == 2):  # one state (the engines' hot path)
+        if type(tau_t) is np.ndarray and tau_t.ndim == 1 and (X is None or X.ndim == 2):  # one state
             back = self.joints.back
             if back is not None:
                 out = tau_t[back]

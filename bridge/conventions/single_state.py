@@ -175,29 +175,33 @@ def _rotation_index6() -> np.ndarray:
 class SingleBias:
     """``T_dot nu`` (its base part, (6,)) of one state, evaluated on first use from a buffer with
     the BODY base velocity: ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w)); 0]`` in the target's
-    order (see :class:`SingleBaseChange`). Only the linear half is ever non-zero."""
+    order (see :class:`SingleBaseChange`). Only the linear half is ever non-zero; when it is
+    ``c_wv (w x v)`` alone (every registered pair but body-axes world-origin ones and targets in
+    world axes) it is added, written or taken off in three lines of Python floats."""
 
-    __slots__ = ("H", "change", "v_body")
+    __slots__ = ("H", "_c", "_i", "_k", "_rotate", "_simple", "change", "v_body")
 
     def __init__(self, change: SingleBaseChange, H: np.ndarray, v_body: np.ndarray) -> None:
         self.change, self.H, self.v_body = change, H, v_body
+        self._c, self._k, self._rotate = change._c_wv, change._c_q, change._P_t == 1
+        self._i = change._lin.start
+        self._simple = not self._k and not self._rotate
 
     def linear(self) -> tuple[float, float, float]:
         """The non-zero half (3 Python floats)."""
-        ch = self.change
         vx, vy, vz, wx, wy, wz = self.v_body.tolist()
-        c = ch._c_wv
+        c = self._c
         # c (w x v)
         ax, ay, az = c * (wy * vz - wz * vy), c * (wz * vx - wx * vz), c * (wx * vy - wy * vx)
-        if ch._c_q:
+        if self._k:
             qx, qy, qz = self.H[:3, :3].T.dot(self.H[:3, 3]).tolist()
             # u = v - w x q, then c_q (u x w)
             ux, uy, uz = vx - (wy * qz - wz * qy), vy - (wz * qx - wx * qz), vz - (wx * qy - wy * qx)
-            k = ch._c_q
+            k = self._k
             ax += k * (uy * wz - uz * wy)
             ay += k * (uz * wx - ux * wz)
             az += k * (ux * wy - uy * wx)
-        if ch._P_t == 1:
+        if self._rotate:
             (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = self.H[:3, :3].tolist()
             ax, ay, az = (
                 r00 * ax + r01 * ay + r02 * az,
@@ -208,28 +212,39 @@ class SingleBias:
 
     def __call__(self) -> np.ndarray:
         out = np.zeros(6)
-        out[self.change._lin] = self.linear()
+        self.write_into(out)
         return out
 
     def write_into(self, out: np.ndarray) -> None:
         """Write the non-zero half into ``out`` (6,) (the zero half is not written)."""
-        out[self.change._lin] = self.linear()
+        i = self._i
+        if self._simple:
+            vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+            c = self._c
+            out[i] = c * (wy * vz - wz * vy)
+            out[i + 1] = c * (wz * vx - wx * vz)
+            out[i + 2] = c * (wx * vy - wy * vx)
+            return
+        out[i : i + 3] = self.linear()
 
-    def add_into(self, out: np.ndarray) -> None:
-        """``out += T_dot nu`` without a temporary array."""
+    def add_into(self, out: np.ndarray, sign: float = 1.0) -> None:
+        """``out += sign T_dot nu`` (6,) without a temporary array."""
+        i = self._i
+        if self._simple:
+            vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+            c = sign * self._c
+            out[i] += c * (wy * vz - wz * vy)
+            out[i + 1] += c * (wz * vx - wx * vz)
+            out[i + 2] += c * (wx * vy - wy * vx)
+            return
         ax, ay, az = self.linear()
-        i = self.change._lin.start
-        out[i] += ax
-        out[i + 1] += ay
-        out[i + 2] += az
+        out[i] += sign * ax
+        out[i + 1] += sign * ay
+        out[i + 2] += sign * az
 
     def subtract_from(self, out: np.ndarray) -> None:
         """``out -= T_dot nu`` without a temporary array."""
-        ax, ay, az = self.linear()
-        i = self.change._lin.start
-        out[i] -= ax
-        out[i + 1] -= ay
-        out[i + 2] -= az
+        self.add_into(out, -1.0)
 
 
 _CHANGES: dict[tuple[BaseVelocity, BaseVelocity], SingleBaseChange] = {}
@@ -258,7 +273,10 @@ class SingleStateChange:
     by the compiled :class:`SingleBaseChange` and ``T_dot nu`` a lazy :class:`SingleBias`.
     """
 
-    __slots__ = ("_bias", "_change", "_orthogonal", "_perm", "_v_base", "_v_body", "_v_joints", "cov")
+    __slots__ = (
+        "_bias", "_bias_pose", "_change", "_index", "_orthogonal", "_perm", "_v_base", "_v_body", "_v_joints",
+        "cov",
+    )
 
     def __init__(
         self,
@@ -280,13 +298,16 @@ class SingleStateChange:
         cov.identity = (change.identity or not floating) and joints.perm is None
         self.cov = cov
         self._perm, self._v_base, self._v_joints = joints.perm, v_base, v_joints
-        # X^-1 = X^T when X holds rotations only, block-diagonally
+        # X^-1 = X^T when X holds rotations only, block-diagonally: then X is one take
         self._orthogonal = not change._x.skews
+        self._index = change._x.index if self._orthogonal else None
         self._bias = self._v_body = None
         if floating and not change.bias_free:
             # T_dot nu reads the BODY velocity: the target's own buffer when the target is BODY
             self._v_body = v_base if target.is_body and not target.swap else np.zeros(6)
             self._bias = cov._bias_fn = SingleBias(change, np.eye(4), self._v_body)
+        # the bias reads the pose only for a target in world axes or a body-axes world-origin term
+        self._bias_pose = self._bias is not None and (change._P_t == 1 or bool(change._c_q))
         if floating and change.constant and not change.identity:
             eye = np.eye(4)
             cov.X, cov.X_inv = change.matrices(eye, eye.tolist())
@@ -305,14 +326,19 @@ class SingleStateChange:
             else:
                 np.dot(cov.X, base_velocity, out=self._v_base)
             return cov
-        X = change._x(H, rows)
-        cov.X = X
-        cov.X_inv = X.T if self._orthogonal else change._x_inv(H, rows)
+        index = self._index
+        if index is not None:
+            cov.X = X = H.take(index)
+            cov.X_inv = X.T
+        else:
+            cov.X = X = change._x(H, rows)
+            cov.X_inv = change._x_inv(H, rows)
         cov._bias = None
         np.dot(X, base_velocity, out=self._v_base)
         bias = self._bias
         if bias is not None:
-            bias.H = H
+            if self._bias_pose:
+                bias.H = H
             if self._v_body is not self._v_base:
                 np.dot(change.to_body(H, rows), base_velocity, out=self._v_body)
         return cov
