@@ -24,6 +24,7 @@ mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip inst
 from bridge.backends.mujoco import load_mjcf, to_mujoco  # noqa: E402
 from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
 from tests.backends.mujoco_reference import assert_engines_equal_mujoco, engines_for  # noqa: E402
+from tests.helpers import random_state  # noqa: E402
 
 MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
 
@@ -173,15 +174,18 @@ def test_urdf_massless_links_between_joints_run_on_mujoco(floating: bool) -> Non
     assert report.ok, report.summary()
 
 
-def test_a_frame_on_a_merged_link_is_refused_naming_it() -> None:
+def test_a_frame_on_a_merged_link_runs_on_the_twin() -> None:
     """An extra frame on a massless link inside a chain moves with some of the body's joints only:
-    to_mujoco refuses it, naming the frame, the link and the body."""
+    no site carries it, the MjModel leaves it out and the mujoco engine reads it from its kinematic
+    twin, equal to pinocchio's."""
     model = _chain_with_massless_middle(False)
     mid = model.links[2].name
-    with_frame = model.replace(frames=(bridge.Frame("sensor", mid, bridge.Transform.identity()),))
-    with pytest.raises(bridge.UnsupportedError, match="sensor") as info:
-        to_mujoco(with_frame)
-    assert mid in str(info.value) and model.links[4].name in str(info.value)
+    H = bridge.Transform.from_rpy([0.1, 0.2, 0.3], [0.05, -0.1, 0.2])
+    with_frame = model.replace(frames=(bridge.Frame("sensor", mid, H),))
+    mm = to_mujoco(with_frame)
+    assert mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_SITE, "sensor") == -1
+    report = bridge.cross_validate(with_frame, engines=["pinocchio", "mujoco"], samples=2, frames=["sensor"])
+    assert report.ok, report.summary()
 
 
 def test_a_branching_massless_link_names_why_it_is_not_merged() -> None:
@@ -223,3 +227,91 @@ def test_ball_joints_stay_unsupported() -> None:
         pytest.skip("the mujoco wheel has no testdata/model.xml")
     with pytest.raises(bridge.UnsupportedError, match="ball joint"):
         load_mjcf(MUJOCO_TESTDATA / "model.xml")
+
+
+# --------------------------------------------------------------------------- MJCF export
+def _robots_mujoco_accepts(limit: int) -> list[bridge.Model]:
+    out = []
+    for name in bridge.robot_names():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = bridge.load_urdf(bridge.robot_path(name))
+                to_mujoco(model)
+        except bridge.BridgeError:
+            continue
+        out.append(model)
+        if len(out) == limit:
+            break
+    return out
+
+
+def test_to_mjcf_is_exact_against_idyntree_and_keeps_every_frame() -> None:
+    """URDF -> MJCF: MuJoCo's M, h and FD on the written file equal iDynTree's on the URDF to 1e-10
+    (shipped robots MuJoCo accepts), and every URDF frame (links merged by fixed joints, extra
+    frames) is a site or a body."""
+    from bridge.backends.mujoco import from_mujoco_state, to_mujoco_state
+    from bridge.conventions.convert import velocity_change
+
+    models = _robots_mujoco_accepts(4)
+    assert len(models) >= 2
+    for model in models:
+        mm = mujoco.MjModel.from_xml_string(bridge.to_mjcf(model))
+        names = {mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_SITE, i) for i in range(mm.nsite)}
+        names |= {mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(mm.nbody)}
+        assert set(model.frame_names) <= names | plan_merged(model)
+        kd = bridge.KinDyn(model, "idyntree", "mixed")
+        rng = np.random.default_rng(2)
+        st = random_state(model, rng, "mixed")
+        kd.set_robot_state(st)
+        qpos, qvel = to_mujoco_state(model, st)
+        if not model.floating:
+            H = st.world_H_base
+            mm.body_pos[1], mm.body_quat[1] = H.translation, H.as_quaternion_wxyz()
+        tau = rng.normal(size=model.n_dofs)
+        cov = velocity_change(model, st, "mixed", "mujoco")
+        qfrc = cov.force(np.r_[np.zeros(model.nv - model.n_dofs), tau])
+        M, h, _, qacc = _numbers(mm, qpos, qvel, np.zeros(mm.nv), qfrc)
+        for what, a, b in (
+            ("M", cov.matrix_back(M), kd.mass_matrix()),
+            ("h", cov.bias_back(h, M), kd.bias_forces()),
+            ("FD", cov.acceleration_back(qacc), kd.forward_dynamics(tau)),
+        ):
+            assert float(np.abs(a - b).max()) <= 1e-10 * max(1.0, float(np.abs(b).max())), (model.name, what)
+        assert from_mujoco_state(model, qpos, qvel, "mixed").s.shape == st.s.shape
+
+
+def plan_merged(model: bridge.Model) -> set[str]:
+    from bridge.backends.mujoco.twin import merged_links
+
+    return merged_links(model)
+
+
+def test_mjcf_to_urdf_to_mjcf_round_trip() -> None:
+    """MJCF -> URDF (several joints per body as named massless links) -> bridge -> MuJoCo equals
+    MuJoCo on the original file to 1e-10 (armature aside: URDF has none)."""
+    path = MJCF / "humanoid_hips.xml"
+    model = _load(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        urdf = model.to_urdf()
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "m.urdf"
+        p.write_text(urdf)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            again = bridge.load_urdf(p)
+    original = _compiled(path)
+    original.dof_armature[:] = 0.0
+    back = to_mujoco(again)
+    assert back.nbody == original.nbody and back.nv == original.nv
+    rng = np.random.default_rng(1)
+    qpos = original.qpos0 + rng.uniform(-1.0, 1.0, original.nq)
+    qpos[3:7] /= np.linalg.norm(qpos[3:7])
+    qvel, qacc, qfrc = rng.normal(size=(3, original.nv))
+    for a, b in zip(
+        _numbers(back, qpos, qvel, qacc, qfrc), _numbers(original, qpos, qvel, qacc, qfrc), strict=True
+    ):
+        assert float(np.abs(a - b).max()) <= 1e-10 * max(1.0, float(np.abs(b).max()))

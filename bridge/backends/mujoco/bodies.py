@@ -16,11 +16,12 @@ So :func:`plan_bodies` merges every chain of massless links (zero mass and zero 
 joined by movable joints, each with exactly one child joint, into the body of the chain's last
 link, whose inertia it takes. Nothing is floored or approximated.
 
-What cannot be merged exactly is reported, naming the links: an extra frame (or a link welded to
-it) on a massless link inside a chain moves with the joints before it but not those after it, and
-a MuJoCo site moves with the whole body. A massless moving link that ends a chain or branches is
-left as its own body, which MuJoCo refuses unless its inertia is floored (``bound_mass`` /
-``bound_inertia``).
+The links inside a chain, and the frames on them (extra frames, links welded to them), move with
+the joints before them but not those after: no MuJoCo object (a site moves with the whole body)
+carries them, so the MjModel leaves them out (the mujoco engine reads them from its kinematic twin,
+:mod:`bridge.backends.mujoco.twin`). A massless moving link that ends a chain or branches is left
+as its own body, which MuJoCo refuses, naming it and why it was not merged, unless its inertia is
+floored (``bound_mass`` / ``bound_inertia``).
 
 :func:`body_inertia` gives each body's inertia in MuJoCo's form (mass, centre of mass, principal
 moments and their axes) and applies the floors and the inertia balancing (``balance_inertia``,
@@ -69,13 +70,13 @@ class BodyPlan:
 @dataclass(frozen=True)
 class Plan:
     """The bodies of a model in MuJoCo's (depth-first) order, its sites (frames on bodies, in body
-    coordinates), each merged link's body (``merged``: link -> body link) and what cannot be
-    merged exactly (``problems``)."""
+    coordinates), each merged link's body (``merged``: link -> body link) and the frames on merged
+    links (``inner_frames``: links welded to them, extra frames), which no MuJoCo site can carry."""
 
     bodies: tuple[BodyPlan, ...]
     sites: tuple[Frame, ...]
     merged: dict[str, str]
-    problems: tuple[str, ...]
+    inner_frames: tuple[str, ...]
 
 
 def _massless(link: Link) -> bool:
@@ -130,15 +131,9 @@ def plan_bodies(model: Model, merge: bool = True) -> Plan:
         inner = tuple(c.child for c in chain[:-1])
         merged.update({name: j.child for name in inner})
         bodies.append(BodyPlan(lumped.link(j.child), parent, rest, body_joints, inner))
-    problems = tuple(
-        f"frame {f.name!r} is on link {f.link!r}, a massless link between joints that MuJoCo puts in "
-        f"one body {merged[f.link]!r}: it moves with the joints before it only, a site moves with "
-        "the whole body"
-        for f in lumped.frames
-        if f.link in merged
-    )
+    inner = tuple(f.name for f in lumped.frames if f.link in merged)
     sites = tuple(f for f in lumped.frames if f.link not in merged)
-    return Plan(tuple(bodies), sites, merged, problems)
+    return Plan(tuple(bodies), sites, merged, inner)
 
 
 # --------------------------------------------------------------------------- inertias

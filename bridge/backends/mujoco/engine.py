@@ -87,8 +87,7 @@ class MujocoEngine(EngineBase):
         self._on_twin = set(merged)
         for name in model.frame_names:
             if name in merged:
-                bid = self._twin.body(name)
-                self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
+                self._frames[name] = self._twin.frame(name, model)
                 continue
             bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
             if bid >= 0 and name in model.link_names:

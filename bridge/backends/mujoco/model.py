@@ -59,6 +59,7 @@ from bridge.spatial import SpatialInertia, Transform
 __all__ = [
     "FREE_JOINT",
     "from_mujoco",
+    "is_mjcf",
     "load_mjcf",
     "load_model",
     "mujoco_body_name",
@@ -258,7 +259,7 @@ def mujoco_spec(
     )
     plan = plan_bodies(model)
     spec = build_spec(model, plan, acc, gravity)
-    problems = list(plan.problems) + acc.problems
+    problems = list(acc.problems)
     if any("moves but has mass" in p for p in acc.problems):
         problems += _unmerged_reasons(model, plan)
     _refuse_problems(model, problems)
@@ -619,6 +620,17 @@ def _model_name(names: bytes) -> str:
     return bytes(names).split(b"\0", 1)[0].decode() if names else ""
 
 
+def is_mjcf(path: str | os.PathLike) -> bool:
+    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, in its
+    first 4 kB) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
+    import re
+
+    head = Path(path).read_bytes()[:4096].decode("utf-8", errors="replace")
+    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
+    return bool(match) and match.group(1) == "mujoco"
+
+
 def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     """Load a URDF or an MJCF file, chosen by its root element (``<robot>`` or ``<mujoco>``).
 
@@ -629,13 +641,7 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     p = Path(path)
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such file")
-    head = p.read_bytes()[:4096].decode("utf-8", errors="replace")
-    import re
-
-    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
-    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
-    root = match.group(1) if match else ""
-    if root == "mujoco":
+    if is_mjcf(p):
         if kwargs:
             raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
         return load_mjcf(p)

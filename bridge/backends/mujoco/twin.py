@@ -24,9 +24,11 @@ from bridge.spatial import SpatialInertia
 __all__ = ["KinematicTwin", "merged_links"]
 
 
-def merged_links(model: Model) -> dict[str, str]:
-    """The links :func:`to_mujoco` merges into a body with several joints -> that body's link."""
-    return plan_bodies(model).merged
+def merged_links(model: Model) -> set[str]:
+    """The frames the MjModel of :func:`to_mujoco` has no object for: the links it merges into a
+    body with several joints and the frames on them."""
+    plan = plan_bodies(model)
+    return set(plan.merged) | set(plan.inner_frames)
 
 
 class KinematicTwin:
@@ -41,9 +43,16 @@ class KinematicTwin:
         self.d = mujoco.MjData(self.m)
         self._mj = mujoco
 
-    def body(self, link: str) -> int:
-        """The twin's body id of ``link``."""
-        return self._mj.mj_name2id(self.m, self._mj.mjtObj.mjOBJ_BODY, mujoco_body_name(link))
+    def frame(self, name: str, model: Model) -> tuple[int, int, int]:
+        """``(object type, object id, body id)`` of the frame ``name`` in the twin: a body for a
+        link that names one, else a site."""
+        mj, OBJ = self._mj, self._mj.mjtObj
+        if name in model.link_names:
+            bid = mj.mj_name2id(self.m, OBJ.mjOBJ_BODY, mujoco_body_name(name))
+            if bid >= 0:
+                return OBJ.mjOBJ_XBODY, bid, bid
+        sid = mj.mj_name2id(self.m, OBJ.mjOBJ_SITE, name)
+        return OBJ.mjOBJ_SITE, sid, int(self.m.site_bodyid[sid])
 
     def follow(self, m: Any, d: Any, base_body: int) -> tuple[Any, Any]:
         """The twin at the state of the engine's model ``m`` and data ``d`` (positions, velocities,
