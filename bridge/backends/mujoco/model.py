@@ -11,10 +11,15 @@ only: no geoms (so no contacts), no limits, springs, dampers or friction loss, a
 constraint, contact, limit, equality, passive and actuation stages disabled.
 A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
 
-MuJoCo refuses moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
+A chain of massless links joined by movable joints (a URDF's multi-axis joint, or an MJCF body
+with several joints read back) becomes one MuJoCo body with several joints, exactly
+(:mod:`bridge.backends.mujoco.bodies`); the links inside the chain and their frames have no MuJoCo
+object (the mujoco engine reads them from its kinematic twin, :mod:`bridge.backends.mujoco.twin`).
+MuJoCo refuses other moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
 inertias that violate the triangle inequality: :func:`to_mujoco` raises
-:class:`bridge.UnsupportedError` naming the link. URDF files have such links (massless links between
-two joints, point masses with zero moments); ``to_mujoco(model, bound_mass=..., bound_inertia=...)``
+:class:`bridge.UnsupportedError` naming the link (``balance_inertia=True`` replaces the latter's
+moments by their mean, like MuJoCo's ``balanceinertia``, with a warning). URDF files have such links
+(massless leaves, point masses with zero moments); ``to_mujoco(model, bound_mass=..., bound_inertia=...)``
 raises their mass and principal moments to the given floors, as MuJoCo's own compiler options
 ``boundmass`` and ``boundinertia`` do, with a :class:`bridge.BridgeWarning` naming them: the
 dynamics then differ from the model's by terms of that size.
