@@ -19,7 +19,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia, floor_value
+from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia
 from bridge.backends.mujoco.model import FREE_JOINT, mujoco_body_name, mujoco_spec
 from bridge.model.building import unique_name
 from bridge.model.model import JointKind, Model
@@ -76,12 +76,13 @@ def to_mjcf(
 ) -> str:
     """MJCF text of ``model``: the model :func:`to_mujoco` builds with the same arguments (which it
     refuses and warns about likewise), every number written exactly (see the module docstring)."""
-    options = {"bound_mass": bound_mass, "bound_inertia": bound_inertia, "balance_inertia": balance_inertia}
-    _, plan = mujoco_spec(model, gravity, **options, stacklevel=2)
-    acc = Inertias(
-        floor_value("bound_mass", bound_mass),
-        floor_value("bound_inertia", bound_inertia),
-        bool(balance_inertia),
+    _, plan, acc = mujoco_spec(
+        model,
+        gravity,
+        bound_mass=bound_mass,
+        bound_inertia=bound_inertia,
+        balance_inertia=balance_inertia,
+        stacklevel=2,
     )
     children: dict[str | None, list[BodyPlan]] = {}
     for b in plan.bodies:

@@ -254,9 +254,10 @@ def mujoco_spec(
     bound_inertia: float = 0.0,
     balance_inertia: bool = False,
     stacklevel: int = 1,
-) -> tuple[Any, Plan]:
-    """The ``MjSpec`` :func:`to_mujoco` compiles and the plan of its bodies
-    (:func:`bridge.backends.mujoco.bodies.plan_bodies`); raises and warns as :func:`to_mujoco`."""
+) -> tuple[Any, Plan, Inertias]:
+    """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
+    (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
+    and warns as :func:`to_mujoco`."""
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
@@ -269,7 +270,7 @@ def mujoco_spec(
         problems += _unmerged_reasons(model, plan)
     _refuse_problems(model, problems)
     _warn_changed(model, acc, stacklevel=stacklevel + 1)
-    return spec, plan
+    return spec, plan, acc
 
 
 def to_mujoco(
@@ -302,7 +303,7 @@ def to_mujoco(
     their mean, as MuJoCo's ``balanceinertia`` does, with a :class:`bridge.BridgeWarning` naming the
     links and the size of the change.
     """
-    spec, _ = mujoco_spec(
+    spec, _, _ = mujoco_spec(
         model,
         gravity,
         bound_mass=bound_mass,
