@@ -62,6 +62,7 @@ _LAZY = {
     "to_mujoco": "bridge.backends.mujoco.model",
     "from_mujoco": "bridge.backends.mujoco.model",
     "load_mjcf": "bridge.backends.mujoco.model",
+    "to_mjcf": "bridge.backends.mujoco.mjcf",
     "load_model": "bridge.backends.mujoco.model",
     "to_mujoco_state": "bridge.backends.mujoco.state",
     "from_mujoco_state": "bridge.backends.mujoco.state",

@@ -1,4 +1,5 @@
-"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model and write it as URDF."""
+"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF or MJCF) and write it as URDF,
+or as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (:func:`bridge.to_mjcf`, every number exact)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ __all__ = ["convert"]
 @app.command()
 def convert(
     model: ModelArg,
-    output: Annotated[Path, typer.Option("-o", "--output", help="Output URDF file.")],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Output file: URDF, or MJCF for .xml/.mjcf.")
+    ],
     force: ForceOpt = False,
     base: BaseOpt = None,
     joints: JointsOpt = None,
@@ -36,7 +39,7 @@ def convert(
     allow_nonphysical: NonPhysicalOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """Re-root and/or reduce a model and write it as URDF."""
+    """Re-root and/or reduce a model and write it as URDF (or MJCF for an .xml/.mjcf output)."""
     from bridge.errors import BridgeError
 
     check_output(output, "-o/--output", force)
@@ -45,7 +48,12 @@ def convert(
     )
     try:
         m, _, warned = load_model(model, options)
-        text = m.to_urdf()
+        if output.suffix.lower() in (".xml", ".mjcf"):
+            from bridge.backends.mujoco.mjcf import to_mjcf
+
+            text = to_mjcf(m)
+        else:
+            text = m.to_urdf()
     except BridgeError as exc:
         raise fail(exc) from None
     print_warnings(warned)

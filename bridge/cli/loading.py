@@ -54,11 +54,14 @@ def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]
     returned, never raised."""
     import warnings
 
+    from bridge.backends.mujoco.model import is_mjcf
     from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
     from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
 
     path = resolve_model_path(model)
+    if is_mjcf(path):
+        return _load_mjcf(path, options)
     try:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always", BridgeWarning)
@@ -81,6 +84,31 @@ def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]
         raise
     messages = [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
     return loaded, path, messages
+
+
+def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]]:
+    """An MJCF file through MuJoCo's compiler (``bridge.load_mjcf``); the URDF options are refused
+    (exit 2) rather than ignored."""
+    import warnings
+
+    from bridge.backends.mujoco.model import load_mjcf
+    from bridge.errors import BridgeWarning
+
+    urdf_only = {
+        "--base": options.base,
+        "--joints": options.joints,
+        "--fixed-base": options.fixed,
+        "--mimic": options.mimic,
+        "--allow-nonphysical": options.nonphysical,
+        "--strict": options.strict,
+    }
+    given = [name for name, value in urdf_only.items() if value]
+    if given:
+        raise fail(f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", BridgeWarning)
+        loaded = load_mjcf(path)
+    return loaded, path, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
 def print_warnings(messages: list[str]) -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "velocity_transform",
 ]
 
+
 def velocity_change(model: Model, state: State, source: object, target: object) -> ChangeOfVariables:
     """The :class:`ChangeOfVariables` ``nu_target = T nu_source`` at ``state`` (batched)."""
     return change_of_variables(model, state, convention(source), convention(target))

@@ -128,7 +128,16 @@ class SingleBaseChange:
     """
 
     __slots__ = (
-        "_P_t", "_c_q", "_c_wv", "_lin", "_to_body", "_x", "_x_inv", "bias_free", "constant", "identity"
+        "_P_t",
+        "_c_q",
+        "_c_wv",
+        "_lin",
+        "_to_body",
+        "_x",
+        "_x_inv",
+        "bias_free",
+        "constant",
+        "identity",
     )
 
     def __init__(self, source: BaseVelocity, target: BaseVelocity) -> None:
@@ -140,9 +149,7 @@ class SingleBaseChange:
         self._x = _Compiled(_compose(L_t, L_s_inv), t_swap, s_swap)
         self._x_inv = _Compiled(_compose(L_s, L_t_inv), s_swap, t_swap)
         self._to_body = _Compiled(L_s_inv, False, s_swap)  # v_B from the source velocity
-        self.constant = not self._x.skews and all(
-            i in (_ZERO, _ONE) for i in self._x.index.ravel().tolist()
-        )
+        self.constant = not self._x.skews and all(i in (_ZERO, _ONE) for i in self._x.index.ravel().tolist())
         self.identity = self.constant and np.array_equal(self._x.index, _rotation_index6())
         (c_wv_t, c_q_t), (c_wv_s, c_q_s) = target.body_rate(), source.body_rate()
         self._c_wv, self._c_q = c_wv_t - c_wv_s, c_q_t - c_q_s

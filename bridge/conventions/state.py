@@ -34,7 +34,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "velocity_declaration"]
 
 
-
 class Representation(str, Enum):
     """Velocity representation of a frame F attached to a body, relative to the world A."""
 

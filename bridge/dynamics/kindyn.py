@@ -59,6 +59,7 @@ from bridge.spatial import Force, Transform
 
 __all__ = ["Engine", "KinDyn"]
 
+
 def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
     """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
     general path then broadcasts batches or raises the errors)."""

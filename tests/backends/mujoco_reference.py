@@ -128,7 +128,8 @@ def _mujoco_mass(mm, floating: bool) -> float:
 def engines_for(model: bridge.Model) -> list[str]:
     """The installed engines for a comparison with MuJoCo: pinocchio, idyntree, featherstone, drake
     when installed, and bridge's own mujoco engine when MuJoCo accepts bridge's rebuild of the model
-    (it refuses massless moving links, which an MJCF body holding several joints gives)."""
+    (a body holding several joints comes back as one body; a model MuJoCo refuses, e.g. a massless
+    leaf, leaves it out)."""
     engines = [e for e in available_engines() if e != "mujoco"]
     try:
         to_mujoco(model)

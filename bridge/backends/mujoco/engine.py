@@ -44,6 +44,7 @@ from bridge.spatial.so3 import matrix_to_quaternion_wxyz
 
 from .model import mujoco_body_name, require_mujoco, to_mujoco
 from .state import MUJOCO, single_mujoco_state, to_mujoco_state
+from .twin import KinematicTwin, merged_links
 
 __all__ = ["MujocoEngine"]
 
@@ -78,9 +79,16 @@ class MujocoEngine(EngineBase):
         self._data_g = mujoco.MjData(self.mm)  # zero velocity: gravity forces
         self._fullM = _full_mass_matrix(mujoco, self.mm, self.data)
         OBJ = mujoco.mjtObj
-        # frame -> (object type, object id, body id)
+        # frame -> (object type, object id, body id); links merged into a body with several joints
+        # have no MuJoCo object: they are bodies of the kinematic twin (in self._on_twin)
         self._frames: dict[str, tuple[int, int, int]] = {}
+        merged = merged_links(model)
+        self._twin = KinematicTwin(model) if merged else None
+        self._on_twin = set(merged)
         for name in model.frame_names:
+            if name in merged:
+                self._frames[name] = self._twin.frame(name, model)
+                continue
             bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
             if bid >= 0 and name in model.link_names:
                 self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
@@ -235,10 +243,17 @@ class MujocoEngine(EngineBase):
         return cov.acceleration_back(qacc)
 
     # ------------------------------------------------------------------ frames
+    def _md(self, frame: str):
+        """``(MjModel, MjData)`` holding ``frame`` at the loaded sample: the engine's, or the kinematic
+        twin's for a link merged into a body with several joints (:mod:`.twin`)."""
+        if frame in self._on_twin:
+            return self._twin.follow(self.mm, self.data, self._base_body)
+        return self.mm, self.data
+
     def _pose(self, frame: str) -> tuple[np.ndarray, np.ndarray]:
         """(world_R_frame (3, 3), origin (3,)) of the loaded sample."""
         objtype, oid, _ = self._frames[frame]
-        d = self.data
+        _, d = self._md(frame)
         if objtype == self._mj.mjtObj.mjOBJ_SITE:
             return d.site_xmat[oid].reshape(3, 3), d.site_xpos[oid]
         return d.xmat[oid].reshape(3, 3), d.xpos[oid]
@@ -257,7 +272,7 @@ class MujocoEngine(EngineBase):
         """MuJoCo's velocity of the loaded sample at the frame in F[A], angular first (6,)."""
         objtype, oid, _ = self._frames[frame]
         res = np.zeros(6)
-        self._mj.mj_objectVelocity(self.mm, self.data, objtype, oid, res, 0)
+        self._mj.mj_objectVelocity(*self._md(frame), objtype, oid, res, 0)
         return res
 
     def _world_H(self, frame: str) -> np.ndarray:
@@ -285,7 +300,7 @@ class MujocoEngine(EngineBase):
         return self._loop(one)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
-        mj, m, d = self._mj, self.mm, self.data
+        mj = self._mj
         nv = self._nv
         _, _, bid = self._frames[frame]
 
@@ -293,17 +308,19 @@ class MujocoEngine(EngineBase):
             jacp = np.zeros((3, nv))
             jacr = np.zeros((3, nv))
             _, o = self._pose(frame)
+            m, d = self._md(frame)
             mj.mj_jac(m, d, jacp, jacr, np.array(o), bid)
             return self._to_rep(frame, jacr, jacp)
 
         return self.cov.jacobian_back(self._loop(one))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
-        mj, m, d = self._mj, self.mm, self.data
+        mj = self._mj
         objtype, oid, _ = self._frames[frame]
         rep = self.representation
 
         def one(i, qacc):
+            m, d = self._md(frame)
             d.qacc[:] = qacc
             mj.mj_rnePostConstraint(m, d)
             acc = np.zeros(6)

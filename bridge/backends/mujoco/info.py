@@ -22,7 +22,8 @@ NAME = "mujoco"
 
 _NOTE = (
     "mujoco counts the 'world' body and one body per group of links joined by fixed joints (the other "
-    "links and the extra frames are sites, counted as frames with the bodies); a floating base is a "
+    "links and the extra frames are sites, counted as frames with the bodies), a chain of massless "
+    "links between movable joints being one body with several joints; a floating base is a "
     "free joint, qpos = [position; quaternion w, x, y, z], qvel = [linear velocity in world; angular "
     "velocity in body]; DOFs in body order (depth first)"
 )

@@ -11,10 +11,15 @@ only: no geoms (so no contacts), no limits, springs, dampers or friction loss, a
 constraint, contact, limit, equality, passive and actuation stages disabled.
 A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
 
-MuJoCo refuses moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
+A chain of massless links joined by movable joints (a URDF's multi-axis joint, or an MJCF body
+with several joints read back) becomes one MuJoCo body with several joints, exactly
+(:mod:`bridge.backends.mujoco.bodies`); the links inside the chain and their frames have no MuJoCo
+object (the mujoco engine reads them from its kinematic twin, :mod:`bridge.backends.mujoco.twin`).
+MuJoCo refuses other moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
 inertias that violate the triangle inequality: :func:`to_mujoco` raises
-:class:`bridge.UnsupportedError` naming the link. URDF files have such links (massless links between
-two joints, point masses with zero moments); ``to_mujoco(model, bound_mass=..., bound_inertia=...)``
+:class:`bridge.UnsupportedError` naming the link (``balance_inertia=True`` replaces the latter's
+moments by their mean, like MuJoCo's ``balanceinertia``, with a warning). URDF files have such links
+(massless leaves, point masses with zero moments); ``to_mujoco(model, bound_mass=..., bound_inertia=...)``
 raises their mass and principal moments to the given floors, as MuJoCo's own compiler options
 ``boundmass`` and ``boundinertia`` do, with a :class:`bridge.BridgeWarning` naming them: the
 dynamics then differ from the model's by terms of that size.
@@ -38,16 +43,16 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
 from bridge.errors import (
     BackendError,
     BridgeWarning,
-    InvalidValueError,
     ModelError,
     ModelFileNotFoundError,
     UnsupportedError,
@@ -59,6 +64,7 @@ from bridge.spatial import SpatialInertia, Transform
 __all__ = [
     "FREE_JOINT",
     "from_mujoco",
+    "is_mjcf",
     "load_mjcf",
     "load_model",
     "mujoco_body_name",
@@ -70,9 +76,6 @@ __all__ = [
 
 #: name of the free joint :func:`to_mujoco` gives a floating base
 FREE_JOINT = "floating_base"
-
-#: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
-_MINVAL = 1e-15
 
 
 def require_mujoco() -> Any:
@@ -117,39 +120,6 @@ def mujoco_body_name(link: str) -> str:
     return link + "_" if link == "world" else link
 
 
-def _principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Principal moments (3,) and the unit quaternion (w, x, y, z) of their axes (a proper rotation)."""
-    lam, V = np.linalg.eigh(inertia_com)
-    if np.linalg.det(V) < 0:
-        V[:, 2] = -V[:, 2]
-    quat = Transform.from_rotation_translation(V, np.zeros(3)).as_quaternion_wxyz()
-    return lam, quat
-
-
-def _floor(what: str, value: object) -> float:
-    """A ``bound_mass`` / ``bound_inertia`` argument of :func:`to_mujoco` as a float: 0 (none) or a
-    finite floor of at least ``mjMINVAL``; anything else is an InvalidValueError."""
-    try:
-        b = float(value)
-    except (TypeError, ValueError):
-        raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
-    if not (b == 0.0 or _MINVAL <= b < float("inf")):
-        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {_MINVAL:g}, got {b!r}")
-    return b
-
-
-@dataclass
-class _Bodies:
-    """What :func:`to_mujoco` collects while it adds bodies: the floors it applies, the MuJoCo body
-    of each link (by link name), the problems MuJoCo would refuse and the links it raised."""
-
-    bound_mass: float
-    bound_inertia: float
-    bodies: dict[str, Any] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    raised: list[str] = field(default_factory=list)
-
-
 def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
     """An ``MjSpec`` with the compiler and options of a rigid-body comparison (no inertia fusing,
     balancing or bounds, Euler integrator, the stages of :func:`rigid_body_flags` disabled) and
@@ -168,108 +138,139 @@ def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
     return spec
 
 
-def _body_inertia(link: Link, moving: bool, acc: _Bodies) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
-    """MuJoCo's inertia of a link's body: mass, centre of mass (3,) and the unit quaternion (w, x,
-    y, z) of the principal axes (4,), both in link coordinates, and the principal moments (3,) about
-    the centre of mass. Floors of ``acc`` are applied to a moving body (noted in ``acc.raised``);
-    what MuJoCo would still refuse is noted in ``acc.problems``."""
-    inertia = link.inertia
-    mass = float(inertia.mass)
-    lam, iquat = _principal(np.array(inertia.inertia_com))
-    com = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
-    if mass > 0.0:  # (raising moments that satisfy A + B >= C keeps it)
-        lo = np.sort(lam)
-        if lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15:
-            acc.problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
-    # floors for zero masses and moments (a negative moment is an error: it stays and is refused)
-    low = (lam >= -_MINVAL) & (lam < acc.bound_inertia)
-    if moving and (mass < acc.bound_mass or low.any()):
-        was = f"mass {mass:.3g} kg, principal moments {np.round(lam, 15).tolist()}"
-        acc.raised.append(f"{link.name!r} ({was})")
-        mass = max(mass, acc.bound_mass)
-        lam = np.where(low, acc.bound_inertia, lam)
-    if moving and (mass < _MINVAL or lam.min() < _MINVAL):
-        acc.problems.append(
-            f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
-            f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
-        )
-    return mass, com, iquat, lam
-
-
-def _add_body(mujoco: Any, parent: Any, link: Link, joint: Joint | None, moving: bool, acc: _Bodies) -> None:
-    """Add the body of ``link`` below the MuJoCo body ``parent``, at ``joint``'s rest pose (the
-    identity without a joint), with its inertia and its hinge or slide joint (axis and axis origin
-    in the child body's frame), and record it in ``acc.bodies``."""
-    pose = Transform.identity() if joint is None else joint.parent_H_child
+def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias) -> Any:
+    """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its hinge and
+    slide joints (axes and axis origins in the body frame); returns it."""
     body = parent.add_body(
-        name=mujoco_body_name(link.name),
-        pos=np.array(pose.translation),
-        quat=pose.as_quaternion_wxyz(),
+        name=mujoco_body_name(plan.link.name),
+        pos=np.array(plan.rest.translation),
+        quat=plan.rest.as_quaternion_wxyz(),
     )
-    body.mass, body.ipos, body.iquat, body.inertia = _body_inertia(link, moving, acc)
+    body.mass, body.ipos, body.iquat, body.inertia = body_inertia(plan.link, moving, acc)
     body.explicitinertial = True
-    if joint is not None:
-        kind = (
-            mujoco.mjtJoint.mjJNT_SLIDE if joint.kind is JointKind.PRISMATIC else mujoco.mjtJoint.mjJNT_HINGE
-        )
+    for bj in plan.joints:
+        slide = bj.joint.kind is JointKind.PRISMATIC
         body.add_joint(
-            name=joint.name,
-            type=kind,
-            axis=np.array(joint.axis),
-            pos=np.array(joint.axis_origin),
-            armature=float(joint.armature),
+            name=bj.joint.name,
+            type=mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE,
+            axis=bj.axis,
+            pos=bj.pos,
+            armature=float(bj.joint.armature),
         )
-    acc.bodies[link.name] = body
+    return body
 
 
-def _add_tree(mujoco: Any, spec: Any, model: Model, acc: _Bodies) -> None:
-    """Add the bodies of ``model``'s rigid groups (its lumped model), its free joint and its sites."""
-    lumped = model.lumped()
-    base = lumped.link(lumped.base)
-    _add_body(mujoco, spec.worldbody, base, None, model.floating, acc)
+def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -> None:
+    """Add the bodies of ``plan`` (MuJoCo numbers bodies depth first, children in the order they
+    are added, so its DOF order is mujoco_dof_permutation's), the free joint and the sites."""
+    bodies: dict[str, Any] = {}
+    for b in plan.bodies:
+        parent = spec.worldbody if b.parent is None else bodies[b.parent]
+        moving = b.parent is not None or model.floating
+        bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc)
     if model.floating:
-        acc.bodies[base.name].add_freejoint(name=unique_name(FREE_JOINT, set(model.joint_names), "_"))
-    # bodies in the model's depth-first order of movable joints: MuJoCo numbers bodies depth first
-    # with children in the order they were added, so its DOF order is mujoco_dof_permutation's
-    for joint in model.depth_first_joints:
-        if joint.movable:
-            j = lumped.joint(joint.name)
-            _add_body(mujoco, acc.bodies[j.parent], lumped.link(j.child), j, True, acc)
-    for f in lumped.frames:
+        bodies[plan.bodies[0].link.name].add_freejoint(
+            name=unique_name(FREE_JOINT, set(model.joint_names), "_")
+        )
+    for f in plan.sites:
         H = f.link_H_frame
-        acc.bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
+        bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
+
+
+def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 0.0, -9.81)) -> Any:
+    """The ``MjSpec`` of ``model``'s bodies as ``plan`` lays them out, inertias through ``acc``
+    (:func:`bridge.backends.mujoco.bodies.body_inertia`), not checked or compiled."""
+    mujoco = require_mujoco()
+    spec = _empty_spec(mujoco, model.name, gravity)
+    _add_tree(mujoco, spec, model, plan, acc)
+    return spec
+
+
+def _unmerged_reasons(model: Model, plan: Plan) -> list[str]:
+    """Why each massless moving body was not merged into the next one (it branches or ends)."""
+    lumped = model.lumped()
+    out = []
+    for b in plan.bodies[1:]:
+        inertia = b.link.inertia
+        if float(inertia.mass) == 0.0 and not np.any(np.asarray(inertia.inertia_com)):
+            n = len(lumped.child_joints(b.link.name))
+            out.append(
+                f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: "
+                + ("it has no child joint" if n == 0 else f"it has {n} child joints (one body has one chain)")
+            )
+    return out
 
 
 def _refuse_problems(model: Model, problems: list[str]) -> None:
-    """Raise UnsupportedError listing what MuJoCo would refuse (with the floors' hint when a moving
-    body is too light), if anything."""
+    """Raise UnsupportedError listing what MuJoCo would refuse (with the options' hint), if anything."""
     if not problems:
         return
-    hint = ""
+    hints = []
     if any("moves but has mass" in p for p in problems):
-        hint = (
-            " (to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to"
-            " floors, like MuJoCo's boundmass/boundinertia, at the cost of exactness)"
+        hints.append(
+            "to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to floors, "
+            "like MuJoCo's boundmass/boundinertia, at the cost of exactness"
         )
+    if any("A + B >= C" in p for p in problems):
+        hints.append(
+            "to_mujoco(model, balance_inertia=True) replaces such moments by their mean, like MuJoCo's "
+            "balanceinertia, at the cost of exactness"
+        )
+    hint = f" ({'; '.join(hints)})" if hints else ""
     raise UnsupportedError(
         f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems) + hint
     )
 
 
-def _warn_raised(model: Model, acc: _Bodies, stacklevel: int) -> None:
-    """The BridgeWarning naming the links whose mass or moments were raised to the floors, if any."""
-    if not acc.raised:
-        return
-    warnings.warn(
-        f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
-        f"to bound_mass={acc.bound_mass:g} kg, bound_inertia={acc.bound_inertia:g} kg m^2 on links "
-        + ", ".join(acc.raised)
-        + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
-        " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
-        " mass matrix",
-        BridgeWarning,
-        stacklevel=stacklevel + 1,
+def _warn_changed(model: Model, acc: Inertias, stacklevel: int) -> None:
+    """The BridgeWarnings naming the links whose inertia was raised to the floors or balanced."""
+    if acc.raised:
+        warnings.warn(
+            f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
+            f"to bound_mass={acc.bound_mass:g} kg, bound_inertia={acc.bound_inertia:g} kg m^2 on links "
+            + ", ".join(acc.raised)
+            + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
+            " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
+            " mass matrix",
+            BridgeWarning,
+            stacklevel=stacklevel + 1,
+        )
+    if acc.balanced:
+        warnings.warn(
+            f"model {model.name!r}: principal moments violating A + B >= C (MuJoCo refuses them) "
+            "replaced by their mean (balance_inertia, like MuJoCo's balanceinertia) on links "
+            + ", ".join(acc.balanced)
+            + ": the MuJoCo model's dynamics differ from the model's by terms of that size",
+            BridgeWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def mujoco_spec(
+    model: Model,
+    gravity: object = (0.0, 0.0, -9.81),
+    *,
+    bound_mass: float = 0.0,
+    bound_inertia: float = 0.0,
+    balance_inertia: bool = False,
+    stacklevel: int = 1,
+) -> tuple[Any, Plan, Inertias]:
+    """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
+    (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
+    and warns as :func:`to_mujoco`."""
+    acc = Inertias(
+        floor_value("bound_mass", bound_mass),
+        floor_value("bound_inertia", bound_inertia),
+        bool(balance_inertia),
     )
+    plan = plan_bodies(model)
+    spec = build_spec(model, plan, acc, gravity)
+    problems = list(acc.problems)
+    if any("moves but has mass" in p for p in acc.problems):
+        problems += _unmerged_reasons(model, plan)
+    _refuse_problems(model, problems)
+    _warn_changed(model, acc, stacklevel=stacklevel + 1)
+    return spec, plan, acc
 
 
 def to_mujoco(
@@ -278,12 +279,15 @@ def to_mujoco(
     *,
     bound_mass: float = 0.0,
     bound_inertia: float = 0.0,
+    balance_inertia: bool = False,
 ) -> Any:
     """The ``mujoco.MjModel`` of ``model`` (rigid-body dynamics only; see the module docstring).
 
-    Bodies are named after the root link of each rigid group (``mujoco_body_name``), joints after
-    the model's joints, sites after the other links and the extra frames; the free joint of a
-    floating base is :data:`FREE_JOINT`. MuJoCo's DOF order is body order (depth first):
+    Bodies are named after the root link of each rigid group (``mujoco_body_name``), or after the
+    last link of a chain of massless links merged into one body with several joints
+    (:mod:`bridge.backends.mujoco.bodies`); joints after the model's joints, sites after the other
+    links and the extra frames; the free joint of a floating base is :data:`FREE_JOINT`. MuJoCo's
+    DOF order is body order (depth first):
     :func:`bridge.backends.mujoco.state.mujoco_dof_permutation`.
 
     ``bound_mass`` (kg) and ``bound_inertia`` (kg m^2): floors for the mass and the principal
@@ -294,13 +298,19 @@ def to_mujoco(
     at its link's origin): M, bias forces and inverse dynamics then differ from the model's by terms
     of the floor's size, forward dynamics by up to that over the smallest eigenvalue of M (a joint
     that moves only floored bodies gets an acceleration the model does not define).
+
+    ``balance_inertia``: principal moments violating ``A + B >= C`` (refused by default) become
+    their mean, as MuJoCo's ``balanceinertia`` does, with a :class:`bridge.BridgeWarning` naming the
+    links and the size of the change.
     """
-    mujoco = require_mujoco()
-    acc = _Bodies(_floor("bound_mass", bound_mass), _floor("bound_inertia", bound_inertia))
-    spec = _empty_spec(mujoco, model.name, gravity)
-    _add_tree(mujoco, spec, model, acc)
-    _refuse_problems(model, acc.problems)
-    _warn_raised(model, acc, stacklevel=2)
+    spec, _, _ = mujoco_spec(
+        model,
+        gravity,
+        bound_mass=bound_mass,
+        bound_inertia=bound_inertia,
+        balance_inertia=balance_inertia,
+        stacklevel=2,
+    )
     try:
         return spec.compile()
     except ValueError as exc:  # MuJoCo's compiler errors
@@ -616,6 +626,17 @@ def _model_name(names: bytes) -> str:
     return bytes(names).split(b"\0", 1)[0].decode() if names else ""
 
 
+def is_mjcf(path: str | os.PathLike) -> bool:
+    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, in its
+    first 4 kB) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
+    import re
+
+    head = Path(path).read_bytes()[:4096].decode("utf-8", errors="replace")
+    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
+    return bool(match) and match.group(1) == "mujoco"
+
+
 def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     """Load a URDF or an MJCF file, chosen by its root element (``<robot>`` or ``<mujoco>``).
 
@@ -626,13 +647,7 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     p = Path(path)
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such file")
-    head = p.read_bytes()[:4096].decode("utf-8", errors="replace")
-    import re
-
-    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
-    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
-    root = match.group(1) if match else ""
-    if root == "mujoco":
+    if is_mjcf(p):
         if kwargs:
             raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
         return load_mjcf(p)

@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from bridge.backends.mujoco.model import _principal, require_mujoco
+from bridge.backends.mujoco.bodies import principal
+from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.native import REFUSED, Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.state import State
 from bridge.model.model import Model
@@ -88,7 +89,7 @@ def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
     for name in links:
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
         inertia = model.link(name).inertia
-        lam, quat = _principal(np.array(inertia.inertia_com))
+        lam, quat = principal(np.array(inertia.inertia_com))
         m.body_mass[b] = float(inertia.mass)
         m.body_ipos[b] = np.array(inertia.com) if inertia.mass > 0.0 else np.zeros(3)
         m.body_iquat[b] = quat

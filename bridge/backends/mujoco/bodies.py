@@ -1,0 +1,210 @@
+"""The MuJoCo bodies of a neutral model: which links become bodies, with which joints and inertia.
+
+MuJoCo makes one body per rigid group of links (links joined by fixed joints: the group's root link
+names the body, the other links and the extra frames become sites) and puts several hinge or slide
+joints in one body when the links between them are massless: the joints of a body compose in their
+order, each with its ``pos`` (a point of its axis) and ``axis`` in the body frame,
+
+    parent_H_body(q) = rest M_1(q_1) M_2(q_2) ... M_k(q_k),
+
+while a neutral chain of massless links is ``R_1 M_1(q_1) R_2 M_2(q_2) ... R_k M_k(q_k)`` (``R_i``
+the rest transform of joint ``i``, ``M_i`` its motion in its child's coordinates). Conjugating each
+motion by the rest transforms after it, ``S_i = R_{i+1} ... R_k``, gives the same product exactly:
+``rest = R_1 ... R_k`` and joint ``i`` with axis ``S_i^-1 a_i`` through ``S_i^-1 o_i`` (a rotation
+about a line stays a rotation about the moved line; a slide stays a slide along the moved axis).
+So :func:`plan_bodies` merges every chain of massless links (zero mass and zero rotational inertia)
+joined by movable joints, each with exactly one child joint, into the body of the chain's last
+link, whose inertia it takes. Nothing is floored or approximated.
+
+The links inside a chain, and the frames on them (extra frames, links welded to them), move with
+the joints before them but not those after: no MuJoCo object (a site moves with the whole body)
+carries them, so the MjModel leaves them out (the mujoco engine reads them from its kinematic twin,
+:mod:`bridge.backends.mujoco.twin`). A massless moving link that ends a chain or branches is left
+as its own body, which MuJoCo refuses, naming it and why it was not merged, unless its inertia is
+floored (``bound_mass`` / ``bound_inertia``).
+
+:func:`body_inertia` gives each body's inertia in MuJoCo's form (mass, centre of mass, principal
+moments and their axes) and applies the floors and the inertia balancing (``balance_inertia``,
+like MuJoCo's ``balanceinertia``) that make a model MuJoCo refuses compile, noting each change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bridge.errors import InvalidValueError
+from bridge.model.model import Frame, Joint, Link, Model
+from bridge.spatial import Transform
+
+__all__ = ["BodyJoint", "BodyPlan", "Inertias", "Plan", "body_inertia", "plan_bodies", "principal"]
+
+#: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
+MINVAL = 1e-15
+
+
+@dataclass(frozen=True)
+class BodyJoint:
+    """A hinge or slide joint of a MuJoCo body: the neutral ``joint``, its ``axis`` (3,) and a point
+    ``pos`` (3,) of its axis, both in the body frame."""
+
+    joint: Joint
+    axis: np.ndarray
+    pos: np.ndarray
+
+
+@dataclass(frozen=True)
+class BodyPlan:
+    """One MuJoCo body: named after ``link`` (the lumped link whose inertia it has), below the body
+    of link ``parent`` (None: the world), at ``rest`` (parent body frame -> body frame at zero joint
+    positions), with ``joints`` in MuJoCo's order and the massless links ``merged`` into it."""
+
+    link: Link
+    parent: str | None
+    rest: Transform
+    joints: tuple[BodyJoint, ...] = ()
+    merged: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The bodies of a model in MuJoCo's (depth-first) order, its sites (frames on bodies, in body
+    coordinates), each merged link's body (``merged``: link -> body link) and the frames on merged
+    links (``inner_frames``: links welded to them, extra frames), which no MuJoCo site can carry."""
+
+    bodies: tuple[BodyPlan, ...]
+    sites: tuple[Frame, ...]
+    merged: dict[str, str]
+    inner_frames: tuple[str, ...]
+
+
+def _massless(link: Link) -> bool:
+    inertia = link.inertia
+    return float(inertia.mass) == 0.0 and not np.any(np.asarray(inertia.inertia_com))
+
+
+def _merged_joints(joints: list[Joint]) -> tuple[Transform, tuple[BodyJoint, ...]]:
+    """The rest transform and the body joints of a chain of neutral joints (module docstring)."""
+    S = Transform.identity()
+    out: list[BodyJoint] = []
+    for j in reversed(joints):
+        S_inv = S.inverse()
+        R_inv = S_inv.rotation
+        out.append(
+            BodyJoint(j, R_inv @ np.asarray(j.axis), R_inv @ np.asarray(j.axis_origin) + S_inv.translation)
+        )
+        S = j.parent_H_child @ S
+    return S, tuple(reversed(out))
+
+
+def _chain_links(lumped: Model, merge: bool) -> set[str]:
+    """The lumped links a chain continues through: massless, moving, exactly one child joint."""
+    if not merge:
+        return set()
+    return {
+        link.name
+        for link in lumped.links
+        if link.name != lumped.base and _massless(link) and len(lumped.child_joints(link.name)) == 1
+    }
+
+
+def plan_bodies(model: Model, merge: bool = True) -> Plan:
+    """The MuJoCo bodies of ``model`` (see the module docstring); ``merge=False`` keeps one body per
+    lumped link (one joint each)."""
+    lumped = model.lumped()
+    through = _chain_links(lumped, merge)
+    bodies = [BodyPlan(lumped.link(lumped.base), None, Transform.identity())]
+    pending: dict[str, tuple[str, list[Joint]]] = {}
+    merged: dict[str, str] = {}
+    # depth first over the model's movable joints: a chain's joints come one after the other
+    for joint in model.depth_first_joints:
+        if not joint.movable:
+            continue
+        j = lumped.joint(joint.name)
+        parent, chain = pending.pop(j.parent, (j.parent, []))
+        chain.append(j)
+        if j.child in through:
+            pending[j.child] = (parent, chain)
+            continue
+        rest, body_joints = _merged_joints(chain)
+        inner = tuple(c.child for c in chain[:-1])
+        merged.update({name: j.child for name in inner})
+        bodies.append(BodyPlan(lumped.link(j.child), parent, rest, body_joints, inner))
+    inner = tuple(f.name for f in lumped.frames if f.link in merged)
+    sites = tuple(f for f in lumped.frames if f.link not in merged)
+    return Plan(tuple(bodies), sites, merged, inner)
+
+
+# --------------------------------------------------------------------------- inertias
+def principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Principal moments (3,) and the unit quaternion (w, x, y, z) of their axes (a proper rotation)."""
+    lam, V = np.linalg.eigh(inertia_com)
+    if np.linalg.det(V) < 0:
+        V[:, 2] = -V[:, 2]
+    quat = Transform.from_rotation_translation(V, np.zeros(3)).as_quaternion_wxyz()
+    return lam, quat
+
+
+def floor_value(what: str, value: object) -> float:
+    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a finite floor of at
+    least ``mjMINVAL``; anything else is an InvalidValueError."""
+    try:
+        b = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
+    if not (b == 0.0 or MINVAL <= b < float("inf")):
+        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")
+    return b
+
+
+@dataclass
+class Inertias:
+    """The changes :func:`body_inertia` may make (floors, balancing) and what it collects: the
+    problems MuJoCo would refuse, the links whose inertia was raised or balanced."""
+
+    bound_mass: float = 0.0
+    bound_inertia: float = 0.0
+    balance: bool = False
+    problems: list[str] = field(default_factory=list)
+    raised: list[str] = field(default_factory=list)
+    balanced: list[str] = field(default_factory=list)
+
+
+def _triangle_violated(lam: np.ndarray) -> bool:
+    lo = np.sort(lam)
+    return bool(lo[0] + lo[1] < lo[2] * (1.0 - 1e-12) - 1e-15)
+
+
+def body_inertia(link: Link, moving: bool, acc: Inertias) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """MuJoCo's inertia of a link's body: mass, centre of mass (3,) and the unit quaternion (w, x,
+    y, z) of the principal axes (4,), both in link coordinates, and the principal moments (3,) about
+    the centre of mass. The floors and balancing of ``acc`` are applied (noted in ``acc.raised`` /
+    ``acc.balanced``); what MuJoCo would still refuse is noted in ``acc.problems``."""
+    inertia = link.inertia
+    mass = float(inertia.mass)
+    lam, iquat = principal(np.array(inertia.inertia_com))
+    com = np.array(inertia.com) if mass > 0.0 else np.zeros(3)
+    if mass > 0.0 and _triangle_violated(lam):  # (raising moments that satisfy A + B >= C keeps it)
+        if acc.balance:  # MuJoCo's balanceinertia: the three moments become their mean
+            mean = float(np.mean(lam))
+            acc.balanced.append(
+                f"{link.name!r} (moments {lam.tolist()} -> {mean!r}, change "
+                f"{float(np.abs(lam - mean).max()):.3g} kg m^2)"
+            )
+            lam = np.full(3, mean)
+        else:
+            acc.problems.append(f"link {link.name!r}: principal moments {lam.tolist()} violate A + B >= C")
+    # floors for zero masses and moments (a negative moment is an error: it stays and is refused)
+    low = (lam >= -MINVAL) & (lam < acc.bound_inertia)
+    if moving and (mass < acc.bound_mass or low.any()):
+        was = f"mass {mass:.3g} kg, principal moments {np.round(lam, 15).tolist()}"
+        acc.raised.append(f"{link.name!r} ({was})")
+        mass = max(mass, acc.bound_mass)
+        lam = np.where(low, acc.bound_inertia, lam)
+    if moving and (mass < MINVAL or lam.min() < MINVAL):
+        acc.problems.append(
+            f"link {link.name!r} moves but has mass {mass:.3g} kg and principal moments "
+            f"{np.round(lam, 15).tolist()} (MuJoCo needs both above 1e-15)"
+        )
+    return mass, com, iquat, lam
