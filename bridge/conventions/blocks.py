@@ -104,11 +104,11 @@ IDENTITY = rotation(0)
 ZERO = Block()
 
 
-def _power(R: Any, Rt: Any, e: int) -> Any | None:
+def _power(R: Any, ops: Ops, e: int) -> Any | None:
     if e == 0:
         return None
     if e in (1, -1):
-        return R if e == 1 else Rt
+        return R if e == 1 else ops.mT(R)
     raise InvalidValueError(f"base-map blocks: R^{e} does not occur in a declared map")
 
 
@@ -116,12 +116,11 @@ def evaluate(block: Block, R: Any, p: Any, ops: Ops = NUMPY) -> Any | None:
     """The block (..., 3, 3) for rotations R (..., 3, 3) and origins p (..., 3) in the array
     namespace ``ops`` (numpy, JAX or CasADi); None for zero. Functional: nothing is written in
     place."""
-    Rt = ops.mT(R)
     out = None
     for t in block.terms:
-        right = _power(R, Rt, t.b)
+        right = _power(R, ops, t.b)
         if t.skew:
-            left = _power(R, Rt, t.a)
+            left = _power(R, ops, t.a)
             u = p if left is None else ops.matvec(left, p)
             value = ops.skew(u) if right is None else ops.matmul(ops.skew(u), right)
         else:

@@ -33,7 +33,7 @@ from bridge.conventions.convention import BODY, INERTIAL, MIXED, NEUTRAL, Conven
 from bridge.conventions.declaration import BaseMaps
 from bridge.conventions.single_state import SingleBias
 from bridge.conventions.state import State, velocity_declaration
-from bridge.spatial.xp import Ops, namespace
+from bridge.spatial.xp import NUMPY, Ops, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
@@ -84,7 +84,9 @@ class ChangeOfVariables:
     output): it may then be returned as the result (unless it is a view).
     """
 
-    __slots__ = ("X", "X_dot", "X_inv", "_bias", "_bias_fn", "bias_free", "identity", "joints", "nu", "ops")
+    __slots__ = (
+        "X", "X_dot", "X_inv", "_bias", "_bias_fn", "_inv_fn", "bias_free", "identity", "joints", "nu", "ops"
+    )
 
     def __init__(
         self,
@@ -99,6 +101,7 @@ class ChangeOfVariables:
         floating = joints.nb == 6
         self.X = X if floating else None
         self.X_inv = X_inv if floating else None
+        self._inv_fn = None  # a lazy X^-1 (the single-state paths)
         self.X_dot = X_dot if floating else None
         self.joints = joints
         self.nu = nu
@@ -168,6 +171,8 @@ class ChangeOfVariables:
         return o.vzeros(self.joints.nv)
 
     def _base_inv(self) -> Any:
+        if self.X_inv is None and self._inv_fn is not None:
+            self.X_inv = self._inv_fn()
         if self.X_inv is None:
             o = self.ops
             self.X_inv = o.ca.inv(self.X) if o.name == "casadi" else o.xp.linalg.inv(self.X)
@@ -178,6 +183,17 @@ class ChangeOfVariables:
         """``[B base; joints permuted]`` of a (..., nv) vector: ``B`` the base map (``x_b B`` when
         ``transpose``), ``joints`` the gather of the joint entries (None: kept)."""
         o, nb, nv = self.ops, self.joints.nb, self.joints.nv
+        if o is NUMPY and type(x) is np.ndarray:  # one gather into a new array, its base part set
+            j = self.joints
+            cols = None if joints is None else (j.forward_full if joints is j.perm else j.back)
+            out = x.take(cols, axis=-1) if cols is not None else x.copy()
+            if nb and base_map is not None:
+                b = o.vecmat(x[..., :6], base_map) if transpose else o.matvec(base_map, x[..., :6])
+                if b.shape[:-1] != out.shape[:-1]:
+                    lead = np.broadcast_shapes(out.shape[:-1], b.shape[:-1])
+                    out = np.broadcast_to(out, (*lead, nv)).copy()
+                out[..., :6] = b
+            return out
         q = o.vpart(x, nb, nv)
         if joints is not None:
             q = o.vtake(q, joints)
@@ -264,7 +280,7 @@ class ChangeOfVariables:
             fn.subtract_from(nu_dot_t)
             back = self.joints.back
             out = nu_dot_t if back is None else nu_dot_t[back]
-            out[:6] = self.X_inv.dot(nu_dot_t[:6])
+            out[:6] = (self.X_inv if self.X_inv is not None else self._base_inv()).dot(nu_dot_t[:6])
             return out
         b = self.base_bias
         if _single(nu_dot_t) and b is not None and _single(b):  # one state
@@ -291,6 +307,13 @@ class ChangeOfVariables:
     # ------------------------------------------------------------------ forces
     def force(self, tau: Any) -> Any:
         """``T^-T tau`` (..., nv): source -> target generalized forces (power-preserving)."""
+        X = self.X
+        if type(tau) is np.ndarray and tau.ndim == 1 and (X is None or X.ndim == 2):  # one state
+            fwd = self.joints.forward_full
+            out = tau[fwd] if fwd is not None else tau.copy()
+            if X is not None:
+                out[:6] = tau[:6].dot(self._base_inv())
+            return out
         return self._map(tau, None if self.X is None else self._base_inv(), True, self.joints.perm)
 
     def force_back(self, tau_t: Any, overwrite: bool = False) -> Any:
@@ -421,7 +444,7 @@ def change_of_variables(
         return ChangeOfVariables(None, None, joints, _reorder(o, state.s_dot, source, model), ops=o)
     H = state.world_H_base
     v_body = state.base_velocity_in("body")
-    Ls, _, Ls_inv, Ls_inv_dot = source.velocity.maps(H, v_body, o)
+    Ls, Ls_inv = source.velocity.matrices(H, o)
     if source.velocity.same_frame(target.velocity):
         # the same velocity on both sides up to the order of the halves: X is that constant
         # permutation exactly (no rounding from L L^-1), with no T_dot
@@ -432,15 +455,16 @@ def change_of_variables(
             X, X_inv = o.broadcast_to(X, (*lead, 6, 6)), o.broadcast_to(X_inv, (*lead, 6, 6))
         X_dot = None
     else:
-        Lt, Lt_dot, Lt_inv, _ = target.velocity.maps(H, v_body, o)
+        Lt, Lt_inv = target.velocity.matrices(H, o)
         X = o.matmul(Lt, Ls_inv)
         X_inv = o.matmul(Ls, Lt_inv)
-        X_dot = None
-        if Lt_dot is not None:
-            X_dot = o.matmul(Lt_dot, Ls_inv)
-        if Ls_inv_dot is not None:
-            term = o.matmul(Lt, Ls_inv_dot)
-            X_dot = term if X_dot is None else X_dot + term
+        # X_dot = L_t_dot L_s^-1 + L_t d/dt(L_s^-1) = L_t (Omega_t - Omega_s) L_s^-1
+        Omega_t, Omega_s = target.velocity.rate(H, v_body, o), source.velocity.rate(H, v_body, o)
+        if Omega_t is None and Omega_s is None:
+            X_dot = None
+        else:
+            D = -Omega_s if Omega_t is None else (Omega_t if Omega_s is None else Omega_t - Omega_s)
+            X_dot = o.matmul(o.matmul(Lt, D), Ls_inv)
     # the state's generalized velocity in the source convention
     if source.velocity == velocity_declaration(state.representation):
         v_source = state.base_velocity

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -182,9 +183,9 @@ class BaseVelocity:
 
     def symbolic_matrices(self) -> tuple[tuple[Block, Block, Block], tuple[Block, Block, Block]]:
         """``((P, Q, S), (P^T, -P^T Q S^T, S^T))``: the blocks of ``L`` and of ``L^-1`` (linear
-        first; the order of the halves is applied by the evaluators)."""
-        P, Q, S = self.symbolic_blocks()
-        return (P, Q, S), (P.T, -(P.T @ Q @ S.T), S.T)
+        first; the order of the halves is applied by the evaluators). Derived once per
+        declaration."""
+        return _symbolic_matrices(self)
 
     def blocks(self, R: Any, p: Any, ops: Ops = NUMPY) -> tuple[Any | None, Any | None, Any | None]:
         """``(P, Q, S)`` (..., 3, 3) of ``L`` for rotations R (..., 3, 3) and origins p (..., 3);
@@ -209,59 +210,89 @@ class BaseVelocity:
                 c_q = 1
         return c_wv, c_q
 
-    def block_rates(
-        self, R: Any, p: Any, v: Any, w: Any, ops: Ops = NUMPY
-    ) -> tuple[Any | None, Any | None, Any | None]:
-        """``(P_dot, Q_dot, S_dot)`` along the motion with BODY velocity ``(v, w)`` (each (..., 3));
-        None where zero."""
-        o = ops
-        RW = o.matmul(R, o.skew(w))
+    def rate(self, world_H_base: object, v_body: Any, ops: Ops | None = None) -> Any | None:
+        """``Omega = L^-1 L_dot`` (..., 6, 6), the rate of the declared frame seen from the body, at a
+        pose and BODY velocity ``v_B = (v, w)`` (None when zero: BODY itself). With ``W = w^`` and
+        ``q = R^T p``, block by block (linear first; an angular-first order permutes L's rows and
+        leaves Omega as it is):
+
+        * ``P^T P_dot`` = W for a linear half in world axes, else 0; ``S^T S_dot`` likewise;
+        * ``P^T Q_dot - P^T Q S^T S_dot`` = 0 at the base origin; at the world origin ``v^ + q^ W``
+          (linear half in world axes) or ``(v - w x q)^`` (in body axes), minus ``q^ W`` when the
+          angular half is in world axes.
+
+        ``L_dot = L Omega`` and ``d/dt L^-1 = -Omega L^-1``; :meth:`body_rate` is ``Omega v_B``."""
+        if self.is_body:
+            return None
+        o, R, p = _pose(world_H_base, ops, v_body)
+        v, w = o.vpart(v_body, 0, 3), o.vpart(v_body, 3, 6)
+        W = o.skew(w)
+        zero = o.mzeros(3, 3, W)
         world_lin = self.linear_axes is Axes.WORLD
-        P_dot = RW if world_lin else None
-        S_dot = RW if self.angular_axes is Axes.WORLD else None
+        world_ang = self.angular_axes is Axes.WORLD
+        top_left = W if world_lin else zero
+        bottom_right = W if world_ang else zero
         if self.point is Point.BASE_ORIGIN:
-            Q_dot = None
-        elif world_lin:  # d/dt p^ R = (R v)^ R + p^ R w^
-            Q_dot = o.matmul(o.skew(o.matvec(R, v)), R) + o.matmul(o.skew(p), RW)
-        else:  # d/dt (R^T p)^ = (v - w x R^T p)^
-            Q_dot = o.skew(v - o.cross(w, o.vecmat(p, R)))
-        return P_dot, Q_dot, S_dot
+            corner = zero
+        elif world_lin and world_ang:  # v^ + q^ W - q^ W
+            corner = o.skew(v)
+        else:
+            q = o.vecmat(p, R)  # R^T p
+            if world_lin:  # angular half in body axes
+                corner = o.skew(v) + o.matmul(o.skew(q), W)
+            else:
+                corner = o.skew(v - o.cross(w, q))
+                if world_ang:
+                    corner = corner - o.matmul(o.skew(q), W)
+        return o.block([[top_left, corner], [o.mzeros(3, 3, W), bottom_right]])
 
-    def matrices(self, world_H_base: object, ops: Ops | None = None) -> tuple[Any, Any]:
-        """``(L, L_inv)`` (..., 6, 6) at a pose (a Transform or (..., 4, 4) matrices)."""
+    def matrices(
+        self, world_H_base: object, ops: Ops | None = None, which: tuple[bool, bool] = (True, True)
+    ) -> tuple[Any, Any]:
+        """``(L, L_inv)`` (..., 6, 6) at a pose (a Transform or (..., 4, 4) matrices); ``which``
+        says which of the two to make (the other is None)."""
         o, R, p = _pose(world_H_base, ops)
-        return self._matrices(R, p, o)
+        return self._matrices(R, p, o, which)
 
-    def _matrices(self, R: Any, p: Any, o: Ops) -> tuple[Any, Any]:
+    def _matrices(self, R: Any, p: Any, o: Ops, which: tuple[bool, bool] = (True, True)) -> tuple[Any, Any]:
         """``(L, L_inv)`` from the declaration's symbolic blocks, in the declared order."""
         if self.is_body:  # constant (6, 6), broadcasting against any batch
             L = _SWAP_MATRIX if self.swap else np.eye(6)
             return o.constant(L, R), o.constant(L.T, R)
         (P, Q, S), (Pi, Qi, Si) = self.symbolic_matrices()
-        L = _assemble(o, *(evaluate(b, R, p, o) for b in (P, Q, S)), R)
-        L_inv = _assemble(o, *(evaluate(b, R, p, o) for b in (Pi, Qi, Si)), R)
-        if self.swap:
-            return o.mtake_rows(L, _SWAP), o.mtake_cols(L_inv, _SWAP)
+        L = L_inv = None
+        if which[0]:
+            L = _assemble(o, *(evaluate(b, R, p, o) for b in (P, Q, S)), R)
+            L = o.mtake_rows(L, _SWAP) if self.swap else L
+        if which[1]:
+            L_inv = _assemble(o, *(evaluate(b, R, p, o) for b in (Pi, Qi, Si)), R)
+            L_inv = o.mtake_cols(L_inv, _SWAP) if self.swap else L_inv
         return L, L_inv
 
-    def maps(self, world_H_base: object, v_body: Any, ops: Ops | None = None) -> BaseMaps:
+    def maps(
+        self, world_H_base: object, v_body: Any, ops: Ops | None = None, inverse_rate: bool = True
+    ) -> BaseMaps:
         """``(L, L_dot, L_inv, L_inv_dot)`` at a pose (a Transform or (..., 4, 4) matrices) and BODY
-        base velocity (..., 6); the derivatives are None when zero."""
+        base velocity (..., 6): ``L_dot = L Omega``, ``L_inv_dot = -Omega L^-1`` (:meth:`rate`); the
+        derivatives are None when zero (and ``L_inv_dot`` None unless ``inverse_rate``)."""
         o, R, p = _pose(world_H_base, ops, v_body)
         L, L_inv = self._matrices(R, p, o)
-        if self.is_body:
+        Omega = self.rate(world_H_base, v_body, o)
+        if Omega is None:
             return L, None, L_inv, None
-        rates = self.block_rates(R, p, o.vpart(v_body, 0, 3), o.vpart(v_body, 3, 6), o)
-        L_dot = _assemble(o, *rates, R, identity=False)
-        if self.swap:
-            L_dot = o.mtake_rows(L_dot, _SWAP)
-        L_inv_dot = -o.matmul(o.matmul(L_inv, L_dot), L_inv)
-        return L, L_dot, L_inv, L_inv_dot
+        L_inv_dot = -o.matmul(Omega, L_inv) if inverse_rate else None
+        return L, o.matmul(L, Omega), L_inv, L_inv_dot
 
 
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
 _SWAP_MATRIX = np.eye(6)[_SWAP]
 _SWAP_MATRIX.setflags(write=False)
+
+
+@cache
+def _symbolic_matrices(decl: BaseVelocity) -> tuple[tuple[Block, Block, Block], tuple[Block, Block, Block]]:
+    P, Q, S = decl.symbolic_blocks()
+    return (P, Q, S), (P.T, -(P.T @ Q @ S.T), S.T)
 
 
 def _pose(world_H_base: object, ops: Ops | None, *others: object) -> tuple[Ops, Any, Any]:

@@ -24,6 +24,8 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from bridge.conventions.blocks import Block, Term
@@ -66,7 +68,7 @@ class _Compiled:
     """One (6, 6) matrix of block expressions, compiled: an index map for its rotation parts and
     the skew terms ``(rows, cols, term)`` added after the take."""
 
-    __slots__ = ("index", "skews")
+    __slots__ = ("_terms", "index", "skews")
 
     def __init__(self, blocks: tuple[Block, Block, Block], row_swap: bool, col_swap: bool) -> None:
         index = np.full((6, 6), _ZERO, dtype=np.intp)
@@ -88,11 +90,30 @@ class _Compiled:
         if row_swap or col_swap:
             skews = [(_swapped(r) if row_swap else r, _swapped(c) if col_swap else c, t) for r, c, t in skews]
         self.skews = tuple(skews)
+        # each skew term c (R^a p)^ R^b as c R^a p^ R^(b - a): (rows, cols, a, b - a, c)
+        self._terms = tuple((r, c, t.a, t.b - t.a, t.coef) for r, c, t in skews)
+        for term in self._terms:
+            if term[3] not in (-1, 0, 1):
+                raise InvalidValueError(f"single-state change of variables: R^{term[3]} in {term}")
 
-    def __call__(self, H: np.ndarray, rows: list) -> np.ndarray:
+    def __call__(self, H: np.ndarray, rows: list, K: np.ndarray | None = None) -> np.ndarray:
+        """The matrix at the pose H (4, 4) (``rows = H.tolist()``; ``K`` the cross-product matrix
+        of the origin when already made)."""
         X = H.take(self.index)
-        for r, c, t in self.skews:
-            X[r, c] += _skew_term(H, rows, t)
+        if self._terms:
+            if K is None:
+                K = skew_of_origin(rows)
+            R = H[:3, :3]
+            for r, c, a, e, coef in self._terms:  # coef R^a p^ R^e
+                M = K if not a else (R if a == 1 else R.T).dot(K)
+                if e:
+                    M = M.dot(R if e == 1 else R.T)
+                if coef == 1.0:
+                    X[r, c] += M
+                elif coef == -1.0:
+                    X[r, c] -= M
+                else:
+                    X[r, c] += coef * M
         return X
 
 
@@ -100,21 +121,10 @@ def _swapped(s: slice) -> slice:
     return slice(3, 6) if s.start == 0 else slice(0, 3)
 
 
-def _skew_term(H: np.ndarray, rows: list, t: Term) -> np.ndarray:
-    """``coef (R^a p)^ R^b`` (3, 3) for one pose (its rows: Python floats), as
-    ``coef R^a p^ R^(b - a)``: one or two small products."""
-    c = t.coef
-    px, py, pz = c * rows[0][3], c * rows[1][3], c * rows[2][3]
-    K = np.array(((0.0, -pz, py), (pz, 0.0, -px), (-py, px, 0.0)))
-    R = H[:3, :3]
-    if t.a:
-        K = (R if t.a == 1 else R.T).dot(K)
-    e = t.b - t.a
-    if e:
-        if e not in (1, -1):
-            raise InvalidValueError(f"single-state change of variables: R^{e} in {t}")
-        K = K.dot(R if e == 1 else R.T)
-    return K
+def skew_of_origin(rows: list) -> np.ndarray:
+    """``p^`` (3, 3) of the origin of one pose given as its rows (Python floats)."""
+    px, py, pz = rows[0][3], rows[1][3], rows[2][3]
+    return np.array(((0.0, -pz, py), (pz, 0.0, -px), (-py, px, 0.0)))
 
 
 class SingleBaseChange:
@@ -138,6 +148,7 @@ class SingleBaseChange:
         "bias_free",
         "constant",
         "identity",
+        "inverse_by_transpose",
     )
 
     def __init__(self, source: BaseVelocity, target: BaseVelocity) -> None:
@@ -146,8 +157,13 @@ class SingleBaseChange:
         _, L_t_inv = target.symbolic_matrices()
         s_swap = source.ordering is Ordering.ANGULAR_FIRST
         t_swap = target.ordering is Ordering.ANGULAR_FIRST
-        self._x = _Compiled(_compose(L_t, L_s_inv), t_swap, s_swap)
-        self._x_inv = _Compiled(_compose(L_s, L_t_inv), s_swap, t_swap)
+        X_blocks, X_inv_blocks = _compose(L_t, L_s_inv), _compose(L_s, L_t_inv)
+        self._x = _Compiled(X_blocks, t_swap, s_swap)
+        self._x_inv = _Compiled(X_inv_blocks, s_swap, t_swap)
+        # X^-1 is X^T with its off-diagonal block moved up when the blocks say so (rotations on the
+        # diagonal, X^-1's upper block the transpose of X's): a transpose instead of products
+        P, Q, S = X_blocks
+        self.inverse_by_transpose = not (s_swap or t_swap) and X_inv_blocks == (P.T, Q.T, S.T)
         self._to_body = _Compiled(L_s_inv, False, s_swap)  # v_B from the source velocity
         self.constant = not self._x.skews and all(i in (_ZERO, _ONE) for i in self._x.index.ravel().tolist())
         self.identity = self.constant and np.array_equal(self._x.index, _rotation_index6())
@@ -299,7 +315,7 @@ class SingleStateChange:
         floating = bool(joints.nb)
         cov = ChangeOfVariables.__new__(ChangeOfVariables)
         cov.joints, cov.nu, cov.X_dot, cov._bias, cov._bias_fn = joints, None, None, None, None
-        cov.X = cov.X_inv = None
+        cov.X = cov.X_inv = cov._inv_fn = None
         cov.ops = NUMPY
         cov.bias_free = change.bias_free or not floating
         cov.identity = (change.identity or not floating) and joints.perm is None
@@ -337,9 +353,17 @@ class SingleStateChange:
         if index is not None:
             cov.X = X = H.take(index)
             cov.X_inv = X.T
-        else:
+        elif change.inverse_by_transpose:
             cov.X = X = change._x(H, rows)
-            cov.X_inv = change._x_inv(H, rows)
+            X_inv = X.T.copy()
+            X_inv[:3, 3:] = X_inv[3:, :3]
+            X_inv[3:, :3] = 0.0
+            cov.X_inv = X_inv
+        else:  # X^-1 made when first asked for (inverse dynamics never needs it)
+            K = skew_of_origin(rows)
+            cov.X = X = change._x(H, rows, K)
+            cov.X_inv = None
+            cov._inv_fn = partial(change._x_inv, H, rows, K)
         cov._bias = None
         np.dot(X, base_velocity, out=self._v_base)
         bias = self._bias

@@ -154,7 +154,11 @@ class State:
     @property
     def ops(self) -> Ops:
         """The array namespace of the state's arrays (numpy, JAX or CasADi)."""
-        return namespace(self.world_H_base.matrix, self.base_velocity, self.s, self.s_dot)
+        ops = self.__dict__.get("_ops")
+        if ops is None:
+            ops = namespace(self.world_H_base.matrix, self.base_velocity, self.s, self.s_dot)
+            object.__setattr__(self, "_ops", ops)
+        return ops
 
     @property
     def n_dofs(self) -> int:
@@ -369,4 +373,7 @@ def base_velocity_matrix(world_H_base: Transform, source: object, target: object
     (``L_target L_source^-1`` of their declarations)."""
     src, tgt = velocity_declaration(source), velocity_declaration(target)
     o = namespace(getattr(world_H_base, "matrix", world_H_base))
-    return o.matmul(tgt.matrices(world_H_base, o)[0], src.matrices(world_H_base, o)[1])
+    L_src_inv = src.matrices(world_H_base, o, (False, True))[1]
+    if tgt.is_body and not tgt.swap:  # L is the identity
+        return L_src_inv
+    return o.matmul(tgt.matrices(world_H_base, o, (True, False))[0], L_src_inv)

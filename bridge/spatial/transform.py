@@ -20,6 +20,8 @@ ROTATION_TOLERANCE = 1e-8
 #: nearest rotation; below it (rounding of a rotation computed in floating point) it is kept as is
 ORTHONORMAL_TOLERANCE = 1e-14
 QUATERNION_TOLERANCE = 1e-6
+#: orthonormality tolerance of a float32 rotation (JAX float32 inputs)
+FLOAT32_ROTATION_TOLERANCE = 1e-5
 
 
 def _check_rotation(R: np.ndarray, name: str) -> np.ndarray:
@@ -62,7 +64,16 @@ def _foreign_pose(matrix: object, check: bool) -> object:
     if len(shape) < 2 or shape[-2:] != (4, 4) or (not namespace(matrix).batched and len(shape) != 2):
         raise ShapeError(f"homogeneous matrix: expected shape (..., 4, 4), got {shape}")
     if check and has_values(matrix):
-        Transform(np.asarray(matrix, dtype=np.float64))  # the numpy checks, on the values
+        values = np.asarray(matrix)
+        if values.dtype == np.float64:
+            Transform(values)  # the numpy checks, on the values
+        else:  # float32 (JAX): the same checks at float32 precision
+            R = values[..., :3, :3].astype(np.float64)
+            err = float(np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), initial=0.0))
+            if err > FLOAT32_ROTATION_TOLERANCE or not np.all(np.isfinite(values)):
+                raise InvalidValueError(
+                    f"homogeneous matrix: rotation is not orthonormal (max |R^T R - I| = {err:.3g})"
+                )
     return matrix
 
 

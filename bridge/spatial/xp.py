@@ -209,8 +209,73 @@ class Ops:
         return self.xp.where(c, a, b)
 
 
+_EYE3 = np.eye(3)
+_EYE3.setflags(write=False)
+_ZERO33 = np.zeros((3, 3))
+_ZERO33.setflags(write=False)
+
+
+# skew(u).ravel() == _SKEW_ROWS @ u
+_SKEW_ROWS_T = np.array(
+    [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
+    dtype=np.float64,
+).T.copy()
+_SKEW_ROWS_T.setflags(write=False)
+
+
+class NumpyOps(Ops):
+    """:class:`Ops` on numpy, with block assembly into one new array (a fresh result, so the
+    callers stay functional; cheaper than numpy's broadcast-and-concatenate for small blocks)."""
+
+    def block(self, grid: list[list[Any]]) -> Any:
+        flat = [b for row in grid for b in row]
+        leads = {b.shape[:-2] for b in flat}
+        leads.discard(())
+        lead = leads.pop() if len(leads) == 1 else np.broadcast_shapes(*leads, ())
+        heights = [row[0].shape[-2] for row in grid]
+        widths = [b.shape[-1] for b in grid[0]]
+        dtype = np.float64 if all(b.dtype == np.float64 for b in flat) else np.result_type(*flat)
+        out = np.zeros((*lead, sum(heights), sum(widths)), dtype=dtype)
+        r = 0
+        for row, h in zip(grid, heights, strict=True):
+            c = 0
+            for b in row:
+                w = b.shape[-1]
+                if b is not _ZERO33:  # (the result starts at zero)
+                    out[..., r : r + h, c : c + w] = b
+                c += w
+            r += h
+        return out
+
+    def vcat(self, parts: list) -> Any:
+        parts = [p for p in parts if p.shape[-1]]
+        if len(parts) == 1:
+            return parts[0]
+        lead = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
+        out = np.empty((*lead, sum(p.shape[-1] for p in parts)), dtype=np.result_type(*parts))
+        c = 0
+        for p in parts:
+            out[..., c : c + p.shape[-1]] = p
+            c += p.shape[-1]
+        return out
+
+    def eye(self, n: int, like: object = None) -> Any:
+        if n == 3 and getattr(like, "dtype", np.float64) == np.float64:
+            return _EYE3  # read-only: every caller builds new arrays from it
+        return super().eye(n, like)
+
+    def mzeros(self, m: int, n: int, like: object = None) -> Any:
+        if (m, n) == (3, 3) and getattr(like, "dtype", np.float64) == np.float64:
+            return _ZERO33
+        return super().mzeros(m, n, like)
+
+    def skew(self, u: Any) -> Any:
+        # skew(u) flattened is _SKEW_ROWS @ u: one product for any batch
+        return (u @ _SKEW_ROWS_T).reshape(*u.shape[:-1], 3, 3)
+
+
 #: the numpy namespace
-NUMPY = Ops(np)
+NUMPY = NumpyOps(np)
 _JAX: list[Ops] = []
 
 

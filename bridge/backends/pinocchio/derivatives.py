@@ -107,7 +107,8 @@ class PinocchioBodyDerivatives:
         nb, inv = e._nb, self.joints.inverse
         joints = e._v1[nb:] if inv is None else e._v1[nb:][inv]
         nu = np.concatenate((e._vb1, joints)) if nb else joints
-        return ChangeOfVariables(c.X, c.X_inv, self.joints, nu, bias=c.base_bias)
+        X_inv = None if c.X is None else c._base_inv()
+        return ChangeOfVariables(c.X, X_inv, self.joints, nu, bias=c.base_bias)
 
     def single_base_velocity(self) -> np.ndarray:
         """The single state's base velocity in W (6,) (zero for a fixed base)."""
