@@ -295,3 +295,18 @@ def test_casadi_native_state_round_trip(model, name: str) -> None:
     if model.floating:
         np.testing.assert_allclose(np.array(vb).ravel(), x["v"], atol=1e-12)
     np.testing.assert_allclose(np.array(sd).ravel(), x["sd"], atol=1e-13)
+
+
+def test_import_bridge_imports_neither_jax_nor_casadi() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, bridge\n"
+        "m = bridge.random_model(2, seed=0)\n"
+        "st = bridge.State(np.eye(4), np.zeros(m.n_dofs), np.zeros(6), np.zeros(m.n_dofs))\n"
+        "bridge.velocity_transform(m, st, 'mixed', 'pinocchio')\n"
+        "print('jax' in sys.modules, 'casadi' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
