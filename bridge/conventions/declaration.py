@@ -196,11 +196,10 @@ class BaseVelocity:
 
     def body_rate(self) -> tuple[int, int]:
         """``(c_wv, c_q)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w); 0]``
-        (``v_B = (v, w)``, ``q = R^T p``): the rate of the declared frame seen from the body, in
-        closed form (the product of :meth:`block_rates` with the velocity, simplified: ``P^T P_dot v``
-        is ``w x v`` for world axes; ``P^T Q_dot w`` is ``v x w`` for the world origin in world
-        axes and ``(v - w x q) x w`` in body axes; ``S_dot w = R w^ w = 0``). The single-state paths
-        take ``T_dot nu`` from it (:mod:`bridge.conventions.single_state`)."""
+        (``v_B = (v, w)``, ``q = R^T p``): :meth:`rate` times the velocity, in closed form
+        (``W v = w x v`` for world axes; the off-diagonal block times ``w`` is ``v x w`` for the world
+        origin in world axes and ``(v - w x q) x w`` in body axes; the angular half ``W w = 0``). The
+        single-state paths take ``T_dot nu`` from it (:mod:`bridge.conventions.single_state`)."""
         c_wv = 1 if self.linear_axes is Axes.WORLD else 0
         c_q = 0
         if self.point is Point.WORLD_ORIGIN:
