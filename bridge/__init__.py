@@ -79,6 +79,7 @@ _LAZY = {
     "convert_generalized_force": "bridge.conventions.convert",
     "convert_mass_matrix": "bridge.conventions.convert",
     "convert_bias_forces": "bridge.conventions.convert",
+    "convert_dynamics_derivatives": "bridge.derivatives.convert",
     "integrate": "bridge.dynamics.integration",
     "cross_validate": "bridge.validation.check",
     "robot_names": "bridge.robots",
