@@ -26,7 +26,8 @@ LIBS = tuple(n for n in convention_names() if n not in REPS and n not in ("local
 
 def _rel(got, ref) -> float:
     return max(
-        float(np.abs(np.asarray(g) - r).max()) / max(1.0, float(np.abs(r).max())) for g, r in zip(got, ref, strict=True)
+        float(np.abs(np.asarray(g) - r).max()) / max(1.0, float(np.abs(r).max()))
+        for g, r in zip(got, ref, strict=True)
     )
 
 
