@@ -45,7 +45,10 @@ LIBRARY_HOME = {
     "pydrake": "bridge.backends.drake",
 }
 #: array libraries -> the modules that alone may import them (array functions come from one place)
-ARRAY_HOME = {"jax": ("bridge.spatial.xp",), "casadi": ("bridge.spatial.xp_casadi",)}
+ARRAY_HOME = {
+    "jax": ("bridge.spatial.xp",),
+    "casadi": ("bridge.spatial.xp_casadi", "bridge.conventions.casadi_functions"),
+}
 LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "newton", "warp", "torch")
 BACKENDS = "bridge.backends"
 MAX_TOP_MODULES = 10

@@ -113,7 +113,13 @@ def convert_acceleration(
 
 
 def convert_jacobian(model: Model, state: State, J: np.ndarray, source: object, target: object) -> np.ndarray:
-    """``J_t = J_s T_{t->s}`` for (..., m, nv) Jacobians with ``v = J nu``."""
+    """``J_t = J_s T_{t->s}`` for (..., m, nv) Jacobians with ``v = J nu``.
+
+    Any matrix whose columns act on the generalized velocity converts this way: a frame Jacobian,
+    the centroidal momentum matrix (``h_G = A_G nu``, so ``A_G,t = A_G,s T_{t->s}``), the total
+    momentum's Jacobian. Only the columns change: rows expressed in a frame that depends on the
+    representation (KinDyn's CMM rows are G[B] in BODY) are a frame quantity
+    (:mod:`bridge.conventions.frames`). Numpy (batched), JAX and CasADi alike."""
     cov = velocity_change(model, state, target, source)
     if is_foreign(J) or cov.ops.name != "numpy":
         m = J.shape[-2] if len(J.shape) >= 2 else -1

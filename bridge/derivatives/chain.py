@@ -23,6 +23,13 @@ apply T by blocks and index permutations, never forming dense (nv, nv) products 
 wrenches held fixed in A or F[A] add ``J^T K J`` (:func:`wrench_position_matrix`) to an engine's
 derivative that holds them fixed in the body.
 
+**Array types.** Every function here also takes JAX arrays (under ``jax.jit``, ``jax.vmap``,
+``jax.grad``) and CasADi SX/MX/DM matrices (unbatched, vectors as columns): those go through the
+functional, namespace-generic path of :mod:`bridge.derivatives.functional` (the same formulas,
+derived from the declarations' rates), and numpy arrays through the in-place numpy code below (the
+engines' hot path). Nothing reads the values of a traced or symbolic argument; the numpy path's
+``world_H_base=None`` shortcut (one MIXED state) is numpy-only.
+
 This module is neutral: it names no library.
 """
 
@@ -33,9 +40,12 @@ import weakref
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
-from bridge.conventions.state import Representation
+from bridge.conventions.declaration import BODY_VELOCITY
+from bridge.conventions.state import Representation, velocity_declaration
+from bridge.derivatives.functional import chain_blocks, exp_se3_parts, forward_back, inverse_back
 from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
 from bridge.spatial.vectors import crm
+from bridge.spatial.xp import Ops, is_foreign, namespace
 
 __all__ = [
     "base_blocks",
@@ -73,6 +83,8 @@ def retract(
         ``exp(d^) H``, MIXED ``(exp(d_theta^) R, o + d_p)``; ``s' = s + delta_s``.
     """
     rep = Representation.parse(representation)
+    if _graph(world_H_base, s, delta):
+        return _retract_graph(namespace(world_H_base, s, delta), world_H_base, s, delta, rep)
     H = np.asarray(world_H_base, dtype=np.float64)
     s = np.asarray(s, dtype=np.float64)
     delta = np.asarray(delta, dtype=np.float64)
@@ -96,10 +108,43 @@ def retract(
     return (H @ E if rep is _BODY else E @ H), s_new
 
 
+def _graph(*arrays: object) -> bool:
+    """Whether any argument is a JAX array or a CasADi matrix (the functional path)."""
+    return any(is_foreign(a) for a in arrays)
+
+
+def _retract_graph(o: Ops, H: object, s: object, delta: object, rep: Representation) -> tuple:
+    """:func:`retract` on the functional path (JAX, CasADi)."""
+    H, s, delta = o.asarray(H, s), o.asarray(s, H), o.asarray(delta, H)
+    n, nd = o.vsize(s), o.vsize(delta)
+    s_new = s + o.vpart(delta, nd - n, nd)
+    if nd == n:
+        return H, s_new
+    R, p = o.pose_parts(H)
+    E, V = exp_se3_parts(o, o.vpart(delta, 3, 6))
+    d_lin = o.vpart(delta, 0, 3)
+    if rep is _MIXED:
+        return o.pose(o.matmul(E, R), p + d_lin), s_new
+    step = o.pose(E, o.matvec(V, d_lin))
+    return (o.matmul(H, step) if rep is _BODY else o.matmul(step, H)), s_new
+
+
+def _graph_blocks(H: object, rep: Representation, nu_b=None, acc_b=None, f_b=None) -> tuple:
+    """:func:`bridge.derivatives.functional.chain_blocks` from W = ``rep`` to BODY (X = B_X_W)."""
+    o = namespace(H, nu_b, acc_b, f_b)
+    decl = velocity_declaration(rep)
+    zero = o.vzeros(6, H)
+    L1_inv = decl.matrices(H, o, which=(False, True))[1]
+    args = (zero if x is None else o.asarray(x, H) for x in (nu_b, acc_b, f_b))
+    return chain_blocks(o, H, decl, BODY_VELOCITY, o.eye(6, H), L1_inv, *args)
+
+
 # --------------------------------------------------------------------------- 6x6 blocks
 def force_cross_matrix(f: np.ndarray) -> np.ndarray:
     """``K(f)`` (..., 6, 6) with ``K(f) a = a x* f = -crm(a)^T f`` for motions a, forces f (..., 6):
     ``[[0, -f_lin^], [-f_lin^, -f_ang^]]``."""
+    if _graph(f):
+        return _force_cross_graph(f, angular_only=False)
     f = np.asarray(f, dtype=np.float64)
     out = np.zeros((*f.shape[:-1], 6, 6))
     F = skew(f[..., :3])
@@ -129,6 +174,8 @@ def rate_matrix(H: np.ndarray, y: np.ndarray, rep: Representation) -> np.ndarray
     """
     if rep is _BODY:
         return None
+    if _graph(H, y):
+        return _graph_blocks(H, rep, nu_b=y)[0]
     if rep is _INERTIAL:
         X = _base_X(H, rep)
         return crm(np.einsum("...ij,...j->...i", X, y)) @ X
@@ -145,6 +192,8 @@ def rate_transpose_matrix(H: np.ndarray, f: np.ndarray, rep: Representation) -> 
     (None for BODY). INERTIAL: ``Z = X^T K(f) X``; MIXED: ``Z = [[0, -(R f_lin)^], [0, -(R f_ang)^]]``."""
     if rep is _BODY:
         return None
+    if _graph(H, f):
+        return _graph_blocks(H, rep, f_b=f)[3]
     if rep is _INERTIAL:
         X = _base_X(H, rep)
         return np.swapaxes(X, -1, -2) @ force_cross_matrix(f) @ X
@@ -163,6 +212,8 @@ def bias_position_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation
     ``[[0, -R^T (w x v)^], [0, 0]]``."""
     if rep is not _MIXED:
         return None
+    if _graph(H, nu_base):
+        return _graph_blocks(H, rep, nu_b=nu_base)[1]
     Rt = np.swapaxes(H[..., :3, :3], -1, -2)
     wxv = np.cross(nu_base[..., 3:], nu_base[..., :3])
     lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
@@ -176,6 +227,8 @@ def bias_velocity_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation
     ``nu_base = (v, w)`` (None for BODY and INERTIAL); MIXED: ``[[-R^T w^, R^T v^], [0, 0]]``."""
     if rep is not _MIXED:
         return None
+    if _graph(H, nu_base):
+        return _graph_blocks(H, rep, nu_b=nu_base)[2]
     Rt = np.swapaxes(H[..., :3, :3], -1, -2)
     lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
     out = np.zeros((*lead, 6, 6))
@@ -192,6 +245,8 @@ def wrench_position_matrix(f: np.ndarray, rep: Representation) -> np.ndarray | N
     INERTIAL ``K(f)``; MIXED ``K(f)`` with its linear columns zeroed (the wrench translates with F)."""
     if rep is _BODY:
         return None
+    if _graph(f):
+        return _force_cross_graph(f, angular_only=rep is _MIXED)
     K = force_cross_matrix(f)
     if rep is _MIXED:
         K[..., :, :3] = 0.0
@@ -203,9 +258,21 @@ def wrench_position_term(J: np.ndarray, f: np.ndarray, rep: Representation) -> n
     K = wrench_position_matrix(f, rep)
     if K is None:
         return None
+    if _graph(J, f):
+        o = namespace(J, f)
+        return o.matmul(o.mT(J), o.matmul(K, J))
     if rep is _MIXED:  # only the angular columns of K: J^T (K[:, 3:] J[3:])
         return np.swapaxes(J, -1, -2) @ (K[..., :, 3:] @ J[..., 3:, :])
     return np.swapaxes(J, -1, -2) @ (K @ J)
+
+
+def _force_cross_graph(f: object, angular_only: bool) -> object:
+    """:func:`force_cross_matrix` on the functional path (its linear columns zero when
+    ``angular_only``)."""
+    o = namespace(f)
+    F, Fa = o.skew(o.vpart(f, 0, 3)), o.skew(o.vpart(f, 3, 6))
+    zero = o.mzeros(3, 3, F)
+    return o.block([[zero, -F], [zero if angular_only else -F, -Fa]])
 
 
 # flat indices into [0, x, y, z, -x, -y, -z] giving the cross-product matrix of (x, y, z)
@@ -398,6 +465,9 @@ def inverse_dynamics_derivatives_back(
         Y :func:`rate_matrix`, Z :func:`rate_transpose_matrix`, B :func:`bias_position_matrix`,
         :func:`bias_velocity_matrix`).
     """
+    if _graph(cov.X, cov.nu, world_H_base, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot):
+        blocks = _body_based_blocks(cov, world_H_base, rep, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
+        return inverse_back(cov, blocks, dtau_dq_t, dtau_dv_t, M_t)
     X = cov.X
     if not cov.floating or rep is _BODY or X is None:
         Xt = _T(X)
@@ -441,6 +511,9 @@ def forward_dynamics_derivatives_back(
         ``dnudot_dq = T^-1 [A_q T + A_v[:, b] Y(nu) - M_t^-1[:, b] X^-T Z(tau_t) - (Y(nu_dot) + B_q)_bb]``,
         ``dnudot_dnu = T^-1 [A_v T - (B_nu)_bb]``, ``dnudot_dtau = T^-1 M_t^-1 T^-T``.
     """
+    if _graph(cov.X, cov.nu, world_H_base, da_dq_t, da_dv_t, M_inv_t, tau_t, nu_dot):
+        blocks = _body_based_blocks(cov, world_H_base, rep, da_dq_t, da_dv_t, M_inv_t, tau_t, nu_dot)
+        return forward_back(cov, blocks, da_dq_t, da_dv_t, M_inv_t)
     X = cov.X
     if not cov.floating or rep is _BODY or X is None:
         Xi = None if X is None else cov._base_inv()
@@ -466,3 +539,18 @@ def _same_batch(*blocks: np.ndarray) -> tuple[np.ndarray, ...]:
         return blocks
     lead = np.broadcast_shapes(*(b.shape[:-2] for b in blocks))
     return tuple(np.broadcast_to(b, (*lead, 6, 6)) for b in blocks)
+
+
+def _body_based_blocks(
+    cov: ChangeOfVariables, H: object, rep: Representation, *arrays: object
+) -> tuple | None:
+    """The functional path's blocks from W = ``rep`` to the BODY-based target of ``cov`` (its base
+    velocity ``L_t v_B = X L_W v_B``); ``cov.ops`` set to the arguments' namespace."""
+    tau_t, nu_dot = arrays[-2], arrays[-1]
+    o = cov.ops = namespace(cov.X, cov.nu, H, *arrays)
+    if not cov.floating or cov.X is None:
+        return None
+    decl = velocity_declaration(rep)
+    L1, L1_inv = decl.matrices(H, o)
+    nu_b, acc_b, f_b = (o.vpart(o.asarray(x, H), 0, 6) for x in (cov.nu, nu_dot, tau_t))
+    return chain_blocks(o, H, decl, BODY_VELOCITY, o.matmul(cov.X, L1), L1_inv, nu_b, acc_b, f_b)

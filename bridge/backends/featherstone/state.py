@@ -20,6 +20,14 @@ to :data:`FEATHERSTONE` (the swap is part of its base block), so
 ``J = J_F P T``.
 
 A fixed base has no xfb (None): the model's fixed world is the base link, and q, qd are the joints.
+
+:func:`to_featherstone_state` and :func:`from_featherstone_state` also take JAX arrays (under
+``jax.jit``, ``jax.vmap``, ``jax.grad``) and CasADi SX/MX/DM (unbatched; vectors as columns):
+they are :func:`~bridge.conventions.native_state.to_native_state` /
+:func:`~bridge.conventions.native_state.from_native_state` on :data:`FEATHERSTONE` (``xfb`` is the
+base part of its ``(q, v)``). Shapes are checked for every array type (a :class:`StateError`
+naming the argument); the unit quaternion only on values (numpy, concrete JAX arrays), not under
+tracing nor for symbols. The model stays numpy.
 """
 
 from __future__ import annotations
@@ -29,13 +37,19 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, Convention, change_of_variables
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
-from bridge.conventions.native_state import base_velocity_from_native, native_base_velocity
+from bridge.conventions.native_state import (
+    base_velocity_from_native,
+    from_native_state,
+    native_base_velocity,
+    to_native_state,
+)
 from bridge.conventions.state import Representation, State
 from bridge.errors import BridgeError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.conventions import Ordering
+from bridge.spatial.xp import is_foreign, namespace
 
 from .model import FeatherstoneModel, base_placement, to_featherstone
 
@@ -76,6 +90,8 @@ def to_featherstone_state(
     if not isinstance(state, State):
         raise StateError(f"to_featherstone_state expects a bridge State, got {type(state).__name__}")
     state.check_model(fm)
+    if state.ops.name != "numpy":
+        return _to_foreign(fm, state)
     perm = fm.dof_perm
     q = state.s[..., perm]
     qd = state.s_dot[..., perm]
@@ -112,6 +128,8 @@ def from_featherstone_state(
 
     fm = _fmodel(model)
     n = fm.n_real
+    if any(is_foreign(x) for x in (xfb, q, qd, getattr(world_H_base, "matrix", world_H_base))):
+        return _from_foreign(fm, xfb, q, qd, representation, world_H_base)
     try:
         q = as_float_array(q, "q", (n,))
         qd = as_float_array(qd, "qd", (n,))
@@ -137,6 +155,58 @@ def from_featherstone_state(
     if not np.array_equal(body_H_base.matrix, np.eye(4)):
         H = H @ body_H_base
     return State(H, s, base_velocity_from_native(H, x[..., 7:13], FEATHERSTONE, rep), s_dot, rep)
+
+
+def _to_foreign(fm: FeatherstoneModel, state: State) -> tuple:
+    """:func:`to_featherstone_state` of a JAX or CasADi state (functional)."""
+    o = state.ops
+    if fm.floating:
+        body_H_base = base_placement(fm).matrix
+        if not np.array_equal(body_H_base, np.eye(4)):  # the pose of body 6, the same INERTIAL velocity
+            H6 = o.matmul(state.world_H_base.matrix, o.constant(np.linalg.inv(body_H_base), state.s))
+            state = State(H6, state.s, state.base_velocity_in("inertial"), state.s_dot, "inertial")
+    q, v = to_native_state(fm, state, FEATHERSTONE)
+    nq, nv = o.vsize(q), o.vsize(v)
+    if not fm.floating:
+        return None, q, v
+    xfb = o.vcat([o.vpart(q, 0, 7), o.vpart(v, 0, 6)])
+    return xfb, o.vpart(q, 7, nq), o.vpart(v, 6, nv)
+
+
+def _checked(o, x: object, name: str, n: int) -> object:
+    """``x`` (..., n) in the namespace ``o`` (a column for CasADi), or a StateError naming it."""
+    arr = o.asarray(x)
+    shape = tuple(arr.shape)
+    if (shape[-1:] != (n,)) if o.batched else (shape != (n, 1)):
+        raise StateError(f"Featherstone state: {name}: expected trailing shape ({n},), got {shape}")
+    return arr
+
+
+def _from_foreign(
+    fm: FeatherstoneModel, xfb: object, q: object, qd: object, representation: object, world_H_base: object
+) -> State:
+    """:func:`from_featherstone_state` of JAX arrays or CasADi matrices (functional)."""
+    o = namespace(xfb, q, qd)
+    n = fm.n_real
+    q, qd = _checked(o, q, "q", n), _checked(o, qd, "qd", n)
+    rep = Representation.parse(representation)
+    if not fm.floating:
+        if xfb is not None:
+            raise StateError(f"model {fm.name!r} has a fixed base: xfb must be None")
+        st = from_native_state(fm, q, qd, FEATHERSTONE, rep)
+        if world_H_base is None:
+            return st
+        return State(world_H_base, st.s, st.base_velocity, st.s_dot, rep)
+    if xfb is None:
+        raise StateError(f"model {fm.name!r} has a floating base: xfb (13,) is required")
+    x = _checked(o, xfb, "xfb", 13)
+    qn, vn = o.vcat([o.vpart(x, 0, 7), q]), o.vcat([o.vpart(x, 7, 13), qd])
+    body_H_base = base_placement(fm).matrix
+    if np.array_equal(body_H_base, np.eye(4)):
+        return from_native_state(fm, qn, vn, FEATHERSTONE, rep, names=("xfb", "xfb"))
+    st = from_native_state(fm, qn, vn, FEATHERSTONE, "inertial", names=("xfb", "xfb"))
+    H = o.matmul(st.world_H_base.matrix, o.constant(body_H_base, x))
+    return State(H, st.s, st.base_velocity, st.s_dot, "inertial").to(rep)
 
 
 def _joint_order(model: Model | FeatherstoneModel) -> np.ndarray:
