@@ -113,3 +113,47 @@ def test_huge_velocities_give_bridges_error_without_numpy_warnings(engine: str) 
                 query()
         with pytest.raises(bridge.InvalidValueError, match="inverse_dynamics_derivatives of model 'r'"):
             kd.inverse_dynamics_derivatives(np.zeros(6), [0.0])
+
+
+@pytest.mark.parametrize("junk", [None, "x", 3, 1.5])
+def test_converters_refuse_what_is_not_their_input(junk: object) -> None:
+    model = load(REVOLUTE)
+    state = bridge.State(np.eye(4), [0.0], np.zeros(6), [0.0])
+    cases = [
+        ("mujoco", lambda: bridge.to_mujoco(junk), bridge.BackendError, "to_mujoco expects a bridge Model"),
+        ("mujoco", lambda: bridge.from_mujoco(junk), bridge.BackendError, "from_mujoco expects a mujoco.MjModel"),
+        ("mujoco", lambda: bridge.to_mujoco_state(junk, state), bridge.StateError, "model: expected a bridge Model"),
+        ("mujoco", lambda: bridge.to_mujoco_state(model, junk), bridge.StateError, "expected a bridge State"),
+        ("mujoco", lambda: bridge.from_mujoco_state(junk, np.zeros(8), np.zeros(7)), bridge.StateError, "model:"),
+        ("drake", lambda: bridge.to_drake(junk), bridge.BackendError, "to_drake expects a bridge Model"),
+        ("drake", lambda: bridge.from_drake(junk), bridge.BackendError, "from_drake expects a pydrake"),
+        ("drake", lambda: bridge.to_drake_state(junk, state), bridge.StateError, "model: expected a bridge Model"),
+        ("drake", lambda: bridge.to_drake_state(model, junk), bridge.StateError, "expected a bridge State"),
+        ("drake", lambda: bridge.from_drake_state(junk, np.zeros(8), np.zeros(7)), bridge.StateError, "model:"),
+    ]
+    for library, call, error, match in cases:
+        if library in ENGINES:
+            with pytest.raises(error, match=match):
+                call()
+    if "mujoco" in ENGINES:
+        for loader in (bridge.load_mjcf, bridge.load_model):
+            if not isinstance(junk, str):
+                with pytest.raises(bridge.ModelFileNotFoundError, match=f"{loader.__name__}: expected a file path"):
+                    loader(junk)
+
+
+@pytest.mark.skipif("mujoco" not in ENGINES, reason="needs the mujoco extra")
+def test_to_mujoco_gravity_and_an_mjcf_model_name_that_is_not_utf8(tmp_path) -> None:
+    model = load(REVOLUTE)
+    with pytest.raises(bridge.InvalidValueError, match="to_mujoco: gravity: cannot convert"):
+        bridge.to_mujoco(model, gravity="down")
+    with pytest.raises(bridge.ShapeError, match="to_mujoco: gravity: expected shape"):
+        bridge.to_mujoco(model, gravity=[1.0, 2.0])
+    with pytest.raises(bridge.InvalidValueError, match="to_mujoco: gravity: contains NaN"):
+        bridge.to_mujoco(model, gravity=[np.nan, 0.0, 0.0])
+    path = tmp_path / "latin1.xml"
+    path.write_bytes(
+        b'<mujoco model="r\xf6bot"><worldbody><body name="b"><freejoint/><geom size="0.1"/></body>'
+        b"</worldbody></mujoco>"
+    )
+    assert bridge.load_mjcf(path).name.startswith("r")
