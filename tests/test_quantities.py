@@ -309,6 +309,20 @@ def test_stateless_queries_equal_kindyn(models) -> None:
     assert_close(bridge.centroidal_momentum_matrix(model, state, **kw), kd.centroidal_momentum_matrix())
     ba, sdd = np.ones(6), np.ones(model.n_dofs)
     assert_close(bridge.inverse_dynamics(model, state, ba, sdd, **kw), kd.inverse_dynamics(ba, sdd))
+    assert_close(bridge.frame_jacobian_derivative(model, state, f, **kw), kd.frame_jacobian_derivative(f))
+    for a, b in zip(
+        bridge.inverse_dynamics_derivatives(model, state, ba, sdd, **kw),
+        kd.inverse_dynamics_derivatives(ba, sdd),
+        strict=True,
+    ):
+        assert_close(a, b)
+    tau = np.ones(model.n_dofs)
+    for a, b in zip(
+        bridge.forward_dynamics_derivatives(model, state, tau, **kw),
+        kd.forward_dynamics_derivatives(tau),
+        strict=True,
+    ):
+        assert_close(a, b)
     # every query is exported, answers in the state's representation, and reuses its KinDyn
     assert set(fn.QUERIES) == set(bridge._FUNCTIONAL)
     assert all(callable(getattr(bridge, q)) and hasattr(bridge.KinDyn, q) for q in fn.QUERIES)

@@ -27,13 +27,13 @@ from bridge._array import as_float_array
 from bridge.conventions.declaration import ContinuousJoint, QuaternionOrder
 from bridge.conventions.state import State, velocity_declaration
 from bridge.errors import BridgeError, StateError
+from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.quaternions import quaternion_xyzw_to_rotation, rotation_to_quaternion_xyzw
 from bridge.spatial.xp import NUMPY, Ops, has_values, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.conventions.change_of_variables import Convention
-    from bridge.model.model import Model
 
 __all__ = [
     "JointLayout",
@@ -98,9 +98,7 @@ def joint_layout(model: Model, convention: Convention) -> JointLayout:
     q_gather, s_gather = _gathers(perm, continuous)
     for a in (perm, idx_q, idx_v, continuous, q_gather, s_gather):
         a.setflags(write=False)
-    layout = JointLayout(
-        perm, idx_q, idx_v, continuous, qi, v_base + n, model.floating, q_gather, s_gather
-    )
+    layout = JointLayout(perm, idx_q, idx_v, continuous, qi, v_base + n, model.floating, q_gather, s_gather)
     per_model[convention.name] = layout
     return layout
 
@@ -142,12 +140,19 @@ def _require_configuration(convention: Convention):
     return config
 
 
-def to_native_state(model: Model, state: State, convention: Convention) -> tuple[Any, Any]:
-    """Neutral ``state`` -> ``(q (..., nq), v (..., nv))`` in ``convention`` (see the module
-    docstring); numpy, JAX or CasADi as the state's arrays are."""
+def check_model_and_state(model: object, state: object) -> None:
+    """Raise :class:`StateError` unless ``model`` is a bridge Model and ``state`` a State of it."""
+    if not isinstance(model, Model):
+        raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
     if not isinstance(state, State):
         raise StateError(f"expected a bridge State, got {type(state).__name__}")
     state.check_model(model)
+
+
+def to_native_state(model: Model, state: State, convention: Convention) -> tuple[Any, Any]:
+    """Neutral ``state`` -> ``(q (..., nq), v (..., nv))`` in ``convention`` (see the module
+    docstring); numpy, JAX or CasADi as the state's arrays are."""
+    check_model_and_state(model, state)
     config = _require_configuration(convention)
     lay = joint_layout(model, convention)
     o = state.ops
@@ -196,6 +201,8 @@ def from_native_state(
     ``names`` name q and v in error messages; ``normalize`` accepts a quaternion of any non-zero
     norm (as MuJoCo does) instead of requiring a unit one.
     """
+    if not isinstance(model, Model):
+        raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
     config = _require_configuration(convention)
     lay = joint_layout(model, convention)
     what = f"{convention.name} state for model {model.name!r}"
@@ -287,8 +294,6 @@ def _from_foreign(
     if config.quaternion is QuaternionOrder.WXYZ:
         quat = o.vtake(quat, _XYZW)
     pos = config.position_slice
-    H = Transform(
-        o.pose(quaternion_xyzw_to_rotation(quat, o), o.vpart(q, pos.start, pos.stop)), check=False
-    )
+    H = Transform(o.pose(quaternion_xyzw_to_rotation(quat, o), o.vpart(q, pos.start, pos.stop)), check=False)
     vb = base_velocity_from_native(H, o.vpart(v, 0, 6), convention, representation)
     return State(H, s, vb, s_dot, representation)

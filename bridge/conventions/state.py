@@ -228,12 +228,17 @@ def all_finite(x: np.ndarray) -> bool:
 #: need no finiteness check; larger (or non-finite) inputs take the general, checked path
 MODERATE = 1e50
 MODERATE_SQ = MODERATE * MODERATE
+#: x is scaled by this before its squared norm is taken: no finite entry can overflow the square (the
+#: largest float becomes ~5e139), while MODERATE_SQ scaled alike stays a normal float (~7e-238)
+_SCALE = 2.0**-560
+_SCALED_MODERATE_SQ = MODERATE_SQ * _SCALE * _SCALE
 
 
 def all_moderate(x: np.ndarray) -> bool:
-    """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one BLAS dot;
-    False for any inf or NaN; numpy warns of the overflow for entries beyond ~1e154)."""
-    return x.dot(x) < MODERATE_SQ
+    """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one product and
+    one BLAS dot; False for any inf or NaN, without numpy's overflow warning for huge entries)."""
+    y = x * _SCALE
+    return y.dot(y) < _SCALED_MODERATE_SQ
 
 
 def _init_foreign(

@@ -7,6 +7,7 @@ Every :class:`~bridge.dynamics.kindyn.KinDyn` query has a function of the same n
     C = bridge.coriolis_matrix(model, state, engine="idyntree")
     J = bridge.frame_jacobian(model, state, "l_sole", engine="featherstone")
     tau = bridge.inverse_dynamics(model, state, base_acc, s_ddot, gravity=(0, 0, -9.81))
+    dtau_dq, dtau_dnu, M = bridge.inverse_dynamics_derivatives(model, state, base_acc, s_ddot)
 
 The answer is in the state's representation (``state.representation``), with the state's batch
 axes; the remaining positional and keyword arguments are those of the KinDyn method. Each call sets
@@ -109,3 +110,6 @@ centroidal_momentum = _query("centroidal_momentum")
 centroidal_momentum_matrix = _query("centroidal_momentum_matrix")
 total_momentum = _query("total_momentum")
 total_momentum_jacobian = _query("total_momentum_jacobian")
+frame_jacobian_derivative = _query("frame_jacobian_derivative")
+inverse_dynamics_derivatives = _query("inverse_dynamics_derivatives")  # a tuple of three (..., nv, nv)
+forward_dynamics_derivatives = _query("forward_dynamics_derivatives")  # a tuple of three (..., nv, nv)

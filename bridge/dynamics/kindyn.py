@@ -250,11 +250,18 @@ class KinDyn:
         self._cache[key] = value
         return value
 
+    @staticmethod
+    def _quiet(fn, *args: object) -> Any:
+        """``fn(*args)`` without numpy's floating-point warnings: on the general path, where large
+        inputs may overflow, every result is checked and a non-finite one raises bridge's error."""
+        with np.errstate(all="ignore"):
+            return fn(*args)
+
     def _cached(self, key: Any, fn) -> np.ndarray:
         value = self._cache.get(key)
         if value is None:
             self._require_state()
-            value = self._store(key, fn())
+            value = self._store(key, fn() if self._moderate else self._quiet(fn))
         return value
 
     def _frame(self, frame: str) -> str:
@@ -273,7 +280,7 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.mass_matrix()
+            value = self._engine.mass_matrix() if self._moderate else self._quiet(self._engine.mass_matrix)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -288,7 +295,7 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.bias_forces()
+            value = self._engine.bias_forces() if self._moderate else self._quiet(self._engine.bias_forces)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -303,7 +310,9 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.gravity_forces()
+            value = (
+                self._engine.gravity_forces() if self._moderate else self._quiet(self._engine.gravity_forces)
+            )
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -361,13 +370,16 @@ class KinDyn:
         (pass None for a fixed base).
         """
         if self._has_state and external_wrenches is None:
-            tau = self._id_single(base_acc, s_ddot)  # hot path: None unless one plain valid state
+            if self._moderate:  # hot path: None unless one plain valid state
+                tau = self._id_single(base_acc, s_ddot)
+            else:
+                tau = self._quiet(self._id_single, base_acc, s_ddot)
             if tau is not None:
                 return tau if self._moderate else _finite(tau, "inverse_dynamics", self)
         self._require_state()
         nu_dot = self._nu_dot(base_acc, s_ddot)
         wrenches = self._wrenches(external_wrenches)
-        return _finite(self._engine.inverse_dynamics(nu_dot, wrenches), "inverse_dynamics", self)
+        return _finite(self._quiet(self._engine.inverse_dynamics, nu_dot, wrenches), "inverse_dynamics", self)
 
     def forward_dynamics(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
@@ -397,7 +409,7 @@ class KinDyn:
         check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
         wrenches = self._wrenches(external_wrenches)
         try:
-            nu_dot = self._engine.forward_dynamics(tau, wrenches)
+            nu_dot = self._quiet(self._engine.forward_dynamics, tau, wrenches)
         except np.linalg.LinAlgError:
             nu_dot = None
         return self._fd_result(nu_dot, tau, wrenches)
@@ -451,8 +463,8 @@ class KinDyn:
         nu_dot = self._nu_dot(base_acc, s_ddot)
         self._require_state()
         wrenches = self._wrenches(external_wrenches)
-        out = self._derivatives.inverse(nu_dot, wrenches, self._gravity)
-        return tuple(self._read_only(x) for x in out)
+        compute = self._derivatives.inverse
+        return self._checked_derivatives("inverse_dynamics_derivatives", compute, nu_dot, wrenches)
 
     def forward_dynamics_derivatives(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
@@ -469,11 +481,22 @@ class KinDyn:
         """
         if self.model.massless_dofs:
             raise self._singular_mass_error()
-        tau = self._generalized_force(np.asarray(joint_torques, dtype=np.float64))
         self._require_state()
+        tau = self._generalized_force(as_float_array(joint_torques, "joint_torques", ()))
+        check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
         wrenches = self._wrenches(external_wrenches)
-        out = self._derivatives.forward(tau, wrenches, self._gravity)
-        return tuple(self._read_only(x) for x in out)
+        compute = self._derivatives.forward
+        return self._checked_derivatives("forward_dynamics_derivatives", compute, tau, wrenches)
+
+    def _checked_derivatives(self, what: str, compute, x: np.ndarray, wrenches) -> tuple[np.ndarray, ...]:
+        """``compute(x, wrenches, gravity)``'s three (..., nv, nv) derivatives, read-only and finite
+        (numpy's overflow warnings silenced: a non-finite result is an InvalidValueError naming the
+        inputs); three empty matrices for a model without DOFs (nothing to differentiate)."""
+        if self._nv == 0:
+            shape = (*np.broadcast_shapes(self.batch_shape, x.shape[:-1]), 0, 0)
+            return tuple(self._read_only(np.zeros(shape)) for _ in range(3))
+        out = self._quiet(compute, x, wrenches, self._gravity)
+        return tuple(_finite(self._read_only(v), what, self) for v in out)
 
     @staticmethod
     def _read_only(value: object) -> np.ndarray:
@@ -542,7 +565,11 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.frame_jacobian(frame)
+            value = (
+                self._engine.frame_jacobian(frame)
+                if self._moderate
+                else self._quiet(self._engine.frame_jacobian, frame)
+            )
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -561,9 +588,8 @@ class KinDyn:
         motion, in this representation (rows in F, A or F[A], columns for ``nu``), so that
         ``J_dot @ nu == frame_bias_acc(frame)`` (the iDynTree/Pinocchio meaning of the matrix; for
         MIXED it includes the change of the base columns with the base orientation)."""
-        return self._cached(
-            ("Jdot", frame), lambda: self._derived["frame_jacobian_derivative"](self._frame(frame))
-        )
+        frame = self._frame(frame)
+        return self._cached(("Jdot", frame), lambda: self._derived["frame_jacobian_derivative"](frame))
 
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
         """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``
@@ -644,9 +670,9 @@ class KinDyn:
 
     def relative_transform(self, frame: str, reference: str) -> np.ndarray:
         """``reference_H_frame`` (..., 4, 4) (iDynTree's ``getRelativeTransform(reference, frame)``)."""
+        frame, reference = self._frame(frame), self._frame(reference)
         return self._cached(
-            ("relX", frame, reference),
-            lambda: self._derived["relative_transform"](self._frame(frame), self._frame(reference)),
+            ("relX", frame, reference), lambda: self._derived["relative_transform"](frame, reference)
         )
 
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
@@ -654,9 +680,9 @@ class KinDyn:
         expressed in F (BODY), R (INERTIAL) or F[R] (MIXED): iDynTree's
         ``getRelativeJacobian(reference, frame)`` in each representation. It depends on the joints
         only (the base velocity moves both frames alike)."""
+        frame, reference = self._frame(frame), self._frame(reference)
         return self._cached(
-            ("relJ", frame, reference),
-            lambda: self._derived["relative_jacobian"](self._frame(frame), self._frame(reference)),
+            ("relJ", frame, reference), lambda: self._derived["relative_jacobian"](frame, reference)
         )
 
     def __repr__(self) -> str:

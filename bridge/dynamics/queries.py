@@ -26,4 +26,7 @@ QUERIES = (
     "centroidal_momentum_matrix",
     "total_momentum",
     "total_momentum_jacobian",
+    "frame_jacobian_derivative",
+    "inverse_dynamics_derivatives",
+    "forward_dynamics_derivatives",
 )

@@ -248,6 +248,8 @@ def to_drake(model: Model) -> MultibodyPlant:
     coupler constraints), whose states are ``model.full_positions(s)`` etc.
     """
     require_drake()
+    if not isinstance(model, Model):
+        raise BackendError(f"to_drake expects a bridge Model, got {type(model).__name__}")
     model = getattr(model, "full", None) or model  # a coupled model: its full model
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import FixedOffsetFrame
@@ -410,7 +412,11 @@ def from_drake(plant: MultibodyPlant) -> Model:
     with several trees.
     """
     require_drake()
+    from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import JointIndex
+
+    if not isinstance(plant, MultibodyPlant):
+        raise BackendError(f"from_drake expects a pydrake MultibodyPlant, got {type(plant).__name__}")
 
     if not plant.is_finalized():
         raise BackendError("from_drake needs a finalized MultibodyPlant (call plant.Finalize())")

@@ -23,9 +23,9 @@ import numpy as np
 
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
-from bridge.conventions.native_state import from_native_state, to_native_state
+from bridge.conventions.native_state import check_model_and_state, from_native_state, to_native_state
 from bridge.conventions.state import State
-from bridge.errors import BackendError
+from bridge.errors import BackendError, StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial.conventions import Ordering
@@ -129,7 +129,7 @@ def to_drake_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
 
     See the module docstring for the layout; a fixed base's pose is not part of (q, v).
     """
-    state.check_model(model)
+    check_model_and_state(model, state)
     drake_layout(model)  # checks that Drake lays the coordinates out as DRAKE declares
     return to_native_state(model, state, DRAKE)
 
@@ -137,5 +137,7 @@ def to_drake_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
 def from_drake_state(model: Model, q: object, v: object, representation: object = "mixed") -> State:
     """Drake ``(q, v)`` of ``to_drake(model)`` -> neutral State in ``representation`` (a fixed
     base at the identity pose)."""
+    if not isinstance(model, Model):
+        raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
     drake_layout(model)
     return from_native_state(model, q, v, DRAKE, representation)

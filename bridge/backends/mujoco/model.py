@@ -49,12 +49,14 @@ from typing import Any
 
 import numpy as np
 
+from bridge._array import as_float_array
 from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
 from bridge.errors import (
     BackendError,
     BridgeWarning,
     ModelError,
     ModelFileNotFoundError,
+    ShapeError,
     UnsupportedError,
 )
 from bridge.model.building import movable_joint, unique_name
@@ -303,6 +305,11 @@ def to_mujoco(
     their mean, as MuJoCo's ``balanceinertia`` does, with a :class:`bridge.BridgeWarning` naming the
     links and the size of the change.
     """
+    if not isinstance(model, Model):
+        raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
+    gravity = as_float_array(gravity, "to_mujoco: gravity", (3,))
+    if gravity.shape != (3,):
+        raise ShapeError(f"to_mujoco: gravity: expected shape (3,), got {gravity.shape}")
     spec, _, _ = mujoco_spec(
         model,
         gravity,
@@ -544,7 +551,10 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
 
 def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     """:func:`from_mujoco`, its warnings ``stacklevel`` frames up (the public caller's caller)."""
-    mj = _Mj.of(require_mujoco(), mj_model)
+    mujoco = require_mujoco()
+    if not isinstance(mj_model, mujoco.MjModel):
+        raise BackendError(f"from_mujoco expects a mujoco.MjModel, got {type(mj_model).__name__}")
+    mj = _Mj.of(mujoco, mj_model)
     m = mj.m
     free = _free_joints(mj)
     root, kept = _kept_bodies(mj, free)
@@ -601,7 +611,7 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     """Load an MJCF file through MuJoCo's own compiler (defaults, includes, inertias from geoms, ...)
     and convert it with :func:`from_mujoco`. The model is named after ``<mujoco model=...>``."""
     mujoco = require_mujoco()
-    p = Path(path)
+    p = _model_path(path, "load_mjcf")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such MJCF file")
     try:
@@ -623,7 +633,14 @@ def load_mjcf(path: str | os.PathLike) -> Model:
 
 def _model_name(names: bytes) -> str:
     """The model name: MuJoCo stores it first in ``names``."""
-    return bytes(names).split(b"\0", 1)[0].decode() if names else ""
+    return bytes(names).split(b"\0", 1)[0].decode("utf-8", errors="replace") if names else ""
+
+
+def _model_path(path: object, what: str) -> Path:
+    """``path`` as a Path, or a ModelFileNotFoundError naming ``what`` and the wrong type."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ModelFileNotFoundError(f"{what}: expected a file path, got {path!r}")
+    return Path(path)
 
 
 def is_mjcf(path: str | os.PathLike) -> bool:
@@ -644,7 +661,7 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     """
     from bridge.model.urdf import load_urdf
 
-    p = Path(path)
+    p = _model_path(path, "load_model")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such file")
     if is_mjcf(p):

@@ -317,6 +317,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         ``getFrameJacobian`` in that frame; ``T_dot`` changes the base columns only."""
         pin, pm, d = self._pin, self.pm, self.data
         fid, ref, nv = self._frame_id[frame], self._ref, self._nv
+        if nv == 0:  # nothing moves (Pinocchio's getFrameJacobianTimeVariation would crash on nv = 0)
+            return np.zeros((*self.batch_shape, 6, 0))
 
         def one(i):
             pin.computeJointJacobiansTimeVariation(pm, d, self._q[i], self._v[i])

@@ -17,7 +17,7 @@ import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
-from bridge.conventions.state import MODERATE_SQ, State, all_finite, pose_rows_valid, velocity_declaration
+from bridge.conventions.state import State, all_finite, all_moderate, pose_rows_valid, velocity_declaration
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
@@ -145,7 +145,7 @@ class SingleStatePath:
             sc = s_copy[self._qc_src]
             q[self._qc_dst] = np.cos(sc)
             q[self._qc_dst1] = np.sin(sc)
-        if not buf.dot(buf) < MODERATE_SQ:  # finite and moderate (see bridge.conventions.state.all_moderate)
+        if not all_moderate(buf):  # finite and moderate
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
@@ -291,7 +291,7 @@ class SingleStatePath:
         else:
             self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
         a = self._acc
-        if not a.dot(a) < MODERATE_SQ:  # an inf, a NaN or a huge value in the arguments
+        if not all_moderate(a):  # an inf, a NaN or a huge value in the arguments
             return False
         return base_acc
 
@@ -303,7 +303,7 @@ class SingleStatePath:
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not t.dot(t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not all_moderate(t):
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
