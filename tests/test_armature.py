@@ -72,7 +72,12 @@ def test_urdf_leaves_armature_out_with_a_warning() -> None:
     model = _model(3)
     with pytest.warns(bridge.BridgeWarning, match="armature"):
         text = model.to_urdf()
-    assert "armature" not in text
+    import re
+
+    comments = re.findall(r"<!--(.*?)-->", text, flags=re.S)
+    assert "armature" not in re.sub(r"<!--.*?-->", "", text, flags=re.S)  # no element, no attribute
+    named = [j for j in model.joints if j.armature]
+    assert any(all(f"{j.name}={j.armature!r}" in c for j in named) for c in comments)  # the comment
     assert not bridge.load_urdf(text).has_armature
     with warnings.catch_warnings():
         warnings.simplefilter("error")

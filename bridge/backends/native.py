@@ -24,7 +24,17 @@ import numpy as np
 from bridge.conventions.state import State
 from bridge.model.model import Model
 
-__all__ = ["QUANTITIES", "REFUSED", "Cause", "Loaded", "Native", "NativeLoader", "Source", "dof_order_cause"]
+__all__ = [
+    "QUANTITIES",
+    "REFUSED",
+    "Cause",
+    "Loaded",
+    "Native",
+    "NativeLoader",
+    "Source",
+    "dof_order_cause",
+    "loader_for",
+]
 
 #: what a native comparison compares
 QUANTITIES = ("mass_matrix", "bias_forces", "gravity_forces")
@@ -89,11 +99,14 @@ def dof_order_cause(cause: str, model: Model, order: Sequence[str], message: str
 
 @dataclass(frozen=True)
 class Source:
-    """The file and bridge's reading of it (``load_urdf`` defaults) with the warnings it gave."""
+    """The file, bridge's reading of it (``load_urdf`` defaults for a URDF, the registry's reader
+    for another kind) with the warnings it gave, and the file's kind ("urdf", "mjcf", ...: the
+    registry's :func:`~bridge.backends.registry.file_kind`)."""
 
     path: str
     model: Model
     warnings: tuple[tuple[type, str], ...] = ()
+    kind: str = "urdf"
 
 
 @dataclass
@@ -125,6 +138,12 @@ class NativeLoader(Protocol):
     against: str | None
     #: "default" (whenever installed), "on request" (its engine named), "reference" (only as ``against``)
     joins: Literal["default", "on request", "reference"]
+    #: optional: the file kinds on which a loader joining "on request" joins by default (MuJoCo's
+    #: compiler on MJCF files, which no other loader reads); read with ``getattr(loader, "default_on", ())``
+    default_on: tuple[str, ...]
+
+    # optional: ``for_kind(kind) -> NativeLoader``, the loader (and label) for a file of another kind
+    # than URDF (MuJoCo: its MJCF compiler); read with :func:`loader_for`
     #: the finding's message when the numbers differ with every cause removed
     unexplained: str
 
@@ -132,3 +151,9 @@ class NativeLoader(Protocol):
         """Read ``source.path`` with the library's own loader (``reference``: what the loader it is
         compared with made of the file, when ``against`` is set)."""
         ...
+
+
+def loader_for(loader: NativeLoader, kind: str) -> NativeLoader:
+    """``loader``'s loader for a file of ``kind`` (its optional ``for_kind``; itself without one)."""
+    for_kind = getattr(loader, "for_kind", None)
+    return loader if for_kind is None else for_kind(kind)

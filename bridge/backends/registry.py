@@ -3,7 +3,10 @@
 A :class:`Library` record names, as ``"module:attribute"`` strings resolved on first use (so that
 reading the registry imports no library), everything bridge knows about a library: its
 conventions, its engine, its model and state converters, the optional dependency and the extra that
-installs it, its native-loader comparison and its ``bridge info`` column. KinDyn, the convert
+installs it, its native-loader comparison, its ``bridge info`` column, and the model file kinds it
+reads into a bridge Model (``imports``) and writes from one (``exports``): ``bridge convert -o X.xml``
+and the command line's MJCF input find their functions here (:func:`importer`, :func:`exporter`),
+the kind of a file by its root element (:func:`file_kind`). KinDyn, the convert
 functions, ``cross_validate``, ``check --native``, ``bridge info``, the command line's
 ``--engines`` and the stateless functions read this registry; no other module lists libraries.
 
@@ -19,17 +22,22 @@ import importlib.util
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bridge.conventions.registry import register_convention, unregister_convention
 from bridge.errors import BridgeError, InvalidValueError
 
 __all__ = [
+    "FILE_KINDS",
     "LIBRARIES",
     "Library",
     "available_engines",
     "engine_class",
     "engine_names",
+    "exporter",
+    "file_kind",
+    "importer",
     "library",
     "register",
     "resolve",
@@ -68,7 +76,12 @@ class Library:
         native: ``"module:attribute"`` of its native-loader comparison (the library's own file
             loader next to bridge's), or None.
         info: ``"module:function"`` giving its ``bridge info`` column, or None.
-        loads: the model file kinds its own loader reads ("urdf", "mjcf", "sdf").
+        loads: the model file kinds its own loader reads ("urdf", "mjcf", "sdf"), for its
+            native-loader comparison and its ``bridge info`` loader column.
+        imports: file kind -> ``"module:function"`` reading such a file (a path) into a bridge
+            Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``).
+        exports: file kind -> ``"module:function"`` writing a bridge Model as the text of such a
+            file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
     """
 
     name: str
@@ -84,6 +97,8 @@ class Library:
     native: str | None = None
     info: str | None = None
     loads: tuple[str, ...] = ()
+    imports: Mapping[str, str] = field(default_factory=dict)
+    exports: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def installed(self) -> bool:
@@ -169,6 +184,45 @@ def engine_class(name: object) -> type:
         raise BridgeError(f"engine {key!r} is not available ({exc})") from None
 
 
+#: the root element of each model file kind (``<robot>`` is a URDF, ``<mujoco>`` an MJCF file)
+FILE_KINDS: dict[str, str] = {"robot": "urdf", "mujoco": "mjcf", "sdf": "sdf"}
+
+
+def file_kind(path: str | Path) -> str | None:
+    """The kind of a model file ("urdf", "mjcf", "sdf"; None: another root element), read from
+    its root element (after an XML declaration, comments and a DOCTYPE, in its first 4 kB),
+    whatever its name ends with."""
+    import re
+
+    head = Path(path).read_bytes()[:4096].decode("utf-8", errors="replace")
+    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
+    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
+    return FILE_KINDS.get(match.group(1)) if match else None
+
+
+def _by_kind(field_name: str, kind: str, what: str) -> Any:
+    """The function the first installed record names for ``kind`` in ``field_name``; BridgeError
+    naming the libraries (and their extras) that would, or saying none does."""
+    offering = [rec for rec in LIBRARIES.values() if kind in getattr(rec, field_name)]
+    for rec in offering:
+        if rec.installed:
+            return resolve(getattr(rec, field_name)[kind])
+    if not offering:
+        raise BridgeError(f"no registered library {what} {kind.upper()} files")
+    offering[0].require(f"{kind.upper()} files")
+    raise BridgeError(f"no installed library {what} {kind.upper()} files")  # pragma: no cover
+
+
+def importer(kind: str) -> Any:
+    """``function(path) -> Model`` reading a ``kind`` file (a record's ``imports``)."""
+    return _by_kind("imports", kind, "reads")
+
+
+def exporter(kind: str) -> Any:
+    """``function(model) -> str`` writing a Model as a ``kind`` file (a record's ``exports``)."""
+    return _by_kind("exports", kind, "writes")
+
+
 # ------------------------------------------------------------------------------------ the records
 _B = "bridge.backends"
 
@@ -227,6 +281,8 @@ register(
         native=f"{_B}.mujoco.native:NATIVE",
         info=f"{_B}.mujoco.info:info_column",
         loads=("urdf", "mjcf"),
+        imports={"mjcf": f"{_B}.mujoco.model:load_mjcf"},
+        exports={"mjcf": f"{_B}.mujoco.mjcf:to_mjcf"},
     )
 )
 register(

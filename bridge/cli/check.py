@@ -3,7 +3,9 @@
 Exit status: 0 if all agree, 1 if any disagree, 2 for bad input, :data:`~bridge.cli.app.EXIT_SKIPPED`
 with ``--all --fail-on-skip`` when none disagrees but some robots were skipped (they do not load: a
 property of those files, not a disagreement between engines; they are listed and counted in the last
-line). ``--native`` compares the libraries' own URDF loaders on the file and explains differences.
+line). ``--native`` compares the libraries' own loaders on the file (a URDF: Pinocchio's, iDynTree's,
+Drake's; an MJCF file: MuJoCo's compiler, the loaders reading no MJCF left out with a note) and
+explains differences.
 The output file (``--json``) is checked before any work starts.
 """
 
@@ -98,7 +100,8 @@ def _settings(engines: str | None, representations: str, samples: int, seed: int
 
 def _check_native(console: Any, model: str, settings: _Settings, json_file: Path | None) -> typer.Exit:
     """``bridge check FILE --native``: the libraries' own loaders compared, findings explained
-    (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler); returns the Exit to raise."""
+    (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler; on an MJCF file MuJoCo's compiler
+    joins by default); returns the Exit to raise."""
     from bridge.errors import BridgeError
     from bridge.validation.check import cross_validate
 
@@ -270,8 +273,9 @@ def check(
         bool,
         typer.Option(
             "--native",
-            help="Compare Pinocchio's, iDynTree's (and Drake's) own URDF loaders on the file, and explain "
-            "differences (with --engines ...,mujoco also MuJoCo's URDF compiler).",
+            help="Compare the libraries' own loaders with bridge on the file and explain differences: on "
+            "a URDF Pinocchio's, iDynTree's (and Drake's), with --engines ...,mujoco also MuJoCo's URDF "
+            "compiler; on an MJCF file MuJoCo's compiler.",
         ),
     ] = False,
 ) -> None:

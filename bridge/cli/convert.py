@@ -1,10 +1,12 @@
 """``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF or MJCF) and write it as URDF,
-or as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (:func:`bridge.to_mjcf`, every number exact)."""
+or as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
+:func:`bridge.backends.registry.exporter`: :func:`bridge.to_mjcf`, every number exact). What the
+written file cannot carry (joint armature in URDF) is printed as a warning."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -22,7 +24,24 @@ from bridge.cli.options import (
 )
 from bridge.cli.output import check_output, write
 
+if TYPE_CHECKING:
+    from bridge.model.model import Model
+
 __all__ = ["convert"]
+
+
+def _text(model: Model, output: Path) -> tuple[str, list[str]]:
+    """The file's text (MJCF for an .xml/.mjcf ``output``, else URDF) and the warnings writing it
+    gave (what the format cannot carry)."""
+    import warnings
+
+    from bridge.backends.registry import exporter
+    from bridge.errors import BridgeWarning
+
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always", BridgeWarning)
+        text = exporter("mjcf")(model) if output.suffix.lower() in (".xml", ".mjcf") else model.to_urdf()
+    return text, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
 @app.command()
@@ -48,14 +67,9 @@ def convert(
     )
     try:
         m, _, warned = load_model(model, options)
-        if output.suffix.lower() in (".xml", ".mjcf"):
-            from bridge.backends.mujoco.mjcf import to_mjcf
-
-            text = to_mjcf(m)
-        else:
-            text = m.to_urdf()
+        text, written = _text(m, output)
     except BridgeError as exc:
         raise fail(exc) from None
-    print_warnings(warned)
+    print_warnings(warned + written)
     write(output, text, "-o/--output")
     typer.echo(f"wrote {output} ({len(m.links)} links, {m.n_dofs} DOFs, base {m.base})")

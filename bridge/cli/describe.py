@@ -7,19 +7,23 @@ columns shows what the libraries' own URDF loaders make of the same file. Nothin
 library: adding a record with an ``info`` function adds its column.
 
 DOF orders are 0-based positions of each joint in each library's joint-space vector (bridge's ``s``,
-and for each library what its column's ``order_meaning`` says).
+and for each library what its column's ``order_meaning`` says). The conventions table is read from
+each library's declared :class:`~bridge.conventions.convention.Convention` (its ``BaseVelocity`` and
+``Configuration``), not written by hand. A library whose own loader does not read the file's kind
+(``Library.loads``: Pinocchio's and iDynTree's URDF loaders on an MJCF file) has no loader column,
+with a note.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from bridge.backends.info import InfoColumn, LibraryInfo
     from bridge.model.model import Model
 
-__all__ = ["describe"]
+__all__ = ["CONVENTION_ROWS", "describe"]
 
 
 def _bridge_column(model: Model) -> InfoColumn:
@@ -36,16 +40,22 @@ def _bridge_column(model: Model) -> InfoColumn:
 
 def _library_infos(model: Model, path: str | None, notes: list[str]) -> list[LibraryInfo]:
     """Every installed library's :class:`LibraryInfo`, in registry order (a library that refuses
-    the model gets a note instead of a column)."""
-    from bridge.backends.registry import LIBRARIES
+    the model gets a note instead of a column; the file goes only to the libraries whose own loader
+    reads its kind, the others get a note)."""
+    from bridge.backends.registry import LIBRARIES, file_kind
     from bridge.errors import BridgeError
 
+    kind = (file_kind(path) or "urdf") if path is not None else None
     infos = []
     for name, record in LIBRARIES.items():
         if record.info is None or not record.installed:
             continue
+        own = path if kind in record.loads else None
+        if path is not None and own is None and record.loads:
+            reads = " and ".join(k.upper() for k in record.loads)
+            notes.append(f"{name}'s own loader reads {reads}, not {kind.upper()}: no loader column")
         try:
-            infos.append(record.load("info")(model, path))
+            infos.append(record.load("info")(model, own))
         except BridgeError as exc:
             notes.append(f"{name} has no column: {' '.join(str(exc).split())}")
     return infos
@@ -79,13 +89,64 @@ def _loader_permutations(loaders: list[InfoColumn]) -> list[str]:
     return notes
 
 
+#: the rows of the conventions table
+CONVENTION_ROWS = (
+    "base velocity",
+    "linear half",
+    "angular half",
+    "q layout",
+    "quaternion",
+    "continuous joint",
+)
+
+_POINTS = {"base_origin": "base origin", "world_origin": "world origin (spatial)"}
+
+
+def _convention_cells(conv: Any) -> list[str]:
+    """The cells of one declared Convention, in :data:`CONVENTION_ROWS` order."""
+    v, c = conv.velocity, conv.configuration
+    first = "angular first" if v.ordering.value.startswith("angular") else "linear first"
+    halves = [
+        f"[{first.split()[0][:3]}; {'lin' if first.startswith('ang') else 'ang'}] ({first})",
+        f"{_POINTS.get(v.point.value, v.point.value)}, {v.linear_axes.value} axes",
+        f"{v.angular_axes.value} axes",
+    ]
+    if c is None:
+        return [*halves, "-", "-", "-"]
+    quat = ",".join(c.quaternion.value)
+    layout = "[quat; pos; joints]" if c.quaternion_first else "[pos; quat; joints]"
+    return [*halves, layout, quat, "cos, sin" if c.continuous.value == "cos_sin" else "angle"]
+
+
+def _conventions(notes: list[str]) -> dict:
+    """``{"columns", "rows"}``: each installed library's declared conventions (registry order);
+    a library declaring none gets a note."""
+    from bridge.backends.registry import LIBRARIES, resolve
+
+    columns: list[str] = []
+    rows: dict[str, list[str]] = {row: [] for row in CONVENTION_ROWS}
+    for name, record in LIBRARIES.items():
+        if record.info is None or not record.installed:
+            continue
+        if not record.conventions:
+            notes.append(f"{name} declares no convention of its own: it takes bridge's representations")
+        for conv_name, target in record.conventions.items():
+            columns.append(conv_name)
+            for row, cell in zip(CONVENTION_ROWS, _convention_cells(resolve(target)), strict=True):
+                rows[row].append(cell)
+    return {"columns": columns, "rows": rows}
+
+
 def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     """Counts and DOF orders of ``model`` in bridge and in every installed registered library.
 
-    Returns ``{"columns", "counts", "orders", "order_meanings", "notes", "loaders"}``: ``columns``
+    Returns ``{"columns", "counts", "orders", "order_meanings", "notes", "loaders", "conventions"}``:
+    ``conventions`` (``{"columns", "rows"}``, row of :data:`CONVENTION_ROWS` -> one text per
+    column) the libraries' declared velocity and configuration layouts; ``columns``
     (headers), ``counts`` (row -> one value per column), ``orders`` (column -> (n,) position of each
     DOF of ``model.dof_names``) and ``order_meanings`` for the model as bridge converts it; with
-    ``urdf_path``, ``loaders`` describes what the libraries' own URDF loaders make of the same file
+    ``urdf_path`` (a URDF or MJCF file), ``loaders`` describes what the libraries' own loaders make
+    of the same file
     (the same keys; None when no loader takes the file, with notes saying why). A coupled model
     (mimic joints) is described through its full model (every mimic joint a DOF), with a note.
     """
@@ -103,6 +164,7 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     loaders = [info.loader for info in infos if info.loader is not None]
     notes += _loader_permutations(loaders)
     described = _table([_bridge_column(model), *(info.column for info in infos)])
+    described["conventions"] = _conventions(notes)
     described["notes"] = notes
     described["loaders"] = _table(loaders) if path is not None and loaders else None
     return described

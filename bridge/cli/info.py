@@ -39,6 +39,16 @@ def _order_table(title: str, part: dict, dof_names: tuple[str, ...]) -> Any:
     return out
 
 
+def _conventions_table(part: dict) -> Any:
+    """Rows: the convention rows; columns: the declared conventions (cells escaped: they hold brackets)."""
+    from rich.markup import escape
+
+    out = table("conventions, as each library declares them", "", part["columns"])
+    for row, cells in part["rows"].items():
+        out.add_row(row, *[escape(c) for c in cells])
+    return out
+
+
 def _print(console: Any, model: Any, d: dict) -> None:
     """The header line, the tables (bridge's conversions, then the own loaders'), caption and notes."""
     from rich.markup import escape
@@ -51,11 +61,13 @@ def _print(console: Any, model: Any, d: dict) -> None:
     loaders = d["loaders"]
     console.print(_counts_table("counts, as bridge converts the model", d))
     if loaders is not None:
-        console.print(_counts_table("counts, as each library's own URDF loader reads the file", loaders))
+        console.print(_counts_table("counts, as each library's own loader reads the file", loaders))
     dof_names = (getattr(model, "full", None) or model).dof_names
     console.print(_order_table("DOF order in bridge's conversions", d, dof_names))
     if loaders is not None:
-        console.print(_order_table("DOF order of the libraries' own URDF loaders", loaders, dof_names))
+        console.print(_order_table("DOF order of the libraries' own loaders", loaders, dof_names))
+    if d["conventions"]["columns"]:
+        console.print(_conventions_table(d["conventions"]))
     caption = "0-based position of each joint in each joint-space vector: " + ", ".join(d["order_meanings"])
     console.print(escape(caption), highlight=False)
     for note in d["notes"]:

@@ -54,13 +54,13 @@ def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]
     returned, never raised."""
     import warnings
 
-    from bridge.backends.mujoco.model import is_mjcf
+    from bridge.backends.registry import file_kind
     from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
     from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
 
     path = resolve_model_path(model)
-    if is_mjcf(path):
+    if file_kind(path) == "mjcf":
         return _load_mjcf(path, options)
     try:
         with warnings.catch_warnings(record=True) as record:
@@ -87,11 +87,11 @@ def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]
 
 
 def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]]:
-    """An MJCF file through MuJoCo's compiler (``bridge.load_mjcf``); the URDF options are refused
-    (exit 2) rather than ignored."""
+    """An MJCF file through the registry's MJCF reader (MuJoCo's compiler, ``bridge.load_mjcf``);
+    the URDF options are refused (exit 2) rather than ignored."""
     import warnings
 
-    from bridge.backends.mujoco.model import load_mjcf
+    from bridge.backends.registry import importer
     from bridge.errors import BridgeWarning
 
     urdf_only = {
@@ -107,7 +107,7 @@ def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]
         raise fail(f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only")
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        loaded = load_mjcf(path)
+        loaded = importer("mjcf")(path)
     return loaded, path, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 

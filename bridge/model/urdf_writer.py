@@ -75,16 +75,22 @@ def _unique(name: str, used: set[str]) -> str:
     return out
 
 
-def _warn_armature(model: Model, stacklevel: int) -> None:
+def _warn_armature(model: Model, stacklevel: int) -> ET.Comment | None:
     """The BridgeWarning naming the joints whose armature URDF cannot carry, if any (``stacklevel``
-    as ``warnings.warn`` counts it from this function)."""
-    with_armature = [j.name for j in model.joints if j.armature != 0.0]
-    if with_armature:
-        warnings.warn(
-            f"model {model.name!r}: URDF has no joint armature; left out for joints {with_armature}",
-            BridgeWarning,
-            stacklevel=stacklevel,
-        )
+    as ``warnings.warn`` counts it from this function), and the file's comment saying the same
+    with each joint's armature (None: no joint has one)."""
+    with_armature = [j for j in model.joints if j.armature != 0.0]
+    if not with_armature:
+        return None
+    names = [j.name for j in with_armature]
+    warnings.warn(
+        f"model {model.name!r}: URDF has no joint armature; left out for joints {names}",
+        BridgeWarning,
+        stacklevel=stacklevel,
+    )
+    values = ", ".join(f"{j.name}={j.armature!r}" for j in with_armature)
+    text = f" URDF has no joint armature: left out for joints (name=armature) {values} "
+    return ET.Comment(text.replace("--", "- -"))
 
 
 def _write_movable(robot: ET.Element, j: Joint, link_names: set[str], joint_names: set[str]) -> None:
@@ -130,8 +136,9 @@ def model_to_urdf(model: Model) -> str:
     * A coupled model (``mimic="coupled"``) is written as its full model with a ``<mimic>`` element
       (master, multiplier, offset; chains resolved) on each mimic joint.
     * Joint armature has no URDF element (and a made-up extension would be read by no other
-      parser): it is left out, with a :class:`bridge.BridgeWarning` naming the joints, so the
-      reloaded model's mass matrix lacks ``diag(armature)``.
+      parser): it is left out, with a :class:`bridge.BridgeWarning` naming the joints and a
+      comment in the file naming them with their armature, so the reloaded model's mass matrix
+      lacks ``diag(armature)``.
 
     Helper names get a numeric suffix if they would clash with an existing name. Numbers are
     written with ``repr`` (shortest round-trip form), so nothing is rounded.
@@ -139,7 +146,7 @@ def model_to_urdf(model: Model) -> str:
     mimics = tuple(getattr(model, "mimics", ()))
     if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
         model = model.full
-    _warn_armature(model, stacklevel=4)
+    armature = _warn_armature(model, stacklevel=4)
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(
@@ -147,6 +154,8 @@ def model_to_urdf(model: Model) -> str:
             f"{'floating' if model.floating else 'fixed'} base, DOFs in document order "
         )
     )
+    if armature is not None:
+        robot.append(armature)
     link_names = set(model.link_names) | {f.name for f in model.frames}
     joint_names = set(model.joint_names)
     for link in model.links:

@@ -18,8 +18,13 @@ library recognises, with the error as loaded and with that cause removed (:func:
 * MuJoCo's URDF compiler (on request: ``engines`` names ``mujoco``): ``mujoco_armature``,
   ``mujoco_damping``, ``mujoco_fused_bodies``, ``mujoco_inertia_from_geoms``,
   ``mujoco_balanced_inertia``, ``mujoco_dof_order``, ``mujoco_meshes_removed``,
-  ``mujoco_fixed_base``, ``mujoco_refuses``;
+  ``mujoco_fixed_base``, ``mujoco_refuses``; on an MJCF file (by default: no other loader reads
+  MJCF) MuJoCo's compiler against bridge's model of the file (:mod:`bridge.backends.mujoco.native_mjcf`);
 * ``<prefix>unexplained``: what remains when every recognised cause is removed (should not happen).
+
+The file's kind comes from its root element (:func:`bridge.backends.registry.file_kind`): a URDF is
+read with ``load_urdf``, another kind with the registry's reader of it (``Library.imports``), and
+the libraries whose own loader does not read that kind (``Library.loads``) are left out with a note.
 """
 
 from __future__ import annotations
@@ -33,7 +38,16 @@ from pathlib import Path
 import numpy as np
 
 from bridge.backends import registry
-from bridge.backends.native import QUANTITIES, REFUSED, Cause, Loaded, Native, NativeLoader, Source
+from bridge.backends.native import (
+    QUANTITIES,
+    REFUSED,
+    Cause,
+    Loaded,
+    Native,
+    NativeLoader,
+    Source,
+    loader_for,
+)
 from bridge.conventions.state import Representation, State
 from bridge.dynamics.kindyn import KinDyn
 from bridge.errors import BridgeWarning
@@ -48,14 +62,17 @@ Errors = dict[tuple[str, str], np.ndarray]  # (quantity, representation) -> rela
 
 
 def _source(path: str) -> Source:
-    """bridge's reading of the file (``load_urdf`` defaults) and the warnings it gave."""
+    """bridge's reading of the file (``load_urdf`` defaults for a URDF, else the registry's reader
+    of its kind) and the warnings it gave."""
     from bridge.model.urdf import load_urdf
 
+    kind = registry.file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
+    read = load_urdf if kind == "urdf" else registry.importer(kind)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        model = load_urdf(path)
+        model = read(path)
     found = tuple((w.category, str(w.message)) for w in record if issubclass(w.category, BridgeWarning))
-    return Source(path, model, found)
+    return Source(path, model, found, kind)
 
 
 def _states(native: Native, samples: int, seed: int, rep: Representation) -> list[State]:
@@ -186,14 +203,30 @@ def _compare(
         )
 
 
-def _loaders(libraries: Iterable[object] | None, requested: set[str], notes: list[str]) -> list[NativeLoader]:
+def _joins(loader: NativeLoader, name: str, requested: set[str], kind: str) -> bool:
+    """Whether a registered library's loader takes part on a file of ``kind``."""
+    if loader.joins == "default" or kind in getattr(loader, "default_on", ()):
+        return True
+    return loader.joins == "on request" and name in requested
+
+
+def _loaders(
+    libraries: Iterable[object] | None, requested: set[str], notes: list[str], kind: str = "urdf"
+) -> list[NativeLoader]:
     """The loaders to compare: ``libraries`` (names or loaders), or the registry's: every installed
-    library whose loader joins by default, and those that join on request when ``requested`` names them."""
+    library whose loader reads files of ``kind`` and joins by default (or by default on that kind),
+    and those that join on request when ``requested`` names them. Libraries whose own loader does
+    not read ``kind`` are left out with a note."""
     if libraries is not None:
-        return [registry.library(x).load("native") if isinstance(x, str) else x for x in libraries]
+        given = [registry.library(x).load("native") if isinstance(x, str) else x for x in libraries]
+        return [loader_for(loader, kind) for loader in given]
     chosen = []
     for record in registry.LIBRARIES.values():
         if record.native is None:
+            continue
+        if kind not in record.loads:
+            reads = " and ".join(k.upper() for k in record.loads) or "no file"
+            notes.append(f"{record.name}'s own loader reads {reads}, not {kind.upper()}: left out")
             continue
         if not record.installed:
             if record.name in requested:
@@ -203,8 +236,8 @@ def _loaders(libraries: Iterable[object] | None, requested: set[str], notes: lis
             )
             continue
         loader = record.load("native")
-        if loader.joins == "default" or (loader.joins == "on request" and record.name in requested):
-            chosen.append(loader)
+        if _joins(loader, record.name, requested, kind):
+            chosen.append(loader_for(loader, kind))
     return sorted(chosen, key=lambda loader: loader.joins != "default")
 
 
@@ -217,7 +250,7 @@ def compare_native(
     representations: Iterable[object] = ("body", "inertial", "mixed"),
     requested: Iterable[str] = (),
 ) -> Report:
-    """Compare the libraries' own loaders on the file ``path`` (a URDF path or robot name).
+    """Compare the libraries' own loaders on the file ``path`` (a URDF or MJCF path, or a robot name).
 
     ``libraries``: the loaders to compare (registered names or :class:`~bridge.backends.native.NativeLoader`
     objects); default: the registry's (see :func:`_loaders`, ``requested`` naming those that join on
@@ -230,7 +263,8 @@ def compare_native(
     reps = [Representation.parse(r) for r in representations]
     name = Path(path).stem if source.model.name is None else source.model.name
     report = Report(name, [], [r.value for r in reps], samples, seed, rtol, empty_ok=False)
-    loaders = _loaders(libraries, {str(r).strip().lower() for r in requested}, report.notes)
+    requested_names = {str(r).strip().lower() for r in requested}
+    loaders = _loaders(libraries, requested_names, report.notes, source.kind)
     for loader in loaders:
         ref_label, reference = "bridge", None
         if loader.against is not None:

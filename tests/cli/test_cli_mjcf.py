@@ -50,3 +50,73 @@ def test_convert_mjcf_to_mjcf_and_urdf(tmp_path: Path) -> None:
     res = run("convert", str(HIPS), "-o", str(urdf))
     assert res.exit_code == 0, res.output
     assert bridge.load_urdf(urdf).n_dofs == 11  # 17 velocities: 6 of the floating base
+
+
+def test_info_on_mjcf_has_mujocos_compiler_column_and_no_urdf_loader_refusals() -> None:
+    res = run("info", str(HIPS))
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "counts, as each library's own loader reads the file" in text
+    assert "pinocchio's own loader reads URDF, not MJCF: no loader column" in text
+    assert "idyntree's own loader reads URDF, not MJCF: no loader column" in text
+    assert "refuses" not in text
+
+
+def test_convert_to_urdf_names_the_armature_it_leaves_out(tmp_path: Path) -> None:
+    """The written URDF carries a comment naming the joints (and their armature); the command warns."""
+    import bridge
+
+    out = tmp_path / "arm.urdf"
+    res = run("convert", str(MODELS / "mjcf" / "arm.xml"), "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert "URDF has no joint armature; left out for joints ['wrist_roll', 'wrist_pitch']" in res.output
+    text = out.read_text()
+    assert "<!-- URDF has no joint armature: left out for joints (name=armature) wrist_roll=0.05" in text
+    assert all(j.armature == 0.0 for j in bridge.load_urdf(out).joints)
+
+
+def test_to_urdf_comment_only_with_armature() -> None:
+    import warnings
+
+    import bridge
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        arm = bridge.load_mjcf(MODELS / "mjcf" / "arm.xml")
+    with pytest.warns(bridge.BridgeWarning, match="wrist_pitch"):
+        assert "wrist_pitch=0.05 -->" in arm.to_urdf()
+    assert "armature" not in bridge.load_urdf(MODELS / "offsets.urdf").to_urdf()
+
+
+def test_convert_to_mjcf_reads_the_registrys_exporter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o X.xml`` calls the function the registry names for MJCF (the mujoco record's ``exports``)."""
+    import dataclasses
+
+    from bridge.backends import registry
+
+    record = registry.library("mujoco")
+    assert record.exports == {"mjcf": "bridge.backends.mujoco.mjcf:to_mjcf"}
+    assert registry.exporter("mjcf") is bridge_to_mjcf()
+    assert registry.file_kind(HIPS) == "mjcf" and registry.file_kind(MODELS / "offsets.urdf") == "urdf"
+    monkeypatch.setitem(
+        registry.LIBRARIES, "mujoco", dataclasses.replace(record, exports={"mjcf": f"{__name__}:_fake_mjcf"})
+    )
+    out = tmp_path / "x.xml"
+    res = run("convert", str(MODELS / "offsets.urdf"), "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == "<mujoco/>\n"
+    monkeypatch.setitem(registry.LIBRARIES, "mujoco", dataclasses.replace(record, exports={}))
+    res = run("convert", str(MODELS / "offsets.urdf"), "-o", str(tmp_path / "y.xml"))
+    assert res.exit_code == 2 and "no registered library writes MJCF files" in res.output
+
+
+def bridge_to_mjcf():
+    import bridge
+
+    return bridge.to_mjcf
+
+
+def _fake_mjcf(model) -> str:
+    return "<mujoco/>\n"

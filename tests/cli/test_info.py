@@ -118,3 +118,27 @@ def test_a_registered_library_gets_its_column_and_an_absent_one_none(toy_librari
 def test_an_info_column_gives_every_row() -> None:
     with pytest.raises(bridge.BridgeError, match="counts must give the rows"):
         InfoColumn("bad", {"DOFs": 1}, (0,))
+
+
+def test_info_conventions_come_from_the_declarations_and_survive_markup() -> None:
+    """The conventions table is each registered Convention's declaration; bracketed text prints."""
+    from bridge.cli.describe import CONVENTION_ROWS
+
+    d = describe(bridge.load_urdf(MODELS / "offsets.urdf"))
+    part = d["conventions"]
+    for name in part["columns"]:
+        conv = registry.resolve(
+            next(r for r in registry.LIBRARIES.values() if name in r.conventions).conventions[name]
+        )
+        k = part["columns"].index(name)
+        cells = {row: part["rows"][row][k] for row in CONVENTION_ROWS}
+        if conv.configuration is not None:
+            assert cells["quaternion"] == ",".join(conv.configuration.quaternion.value)
+        assert cells["angular half"] == f"{conv.velocity.angular_axes.value} axes"
+    res = run("info", str(MODELS / "offsets.urdf"))
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    for shown in ("[pos; quat; joints]", "[quat; pos; joints]", "[lin; ang] (linear first)", "x,y,z,w"):
+        assert shown in text, shown
+    assert "xfb = [quaternion w,x,y,z; position; angular, linear velocity in base coordinates]" in text
+    assert "declares no convention of its own" in text

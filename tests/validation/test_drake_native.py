@@ -268,6 +268,7 @@ def test_info_has_drake_columns(tmp_path, monkeypatch: pytest.MonkeyPatch) -> No
     text = re.sub(r"\x1b\[[0-9;]*m", "", buffer.getvalue())
     assert "…" not in text
     headers = [line.split() for line in text.splitlines() if line.split()[-1:] == ["drake"]]
-    assert len(headers) == 4, headers  # the counts and DOF-order tables, bridge's and the loaders'
+    # the counts and DOF-order tables, bridge's and the loaders', and the declared conventions
+    assert len(headers) == 5, headers
     assert all(("featherstone" in h) != ("loader" in h) for h in headers)
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 80

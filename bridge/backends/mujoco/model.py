@@ -646,12 +646,9 @@ def _model_path(path: object, what: str) -> Path:
 def is_mjcf(path: str | os.PathLike) -> bool:
     """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, in its
     first 4 kB) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
-    import re
+    from bridge.backends.registry import file_kind
 
-    head = Path(path).read_bytes()[:4096].decode("utf-8", errors="replace")
-    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
-    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
-    return bool(match) and match.group(1) == "mujoco"
+    return file_kind(path) == "mjcf"
 
 
 def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:

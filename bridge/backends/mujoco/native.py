@@ -1,4 +1,5 @@
-"""MuJoCo's own URDF compiler next to bridge's loader: what it makes of the same file, and why.
+"""MuJoCo's own URDF compiler next to bridge's loader: what it makes of the same file, and why (on
+an MJCF file, :meth:`MujocoLoader.for_kind` gives :mod:`bridge.backends.mujoco.native_mjcf`'s loader).
 
 ``NATIVE`` (:class:`MujocoLoader`, :mod:`bridge.backends.native`) compiles a URDF as MuJoCo users do
 (``MjSpec.from_file`` then ``compile``, MuJoCo's defaults and the file's ``<mujoco><compiler .../>
@@ -46,12 +47,24 @@ import numpy as np
 
 from bridge.backends.mujoco.bodies import principal
 from bridge.backends.mujoco.model import require_mujoco
+from bridge.backends.mujoco.state import MUJOCO
 from bridge.backends.native import REFUSED, Cause, Loaded, Source, dof_order_cause
+from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
+from bridge.conventions.native_state import to_native_state
 from bridge.conventions.state import State
+from bridge.errors import BackendError
 from bridge.model.model import Model
 from bridge.model.urdf import load_urdf
 
-__all__ = ["NATIVE", "MujocoLoader", "MujocoNative", "load_urdf_spec"]
+__all__ = [
+    "NATIVE",
+    "REFUSED",
+    "MujocoLoader",
+    "MujocoNative",
+    "compile_spec",
+    "load_urdf_spec",
+    "no_damping",
+]
 
 Edit = Callable[[Any], None]
 
@@ -71,7 +84,7 @@ def load_urdf_spec(path: str | Path) -> tuple[Any, list[str]]:
     return spec, removed
 
 
-def _compile(spec: Any, edits: Sequence[Edit] = ()) -> tuple[Any, str | None]:
+def compile_spec(spec: Any, edits: Sequence[Edit] = ()) -> tuple[Any, str | None]:
     """``spec`` (a copy, ``edits`` applied) compiled, or None and the compiler's first line."""
     s = spec.copy()
     for edit in edits:
@@ -105,27 +118,63 @@ def _jid(m: Any, name: str) -> int:
     return mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
 
 
+def _free_dofs(m: Any, model: Model) -> tuple[int, int]:
+    """``(qposadr, dofadr)`` of the free joint on ``model.base``'s body; BackendError if none."""
+    mujoco = require_mujoco()
+    b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, model.base)
+    for j in range(m.njnt):
+        if m.jnt_bodyid[j] == b and m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            return int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
+    raise BackendError(f"MuJoCo's model has no free joint on the base body {model.base!r}")
+
+
 @dataclass
 class MujocoNative:
-    """MuJoCo's M, h, g of its compiled model ``m`` at states of bridge's fixed-base ``model``."""
+    """MuJoCo's M, h, g of its compiled model ``m`` at states of bridge's ``model``: a fixed base at
+    the identity (MuJoCo's URDF compiler welds the root to the world; an MJCF model without a free
+    joint has the world as its base), or a floating base through the free joint on the base body.
+    Joints are matched by name; the vectors are mapped to the state's representation through one
+    change of variables from MuJoCo's layout (free joint ``[p_dot world; omega body]``, the joints in
+    MuJoCo's DOF order)."""
 
     m: Any
     model: Model
-    base_pose: np.ndarray = field(default_factory=lambda: np.eye(4))
+    base_pose: np.ndarray | None = field(init=False)
 
     def __post_init__(self) -> None:
-        jid = [_jid(self.m, d) for d in self.model.dof_names]
-        self.qadr = np.array([self.m.jnt_qposadr[j] for j in jid], dtype=int)
-        self.vadr = np.array([self.m.jnt_dofadr[j] for j in jid], dtype=int)
-        self.data = require_mujoco().MjData(self.m)
+        m, model = self.m, self.model
+        jid = [_jid(m, d) for d in model.dof_names]
+        self.qadr = np.array([m.jnt_qposadr[j] for j in jid], dtype=int)
+        self.vadr = np.array([m.jnt_dofadr[j] for j in jid], dtype=int)
+        order = np.argsort(self.vadr, kind="stable")  # native joints[i] = model joints[order[i]]
+        self.free = _free_dofs(m, model) if model.floating else None
+        base = np.arange(self.free[1], self.free[1] + 6) if self.free else np.zeros(0, dtype=int)
+        self.columns = np.concatenate([base, self.vadr[order]])
+        self.base_pose = None if model.floating else np.eye(4)
+        self.convention = Convention(
+            "mujoco-compiler",
+            MUJOCO.velocity,
+            joint_order=lambda _m: order,
+            configuration=MUJOCO.configuration,
+        )
+        self.data = require_mujoco().MjData(m)
 
-    def _forces(self, s: np.ndarray, s_dot: np.ndarray) -> np.ndarray:
-        """``qfrc_bias - qfrc_passive`` at ``(s, s_dot)``, bridge's DOF order."""
-        mujoco, m, d = require_mujoco(), self.m, self.data
+    def _set(self, state: State, moving: bool) -> None:
+        """MuJoCo's qpos, qvel at ``state`` (zero velocity unless ``moving``)."""
+        m, d = self.m, self.data
         d.qpos[:] = m.qpos0
         d.qvel[:] = 0.0
-        d.qpos[self.qadr] = s
-        d.qvel[self.vadr] = s_dot
+        if self.free is not None:
+            qpos, qvel = to_native_state(self.model, state, self.convention)
+            d.qpos[self.free[0] : self.free[0] + 7] = qpos[:7]
+            d.qvel[self.free[1] : self.free[1] + 6] = qvel[:6] if moving else 0.0
+        d.qpos[self.qadr] = state.s
+        d.qvel[self.vadr] = state.s_dot if moving else 0.0
+
+    def _forces(self, state: State, moving: bool) -> np.ndarray:
+        """``qfrc_bias - qfrc_passive`` (MuJoCo's layout, nv) at ``state``."""
+        mujoco, m, d = require_mujoco(), self.m, self.data
+        self._set(state, moving)
         # the pipeline stages M, h and g need (no factorization: a massless leaf is allowed)
         mujoco.mj_kinematics(m, d)
         mujoco.mj_comPos(m, d)
@@ -134,18 +183,22 @@ class MujocoNative:
         mujoco.mj_passive(m, d)
         bias = np.zeros(m.nv)
         mujoco.mj_rne(m, d, 0, bias)
-        return (bias - d.qfrc_passive)[self.vadr]
+        return bias - d.qfrc_passive
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
-        """M, h, g (fixed base: the same in every representation)."""
-        out = {
-            "bias_forces": self._forces(state.s, state.s_dot),
-            "gravity_forces": self._forces(state.s, np.zeros_like(state.s_dot)),
-        }
+        """M, h, g in ``state``'s representation, bridge's DOF order."""
+        cols = self.columns
+        g = self._forces(state, moving=False)[cols]
+        h = self._forces(state, moving=True)[cols]
         M = np.zeros((self.m.nv, self.m.nv))
         require_mujoco().mj_fullM(self.m, self.data, M)
-        out["mass_matrix"] = M[np.ix_(self.vadr, self.vadr)]
-        return out
+        M = M[np.ix_(cols, cols)]
+        cov = change_of_variables(self.model, state, NEUTRAL[state.representation], self.convention)
+        return {
+            "mass_matrix": cov.matrix_back(M),
+            "bias_forces": cov.bias_back(h, M),
+            "gravity_forces": cov.force_back(g),
+        }
 
 
 # ------------------------------------------------------------------ the edits that remove a cause
@@ -153,7 +206,7 @@ def _no_fuse(s: Any) -> None:
     s.compiler.fusestatic = False
 
 
-def _no_damping(s: Any) -> None:
+def no_damping(s: Any) -> None:
     for j in s.joints:
         j.damping = np.zeros_like(np.asarray(j.damping)) if np.ndim(j.damping) else 0.0
         j.stiffness = np.zeros_like(np.asarray(j.stiffness)) if np.ndim(j.stiffness) else 0.0
@@ -174,7 +227,7 @@ class _Compiled:
 
     def variant(self, edits: Sequence[Edit], inertias: Sequence[str] = ()) -> MujocoNative | Any:
         """The numbers of the spec compiled with ``edits`` and the URDF's inertia of ``inertias``."""
-        m, _ = _compile(self.spec, edits)
+        m, _ = compile_spec(self.spec, edits)
         if m is None:
             return REFUSED
         if inertias:
@@ -186,7 +239,7 @@ def _changed_inertias(c: _Compiled) -> tuple[list[str], list[str]]:
     """Links whose mass or inertia MuJoCo changed (one body per link without fusing): those it
     gave an inertia from their geoms, and those it balanced."""
     mujoco = require_mujoco()
-    unfused, _ = _compile(c.spec, [_no_fuse])
+    unfused, _ = compile_spec(c.spec, [_no_fuse])
     from_geoms, balanced = [], []
     for link in c.model.links if unfused is not None else ():
         b = mujoco.mj_name2id(unfused, mujoco.mjtObj.mjOBJ_BODY, link.name)
@@ -220,7 +273,7 @@ def _joint_causes(c: _Compiled) -> list[Cause]:
             "<dynamics damping> becomes joint damping: a passive force -damping * qvel in MuJoCo's "
             "dynamics, which rigid-body M, h, g do not have"
         )
-        causes.append(Cause("mujoco_damping", tuple(damped), message, c.variant([_no_damping])))
+        causes.append(Cause("mujoco_damping", tuple(damped), message, c.variant([no_damping])))
     return causes
 
 
@@ -282,9 +335,21 @@ class MujocoLoader:
     prefix = "mujoco_"
     against = None
     joins = "on request"
+    default_on = ("mjcf",)  # on an MJCF file (which no other loader reads) it joins by default
     unexplained = "MuJoCo's compile differs beyond what bridge can explain"
 
+    def for_kind(self, kind: str) -> Any:
+        """The loader of a file of ``kind``: this one for URDF, MuJoCo's MJCF compiler
+        (:class:`~bridge.backends.mujoco.native_mjcf.MjcfLoader`, the same ``edit``) for MJCF."""
+        if kind != "mjcf":
+            return self
+        from bridge.backends.mujoco.native_mjcf import MjcfLoader
+
+        return MjcfLoader(self.edit)
+
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
+        if source.kind != "urdf":
+            return self.for_kind(source.kind).load(source, reference)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = load_urdf(source.path, floating=False, check_inertia=False, mimic="independent")
@@ -298,14 +363,14 @@ class MujocoLoader:
                 "the dynamics unless inertias come from geoms"
             )
             causes.append(Cause("mujoco_meshes_removed", tuple(meshes), message))
-        m, refused = _compile(spec)
+        m, refused = compile_spec(spec)
         if m is None:
             causes.append(Cause("mujoco_refuses", (), f"MuJoCo's compiler refuses the file: {refused}"))
             return Loaded(None, causes)
         c = _Compiled(spec, model, m)
         from_geoms, balanced = _changed_inertias(c)
         causes += _joint_causes(c) + _body_causes(c, from_geoms, balanced) + _layout_causes(c)
-        residual = c.variant([_no_fuse, _no_damping, _no_armature], from_geoms + balanced)
+        residual = c.variant([_no_fuse, no_damping, _no_armature], from_geoms + balanced)
         return Loaded(MujocoNative(m, model), causes, residual, bodies=m.nbody - 1)
 
 
