@@ -17,6 +17,8 @@ from bridge.conventions.registry import convention_names, unregister_convention
 TUTORIALS = Path(__file__).resolve().parents[2] / "docs" / "tutorials"
 BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```\s*$", re.DOTALL | re.MULTILINE)
 PAGES = sorted(TUTORIALS.glob("*.md"))
+# a page that needs optional peers names their import names: <!-- requires: jax mujoco.mjx -->
+REQUIRES = re.compile(r"<!--\s*requires:([^>]*)-->")
 
 
 def python_blocks(text: str) -> list[str]:
@@ -27,7 +29,7 @@ def python_blocks(text: str) -> list[str]:
 def test_tutorial_pages_exist():
     names = {p.stem for p in PAGES}
     expected = {"load_urdf", "cross_validate", "convert_quantities", "reroot", "featherstone_batch"}
-    expected |= {"derivatives", "mujoco", "add_convention"}
+    expected |= {"derivatives", "mujoco", "add_convention", "autodiff"}
     assert expected <= names
 
 
@@ -38,7 +40,10 @@ def test_block_extraction():
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_tutorial_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    blocks = python_blocks(page.read_text(encoding="utf-8"))
+    text = page.read_text(encoding="utf-8")
+    for module in (m for found in REQUIRES.findall(text) for m in found.split()):
+        pytest.importorskip(module, reason=f"{page.name} needs {module}")
+    blocks = python_blocks(text)
     assert blocks, f"{page.name} has no ```python block"
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": f"tutorial_{page.stem}"}
