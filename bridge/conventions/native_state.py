@@ -141,8 +141,11 @@ def _require_configuration(convention: Convention):
 
 
 def check_model_and_state(model: object, state: object) -> None:
-    """Raise :class:`StateError` unless ``model`` is a bridge Model and ``state`` a State of it."""
-    if not isinstance(model, Model):
+    """Raise :class:`StateError` unless ``model`` is a bridge Model (or a model that stands for one:
+    a library model with bridge's DOFs, e.g. a FeatherstoneModel) and ``state`` a State of it."""
+    if not isinstance(model, Model) and not all(
+        hasattr(model, a) for a in ("n_dofs", "dof_names", "floating")
+    ):
         raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
     if not isinstance(state, State):
         raise StateError(f"expected a bridge State, got {type(state).__name__}")
