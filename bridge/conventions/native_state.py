@@ -140,13 +140,19 @@ def _require_configuration(convention: Convention):
     return config
 
 
-def check_model_and_state(model: object, state: object) -> None:
-    """Raise :class:`StateError` unless ``model`` is a bridge Model (or a model that stands for one:
-    a library model with bridge's DOFs, e.g. a FeatherstoneModel) and ``state`` a State of it."""
+def _check_model(model: object) -> None:
+    """StateError unless ``model`` is a bridge Model or a model standing for one (a library model
+    with bridge's DOFs, e.g. a FeatherstoneModel)."""
     if not isinstance(model, Model) and not all(
         hasattr(model, a) for a in ("n_dofs", "dof_names", "floating")
     ):
         raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
+
+
+def check_model_and_state(model: object, state: object) -> None:
+    """Raise :class:`StateError` unless ``model`` is a bridge Model (or a model that stands for one:
+    a library model with bridge's DOFs, e.g. a FeatherstoneModel) and ``state`` a State of it."""
+    _check_model(model)
     if not isinstance(state, State):
         raise StateError(f"expected a bridge State, got {type(state).__name__}")
     state.check_model(model)
@@ -204,8 +210,7 @@ def from_native_state(
     ``names`` name q and v in error messages; ``normalize`` accepts a quaternion of any non-zero
     norm (as MuJoCo does) instead of requiring a unit one.
     """
-    if not isinstance(model, Model):
-        raise StateError(f"model: expected a bridge Model, got {type(model).__name__}")
+    _check_model(model)
     config = _require_configuration(convention)
     lay = joint_layout(model, convention)
     what = f"{convention.name} state for model {model.name!r}"
