@@ -310,3 +310,30 @@ def test_import_bridge_imports_neither_jax_nor_casadi() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("robot", ["iCubGazeboV2_5", "solo12"])
+def test_jax_on_a_shipped_robot_equals_numpy(robot: str) -> None:
+    """A robot no one here wrote: every conversion of every registered convention under jit equals
+    the numpy path to 1e-13 (relative to the largest entry)."""
+    try:
+        model = bridge.load_urdf(bridge.robot_path(robot))
+    except bridge.BridgeError as exc:  # pragma: no cover - the robot packages are in the test extra
+        pytest.skip(f"{robot}: {exc}")
+    x = _numbers(model, seed=21)
+    targets = [n for n in NAMES if n != "mixed"]
+
+    @jax.jit
+    def run(arrays: dict) -> list:
+        st = _state(arrays, "mixed", jnp)
+        return [[fn(model, st, arrays, "mixed", t) for _, fn in CONVERSIONS] for t in targets]
+
+    out = run({k: jnp.asarray(v) for k, v in x.items()})
+    st = _state(x, "mixed")
+    for target, values in zip(targets, out, strict=True):
+        for (name, fn), got in zip(CONVERSIONS, values, strict=True):
+            ref = fn(model, st, x, "mixed", target)
+            scale = max(1.0, np.abs(ref).max())
+            np.testing.assert_allclose(
+                np.asarray(got), ref, rtol=0, atol=1e-13 * scale, err_msg=f"{target} {name}"
+            )
