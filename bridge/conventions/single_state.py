@@ -267,6 +267,14 @@ class SingleBias:
 
     def subtract_from(self, out: np.ndarray) -> None:
         """``out -= T_dot nu`` without a temporary array."""
+        i = self._i
+        if self._simple:
+            vx, vy, vz, wx, wy, wz = self.v_body.tolist()
+            c = self._c
+            out[i] -= c * (wy * vz - wz * vy)
+            out[i + 1] -= c * (wz * vx - wx * vz)
+            out[i + 2] -= c * (wx * vy - wy * vx)
+            return
         self.add_into(out, -1.0)
 
 
@@ -298,7 +306,7 @@ class SingleStateChange:
 
     __slots__ = (
         "_bias", "_bias_pose", "_change", "_index", "_orthogonal", "_perm", "_v_base", "_v_body", "_v_joints",
-        "cov",
+        "cov", "fill",
     )
 
     def __init__(
@@ -334,21 +342,47 @@ class SingleStateChange:
         if floating and change.constant and not change.identity:
             eye = np.eye(4)
             cov.X, cov.X_inv = change.matrices(eye, eye.tolist())
+        #: ``fill(H, rows, base_velocity, s_dot)``: write the state's target velocity into the
+        #: buffers and return the change of variables (the shortest form for this pair)
+        self.fill = self._fill_general
+        if not floating or change.constant:
+            self.fill = self._fill_constant
+        elif self._index is not None and (self._bias is None or not self._bias_pose) and (
+            self._v_body is None or self._v_body is self._v_base
+        ):
+            self.fill = self._fill_rotation
 
-    def fill(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
-        """Write the state's target velocity into the buffers and return the change of variables."""
+    def _fill_constant(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
+        """A fixed base or a constant X: the joints, and the base through the constant."""
         perm = self._perm
         self._v_joints[...] = s_dot if perm is None else s_dot[perm]
         cov = self.cov
-        if not self.cov.joints.nb:
-            return cov
-        change = self._change
-        if change.constant:
+        if cov.joints.nb:
             if cov.X is None:
                 self._v_base[...] = base_velocity
             else:
                 np.dot(cov.X, base_velocity, out=self._v_base)
-            return cov
+        return cov
+
+    def _fill_rotation(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
+        """X of rotations only (one take; X^-1 = X^T), T_dot nu read lazily from the target
+        velocity (a BODY target) when there is one."""
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        cov = self.cov
+        cov.X = X = H.take(self._index)
+        cov.X_inv = X.T
+        cov._bias = None
+        np.dot(X, base_velocity, out=self._v_base)
+        return cov
+
+    def _fill_general(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
+        """Write the state's target velocity into the buffers and return the change of variables
+        (``fill``: this general case, or a shorter one picked when the change is made)."""
+        perm = self._perm
+        self._v_joints[...] = s_dot if perm is None else s_dot[perm]
+        cov = self.cov
+        change = self._change
         index = self._index
         if index is not None:
             cov.X = X = H.take(index)

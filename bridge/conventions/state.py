@@ -15,6 +15,7 @@ whole generalized velocities (and foreign conventions) is :mod:`bridge.conventio
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -228,17 +229,25 @@ def all_finite(x: np.ndarray) -> bool:
 #: need no finiteness check; larger (or non-finite) inputs take the general, checked path
 MODERATE = 1e50
 MODERATE_SQ = MODERATE * MODERATE
-#: x is scaled by this before its squared norm is taken: no finite entry can overflow the square (the
-#: largest float becomes ~5e139), while MODERATE_SQ scaled alike stays a normal float (~7e-238)
-_SCALE = 2.0**-560
-_SCALED_MODERATE_SQ = MODERATE_SQ * _SCALE * _SCALE
+def _fast_vdot():
+    """numpy's C ``vdot`` (no Python dispatch layer) where numpy exposes it, else ``np.vdot``."""
+    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "vdot"):
+            return module.vdot
+    return np.vdot
+
+
+#: the dot product of all_moderate (see there)
+vdot = _fast_vdot()
+_vdot = vdot
 
 
 def all_moderate(x: np.ndarray) -> bool:
-    """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one product and
-    one BLAS dot; False for any inf or NaN, without numpy's overflow warning for huge entries)."""
-    y = x * _SCALE
-    return y.dot(y) < _SCALED_MODERATE_SQ
+    """Whether the float vector ``x`` (one axis) is finite with ``||x|| < MODERATE`` (one BLAS dot;
+    False for any inf or NaN). ``np.vdot`` rather than ``x.dot``: the same product, without numpy's
+    overflow warning for huge entries (whose square overflows to inf, which fails the test)."""
+    return _vdot(x, x) < MODERATE_SQ
 
 
 def _init_foreign(

@@ -17,7 +17,14 @@ import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
-from bridge.conventions.state import State, all_finite, all_moderate, pose_rows_valid, velocity_declaration
+from bridge.conventions.state import (
+    MODERATE_SQ,
+    State,
+    all_finite,
+    pose_rows_valid,
+    vdot,
+    velocity_declaration,
+)
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
@@ -26,6 +33,7 @@ from .state import PINOCCHIO, PinocchioLayout
 __all__ = ["SingleStatePath"]
 
 _F64 = np.dtype(np.float64)
+_vdot = vdot  # (a BLAS dot without numpy's overflow warning: see all_moderate)
 
 
 def _rows_to_q7(rows: list) -> list[float]:
@@ -145,7 +153,7 @@ class SingleStatePath:
             sc = s_copy[self._qc_src]
             q[self._qc_dst] = np.cos(sc)
             q[self._qc_dst1] = np.sin(sc)
-        if not all_moderate(buf):  # finite and moderate
+        if not _vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
@@ -291,7 +299,7 @@ class SingleStatePath:
         else:
             self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
         a = self._acc
-        if not all_moderate(a):  # an inf, a NaN or a huge value in the arguments
+        if not _vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate, inlined)
             return False
         return base_acc
 
@@ -303,7 +311,7 @@ class SingleStatePath:
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not all_moderate(t):
+        if not self._single or not _vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
