@@ -315,3 +315,13 @@ def test_mjcf_to_urdf_to_mjcf_round_trip() -> None:
         _numbers(back, qpos, qvel, qacc, qfrc), _numbers(original, qpos, qvel, qacc, qfrc), strict=True
     ):
         assert float(np.abs(a - b).max()) <= 1e-10 * max(1.0, float(np.abs(b).max()))
+
+
+def test_to_mjcf_writes_no_empty_range() -> None:
+    """URDF's lower = upper = 0 (no limit given) is not written as a range MuJoCo refuses."""
+    import mujoco
+
+    model = bridge.load_urdf(bridge.robot_path("double_pendulum"))
+    xml = bridge.to_mjcf(model)
+    assert 'range="0 0"' not in xml and "range=" not in xml
+    mujoco.MjModel.from_xml_string(xml)  # compiles

@@ -212,9 +212,6 @@ OPTIONS = {
 }
 #: shipped robots that do not reach MuJoCo, and why
 NOT_WRITTEN = {
-    # a joint whose limits are equal: to_mjcf writes range="0 0", MuJoCo wants range[0] < range[1]
-    "double_pendulum": "range\\[0\\] should be smaller than range\\[1\\]",
-    "double_pendulum_simple": "range\\[0\\] should be smaller than range\\[1\\]",
     "ur3": "",  # load_urdf refuses the URDF itself
 }
 REPRESENTATIVE_ROBOTS = ("panda", "solo12", "iCubGenova04", "talos_reduced")

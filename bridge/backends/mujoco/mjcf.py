@@ -51,7 +51,9 @@ def _joint_lines(b: BodyPlan) -> list[str]:
         if j.armature:
             attrs += f' armature="{_num(j.armature)}"'
         lo, hi = j.limits.lower, j.limits.upper
-        if j.kind is not JointKind.CONTINUOUS and lo is not None and hi is not None:
+        # (an empty range, e.g. URDF's lower = upper = 0 for "not given", is no limit: MuJoCo
+        # refuses range[0] >= range[1], and limits do not enter the dynamics)
+        if j.kind is not JointKind.CONTINUOUS and lo is not None and hi is not None and lo < hi:
             attrs += f' limited="true" range="{_num((lo, hi))}"'
         lines.append(f"<joint {attrs}/>")
     return lines
