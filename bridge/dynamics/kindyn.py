@@ -39,12 +39,14 @@ from bridge.conventions.state import (
 )
 from bridge.derivatives.select import pick_derivatives
 from bridge.dynamics.result_checks import (
+    MASS_QUANTITIES,
     MODERATE_MODEL,
     QUANTITY_NAMES,
     REGULAR,
     check_finite,
     input_note,
     model_scale,
+    raise_massless,
     raise_singular,
 )
 from bridge.errors import (
@@ -132,6 +134,7 @@ class KinDyn:
         # the centroidal quantities' rows are in G[A], or G[B] where the representation's axes are B's
         self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self._frame_names = frozenset(model.frame_names)
+        self._massless = not model.total_mass > 0
         self._n_dofs = model.n_dofs
         self._nv = model.nv
         self._floating = model.floating
@@ -261,6 +264,8 @@ class KinDyn:
         value = self._cache.get(key)
         if value is None:
             self._require_state()
+            if self._massless and key in MASS_QUANTITIES:
+                raise_massless(self.model, key)
             value = self._store(key, fn() if self._moderate else self._quiet(fn))
         return value
 
@@ -544,7 +549,7 @@ class KinDyn:
             largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
             largest = {}
-        return input_note(largest, self.engine_name)
+        return input_note(largest, self.engine_name, frozen=not self.model.floating and not self._n_dofs)
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:
