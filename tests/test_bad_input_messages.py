@@ -121,7 +121,7 @@ def test_zero_total_mass_says_so(engine: str, floating: bool) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_fixed_base_without_dof_com_and_momenta_answer_or_say_why(engine: str) -> None:
     kd = _at_rest(ONE_LINK, engine, floating=False)
-    for query in ("com_position", "com_velocity", "centroidal_momentum"):
+    for query in ("com_position", "com_velocity", "centroidal_momentum", "total_momentum"):
         try:
             value = getattr(kd, query)()
         except bridge.InvalidValueError as exc:

@@ -44,9 +44,10 @@ from bridge.dynamics.result_checks import (
     QUANTITY_NAMES,
     REGULAR,
     check_finite,
+    guard_mass,
     input_note,
     model_scale,
-    raise_massless,
+    needs_guard,
     raise_singular,
 )
 from bridge.errors import (
@@ -134,7 +135,7 @@ class KinDyn:
         # the centroidal quantities' rows are in G[A], or G[B] where the representation's axes are B's
         self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self._frame_names = frozenset(model.frame_names)
-        self._massless = not model.total_mass > 0
+        self._guard_mass = needs_guard(model)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
         self._floating = model.floating
@@ -264,8 +265,8 @@ class KinDyn:
         value = self._cache.get(key)
         if value is None:
             self._require_state()
-            if self._massless and key in MASS_QUANTITIES:
-                raise_massless(self.model, key)
+            if self._guard_mass and key in MASS_QUANTITIES:
+                guard_mass(self.model, key, self.com_position)
             value = self._store(key, fn() if self._moderate else self._quiet(fn))
         return value
 

@@ -26,9 +26,10 @@ __all__ = [
     "QUANTITY_NAMES",
     "REGULAR",
     "check_finite",
+    "guard_mass",
     "input_note",
     "model_scale",
-    "raise_massless",
+    "needs_guard",
     "raise_singular",
 ]
 
@@ -85,13 +86,24 @@ def check_finite(value: np.ndarray, what: str, model_name: str, note: Callable[[
     return value
 
 
-def raise_massless(model: Model, key: str) -> None:
-    """Raise InvalidValueError: the quantity of KinDyn cache ``key`` (in :data:`MASS_QUANTITIES`) is
-    undefined on ``model``, whose total mass is zero."""
-    raise InvalidValueError(
-        f"{QUANTITY_NAMES.get(key, key)} of model {model.name!r} is undefined: the total mass is zero "
-        f"(all {len(model.links)} links are massless), so there is no centre of mass"
-    )
+def needs_guard(model: Model) -> bool:
+    """Whether the centre-of-mass quantities of ``model`` need :func:`guard_mass`: its total mass is
+    zero, or it has a fixed base and no DOF (some libraries return NaN on it)."""
+    return not model.total_mass > 0 or (not model.floating and not model.n_dofs)
+
+
+def guard_mass(model: Model, key: str, com_position: Callable[[], np.ndarray]) -> None:
+    """Before KinDyn computes the quantity of cache ``key`` (in :data:`MASS_QUANTITIES`) on a model
+    that :func:`needs_guard`: an InvalidValueError if the total mass is zero (the quantity is
+    undefined); for the total momentum, derived from the centre of mass, ``com_position()`` first, so
+    that a non-finite centre of mass is named as such."""
+    if not model.total_mass > 0:
+        raise InvalidValueError(
+            f"{QUANTITY_NAMES.get(key, key)} of model {model.name!r} is undefined: the total mass is "
+            f"zero (all {len(model.links)} links are massless), so there is no centre of mass"
+        )
+    if key == "hB":
+        com_position()
 
 
 def input_note(largest: Mapping[str, float], engine_name: str, frozen: bool = False) -> str:
