@@ -5,7 +5,10 @@ with ``--all --fail-on-skip`` when none disagrees but some robots were skipped (
 property of those files, not a disagreement between engines; they are listed and counted in the last
 line). ``--native`` compares the libraries' own loaders on the file (a URDF: Pinocchio's, iDynTree's,
 Drake's; an MJCF file: MuJoCo's compiler, the loaders reading no MJCF left out with a note) and
-explains differences.
+explains differences; it loads the file as it is, so it does not combine with ``--all`` nor with the
+options that change how bridge loads a file (``--base``, ``--joints``, ``--fixed-base``, ``--mimic``,
+``--allow-nonphysical``, ``--strict``): exit 2 naming them. A name listed twice in ``--engines`` is bad
+input too.
 The output file (``--json``) is checked before any work starts.
 """
 
@@ -69,6 +72,30 @@ def _check_numbers(model: str | None, all_models: bool, samples: int, seed: int,
         raise fail(f"--rtol must be a positive number, not {rtol}")
 
 
+def _check_combination(native: bool, all_models: bool, load_flags: dict[str, object]) -> None:
+    """Fail (exit 2) if ``--native`` comes with ``--all`` or with options that change how bridge loads
+    the file (``load_flags``: flag -> value, unset when falsy): the native comparison loads it as is."""
+    if not native:
+        return
+    if all_models:
+        raise fail("--native does not combine with --all: give one file to compare the loaders on")
+    given = [flag for flag, value in load_flags.items() if value]
+    if given:
+        raise fail(
+            f"--native does not combine with {', '.join(given)}: it compares the libraries' own loaders "
+            "on the file as it is"
+        )
+
+
+def _check_duplicates(option: str, names: list[str]) -> None:
+    """Fail (exit 2) if ``names`` (compared case-insensitively) lists a name twice."""
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise fail(f"{option}: {name.lower()!r} is listed twice")
+        seen.add(name.lower())
+
+
 def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
     """Fail (exit 2) before any work on an unknown engine or representation, or an empty list
     (engine names from the library registry)."""
@@ -78,6 +105,7 @@ def _check_names(engine_list: list[str], rep_list: list[str]) -> None:
 
     if not engine_list or not rep_list:
         raise fail("--engines and --representations need at least one name each")
+    _check_duplicates("--engines", engine_list)
     for e in engine_list:
         if e.lower() not in engine_names():
             raise fail(f"--engines: unknown engine {e!r}; available: {', '.join(engine_names())}")
@@ -275,7 +303,8 @@ def check(
             "--native",
             help="Compare the libraries' own loaders with bridge on the file and explain differences: on "
             "a URDF Pinocchio's, iDynTree's (and Drake's), with --engines ...,mujoco also MuJoCo's URDF "
-            "compiler; on an MJCF file MuJoCo's compiler.",
+            "compiler; on an MJCF file MuJoCo's compiler. The file as it is: not with --all, --base, "
+            "--joints, --fixed-base, --mimic, --allow-nonphysical, --strict.",
         ),
     ] = False,
 ) -> None:
@@ -284,13 +313,17 @@ def check(
     from rich.console import Console
 
     _check_numbers(model, all_models, samples, seed, rtol)
+    load_flags = {"--base": base, "--joints": joints, "--fixed-base": fixed_base, "--mimic": mimic,
+                  "--mimic-independent": mimic_independent, "--allow-nonphysical": allow_nonphysical,
+                  "--strict": strict}  # fmt: skip
+    _check_combination(native, all_models, load_flags)
     check_output(json_file, "--json", force)
     options = LoadOptions(
         base, joints, fixed_base, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
     )
     settings = _settings(engines, representations, samples, seed, rtol)
     console = Console()
-    if native and not all_models:
+    if native:
         raise _check_native(console, model, settings, json_file)
     if all_models:
         sweep = _check_all(console, options, settings)

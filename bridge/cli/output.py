@@ -25,6 +25,20 @@ def check_output(path: Path | None, option: str, force: bool) -> None:
         raise fail(f"{option} {str(path)!r} exists; add --force to replace it")
     if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise fail(f"{option} {str(path)!r} is not writable")
+    _probe(path, option)
+
+
+def _probe(path: Path, option: str) -> None:
+    """Fail (exit 2) unless ``path`` opens for writing (what permissions do not tell: ``/proc``, a
+    read-only file system); the file is left as it was (created by the probe: removed)."""
+    existed = path.exists()
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise fail(f"{option} {str(path)!r}: cannot write ({exc.strerror or exc})") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def write(path: Path, text: str, option: str) -> None:

@@ -39,12 +39,15 @@ from bridge.conventions.state import (
 )
 from bridge.derivatives.select import pick_derivatives
 from bridge.dynamics.result_checks import (
+    MASS_QUANTITIES,
     MODERATE_MODEL,
     QUANTITY_NAMES,
     REGULAR,
     check_finite,
+    guard_mass,
     input_note,
     model_scale,
+    needs_guard,
     raise_singular,
 )
 from bridge.errors import (
@@ -132,6 +135,7 @@ class KinDyn:
         # the centroidal quantities' rows are in G[A], or G[B] where the representation's axes are B's
         self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self._frame_names = frozenset(model.frame_names)
+        self._guard_mass = needs_guard(model)
         self._n_dofs = model.n_dofs
         self._nv = model.nv
         self._floating = model.floating
@@ -261,6 +265,8 @@ class KinDyn:
         value = self._cache.get(key)
         if value is None:
             self._require_state()
+            if self._guard_mass and key in MASS_QUANTITIES:
+                guard_mass(self.model, key, self.com_position)
             value = self._store(key, fn() if self._moderate else self._quiet(fn))
         return value
 
@@ -544,7 +550,7 @@ class KinDyn:
             largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
             largest = {}
-        return input_note(largest, self.engine_name)
+        return input_note(largest, self.engine_name, frozen=not self.model.floating and not self._n_dofs)
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:

@@ -21,12 +21,15 @@ from bridge.model.model import Model
 
 __all__ = [
     "LARGE_INPUT",
+    "MASS_QUANTITIES",
     "MODERATE_MODEL",
     "QUANTITY_NAMES",
     "REGULAR",
     "check_finite",
+    "guard_mass",
     "input_note",
     "model_scale",
+    "needs_guard",
     "raise_singular",
 ]
 
@@ -52,7 +55,12 @@ QUANTITY_NAMES = {
     "hG": "centroidal_momentum",
     "hG[A]": "centroidal_momentum",
     "hB": "total_momentum",
+    "CMM": "centroidal_momentum_matrix",
+    "Jmomentum": "total_momentum_jacobian",
 }
+
+#: KinDyn cache keys of the quantities that need a positive total mass (the centre of mass and momenta)
+MASS_QUANTITIES = frozenset({"com", "vcom", "Jcom", "hG", "hG[A]", "hB", "CMM", "Jmomentum"})
 
 
 def model_scale(model: Model) -> float:
@@ -78,13 +86,39 @@ def check_finite(value: np.ndarray, what: str, model_name: str, note: Callable[[
     return value
 
 
-def input_note(largest: Mapping[str, float], engine_name: str) -> str:
+def needs_guard(model: Model) -> bool:
+    """Whether the centre-of-mass quantities of ``model`` need :func:`guard_mass`: its total mass is
+    zero, or it has a fixed base and no DOF (some libraries return NaN on it)."""
+    return not model.total_mass > 0 or (not model.floating and not model.n_dofs)
+
+
+def guard_mass(model: Model, key: str, com_position: Callable[[], np.ndarray]) -> None:
+    """Before KinDyn computes the quantity of cache ``key`` (in :data:`MASS_QUANTITIES`) on a model
+    that :func:`needs_guard`: an InvalidValueError if the total mass is zero (the quantity is
+    undefined); for the total momentum, derived from the centre of mass, ``com_position()`` first, so
+    that a non-finite centre of mass is named as such."""
+    if not model.total_mass > 0:
+        raise InvalidValueError(
+            f"{QUANTITY_NAMES.get(key, key)} of model {model.name!r} is undefined: the total mass is "
+            f"zero (all {len(model.links)} links are massless), so there is no centre of mass"
+        )
+    if key == "hB":
+        com_position()
+
+
+def input_note(largest: Mapping[str, float], engine_name: str, frozen: bool = False) -> str:
     """Where a non-finite result comes from, given the largest magnitude of each input (empty when
-    there is no state): inputs beyond :data:`LARGE_INPUT`, or else the engine itself."""
+    there is no state): inputs beyond :data:`LARGE_INPUT`, or else the engine itself (``frozen``:
+    on a model with a fixed base and no DOF, which some libraries do not handle)."""
     big = {k: v for k, v in largest.items() if v > LARGE_INPUT}
     if big or not largest:
         listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
         return f"the float64 products overflow; the inputs are too large ({listed})"
+    if frozen:
+        return (
+            f"the {engine_name} engine returned NaN or infinite values on a model with a fixed base and "
+            "no DOF (nothing moves; that library does not handle such a model): try another engine"
+        )
     return (
         f"the {engine_name} engine returned NaN or infinite values for moderate inputs (a "
         "limitation of that library on this model; try another engine)"

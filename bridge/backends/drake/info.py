@@ -7,13 +7,11 @@ angular, base linear, then the joints depth first).
 
 from __future__ import annotations
 
-import logging
-
-from pydrake.multibody.parsing import Parser
 from pydrake.multibody.plant import MultibodyPlant
 from pydrake.multibody.tree import JointIndex
 
-from bridge.backends.drake.model import to_drake
+from bridge.backends.drake.model import quiet_drake, to_drake
+from bridge.backends.drake.native import load_drake_urdf
 from bridge.backends.drake.state import drake_layout
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order
 from bridge.model.model import Model
@@ -59,16 +57,8 @@ def _converted(model: Model) -> tuple[InfoColumn, str]:
 
 def _parse(path: str) -> MultibodyPlant:
     """A finalized plant from Drake's own URDF ``Parser`` (its per-inertia warnings silenced)."""
-    logger = logging.getLogger("drake")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        plant = MultibodyPlant(0.0)
-        Parser(plant).AddModels(path)
-        plant.Finalize()
-        return plant
-    finally:
-        logger.setLevel(level)
+    with quiet_drake():
+        return load_drake_urdf(path)
 
 
 def _loader(model: Model, path: str) -> tuple[InfoColumn | None, tuple[str, ...]]:

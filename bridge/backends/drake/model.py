@@ -33,7 +33,10 @@ Drake orders the generalized velocities by its own forest (:func:`drake_layout` 
 
 from __future__ import annotations
 
+import logging
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -79,6 +82,21 @@ def require_drake():
     import pydrake
 
     return pydrake
+
+
+@contextmanager
+def quiet_drake() -> Iterator[None]:
+    """Drake's own log lines below ERROR (``WARNING:drake:...`` from its parser) silenced while bridge
+    runs Drake: bridge reports what matters as findings or warnings of its own. pydrake is imported
+    first (importing it sets the ``drake`` logger's level, which would undo the silencing)."""
+    require_drake()
+    logger = logging.getLogger("drake")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _rigid_transform(T: Transform):

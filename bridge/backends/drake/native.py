@@ -25,15 +25,13 @@ Drake's parser does differently (measured with Drake 1.51):
 
 from __future__ import annotations
 
-import logging
 import xml.etree.ElementTree as ET
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
-from bridge.backends.drake.model import require_drake
+from bridge.backends.drake.model import quiet_drake, require_drake
 from bridge.backends.drake.state import DRAKE
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
@@ -337,18 +335,6 @@ def _dof_order(plant) -> tuple[str, ...]:
     return tuple(j.name() for j in joints if j.num_velocities() == 1)
 
 
-@contextmanager
-def _quiet():
-    """Drake's parser logs a warning per non-physical inertia: a finding instead."""
-    logger = logging.getLogger("drake")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
 class DrakeLoader:
     """Drake's ``Parser`` compared with bridge's model of the file."""
 
@@ -360,7 +346,7 @@ class DrakeLoader:
 
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
         try:
-            with _quiet():
+            with quiet_drake():
                 plant = load_drake_urdf(source.path)
         except RuntimeError as exc:
             why = f"Drake's parser refuses the file: {str(exc).splitlines()[0]}"

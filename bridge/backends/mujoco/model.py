@@ -51,9 +51,11 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
+from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
     BridgeWarning,
+    InvalidValueError,
     ModelError,
     ModelFileNotFoundError,
     ShapeError,
@@ -556,6 +558,8 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
         raise BackendError(f"from_mujoco expects a mujoco.MjModel, got {type(mj_model).__name__}")
     mj = _Mj.of(mujoco, mj_model)
     m = mj.m
+    where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
+    check_values(mujoco, m, mj.bname, mj.jname, where)
     free = _free_joints(mj)
     root, kept = _kept_bodies(mj, free)
     links, joints, dofs = _mj_tree(mj, root, kept)
@@ -627,8 +631,8 @@ def load_mjcf(path: str | os.PathLike) -> Model:
         raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
     try:
         return _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
-    except UnsupportedError as exc:
-        raise UnsupportedError(f"{p}: {exc}") from None
+    except (ModelError, InvalidValueError) as exc:  # the file named first
+        raise type(exc)(f"{p}: {exc}") from None
 
 
 def _model_name(names: bytes) -> str:
@@ -661,8 +665,12 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     p = _model_path(path, "load_model")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such file")
-    if is_mjcf(p):
-        if kwargs:
-            raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
-        return load_mjcf(p)
-    return load_urdf(p, **kwargs)
+    mjcf = is_mjcf(p)
+    if mjcf and kwargs:
+        raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = load_mjcf(p) if mjcf else load_urdf(p, **kwargs)
+    for w in caught:  # issued again one frame up: at the caller's line
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return model
