@@ -2,9 +2,8 @@
 
 ``KinDyn`` is what iDynTree users know from ``KinDynComputations``: set a state, ask for the mass
 matrix, bias forces, inverse/forward dynamics, frame kinematics and centre of mass, all in the
-chosen representation (BODY, INERTIAL or MIXED; see :mod:`bridge.conventions.state`), with the joints in the
-model's DOF order. The same questions go to any engine ("pinocchio", "idyntree",
-"featherstone"), which is what makes cross-validation possible.
+chosen representation (:mod:`bridge.conventions.state`), joints in the model's DOF order. The same
+questions go to any registered engine, which is what makes cross-validation possible.
 
 States may carry leading batch axes: every result then has the same leading axes. Results are
 cached per state and computed lazily.
@@ -30,11 +29,13 @@ from bridge.backends.protocol import DERIVED_QUANTITIES, Engine, capability, der
 from bridge.conventions.declaration import Axes
 from bridge.conventions.state import (
     DEFAULT_GRAVITY,
+    MODERATE_SQ,
     Representation,
     State,
     all_finite,
     all_moderate,
     finite_weights,
+    vdot,
     velocity_declaration,
 )
 from bridge.derivatives.select import pick_derivatives
@@ -43,11 +44,13 @@ from bridge.dynamics.result_checks import (
     MODERATE_MODEL,
     QUANTITY_NAMES,
     REGULAR,
+    check_all_finite,
     check_finite,
     guard_mass,
     input_note,
     model_scale,
     needs_guard,
+    quiet,
     raise_singular,
 )
 from bridge.errors import (
@@ -82,6 +85,11 @@ def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
 def _declines(*_: object) -> None:
     """An optional single-state hook the engine does not offer: KinDyn takes the general path."""
     return None
+
+
+def _moderate_vector(kd: KinDyn, x: object) -> bool:
+    """One moderate (n,) vector on a moderate state and model (see set_state): no overflow."""
+    return kd._moderate and type(x) is np.ndarray and x.shape == (kd._n_dofs,) and vdot(x, x) < MODERATE_SQ
 
 
 def _finite(value: np.ndarray, what: str, kd: KinDyn) -> np.ndarray:
@@ -254,20 +262,13 @@ class KinDyn:
         self._cache[key] = value
         return value
 
-    @staticmethod
-    def _quiet(fn, *args: object) -> Any:
-        """``fn(*args)`` without numpy's floating-point warnings: on the general path, where large
-        inputs may overflow, every result is checked and a non-finite one raises bridge's error."""
-        with np.errstate(all="ignore"):
-            return fn(*args)
-
     def _cached(self, key: Any, fn) -> np.ndarray:
         value = self._cache.get(key)
         if value is None:
             self._require_state()
             if self._guard_mass and key in MASS_QUANTITIES:
                 guard_mass(self.model, key, self.com_position)
-            value = self._store(key, fn() if self._moderate else self._quiet(fn))
+            value = self._store(key, fn() if self._moderate else quiet(fn))
         return value
 
     def _frame(self, frame: str) -> str:
@@ -286,7 +287,7 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.mass_matrix() if self._moderate else self._quiet(self._engine.mass_matrix)
+            value = self._engine.mass_matrix() if self._moderate else quiet(self._engine.mass_matrix)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -301,7 +302,7 @@ class KinDyn:
         if value is None:
             if not self._has_state:
                 self._require_state()
-            value = self._engine.bias_forces() if self._moderate else self._quiet(self._engine.bias_forces)
+            value = self._engine.bias_forces() if self._moderate else quiet(self._engine.bias_forces)
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
             if not self._moderate:
@@ -317,7 +318,7 @@ class KinDyn:
             if not self._has_state:
                 self._require_state()
             value = (
-                self._engine.gravity_forces() if self._moderate else self._quiet(self._engine.gravity_forces)
+                self._engine.gravity_forces() if self._moderate else quiet(self._engine.gravity_forces)
             )
             if type(value) is not np.ndarray:
                 value = np.asarray(value)
@@ -379,13 +380,13 @@ class KinDyn:
             if self._moderate:  # hot path: None unless one plain valid state
                 tau = self._id_single(base_acc, s_ddot)
             else:
-                tau = self._quiet(self._id_single, base_acc, s_ddot)
+                tau = quiet(self._id_single, base_acc, s_ddot)
             if tau is not None:
                 return tau if self._moderate else _finite(tau, "inverse_dynamics", self)
         self._require_state()
         nu_dot = self._nu_dot(base_acc, s_ddot)
         wrenches = self._wrenches(external_wrenches)
-        return _finite(self._quiet(self._engine.inverse_dynamics, nu_dot, wrenches), "inverse_dynamics", self)
+        return _finite(quiet(self._engine.inverse_dynamics, nu_dot, wrenches), "inverse_dynamics", self)
 
     def forward_dynamics(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
@@ -415,7 +416,7 @@ class KinDyn:
         check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
         wrenches = self._wrenches(external_wrenches)
         try:
-            nu_dot = self._quiet(self._engine.forward_dynamics, tau, wrenches)
+            nu_dot = quiet(self._engine.forward_dynamics, tau, wrenches)
         except np.linalg.LinAlgError:
             nu_dot = None
         return self._fd_result(nu_dot, tau, wrenches)
@@ -481,13 +482,14 @@ class KinDyn:
         :meth:`inverse_dynamics_derivatives`. ``dnudot_dtau`` is the derivative with respect to the
         full generalized force (the inverse mass matrix; the joint torques are its last n columns).
 
-        Engines: "pinocchio" from ``computeABADerivatives`` plus the chain-rule terms; the others
-        from their inverse dynamics derivatives at ``nu_dot = FD(tau)`` by the implicit function
-        theorem (``dnudot_dx = -M^-1 dtau_dx``), with the same accuracy.
-        """
+        Engines: "pinocchio" from ``computeABADerivatives`` plus the chain rule; the others by the
+        implicit function theorem (``dnudot_dx = -M^-1 dtau_dx`` at ``nu_dot = FD(tau)``)."""
         if self.model.massless_dofs:
             raise self._singular_mass_error()
         self._require_state()
+        if external_wrenches is None and _moderate_vector(self, joint_torques):  # nothing can overflow
+            out = self._derivatives.forward(self._generalized_force(joint_torques), None, self._gravity)
+            return tuple(self._read_only(v) for v in out)
         tau = self._generalized_force(as_float_array(joint_torques, "joint_torques", ()))
         check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
         wrenches = self._wrenches(external_wrenches)
@@ -496,13 +498,13 @@ class KinDyn:
 
     def _checked_derivatives(self, what: str, compute, x: np.ndarray, wrenches) -> tuple[np.ndarray, ...]:
         """``compute(x, wrenches, gravity)``'s three (..., nv, nv) derivatives, read-only and finite
-        (numpy's overflow warnings silenced: a non-finite result is an InvalidValueError naming the
-        inputs); three empty matrices for a model without DOFs (nothing to differentiate)."""
+        (else an InvalidValueError naming the inputs); empty for a model without DOFs."""
         if self._nv == 0:
             shape = (*np.broadcast_shapes(self.batch_shape, x.shape[:-1]), 0, 0)
             return tuple(self._read_only(np.zeros(shape)) for _ in range(3))
-        out = self._quiet(compute, x, wrenches, self._gravity)
-        return tuple(_finite(self._read_only(v), what, self) for v in out)
+        out = quiet(compute, x, wrenches, self._gravity)
+        check_all_finite(out, what, self.model.name, self._input_note)
+        return tuple(self._read_only(v) for v in out)
 
     @staticmethod
     def _read_only(value: object) -> np.ndarray:
@@ -574,7 +576,7 @@ class KinDyn:
             value = (
                 self._engine.frame_jacobian(frame)
                 if self._moderate
-                else self._quiet(self._engine.frame_jacobian, frame)
+                else quiet(self._engine.frame_jacobian, frame)
             )
             if type(value) is not np.ndarray:
                 value = np.asarray(value)

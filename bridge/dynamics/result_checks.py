@@ -80,10 +80,28 @@ def check_finite(value: np.ndarray, what: str, model_name: str, note: Callable[[
     the model, with ``note()`` saying where the non-finite values come from."""
     flat = value.reshape(-1)
     n = flat.shape[0]
-    ok = math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else bool(np.isfinite(flat).all())
+    m = value.shape[-1] * (value.shape[-2] if value.ndim > 1 else 1) if value.ndim else 1
+    if 0 < n <= 4096:
+        ok = math.isfinite(flat.dot(finite_weights(n)))
+    elif 0 < m <= 4096 and n % m == 0:  # one product per sample (see finite_weights), then N numbers
+        ok = bool(np.isfinite(flat.reshape(-1, m).dot(finite_weights(m))).all())
+    else:
+        ok = bool(np.isfinite(flat).all())
     if not ok:
         raise InvalidValueError(f"{what} of model {model_name!r} is not finite: {note()}")
     return value
+
+
+def check_all_finite(values: tuple, what: str, model_name: str, note: Callable[[], str]) -> None:
+    """:func:`check_finite` of several arrays: once on their common C-contiguous owner when they
+    are views of one (a batch's three derivatives), so that no strided copy is made."""
+    bases = {id(v.base) for v in values if isinstance(v, np.ndarray)}
+    owner = values[0].base if isinstance(values[0], np.ndarray) else None
+    if len(bases) == 1 and owner is not None and owner.flags.c_contiguous:
+        check_finite(owner, what, model_name, note)
+        return
+    for v in values:
+        check_finite(np.asarray(v), what, model_name, note)
 
 
 def needs_guard(model: Model) -> bool:
@@ -148,3 +166,10 @@ def raise_singular(model: Model, M: np.ndarray) -> None:
     raise SingularMassMatrixError(
         f"forward dynamics of model {model.name!r} is undefined: the mass matrix is singular: {why}"
     )
+
+
+def quiet(fn: Callable, *args: object) -> object:
+    """``fn(*args)`` without numpy's floating-point warnings: on the general paths, where large
+    inputs may overflow, every result is checked and a non-finite one raises bridge's error."""
+    with np.errstate(all="ignore"):
+        return fn(*args)
