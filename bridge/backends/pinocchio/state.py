@@ -9,15 +9,11 @@ joints in depth-first order. :data:`PINOCCHIO` is that convention for
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
-from functools import lru_cache
-
 import numpy as np
 
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import BODY_VELOCITY, Configuration, ContinuousJoint, QuaternionOrder
-from bridge.conventions.native_state import from_native_state, to_native_state
+from bridge.conventions.native_state import JointLayout, from_native_state, joint_layout, to_native_state
 from bridge.conventions.state import State
 from bridge.errors import StateError
 from bridge.model.model import Model
@@ -35,61 +31,22 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- layout and permutation
-@dataclass(frozen=True)
-class PinocchioLayout:
-    """Where each neutral DOF lives in Pinocchio's q and v.
-
-    ``perm``: ``v_pin[base:] = s_dot[perm]`` (length n); ``idx_q``/``idx_v`` per neutral DOF;
-    ``continuous`` per neutral DOF (q uses cos, sin); ``base`` = 6 if floating else 0 for v and
-    7 or 0 for q.
-    """
-
-    perm: np.ndarray
-    idx_q: np.ndarray
-    idx_v: np.ndarray
-    continuous: np.ndarray
-    nq: int
-    nv: int
-    floating: bool
-
-
-@lru_cache(maxsize=64)
-def _layout_cached(key: tuple) -> PinocchioLayout:
-    floating, kinds, depth_first = key
-    n = len(kinds)
-    q_base, v_base = (7, 6) if floating else (0, 0)
-    idx_q = np.zeros(n, dtype=np.intp)
-    idx_v = np.zeros(n, dtype=np.intp)
-    qi, vi = q_base, v_base
-    for k in depth_first:
-        idx_q[k] = qi
-        idx_v[k] = vi
-        qi += 2 if kinds[k] == "continuous" else 1
-        vi += 1
-    perm = np.asarray(depth_first, dtype=np.intp)
-    cont = np.array([k == "continuous" for k in kinds], dtype=bool)
-    return PinocchioLayout(perm, idx_q, idx_v, cont, qi, vi, floating)
-
-
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: where each neutral DOF lives in Pinocchio's q and v: the generic layout of :data:`PINOCCHIO`'s
+#: declaration (``perm``, ``idx_q``, ``idx_v``, ``continuous`` as (cos, sin), ``nq``, ``nv``)
+PinocchioLayout = JointLayout
 
 
 def pinocchio_layout(model: Model) -> PinocchioLayout:
     """The q/v layout of ``to_pinocchio(model)`` relative to the model's DOF order (computed once
     per model: models are immutable)."""
-    lay = _LAYOUTS.get(model)
-    if lay is None:
-        index = {d: i for i, d in enumerate(model.dof_names)}
-        # (a coupled model's mimic joints are not DOFs: they have no q or v in Pinocchio)
-        depth_first = tuple(index[j.name] for j in pinocchio_joint_order(model) if j.name in index)
-        kinds = tuple(model.joint(d).kind.value for d in model.dof_names)
-        lay = _LAYOUTS[model] = _layout_cached((model.floating, kinds, depth_first))
-    return lay
+    return joint_layout(model, PINOCCHIO)
 
 
 def pinocchio_dof_permutation(model: Model) -> np.ndarray:
-    """``perm`` with ``v_pin_joints = s_dot[perm]`` (Pinocchio's depth-first order)."""
-    return pinocchio_layout(model).perm
+    """``perm`` with ``v_pin_joints = s_dot[perm]`` (Pinocchio's depth-first order; a coupled
+    model's mimic joints are not DOFs: they have no q or v in Pinocchio)."""
+    index = {d: i for i, d in enumerate(model.dof_names)}
+    return np.array([index[j.name] for j in pinocchio_joint_order(model) if j.name in index], dtype=np.intp)
 
 
 # --------------------------------------------------------------------------- states
