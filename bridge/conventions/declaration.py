@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from bridge.conventions.blocks import IDENTITY, ZERO, Block, Term, evaluate, rotation
+from bridge.conventions.blocks import ZERO, Block, Term, evaluate, rotation
 from bridge.errors import InvalidValueError
 from bridge.spatial.conventions import Ordering
-from bridge.spatial.xp import NUMPY, Ops, namespace
+from bridge.spatial.xp import Ops, namespace
 
 __all__ = [
     "BODY_VELOCITY",
@@ -187,13 +187,6 @@ class BaseVelocity:
         declaration."""
         return _symbolic_matrices(self)
 
-    def blocks(self, R: Any, p: Any, ops: Ops = NUMPY) -> tuple[Any | None, Any | None, Any | None]:
-        """``(P, Q, S)`` (..., 3, 3) of ``L`` for rotations R (..., 3, 3) and origins p (..., 3);
-        None for an identity (P, S) or zero (Q) block."""
-        return tuple(  # type: ignore[return-value]
-            None if b == IDENTITY else evaluate(b, R, p, ops) for b in self.symbolic_blocks()
-        )
-
     def body_rate(self) -> tuple[int, int]:
         """``(c_wv, c_q)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w); 0]``
         (``v_B = (v, w)``, ``q = R^T p``): :meth:`rate` times the velocity, in closed form
@@ -268,19 +261,16 @@ class BaseVelocity:
             L_inv = o.mtake_cols(L_inv, _SWAP) if self.swap else L_inv
         return L, L_inv
 
-    def maps(
-        self, world_H_base: object, v_body: Any, ops: Ops | None = None, inverse_rate: bool = True
-    ) -> BaseMaps:
+    def maps(self, world_H_base: object, v_body: Any, ops: Ops | None = None) -> BaseMaps:
         """``(L, L_dot, L_inv, L_inv_dot)`` at a pose (a Transform or (..., 4, 4) matrices) and BODY
         base velocity (..., 6): ``L_dot = L Omega``, ``L_inv_dot = -Omega L^-1`` (:meth:`rate`); the
-        derivatives are None when zero (and ``L_inv_dot`` None unless ``inverse_rate``)."""
+        derivatives are None when zero."""
         o, R, p = _pose(world_H_base, ops, v_body)
         L, L_inv = self._matrices(R, p, o)
         Omega = self.rate(world_H_base, v_body, o)
         if Omega is None:
             return L, None, L_inv, None
-        L_inv_dot = -o.matmul(Omega, L_inv) if inverse_rate else None
-        return L, o.matmul(L, Omega), L_inv, L_inv_dot
+        return L, o.matmul(L, Omega), L_inv, -o.matmul(Omega, L_inv)
 
 
 _SWAP = np.array([3, 4, 5, 0, 1, 2])

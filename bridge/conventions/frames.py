@@ -89,14 +89,16 @@ def frame_acceleration(world_H_frame: object, v: Any, a: Any, source: object, ta
         return a
     H = _matrix(world_H_frame)
     o = namespace(H, v, a)
-    v_body = o.matvec(s.matrices(H, o)[1], v)
-    _, _, Ls_inv, Ls_inv_dot = s.maps(H, v_body, o)
-    Lt, Lt_dot, _, _ = t.maps(H, v_body, o)
-    out = o.matvec(o.matmul(Lt, Ls_inv), a)
-    if Lt_dot is not None:
-        out = out + o.matvec(Lt_dot, v_body)
-    if Ls_inv_dot is not None:
-        out = out + o.matvec(o.matmul(Lt, Ls_inv_dot), v)
+    L_s_inv = s.matrices(H, o, (False, True))[1]
+    L_t = t.matrices(H, o, (True, False))[0]
+    out = o.matvec(o.matmul(L_t, L_s_inv), a)
+    # X_dot v = L_t (Omega_t - Omega_s) L_s^-1 v, with L_s^-1 v the frame's BODY velocity
+    v_body = o.matvec(L_s_inv, v)
+    Omega_t, Omega_s = t.rate(H, v_body, o), s.rate(H, v_body, o)
+    if Omega_t is not None:
+        out = out + o.matvec(L_t, o.matvec(Omega_t, v_body))
+    if Omega_s is not None:
+        out = out - o.matvec(L_t, o.matvec(Omega_s, v_body))
     return out
 
 

@@ -305,7 +305,7 @@ class SingleStateChange:
     """
 
     __slots__ = (
-        "_bias", "_bias_pose", "_change", "_index", "_orthogonal", "_perm", "_v_base", "_v_body", "_v_joints",
+        "_bias", "_bias_pose", "_change", "_index", "_perm", "_v_base", "_v_body", "_v_joints",
         "cov", "fill",
     )
 
@@ -330,8 +330,7 @@ class SingleStateChange:
         self.cov = cov
         self._perm, self._v_base, self._v_joints = joints.perm, v_base, v_joints
         # X^-1 = X^T when X holds rotations only, block-diagonally: then X is one take
-        self._orthogonal = not change._x.skews
-        self._index = change._x.index if self._orthogonal else None
+        self._index = change._x.index if not change._x.skews else None
         self._bias = self._v_body = None
         if floating and not change.bias_free:
             # T_dot nu reads the BODY velocity: the target's own buffer when the target is BODY
