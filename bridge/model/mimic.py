@@ -227,6 +227,7 @@ def couple(model: Model, mimics: Iterable[Mimic], dof_names: Sequence[str] | Non
         base=model.base,
         dof_names=tuple(dof_names),
         floating=model.floating,
+        synthetic_links=model.synthetic_links,
         full=model,
         mimics=tuple(relations[d] for d in model.dof_names if d in relations),
     )

@@ -202,6 +202,19 @@ class Frame:
     link_H_frame: Transform
 
 
+def _name_set(names: object) -> frozenset[str]:
+    """``names`` (an iterable of strings, not a string) as a frozenset; a ModelError otherwise."""
+    if isinstance(names, (str, bytes)):
+        raise ModelError(f"synthetic_links: expected a set of link names, got {names!r}")
+    try:
+        out = frozenset(names)
+    except TypeError:
+        raise ModelError(f"synthetic_links: expected a set of link names, got {names!r}") from None
+    if not all(isinstance(n, str) for n in out):
+        raise ModelError(f"synthetic_links: link names must be strings, got {sorted(map(repr, out))}")
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class Model:
     """A neutral multibody tree.
@@ -214,6 +227,11 @@ class Model:
         base: the base link.
         dof_names: the DOF serialization (names of the movable joints, in order).
         floating: floating base (6 extra base DOFs) or fixed to the world at ``base``.
+        synthetic_links: names of links bridge created when reading the source file rather than
+            links of the file, e.g. the massless links ``"<body>__<joint>"`` that chain the joints of
+            an MJCF body with several joints (:func:`bridge.from_mujoco`). Writers may leave them
+            out without a warning (an MJCF body with several joints carries them); the set survives
+            re-rooting, DOF selection and lumping (names no longer in the model are ignored).
     """
 
     name: str
@@ -223,8 +241,10 @@ class Model:
     base: str
     dof_names: tuple[str, ...]
     floating: bool = True
+    synthetic_links: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "synthetic_links", _name_set(self.synthetic_links))
         object.__setattr__(self, "links", tuple(self.links))
         object.__setattr__(self, "joints", tuple(self.joints))
         object.__setattr__(self, "frames", tuple(self.frames))

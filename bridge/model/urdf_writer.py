@@ -109,6 +109,13 @@ def _write_movable(robot: ET.Element, j: Joint, link_names: set[str], joint_name
         _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
 
 
+def _joint_order(model: Model) -> tuple[Joint, ...]:
+    """The joints in the order they are written (see :func:`model_to_urdf`)."""
+    if tuple(j.name for j in model.joints if j.movable) == model.dof_names:
+        return model.joints
+    return (*model.movable_joints, *(j for j in model.joints if not j.movable))
+
+
 def model_to_urdf(model: Model) -> str:
     """URDF text for ``model``; loading it back gives a model with the same dynamics.
 
@@ -116,8 +123,11 @@ def model_to_urdf(model: Model) -> str:
 
     * The base link is the URDF root (joints are already oriented away from it). Whether the base
       is floating is not part of URDF (pass ``floating=`` when loading).
-    * Movable joints come first, in ``model.dof_names`` order, so the default DOF order of the
-      reloaded model equals ``model.dof_names``; then fixed and locked joints, then extra frames.
+    * Joints come in ``model.joints`` order when its movable joints are in ``model.dof_names``
+      order (so the reloaded model has the same DOF order and the same order of sibling joints,
+      hence the same depth-first body order, e.g. in MuJoCo); otherwise movable joints come first,
+      in ``model.dof_names`` order, then fixed and locked joints. Extra frames come last. Either
+      way the default DOF order of the reloaded model equals ``model.dof_names``.
     * URDF cannot express a rotation axis that does not pass through the child frame origin (a
       non-zero ``axis_origin``, as re-rooting creates). Such a revolute/continuous joint ``J`` is
       written as ``J`` from the parent to a massless helper link ``J__axis`` (placed at the axis
@@ -162,10 +172,10 @@ def model_to_urdf(model: Model) -> str:
         _write_link(robot, link.name, link.inertia)
     for f in model.frames:
         _write_link(robot, f.name, None)
-    for j in model.movable_joints:
-        _write_movable(robot, j, link_names, joint_names)
-    for j in model.joints:
-        if not j.movable:
+    for j in _joint_order(model):
+        if j.movable:
+            _write_movable(robot, j, link_names, joint_names)
+        else:
             _write_joint(robot, j.name, "fixed", j.parent, j.child, j.parent_H_child)
     for f in model.frames:
         _write_joint(robot, _unique(f"{f.name}__fixed", joint_names), "fixed", f.link, f.name, f.link_H_frame)

@@ -176,13 +176,14 @@ def test_urdf_massless_links_between_joints_run_on_mujoco(floating: bool) -> Non
 
 def test_a_frame_on_a_merged_link_runs_on_the_twin() -> None:
     """An extra frame on a massless link inside a chain moves with some of the body's joints only:
-    no site carries it, the MjModel leaves it out and the mujoco engine reads it from its kinematic
-    twin, equal to pinocchio's."""
+    no site carries it, the MjModel leaves it out with a warning naming it, and the mujoco engine
+    reads it from its kinematic twin, equal to pinocchio's."""
     model = _chain_with_massless_middle(False)
     mid = model.links[2].name
     H = bridge.Transform.from_rpy([0.1, 0.2, 0.3], [0.05, -0.1, 0.2])
     with_frame = model.replace(frames=(bridge.Frame("sensor", mid, H),))
-    mm = to_mujoco(with_frame)
+    with pytest.warns(bridge.BridgeWarning, match=rf"\[{mid!r}, 'sensor'\] on link {mid!r}"):
+        mm = to_mujoco(with_frame)
     assert mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_SITE, "sensor") == -1
     report = bridge.cross_validate(with_frame, engines=["pinocchio", "mujoco"], samples=2, frames=["sensor"])
     assert report.ok, report.summary()

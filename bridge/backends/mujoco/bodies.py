@@ -17,11 +17,17 @@ joined by movable joints, each with exactly one child joint, into the body of th
 link, whose inertia it takes. Nothing is floored or approximated.
 
 The links inside a chain, and the frames on them (extra frames, links welded to them), move with
-the joints before them but not those after: no MuJoCo object (a site moves with the whole body)
-carries them, so the MjModel leaves them out (the mujoco engine reads them from its kinematic twin,
-:mod:`bridge.backends.mujoco.twin`). A massless moving link that ends a chain or branches is left
-as its own body, which MuJoCo refuses, naming it and why it was not merged, unless its inertia is
-floored (``bound_mass`` / ``bound_inertia``).
+the joints before them but not those after: the pose of link ``i`` in the body is
+``(R_{i+1} M_{i+1}(q_{i+1}) ... R_k M_k(q_k))^-1``, which changes with every joint after it (each
+movable joint moves its child), while a site is fixed in its body. So a frame of the chain is a
+MuJoCo object exactly when it is on the chain's last link (the body itself, its sites); the others
+have none (MuJoCo refuses a massless moving body of their own), and :func:`unsited_frames` names
+them with the joints that move them, for :func:`~bridge.backends.mujoco.model.to_mujoco`'s warning
+(the mujoco engine reads them from its kinematic twin, :mod:`bridge.backends.mujoco.twin`). Links
+bridge created itself (:attr:`bridge.Model.synthetic_links`, the ``"<body>__<joint>"`` links of an
+MJCF body with several joints) are not named: the body's joints carry them. A massless moving link
+that ends a chain or branches is left as its own body, which MuJoCo refuses, naming it and why it
+was not merged, unless its inertia is floored (``bound_mass`` / ``bound_inertia``).
 
 :func:`body_inertia` gives each body's inertia in MuJoCo's form (mass, centre of mass, principal
 moments and their axes) and applies the floors and the inertia balancing (``balance_inertia``,
@@ -38,7 +44,16 @@ from bridge.errors import InvalidValueError
 from bridge.model.model import Frame, Joint, Link, Model
 from bridge.spatial import Transform
 
-__all__ = ["BodyJoint", "BodyPlan", "Inertias", "Plan", "body_inertia", "plan_bodies", "principal"]
+__all__ = [
+    "BodyJoint",
+    "BodyPlan",
+    "Inertias",
+    "Plan",
+    "body_inertia",
+    "plan_bodies",
+    "principal",
+    "unsited_frames",
+]
 
 #: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
 MINVAL = 1e-15
@@ -134,6 +149,23 @@ def plan_bodies(model: Model, merge: bool = True) -> Plan:
     inner = tuple(f.name for f in lumped.frames if f.link in merged)
     sites = tuple(f for f in lumped.frames if f.link not in merged)
     return Plan(tuple(bodies), sites, merged, inner)
+
+
+def unsited_frames(model: Model, plan: Plan) -> list[str]:
+    """The frames of ``model`` that no MuJoCo object carries (the links inside merged chains and the
+    frames on them, its synthetic links left out), one text per link naming the joints after it in
+    its body: ``"['a', 'a_tip'] on link 'a' (moved by joints ['j2', 'j3'] of body 'b')"``."""
+    on_link: dict[str, list[str]] = {}
+    for f in model.lumped().frames:
+        on_link.setdefault(f.link, []).append(f.name)
+    out = []
+    for b in plan.bodies:
+        for i, link in enumerate(b.merged):
+            names = [n for n in (link, *on_link.get(link, ())) if n not in model.synthetic_links]
+            if names:
+                after = [bj.joint.name for bj in b.joints[i + 1 :]]
+                out.append(f"{names} on link {link!r} (moved by joints {after} of body {b.link.name!r})")
+    return out
 
 
 # --------------------------------------------------------------------------- inertias

@@ -42,7 +42,7 @@ from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz
 
-from .model import mujoco_body_name, require_mujoco, to_mujoco
+from .model import compile_model, mujoco_body_name, require_mujoco
 from .state import MUJOCO, single_mujoco_state, to_mujoco_state
 from .twin import KinematicTwin, merged_links
 
@@ -74,7 +74,7 @@ class MujocoEngine(EngineBase):
         self.model = model
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
-        self.mm = to_mujoco(model)
+        self.mm = compile_model(model, warn_unsited=False)  # (merged links' frames: on the twin)
         self.data = mujoco.MjData(self.mm)
         self._data_g = mujoco.MjData(self.mm)  # zero velocity: gravity forces
         self._fullM = _full_mass_matrix(mujoco, self.mm, self.data)

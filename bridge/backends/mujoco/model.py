@@ -14,7 +14,9 @@ A fixed base is a body welded to the world at the identity (engines move it to `
 A chain of massless links joined by movable joints (a URDF's multi-axis joint, or an MJCF body
 with several joints read back) becomes one MuJoCo body with several joints, exactly
 (:mod:`bridge.backends.mujoco.bodies`); the links inside the chain and their frames have no MuJoCo
-object (the mujoco engine reads them from its kinematic twin, :mod:`bridge.backends.mujoco.twin`).
+object (they move with the joints after them, a site does not), which a
+:class:`bridge.BridgeWarning` says unless they are the model's ``synthetic_links`` (the mujoco
+engine reads them from its kinematic twin, :mod:`bridge.backends.mujoco.twin`).
 MuJoCo refuses other moving bodies whose mass or rotational inertia is zero (below ``mjMINVAL``) and
 inertias that violate the triangle inequality: :func:`to_mujoco` raises
 :class:`bridge.UnsupportedError` naming the link (``balance_inertia=True`` replaces the latter's
@@ -26,8 +28,9 @@ dynamics then differ from the model's by terms of that size.
 
 :func:`from_mujoco` reads a compiled ``MjModel`` back: bodies are links (inertia from ``body_mass``,
 ``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
-several joints in one body become a chain of massless links (named ``"<body>__<joint>"``) in
-MuJoCo's joint order, a free joint on a child of the world makes the model floating (other static
+several joints in one body become a chain of massless links (named ``"<body>__<joint>"``, listed in
+the model's ``synthetic_links``) in MuJoCo's joint order, a free joint on a child of the world
+makes the model floating (other static
 bodies of the world are dropped), sites are frames (a site named like a body gets a ``"__site"``
 suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a joint
 ``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature. Ball joints
@@ -51,6 +54,12 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
+from bridge.backends.mujoco.refusals import (
+    refuse_problems,
+    unmerged_reasons,
+    warn_changed,
+    warn_unsited_frames,
+)
 from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
@@ -190,66 +199,6 @@ def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 
     return spec
 
 
-def _unmerged_reasons(model: Model, plan: Plan) -> list[str]:
-    """Why each massless moving body was not merged into the next one (it branches or ends)."""
-    lumped = model.lumped()
-    out = []
-    for b in plan.bodies[1:]:
-        inertia = b.link.inertia
-        if float(inertia.mass) == 0.0 and not np.any(np.asarray(inertia.inertia_com)):
-            n = len(lumped.child_joints(b.link.name))
-            out.append(
-                f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: "
-                + ("it has no child joint" if n == 0 else f"it has {n} child joints (one body has one chain)")
-            )
-    return out
-
-
-def _refuse_problems(model: Model, problems: list[str]) -> None:
-    """Raise UnsupportedError listing what MuJoCo would refuse (with the options' hint), if anything."""
-    if not problems:
-        return
-    hints = []
-    if any("moves but has mass" in p for p in problems):
-        hints.append(
-            "to_mujoco(model, bound_mass=..., bound_inertia=...) raises masses and moments to floors, "
-            "like MuJoCo's boundmass/boundinertia, at the cost of exactness"
-        )
-    if any("A + B >= C" in p for p in problems):
-        hints.append(
-            "to_mujoco(model, balance_inertia=True) replaces such moments by their mean, like MuJoCo's "
-            "balanceinertia, at the cost of exactness"
-        )
-    hint = f" ({'; '.join(hints)})" if hints else ""
-    raise UnsupportedError(
-        f"model {model.name!r} cannot be compiled by MuJoCo: " + "; ".join(problems) + hint
-    )
-
-
-def _warn_changed(model: Model, acc: Inertias, stacklevel: int) -> None:
-    """The BridgeWarnings naming the links whose inertia was raised to the floors or balanced."""
-    if acc.raised:
-        warnings.warn(
-            f"model {model.name!r}: MuJoCo needs positive masses and moments of moving bodies; raised "
-            f"to bound_mass={acc.bound_mass:g} kg, bound_inertia={acc.bound_inertia:g} kg m^2 on links "
-            + ", ".join(acc.raised)
-            + ": the MuJoCo model's mass matrix and inverse dynamics differ from the model's by terms of"
-            " that size, its forward dynamics by up to that size over the smallest eigenvalue of the"
-            " mass matrix",
-            BridgeWarning,
-            stacklevel=stacklevel + 1,
-        )
-    if acc.balanced:
-        warnings.warn(
-            f"model {model.name!r}: principal moments violating A + B >= C (MuJoCo refuses them) "
-            "replaced by their mean (balance_inertia, like MuJoCo's balanceinertia) on links "
-            + ", ".join(acc.balanced)
-            + ": the MuJoCo model's dynamics differ from the model's by terms of that size",
-            BridgeWarning,
-            stacklevel=stacklevel + 1,
-        )
-
-
 def mujoco_spec(
     model: Model,
     gravity: object = (0.0, 0.0, -9.81),
@@ -258,10 +207,11 @@ def mujoco_spec(
     bound_inertia: float = 0.0,
     balance_inertia: bool = False,
     stacklevel: int = 1,
+    warn_unsited: bool = True,
 ) -> tuple[Any, Plan, Inertias]:
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
-    and warns as :func:`to_mujoco`."""
+    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site)."""
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
@@ -271,9 +221,11 @@ def mujoco_spec(
     spec = build_spec(model, plan, acc, gravity)
     problems = list(acc.problems)
     if any("moves but has mass" in p for p in acc.problems):
-        problems += _unmerged_reasons(model, plan)
-    _refuse_problems(model, problems)
-    _warn_changed(model, acc, stacklevel=stacklevel + 1)
+        problems += unmerged_reasons(model, plan)
+    refuse_problems(model, problems)
+    warn_changed(model, acc, stacklevel=stacklevel + 1)
+    if warn_unsited:
+        warn_unsited_frames(model, plan, stacklevel=stacklevel + 1)
     return spec, plan, acc
 
 
@@ -306,7 +258,35 @@ def to_mujoco(
     ``balance_inertia``: principal moments violating ``A + B >= C`` (refused by default) become
     their mean, as MuJoCo's ``balanceinertia`` does, with a :class:`bridge.BridgeWarning` naming the
     links and the size of the change.
+
+    Frames on a massless link inside a merged chain (the link itself, links welded to it, extra
+    frames) have no MuJoCo object: they move with the joints after the link, a site does not
+    (:mod:`bridge.backends.mujoco.bodies`). A :class:`bridge.BridgeWarning` names them and those
+    joints, except the model's :attr:`~bridge.Model.synthetic_links` (an MJCF body's own chain).
     """
+    return compile_model(
+        model,
+        gravity,
+        bound_mass=bound_mass,
+        bound_inertia=bound_inertia,
+        balance_inertia=balance_inertia,
+        stacklevel=2,
+    )
+
+
+def compile_model(
+    model: Model,
+    gravity: object = (0.0, 0.0, -9.81),
+    *,
+    bound_mass: float = 0.0,
+    bound_inertia: float = 0.0,
+    balance_inertia: bool = False,
+    stacklevel: int = 1,
+    warn_unsited: bool = True,
+) -> Any:
+    """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``warn_unsited=False``
+    (the mujoco engine, which reads those frames from its kinematic twin) leaves out the warning on
+    frames without a site."""
     if not isinstance(model, Model):
         raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
     gravity = as_float_array(gravity, "to_mujoco: gravity", (3,))
@@ -318,7 +298,8 @@ def to_mujoco(
         bound_mass=bound_mass,
         bound_inertia=bound_inertia,
         balance_inertia=balance_inertia,
-        stacklevel=2,
+        stacklevel=stacklevel + 1,
+        warn_unsited=warn_unsited,
     )
     try:
         return spec.compile()
@@ -568,7 +549,8 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     model_name = name or _model_name(m.names) or "mujoco_model"
     _warn_left_out(model_name, renamed, ignored, stacklevel)
     try:
-        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), bool(free))
+        synthetic = frozenset(link.name for link in links) - set(mj.bname)
+        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), bool(free), synthetic)
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
 
