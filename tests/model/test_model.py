@@ -618,3 +618,26 @@ def test_massless_dofs_and_subtree_masses() -> None:
     assert model.massless_dofs == ("j2",)  # j1 moves d; j2 moves only the massless c
     masses = _subtree_masses(model)
     assert masses["c"] == 0.0 and masses["b"] == pytest.approx(inertia.mass)
+
+
+def test_synthetic_links_survive_every_derived_model() -> None:
+    """``synthetic_links`` (links bridge created, e.g. an MJCF body's joint chain) is kept by
+    re-rooting, DOF selection, base changes, lumping and mimic coupling; it must be a set of names."""
+    from bridge.model.mimic import Mimic, couple
+
+    model = random_model(6, seed=3, joint_kinds=("revolute",))
+    marked = model.replace(synthetic_links={"link2", "link3"})
+    assert model.synthetic_links == frozenset() and marked.synthetic_links == {"link2", "link3"}
+    leaf = marked.links[-1].name
+    derived = (
+        marked.with_base(leaf),
+        marked.with_dofs(marked.dof_names[1:]),
+        marked.with_fixed_base(),
+        marked.lumped(),
+        couple(marked, [Mimic(marked.dof_names[1], marked.dof_names[0], 2.0, 0.0)]),
+    )
+    for m in derived:
+        assert m.synthetic_links == {"link2", "link3"}
+    for bad in ("link2", 7, [["link2"]], [3]):
+        with pytest.raises(bridge.ModelError, match="synthetic_links"):
+            model.replace(synthetic_links=bad)
