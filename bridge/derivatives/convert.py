@@ -67,8 +67,10 @@ def convert_dynamics_derivatives(
         derivatives: ``kind="inverse"``: ``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in
             ``source`` (rows: generalized forces, columns: the tangent, velocity, acceleration);
             ``kind="forward"``: ``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv).
-        source, target: convention names (:func:`bridge.conventions.registry.convention_names`) or
-            :class:`~bridge.conventions.convention.Convention` objects.
+        source: the convention the derivatives are in: a name
+            (:func:`bridge.conventions.registry.convention_names`) or a
+            :class:`~bridge.conventions.convention.Convention`.
+        target: the convention wanted (a name or a Convention).
         acceleration: the generalized acceleration (..., nv) in ``source`` at the point (the one
             inverse dynamics was evaluated at, or the forward dynamics' result).
         force: the generalized force (..., nv) in ``source`` at the point (inverse dynamics' result,

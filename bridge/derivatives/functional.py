@@ -135,10 +135,12 @@ def chain_blocks(
     Args:
         o: the array namespace.
         H: base poses (..., 4, 4).
-        wanted, given: the base velocity declarations of conventions 1 and 2 (their rates).
+        wanted: the base velocity declaration of convention 1 (its rate).
+        given: the base velocity declaration of convention 2 (its rate).
         L2: ``L_2`` (..., 6, 6) (convention 2's base velocity is ``L_2 v_B``).
         L1_inv: ``L_1^-1`` (..., 6, 6).
-        nu_b, acc_b: the base velocity and acceleration (..., 6) in convention 1.
+        nu_b: the base velocity (..., 6) in convention 1.
+        acc_b: the base acceleration (..., 6) in convention 1.
         force_b: the base part (..., 6) of the generalized force in convention 2.
     """
     r1, r2 = _Rate(wanted, H, o), _Rate(given, H, o)
