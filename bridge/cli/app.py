@@ -20,10 +20,19 @@ try:  # typer >= 0.2x carries its own copy of click
 except ImportError:  # pragma: no cover - older typer on click
     from click import exceptions as _click_errors
 
-__all__ = ["EXIT_SKIPPED", "app", "fail"]
+__all__ = ["EXIT_CODES", "EXIT_SKIPPED", "app", "fail"]
 
 #: exit status of ``check --all --fail-on-skip`` when robots were skipped (and none disagreed)
 EXIT_SKIPPED = 3
+#: every exit status of the command line and its meaning (the reference, docs/cli.md, lists them)
+EXIT_CODES = {
+    0: "success: every engine agrees (check), or the command did what was asked",
+    1: "check: engines disagree beyond --rtol (with --native: the libraries' own loaders differ from "
+    "bridge's model; the findings say why); also an aborted command",
+    2: "bad input or misuse (unreadable model, unknown name, options that do not combine): one "
+    "`error: ...` line on stderr, no traceback",
+    EXIT_SKIPPED: "check --all --fail-on-skip: robots were skipped (they do not load) and none disagreed",
+}
 
 
 def _one_line(message: object) -> str:
