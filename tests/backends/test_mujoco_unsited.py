@@ -74,7 +74,9 @@ def test_frames_on_a_merged_link_are_named_with_the_joints_after_it() -> None:
     model = bridge.Model("chain", links, joints, frames, "base", ("j1", "j2", "j3"), False)
     with pytest.warns(bridge.BridgeWarning) as record:
         mm = to_mujoco(model)
-    (message,) = [str(w.message) for w in record if "site is fixed" in str(w.message)]
+    (warning,) = [w for w in record if "site is fixed" in str(w.message)]
+    assert warning.filename == __file__  # the caller's line, not bridge's internals
+    message = str(warning.message)
     assert "['a', 'on_a'] on link 'a' (moved by joints ['j2', 'j3'] of body 'c')" in message
     assert "['b'] on link 'b' (moved by joints ['j3'] of body 'c')" in message
     assert "'on_c'" not in message and _objects(mm) >= {"c", "on_c"}

@@ -264,43 +264,22 @@ def to_mujoco(
     (:mod:`bridge.backends.mujoco.bodies`). A :class:`bridge.BridgeWarning` names them and those
     joints, except the model's :attr:`~bridge.Model.synthetic_links` (an MJCF body's own chain).
     """
-    return compile_model(
-        model,
-        gravity,
-        bound_mass=bound_mass,
-        bound_inertia=bound_inertia,
-        balance_inertia=balance_inertia,
-        stacklevel=2,
-    )
+    options = {"bound_mass": bound_mass, "bound_inertia": bound_inertia, "balance_inertia": balance_inertia}
+    return compile_model(model, gravity, stacklevel=2, **options)
 
 
 def compile_model(
-    model: Model,
-    gravity: object = (0.0, 0.0, -9.81),
-    *,
-    bound_mass: float = 0.0,
-    bound_inertia: float = 0.0,
-    balance_inertia: bool = False,
-    stacklevel: int = 1,
-    warn_unsited: bool = True,
+    model: Model, gravity: object = (0.0, 0.0, -9.81), *, stacklevel: int = 1, **options: Any
 ) -> Any:
-    """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``warn_unsited=False``
-    (the mujoco engine, which reads those frames from its kinematic twin) leaves out the warning on
-    frames without a site."""
+    """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``options`` are
+    :func:`mujoco_spec`'s (``warn_unsited=False``, for the mujoco engine, which reads those frames
+    from its kinematic twin, leaves out the warning on frames without a site)."""
     if not isinstance(model, Model):
         raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
     gravity = as_float_array(gravity, "to_mujoco: gravity", (3,))
     if gravity.shape != (3,):
         raise ShapeError(f"to_mujoco: gravity: expected shape (3,), got {gravity.shape}")
-    spec, _, _ = mujoco_spec(
-        model,
-        gravity,
-        bound_mass=bound_mass,
-        bound_inertia=bound_inertia,
-        balance_inertia=balance_inertia,
-        stacklevel=stacklevel + 1,
-        warn_unsited=warn_unsited,
-    )
+    spec, _, _ = mujoco_spec(model, gravity, stacklevel=stacklevel + 1, **options)
     try:
         return spec.compile()
     except ValueError as exc:  # MuJoCo's compiler errors
