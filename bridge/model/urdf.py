@@ -383,17 +383,35 @@ def _link(link, where: str, check_inertia: bool, issues: _Issues) -> Link:
     if inertial is None:
         return Link(link.name, SpatialInertia.zero())
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)
-    R = origin[:3, :3]
-    mass, I3 = float(inertial.mass), np.asarray(inertial.inertia, dtype=float)
-    if mass == 0.0 and not np.any(I3):  # <inertial> of a massless link: the same as none
-        return Link(link.name, SpatialInertia.zero())
+    return inertial_link(
+        link.name, float(inertial.mass), origin, np.asarray(inertial.inertia, dtype=float), where,
+        check_inertia, issues,
+    )
+
+
+def inertial_link(
+    name: str,
+    mass: float,
+    link_H_inertial: np.ndarray,
+    inertia: np.ndarray,
+    where: str,
+    check_inertia: bool,
+    issues: _Issues,
+) -> Link:
+    """The link ``name`` with ``mass`` (kg) at the origin of the inertial frame ``link_H_inertial``
+    (4, 4) and ``inertia`` (3, 3) about that point in the inertial frame's axes, in link coordinates;
+    checked (``check_inertia``: a warning, or the error with ``issues.strict``). A zero mass with a
+    zero inertia is a massless link."""
+    R = link_H_inertial[:3, :3]
+    if mass == 0.0 and not np.any(inertia):  # <inertial> of a massless link: the same as none
+        return Link(name, SpatialInertia.zero())
     try:
-        inertia = SpatialInertia(mass, origin[:3, 3], R @ I3 @ R.T)
+        spatial = SpatialInertia(mass, link_H_inertial[:3, 3], R @ inertia @ R.T)
     except BridgeError as exc:
-        raise InertiaError(f"{where}: link {link.name!r}: {exc}") from None
+        raise InertiaError(f"{where}: link {name!r}: {exc}") from None
     if check_inertia:
         try:
-            inertia.check_physical(f"{where}: link {link.name!r}", allow_massless=True)
+            spatial.check_physical(f"{where}: link {name!r}", allow_massless=True)
         except InertiaError as exc:
             issues.report(
                 exc,
@@ -401,7 +419,7 @@ def _link(link, where: str, check_inertia: bool, issues: _Issues) -> Link:
                 f"{exc} (loaded as is, as Pinocchio's and iDynTree's loaders do; strict=True makes it "
                 "an error)",
             )
-    return Link(link.name, inertia)
+    return Link(name, spatial)
 
 
 def _joint(joint, where: str) -> Joint:
@@ -606,15 +624,25 @@ def _mimics(
     root: ET.Element, joints: Sequence[Joint], where: str, mode: str | None, issues: _Issues
 ) -> list[Mimic]:
     """The mimic relations of the document (checked); warnings or errors as ``mode`` asks."""
-    by_name = {j.name: j for j in joints}
-    out: list[Mimic] = []
+    tags = []
     for el in root.findall("joint"):
         sub = el.find("mimic")
-        if sub is None:
-            continue
-        name, master = el.get("name"), sub.get("joint")
-        multiplier = float(sub.get("multiplier", "1") or 1.0)
-        offset = float(sub.get("offset", "0") or 0.0)
+        if sub is not None:
+            multiplier = float(sub.get("multiplier", "1") or 1.0)
+            offset = float(sub.get("offset", "0") or 0.0)
+            tags.append(Mimic(el.get("name"), sub.get("joint"), multiplier, offset))
+    return mimic_relations(tags, joints, where, mode, issues)
+
+
+def mimic_relations(
+    tags: Sequence[Mimic], joints: Sequence[Joint], where: str, mode: str | None, issues: _Issues
+) -> list[Mimic]:
+    """The mimic relations ``tags`` (as read from a file) checked against ``joints``: those that
+    hold, with warnings or errors as ``mode`` asks (``load_urdf``'s ``mimic`` argument)."""
+    by_name = {j.name: j for j in joints}
+    out: list[Mimic] = []
+    for tag in tags:
+        name, master, multiplier, offset = tag.joint, tag.master, tag.multiplier, tag.offset
         what = f"{where}: joint {name!r} is a mimic joint (of {master!r})"
         if (multiplier, offset) != (1.0, 0.0):
             what += f" with multiplier {multiplier:g} and offset {offset:g}"
@@ -647,7 +675,7 @@ def _mimics(
             if mode == "coupled" and by_name[name].movable:
                 raise URDFError(f"{what}; mimic='coupled' cannot keep the relation: {problem.split(',')[0]}")
             continue
-        out.append(Mimic(name, master, multiplier, offset))
+        out.append(tag)
     return out
 
 
