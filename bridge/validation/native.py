@@ -64,10 +64,8 @@ Errors = dict[tuple[str, str], np.ndarray]  # (quantity, representation) -> rela
 def _source(path: str) -> Source:
     """bridge's reading of the file (``load_urdf`` defaults for a URDF, else the registry's reader
     of its kind) and the warnings it gave."""
-    from bridge.model.urdf import load_urdf
-
     kind = registry.file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
-    read = load_urdf if kind == "urdf" else registry.importer(kind)
+    read = registry.importer(kind)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
         model = read(path)
