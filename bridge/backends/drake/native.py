@@ -315,7 +315,7 @@ def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     reflected = {
         a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()
     }
-    source = "<transmission>s" if kind == "urdf" else "joints with a non-zero <effort> limit"
+    source = "<transmission>s" if kind == "urdf" else "joints whose <effort> limit is not 0 (SDFormat's default -1 too)"
     message = f"{len(acts)} {source} become JointActuators"
     if not reflected:
         return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
