@@ -58,7 +58,8 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
 def convert(
     model: ModelArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf.")
+        Path,
+        typer.Option("-o", "--output", help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf."),
     ],
     force: ForceOpt = False,
     base: BaseOpt = None,

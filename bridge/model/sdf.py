@@ -88,7 +88,9 @@ class _Frames:
 
     def _check(self, name: str, owner: str, attribute: str) -> None:
         if name not in self.nodes and name not in (_MODEL, _WORLD):
-            raise UnknownNameError("frame", name, sorted(self.nodes), where=f"{self.where}: {owner} {attribute}")
+            raise UnknownNameError(
+                "frame", name, sorted(self.nodes), where=f"{self.where}: {owner} {attribute}"
+            )
 
     def pose(self, name: str, owner: str = "", attribute: str = "relative_to") -> Transform:
         """``M_H_name``: the pose of frame ``name`` in the model frame."""
@@ -138,7 +140,9 @@ def _links(doc: SdfDocument, frames: _Frames, check_inertia: bool, issues: _Issu
         L_H_I = link.inertial_pose.H
         if rel and rel != link.name:
             L_H_I = M_H_L.inverse() @ frames.pose(rel, f"link {link.name!r} <inertial>") @ L_H_I
-        out.append(inertial_link(link.name, link.mass, L_H_I.matrix, link.inertia, doc.where, check_inertia, issues))
+        out.append(
+            inertial_link(link.name, link.mass, L_H_I.matrix, link.inertia, doc.where, check_inertia, issues)
+        )
     return out
 
 
@@ -187,7 +191,16 @@ def _joints(
         if j.type != "universal":
             axis = _axis_in(frames, j.axes[0], j, C_H_M)
             joints.append(
-                Joint(j.name, _kind(j), parent, child, P_H_C, axis=axis, axis_origin=C_p_J, limits=_limits(j, j.axes[0]))
+                Joint(
+                    j.name,
+                    _kind(j),
+                    parent,
+                    child,
+                    P_H_C,
+                    axis=axis,
+                    axis_origin=C_p_J,
+                    limits=_limits(j, j.axes[0]),
+                )
             )
             continue
         middle = unique_name(f"{child}__{j.name}", taken, "_")
@@ -250,7 +263,9 @@ def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues:
     return mimic_relations(tags, joints, doc.where, mode, issues)
 
 
-def _base(doc: SdfDocument, joints: list[Joint], links: list[Link]) -> tuple[str, bool, list[Joint], list[Link]]:
+def _base(
+    doc: SdfDocument, joints: list[Joint], links: list[Link]
+) -> tuple[str, bool, list[Joint], list[Link]]:
     """(base link, fixed to the world, joints, links): the world's weld removed, or ``world`` a link."""
     from_world = [j for j in joints if j.parent == _WORLD]
     if len(from_world) > 1:
@@ -273,7 +288,9 @@ def _frames(doc: SdfDocument, frames: _Frames, link_names: set[str]) -> list[Fra
     for f in doc.frames:
         link = frames.body(f.name, f"frame {f.name!r}", "attached_to")
         if link not in link_names:
-            raise SDFError(f"{doc.where}: frame {f.name!r} is attached to the world, not to a link of the model")
+            raise SDFError(
+                f"{doc.where}: frame {f.name!r} is attached to the world, not to a link of the model"
+            )
         out.append(Frame(f.name, link, frames.pose(link).inverse() @ frames.pose(f.name)))
     return out
 

@@ -29,7 +29,16 @@ import numpy as np
 from bridge.errors import ModelFileNotFoundError, SDFError, UnsupportedError
 from bridge.spatial import Transform
 
-__all__ = ["SUPPORTED", "SdfAxis", "SdfDocument", "SdfFrame", "SdfJoint", "SdfLink", "read_document", "read_source"]
+__all__ = [
+    "SUPPORTED",
+    "SdfAxis",
+    "SdfDocument",
+    "SdfFrame",
+    "SdfJoint",
+    "SdfLink",
+    "read_document",
+    "read_source",
+]
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "universal")
 _UNSUPPORTED = ("ball", "screw", "gearbox", "revolute2")
@@ -138,7 +147,9 @@ class _Reader:
     def fail(self, owner: str, message: str) -> SDFError:
         return SDFError(f"{self.where}: {owner}: {message}")
 
-    def numbers(self, el: ET.Element, n: tuple[int, ...], owner: str, bounded: bool = True) -> tuple[float, ...]:
+    def numbers(
+        self, el: ET.Element, n: tuple[int, ...], owner: str, bounded: bool = True
+    ) -> tuple[float, ...]:
         text = (el.text or "").strip()
         try:
             values = tuple(float(p) for p in text.split())
@@ -208,7 +219,7 @@ def _link(el: ET.Element, reader: _Reader) -> SdfLink:
     if inertia_el is not None:
         for key, default in moments.items():
             moments[key] = reader.number(inertia_el, key, default, owner)
-    I = np.array(
+    inertia = np.array(
         [
             [moments["ixx"], moments["ixy"], moments["ixz"]],
             [moments["ixy"], moments["iyy"], moments["iyz"]],
@@ -216,7 +227,7 @@ def _link(el: ET.Element, reader: _Reader) -> SdfLink:
         ]
     )
     mass = reader.number(inertial, "mass", 1.0, owner)
-    return SdfLink(name, reader.pose(el, owner), mass, reader.pose(inertial, owner + " <inertial>"), I)
+    return SdfLink(name, reader.pose(el, owner), mass, reader.pose(inertial, owner + " <inertial>"), inertia)
 
 
 def _axis(el: ET.Element | None, reader: _Reader, owner: str, version: tuple[int, int]) -> SdfAxis:
@@ -355,7 +366,8 @@ def read_document(data: bytes, where: str) -> SdfDocument:
         if nested is not None:
             what = nested.get("name") or (nested.findtext("uri") or "").strip()
             raise UnsupportedError(
-                f"{where}: {owner} has a nested <{tag}> {what!r}; bridge reads one model without nested models"
+                f"{where}: {owner} has a nested <{tag}> {what!r}; bridge reads one model without nested "
+                "models"
             )
     if _flag(model_el.findtext("static", "false")):
         raise UnsupportedError(f"{where}: {owner} is static (fixed in the world: no dynamics to compute)")

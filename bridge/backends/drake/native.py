@@ -315,7 +315,9 @@ def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     reflected = {
         a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()
     }
-    source = "<transmission>s" if kind == "urdf" else "joints whose <effort> limit is not 0 (SDFormat's default -1 too)"
+    source = "<transmission>s"
+    if kind != "urdf":
+        source = "joints whose <effort> limit is not 0 (SDFormat's default -1 too)"
     message = f"{len(acts)} {source} become JointActuators"
     if not reflected:
         return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
@@ -417,7 +419,8 @@ def sdf_world(plant, model: Model) -> tuple[Model, list[Cause]]:
     bodies = _body_names(plant)
     causes = []
     if bodies != links:
-        causes.append(Cause("drake_bodies", tuple(sorted(bodies ^ links)), "Drake's bodies are not the SDF links"))
+        differ = tuple(sorted(bodies ^ links))
+        causes.append(Cause("drake_bodies", differ, "Drake's bodies are not the SDF links"))
     if middles:
         causes.append(
             Cause(
