@@ -106,7 +106,9 @@ def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]
     }
     given = [name for name, value in urdf_only.items() if value]
     if given:
-        raise fail(f"{path} is an MJCF file: {', '.join(given)} apply to URDF and SDF files only")
+        raise fail(
+            f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only (and to SDFormat files)"
+        )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
         loaded = importer("mjcf")(path)
