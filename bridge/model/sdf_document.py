@@ -42,7 +42,6 @@ __all__ = [
 
 SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "universal")
 _UNSUPPORTED = ("ball", "screw", "gearbox", "revolute2")
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 #: largest magnitude of a length, mass or inertia read (as for URDF: beyond it products overflow)
 MAX_MAGNITUDE = 1e100
 #: an SDFormat limit at or beyond this magnitude means "no limit" (SDFormat's default is 1e16)
@@ -117,12 +116,11 @@ class SdfDocument:
 def read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     """(XML bytes, where they came from: the file path or ``<SDF string>``). A ``str`` starting with
     ``<`` (after white space) is the XML itself, any other ``str`` a path."""
-    if isinstance(path_or_xml, bytes):
-        return path_or_xml, "<SDF bytes>"
-    if isinstance(path_or_xml, str):
-        text = path_or_xml.lstrip().lstrip("\ufeff").lstrip()
-        if text.startswith("<"):
-            return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), "<SDF string>"
+    from bridge.model.urdf import inline_xml
+
+    inline = inline_xml(path_or_xml, "SDF")
+    if inline is not None:
+        return inline
     if not isinstance(path_or_xml, (str, os.PathLike)):
         raise SDFError(f"load_sdf expects a file path or SDF XML text, got {type(path_or_xml).__name__}")
     if not os.fspath(path_or_xml).strip():

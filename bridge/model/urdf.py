@@ -93,19 +93,28 @@ class _Issues:
 
 
 # --------------------------------------------------------------------------- reading: source
+def inline_xml(path_or_xml: object, kind: str) -> tuple[bytes, str] | None:
+    """``(XML bytes, "<KIND bytes>" or "<KIND string>")`` when ``path_or_xml`` is the document itself
+    (``bytes``, or a ``str`` starting with ``<`` after white space); None for a path."""
+    if isinstance(path_or_xml, bytes):
+        return path_or_xml, f"<{kind} bytes>"
+    if isinstance(path_or_xml, str):
+        text = path_or_xml.lstrip().lstrip("\ufeff").lstrip()
+        if text.startswith("<"):
+            # the text is already decoded: drop a declaration that could name another encoding
+            return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), f"<{kind} string>"
+    return None
+
+
 def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     """(XML bytes, description of where they came from: the file path or ``<URDF string>``).
 
     A ``str`` is XML text when it starts with ``<`` (after white space), a file path otherwise.
     Files are read as bytes so that the XML declaration's encoding is honoured.
     """
-    if isinstance(path_or_xml, bytes):
-        return path_or_xml, "<URDF bytes>"
-    if isinstance(path_or_xml, str):
-        text = path_or_xml.lstrip().lstrip("\ufeff").lstrip()
-        if text.startswith("<"):
-            # the text is already decoded: drop a declaration that could name another encoding
-            return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), "<URDF string>"
+    inline = inline_xml(path_or_xml, "URDF")
+    if inline is not None:
+        return inline
     if isinstance(path_or_xml, (str, os.PathLike)):
         if not os.fspath(path_or_xml).strip():
             raise ModelFileNotFoundError("URDF file name is empty (give a path, URDF text or a robot name)")

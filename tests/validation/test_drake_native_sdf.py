@@ -10,7 +10,6 @@ the states bridge's native comparison uses (:func:`bridge.backends.drake.native.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'brid
 
 import bridge
 from bridge.backends import registry
+from bridge.backends.drake.model import quiet_drake
 from bridge.backends.drake.native import dof_slot, load_drake_urdf, native_state
 from bridge.validation.native import compare_native
 from bridge.validation.sampling import random_states
@@ -40,15 +40,6 @@ FILES = [*HAND_WRITTEN, *_drake_examples()]
 RTOL = 1e-10
 #: frames ``attached_to`` a joint: Drake (1.51) places them wrongly (test_drake_misplaces_frames_on_joints)
 ON_JOINTS = {"wrist_axis"}
-
-
-@pytest.fixture(autouse=True)
-def _quiet_drake():
-    logger = logging.getLogger("drake")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    yield
-    logger.setLevel(level)
 
 
 def _load(path: Path) -> bridge.Model:
@@ -117,7 +108,8 @@ def test_every_quantity_equals_drakes_plant(path: Path) -> None:
     from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces
 
     model = _load(path)
-    plant = load_drake_urdf(path)
+    with quiet_drake():
+        plant = load_drake_urdf(path)
     context = plant.CreateDefaultContext()
     world = plant.world_frame()
     T = _T(plant, model)
