@@ -32,7 +32,13 @@ def _drake_examples() -> list[Path]:
     import pydrake
 
     share = Path(pydrake.__file__).parent / "share" / "drake" / "examples"
-    names = ("acrobot/Acrobot.sdf", "multibody/cart_pole/cart_pole.sdf", "planar_gripper/planar_brick.sdf")
+    names = (
+        "acrobot/Acrobot.sdf",
+        "multibody/cart_pole/cart_pole.sdf",
+        "planar_gripper/planar_brick.sdf",
+        "kuka_iiwa_arm/models/desk/transcendesk55inch.sdf",
+        "kuka_iiwa_arm/models/table/extra_heavy_duty_table_surface_only_collision.sdf",
+    )
     return [share / n for n in names if (share / n).is_file()]
 
 
@@ -51,7 +57,7 @@ def _load(path: Path) -> bridge.Model:
 
 
 def test_the_files_are_there() -> None:
-    assert len(HAND_WRITTEN) >= 4 and len(FILES) >= 7, FILES
+    assert len(HAND_WRITTEN) >= 4 and len(FILES) >= 9, FILES
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
@@ -219,3 +225,21 @@ def test_drake_misplaces_frames_on_joints() -> None:
     expected = (forearm_H_elbow.inverse() @ frame.link_H_frame).matrix
     assert _rel(drake.GetFixedPoseInBodyFrame().GetAsMatrix4(), expected) < 1e-15
     assert _rel(frame.link_H_frame.matrix, expected) > 1e-2  # bridge: the specification's pose
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("planar_gripper/planar_gripper.sdf", "several root links"),  # three fingers, welded in code
+        ("quadrotor/warehouse.sdf", "is static"),
+        ("kuka_iiwa_arm/models/table/extra_heavy_duty_table.sdf", "is static"),
+    ],
+)
+def test_drakes_other_examples_are_refused_by_name(name: str, message: str) -> None:
+    import pydrake
+
+    path = Path(pydrake.__file__).parent / "share" / "drake" / "examples" / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not shipped")
+    with pytest.raises(bridge.ModelError, match=message):
+        bridge.load_sdf(path)
