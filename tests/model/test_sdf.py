@@ -408,6 +408,18 @@ def test_bad_sources() -> None:
         bridge.load_sdf("  ")
     with pytest.raises(bridge.SDFError, match="expects a file path or SDF XML text, got int"):
         bridge.load_sdf(3)  # type: ignore[arg-type]
+    path = SDF / "offsets.sdf"
+    for kwargs, match in [
+        ({"base": 3}, "base: expected a link name"),
+        ({"joints": "tilt"}, "not the string 'tilt'"),
+        ({"joints": [1]}, "sequence of joint names"),
+        ({"locked": [("tilt", 0.1)]}, "locked must be a mapping"),
+        ({"locked": {"tilt": "x"}}, "locked position of joint 'tilt'"),
+        ({"mimic": "maybe"}, "mimic must be one of"),
+        ({"strict": "yes"}, "strict"),
+    ]:
+        with pytest.raises(bridge.ModelError, match=match):
+            bridge.load_sdf(path, **kwargs)
 
 
 def test_nonphysical_inertia_warns_or_raises() -> None:
