@@ -42,10 +42,10 @@ import numpy as np
 
 from bridge.errors import BridgeError, ModelError, SDFError, SDFWarning, UnknownNameError
 from bridge.model.building import unique_name
+from bridge.model.loading import Issues, check_arguments, inertial_link, mimic_relations, rooted_and_selected
 from bridge.model.mimic import Mimic
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.model.sdf_document import SdfAxis, SdfDocument, SdfJoint, read_document, read_source
-from bridge.model.urdf import _check_arguments, _Issues, _rooted_and_selected, inertial_link, mimic_relations
 from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["AXIS2_SUFFIX", "load_sdf"]
@@ -132,7 +132,7 @@ class _Frames:
 
 
 # --------------------------------------------------------------------------- links and joints
-def _links(doc: SdfDocument, frames: _Frames, check_inertia: bool, issues: _Issues) -> list[Link]:
+def _links(doc: SdfDocument, frames: _Frames, check_inertia: bool, issues: Issues) -> list[Link]:
     out = []
     for link in doc.links:
         M_H_L = frames.pose(link.name)
@@ -253,7 +253,7 @@ def _ends(doc: SdfDocument, frames: _Frames) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues: _Issues) -> list[Mimic]:
+def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues: Issues) -> list[Mimic]:
     tags = []
     for j in doc.joints:
         for k, axis in enumerate(j.axes):
@@ -295,7 +295,7 @@ def _frames(doc: SdfDocument, frames: _Frames, link_names: set[str]) -> list[Fra
     return out
 
 
-def _warn_world(doc: SdfDocument, issues: _Issues) -> None:
+def _warn_world(doc: SdfDocument, issues: Issues) -> None:
     if doc.world_rest:
         tags = ", ".join(dict.fromkeys(f"<{t}>" for t in doc.world_rest))
         issues.report(
@@ -341,10 +341,10 @@ def load_sdf(
         UnknownNameError: ``base``, ``joints``, ``locked`` or a pose's ``relative_to`` names nothing.
     """
     fixed_given = floating is not None
-    floating, check_inertia, strict, joints = _check_arguments(
+    floating, check_inertia, strict, joints = check_arguments(
         base, joints, True if floating is None else floating, locked, check_inertia, mimic, strict
     )
-    issues = _Issues(strict)
+    issues = Issues(strict)
     data, where = read_source(path_or_xml)
     doc = read_document(data, where)
     _warn_world(doc, issues)
@@ -360,7 +360,7 @@ def load_sdf(
     dofs = tuple(j.name for j in joint_list if j.movable)
     try:
         model = Model(doc.name, links, joint_list, _frames(doc, frames, link_names), root, dofs, floating)
-        model = _rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
+        model = rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
     except UnknownNameError:
         raise
     except ModelError as exc:

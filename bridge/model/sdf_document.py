@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from bridge.errors import ModelFileNotFoundError, SDFError, UnsupportedError
+from bridge.model.loading import inline_xml
 from bridge.spatial import Transform
 
 __all__ = [
@@ -116,8 +117,6 @@ class SdfDocument:
 def read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     """(XML bytes, where they came from: the file path or ``<SDF string>``). A ``str`` starting with
     ``<`` (after white space) is the XML itself, any other ``str`` a path."""
-    from bridge.model.urdf import inline_xml
-
     inline = inline_xml(path_or_xml, "SDF")
     if inline is not None:
         return inline
