@@ -14,7 +14,8 @@ library recognises, with the error as loaded and with that cause removed (:func:
   ``mimic_joints``, ``nonphysical_inertia``, ``fixed_joints_merged``, ``dof_order``;
 * Drake's parser (when installed): ``drake_world_welded``, ``drake_floating_joint``,
   ``drake_joint_damping``, ``drake_transmissions``, ``drake_mimic_couplers``,
-  ``drake_inertia_replaced``, ``drake_dof_order``, ``drake_refuses``;
+  ``drake_inertia_replaced``, ``drake_dof_order``, ``drake_refuses``; on an SDFormat file (which
+  only Drake's parser reads) also ``drake_universal_joints`` and ``drake_frames_moved``;
 * MuJoCo's URDF compiler (on request: ``engines`` names ``mujoco``): ``mujoco_armature``,
   ``mujoco_damping``, ``mujoco_fused_bodies``, ``mujoco_inertia_from_geoms``,
   ``mujoco_balanced_inertia``, ``mujoco_dof_order``, ``mujoco_meshes_removed``,

@@ -225,6 +225,10 @@ def test_drake_misplaces_frames_on_joints() -> None:
     expected = (forearm_H_elbow.inverse() @ frame.link_H_frame).matrix
     assert _rel(drake.GetFixedPoseInBodyFrame().GetAsMatrix4(), expected) < 1e-15
     assert _rel(frame.link_H_frame.matrix, expected) > 1e-2  # bridge: the specification's pose
+    report = compare_native(path, ["drake"], samples=2)  # bridge check --native names it
+    assert report.ok and [f.subjects for f in report.findings if f.cause == "drake_frames_moved"] == [
+        ("wrist_axis",)
+    ]
 
 
 @pytest.mark.parametrize(

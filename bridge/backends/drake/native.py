@@ -21,6 +21,15 @@ Drake's parser does differently (measured with Drake 1.51):
 * the velocity order is Drake's (depth first), not the URDF document order (``drake_dof_order``);
 * inertias that are not physically valid load with a warning on Drake's log and are replaced
   (``drake_inertia_replaced``).
+
+On an SDFormat file (:meth:`DrakeLoader.for_kind`, label "drake SDFormat parser", compared with
+:func:`bridge.load_sdf`'s model): a model attached to the world by a movable joint has bridge's
+massless ``world`` link as its base, Drake's world body; a universal joint is Drake's two-DOF
+``UniversalJoint`` and bridge's two revolute joints through a massless link, matched DOF by DOF
+(:func:`dof_slot`, ``drake_universal_joints``); joints whose ``<effort>`` limit is not 0 get
+``JointActuator``\ s (``drake_transmissions``); and a ``<frame attached_to=JOINT>`` is placed at its
+pose relative to the joint frame taken as its pose in the child link (``drake_frames_moved``:
+frames only, M, h, g unchanged; bridge follows the specification).
 """
 
 from __future__ import annotations
@@ -430,7 +439,28 @@ def sdf_world(plant, model: Model) -> tuple[Model, list[Cause]]:
                 f"J{AXIS2_SUFFIX}, through a massless link (the same motion, matched by name)",
             )
         )
-    return model, causes
+    return model, causes + _moved_frames(plant, model)
+
+
+def _moved_frames(plant, model: Model) -> list[Cause]:
+    """Extra frames Drake puts elsewhere than bridge (another body, or a pose off by > 1e-12)."""
+    moved = []
+    for frame in model.frames:
+        if not plant.HasFrameNamed(frame.name):
+            continue
+        drake = plant.GetFrameByName(frame.name)
+        X = drake.GetFixedPoseInBodyFrame().GetAsMatrix4()
+        if drake.body().name() != frame.link or np.abs(X - frame.link_H_frame.matrix).max() > 1e-12:
+            moved.append(frame.name)
+    if not moved:
+        return []
+    message = (
+        "Drake's parser puts these <frame>s elsewhere on their link than SDFormat says (measured with "
+        "Drake 1.51 for a frame attached_to a joint: it takes the frame's pose relative to the joint "
+        "frame as its pose in the child link); bridge follows the specification. Frames leave M, h, g "
+        "unchanged"
+    )
+    return [Cause("drake_frames_moved", tuple(moved), message)]
 
 
 NATIVE = DrakeLoader()
