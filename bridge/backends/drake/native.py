@@ -27,7 +27,7 @@ On an SDFormat file (:meth:`DrakeLoader.for_kind`, label "drake SDFormat parser"
 massless ``world`` link as its base, Drake's world body; a universal joint is Drake's two-DOF
 ``UniversalJoint`` and bridge's two revolute joints through a massless link, matched DOF by DOF
 (:func:`dof_slot`, ``drake_universal_joints``); joints whose ``<effort>`` limit is not 0 get
-``JointActuator``\ s (``drake_transmissions``); and a ``<frame attached_to=JOINT>`` is placed at its
+``JointActuator``\\ s (``drake_transmissions``); and a ``<frame attached_to=JOINT>`` is placed at its
 pose relative to the joint frame taken as its pose in the child link (``drake_frames_moved``:
 frames only, M, h, g unchanged; bridge follows the specification).
 """
