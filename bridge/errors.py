@@ -27,6 +27,8 @@ __all__ = [
     "ModelFileNotFoundError",
     "ModelTooLargeError",
     "NonPhysicalInertiaWarning",
+    "SDFError",
+    "SDFWarning",
     "ShapeError",
     "SingularMassMatrixError",
     "StateError",
@@ -59,6 +61,10 @@ class ModelError(BridgeError, ValueError):
 
 class URDFError(ModelError):
     """A URDF document cannot be turned into a model; the message names the file and element."""
+
+
+class SDFError(ModelError):
+    """An SDFormat document cannot be turned into a model; the message names the file and element."""
 
 
 class UnsupportedError(ModelError):
@@ -126,3 +132,7 @@ class MimicJointWarning(BridgeWarning):
 
 class URDFWarning(BridgeWarning):
     """A URDF document that is irregular but readable (e.g. a bogus XML declaration)."""
+
+
+class SDFWarning(BridgeWarning):
+    """An SDFormat document read with something left out (e.g. the rest of a world around its model)."""

@@ -31,6 +31,7 @@ from bridge.errors import BridgeError, InvalidValueError
 __all__ = [
     "FILE_KINDS",
     "LIBRARIES",
+    "READERS",
     "Library",
     "available_engines",
     "engine_class",
@@ -213,8 +214,15 @@ def _by_kind(field_name: str, kind: str, what: str) -> Any:
     raise BridgeError(f"no installed library {what} {kind.upper()} files")  # pragma: no cover
 
 
+#: the file kinds bridge reads itself, without a library (``load_urdf``'s options apply to both)
+READERS: dict[str, str] = {"urdf": "bridge.model.urdf:load_urdf", "sdf": "bridge.model.sdf:load_sdf"}
+
+
 def importer(kind: str) -> Any:
-    """``function(path) -> Model`` reading a ``kind`` file (a record's ``imports``)."""
+    """``function(path) -> Model`` reading a ``kind`` file: bridge's own reader (:data:`READERS`),
+    else a record's ``imports``."""
+    if kind in READERS:
+        return resolve(READERS[kind])
     return _by_kind("imports", kind, "reads")
 
 

@@ -1,5 +1,6 @@
-"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF or MJCF) and write it as URDF,
-or as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
+"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF, SDFormat or MJCF) and write it as
+URDF, as SDFormat when OUT ends with ``.sdf`` (:meth:`Model.to_sdf`), or as MJCF when OUT ends with
+``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
 :func:`bridge.backends.registry.exporter`: :func:`bridge.to_mjcf`, every number exact). What the
 written file cannot carry (joint armature in URDF) is printed as a warning."""
 
@@ -31,16 +32,25 @@ __all__ = ["convert"]
 
 
 def _text(model: Model, output: Path) -> tuple[str, list[str]]:
-    """The file's text (MJCF for an .xml/.mjcf ``output``, else URDF) and the warnings writing it
-    gave (what the format cannot carry)."""
+    """The file's text (MJCF for an .xml/.mjcf ``output``, SDFormat for .sdf, else URDF) and the
+    warnings writing it gave (what the format cannot carry)."""
     import warnings
 
     from bridge.backends.registry import exporter
-    from bridge.errors import BridgeWarning
+    from bridge.errors import BridgeWarning, UnsupportedError
 
+    suffix = output.suffix.lower()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        text = exporter("mjcf")(model) if output.suffix.lower() in (".xml", ".mjcf") else model.to_urdf()
+        if suffix in (".xml", ".mjcf"):
+            text = exporter("mjcf")(model)
+        elif suffix == ".sdf":
+            to_sdf = getattr(model, "to_sdf", None)
+            if to_sdf is None:
+                raise UnsupportedError(f"{output}: this bridge cannot write SDFormat (no Model.to_sdf)")
+            text = to_sdf()
+        else:
+            text = model.to_urdf()
     return text, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
@@ -48,7 +58,8 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
 def convert(
     model: ModelArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Output file: URDF, or MJCF for .xml/.mjcf.")
+        Path,
+        typer.Option("-o", "--output", help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf."),
     ],
     force: ForceOpt = False,
     base: BaseOpt = None,
@@ -58,7 +69,7 @@ def convert(
     allow_nonphysical: NonPhysicalOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """Re-root and/or reduce a model and write it as URDF (or MJCF for an .xml/.mjcf output)."""
+    """Re-root and/or reduce a model and write it as URDF (SDFormat for .sdf, MJCF for .xml/.mjcf)."""
     from bridge.errors import BridgeError
 
     check_output(output, "-o/--output", force)

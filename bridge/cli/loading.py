@@ -54,22 +54,24 @@ def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]
     returned, never raised."""
     import warnings
 
-    from bridge.backends.registry import file_kind
+    from bridge.backends.registry import READERS, file_kind, importer
     from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
-    from bridge.model.urdf import load_urdf
     from bridge.robots import resolve_model_path
 
     path = resolve_model_path(model)
-    if file_kind(path) == "mjcf":
+    kind = file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
+    if kind not in READERS:
         return _load_mjcf(path, options)
+    # a URDF floats unless --fixed-base; an SDF file says itself (a joint to the world: fixed)
+    floating = False if options.fixed else (True if kind == "urdf" else None)
     try:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always", BridgeWarning)
-            loaded = load_urdf(
+            loaded = importer(kind)(
                 path,
                 base=options.base,
                 joints=split(options.joints),
-                floating=not options.fixed,
+                floating=floating,
                 check_inertia=not options.nonphysical,
                 mimic=options.mimic,
                 strict=options.strict,
@@ -104,7 +106,9 @@ def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]
     }
     given = [name for name, value in urdf_only.items() if value]
     if given:
-        raise fail(f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only")
+        raise fail(
+            f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only (and to SDFormat files)"
+        )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
         loaded = importer("mjcf")(path)

@@ -33,7 +33,6 @@ import logging
 import math
 import os
 import re
-import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -41,22 +40,24 @@ from pathlib import Path
 
 import numpy as np
 
-from bridge._array import as_bool
 from bridge.errors import (
     BridgeError,
-    BridgeWarning,
-    InertiaError,
-    InvalidValueError,
-    MimicJointWarning,
     ModelError,
     ModelFileNotFoundError,
-    NonPhysicalInertiaWarning,
     UnknownNameError,
     UnsupportedError,
     URDFError,
     URDFWarning,
 )
-from bridge.model.mimic import Mimic, couple
+from bridge.model.loading import (
+    Issues,
+    check_arguments,
+    inertial_link,
+    inline_xml,
+    mimic_relations,
+    rooted_and_selected,
+)
+from bridge.model.mimic import Mimic
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, model_to_urdf
 from bridge.spatial import SpatialInertia, Transform
@@ -65,31 +66,11 @@ __all__ = ["load_urdf", "model_to_urdf"]
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 _KNOWN_UNSUPPORTED = {"floating", "planar", "spherical", "ball", "universal", "screw", "gearbox"}
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _BOGUS_VERSION = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*([\"'])(.*?)\2")
-_MIMIC_MODES = ("independent", "coupled", "error")
 #: largest magnitude of a length, mass or inertia bridge reads: beyond it the engines' products
 #: (m c^2, inertias moved along a chain) overflow or lose the symmetry they check (1e308 -> inf);
 #: 1e100 leaves room for squares and is far beyond any physical robot
 MAX_MAGNITUDE = 1e100
-
-
-class _Issues:
-    """What the libraries accept but is questionable: a warning each, or (strict) the first raised."""
-
-    def __init__(self, strict: bool) -> None:
-        self.strict = strict
-        self.items: list[tuple[str, type[BridgeWarning]]] = []
-
-    def report(self, error: BridgeError, category: type[BridgeWarning], warning: str | None = None) -> None:
-        """Raise ``error`` (strict) or keep the warning (``warning``, default the error's text)."""
-        if self.strict:
-            raise error
-        self.items.append((str(error) if warning is None else warning, category))
-
-    def emit(self, stacklevel: int) -> None:
-        for message, category in self.items:
-            warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
 # --------------------------------------------------------------------------- reading: source
@@ -99,13 +80,9 @@ def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     A ``str`` is XML text when it starts with ``<`` (after white space), a file path otherwise.
     Files are read as bytes so that the XML declaration's encoding is honoured.
     """
-    if isinstance(path_or_xml, bytes):
-        return path_or_xml, "<URDF bytes>"
-    if isinstance(path_or_xml, str):
-        text = path_or_xml.lstrip().lstrip("\ufeff").lstrip()
-        if text.startswith("<"):
-            # the text is already decoded: drop a declaration that could name another encoding
-            return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), "<URDF string>"
+    inline = inline_xml(path_or_xml, "URDF")
+    if inline is not None:
+        return inline
     if isinstance(path_or_xml, (str, os.PathLike)):
         if not os.fspath(path_or_xml).strip():
             raise ModelFileNotFoundError("URDF file name is empty (give a path, URDF text or a robot name)")
@@ -337,7 +314,7 @@ def _yourdfpy_errors(where: str) -> Iterator[None]:
         raise URDFError(f"{where}: problems reading the URDF values: {messages}")
 
 
-def _fix_declaration(data: bytes, where: str, issues: _Issues) -> bytes:
+def _fix_declaration(data: bytes, where: str, issues: Issues) -> bytes:
     """Read an XML declaration with a version other than 1.0/1.1 (``<?xml version="0.0"?>``, seen in
     published URDFs; Pinocchio and iDynTree read them) as XML 1.0, with a :class:`URDFWarning`."""
     match = _BOGUS_VERSION.match(data)
@@ -354,7 +331,7 @@ def _fix_declaration(data: bytes, where: str, issues: _Issues) -> bytes:
     return data[: match.start(3)] + b"1.0" + data[match.end(3) :]
 
 
-def _parse(data: bytes, where: str, issues: _Issues):
+def _parse(data: bytes, where: str, issues: Issues):
     """Check the document and read its values; return (the values' robot, the XML root element)."""
     data = _fix_declaration(data, where, issues)
     try:
@@ -381,30 +358,15 @@ def _parse(data: bytes, where: str, issues: _Issues):
 
 
 # --------------------------------------------------------------------------- reading: values
-def _link(link, where: str, check_inertia: bool, issues: _Issues) -> Link:
+def _link(link, where: str, check_inertia: bool, issues: Issues) -> Link:
     inertial = link.inertial
     if inertial is None:
         return Link(link.name, SpatialInertia.zero())
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)
-    R = origin[:3, :3]
-    mass, I3 = float(inertial.mass), np.asarray(inertial.inertia, dtype=float)
-    if mass == 0.0 and not np.any(I3):  # <inertial> of a massless link: the same as none
-        return Link(link.name, SpatialInertia.zero())
-    try:
-        inertia = SpatialInertia(mass, origin[:3, 3], R @ I3 @ R.T)
-    except BridgeError as exc:
-        raise InertiaError(f"{where}: link {link.name!r}: {exc}") from None
-    if check_inertia:
-        try:
-            inertia.check_physical(f"{where}: link {link.name!r}", allow_massless=True)
-        except InertiaError as exc:
-            issues.report(
-                exc,
-                NonPhysicalInertiaWarning,
-                f"{exc} (loaded as is, as Pinocchio's and iDynTree's loaders do; strict=True makes it "
-                "an error)",
-            )
-    return Link(link.name, inertia)
+    return inertial_link(
+        link.name, float(inertial.mass), origin, np.asarray(inertial.inertia, dtype=float), where,
+        check_inertia, issues,
+    )
 
 
 def _joint(joint, where: str) -> Joint:
@@ -490,10 +452,10 @@ def load_urdf(
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
         ModelError: other invalid arguments (e.g. a fixed joint listed as a DOF).
     """
-    floating, check_inertia, strict, joints = _check_arguments(
+    floating, check_inertia, strict, joints = check_arguments(
         base, joints, floating, locked, check_inertia, mimic, strict
     )
-    issues = _Issues(strict)
+    issues = Issues(strict)
     data, where = _read_source(path_or_xml)
     robot, root = _parse(data, where, issues)
     joint_list = [_joint(j, where) for j in robot.joints]
@@ -505,7 +467,7 @@ def load_urdf(
     root_link = next(link.name for link in links if link.name not in children)
     try:
         model = Model(robot.name, links, joint_list, (), root_link, dofs, floating)
-        model = _rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
+        model = rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
     except UnknownNameError:
         raise
     except ModelError as exc:
@@ -514,71 +476,7 @@ def load_urdf(
     return model
 
 
-def _check_arguments(
-    base: object,
-    joints: object,
-    floating: object,
-    locked: object,
-    check_inertia: object,
-    mimic: object,
-    strict: object,
-) -> tuple[bool, bool, bool, tuple[str, ...] | None]:
-    """The arguments of :func:`load_urdf` checked before the file is read: ``floating``,
-    ``check_inertia`` and ``strict`` as bools and ``joints`` as a tuple of names (or None)."""
-    if mimic is not None and (not isinstance(mimic, str) or mimic not in _MIMIC_MODES):
-        raise URDFError(f"mimic must be one of {', '.join(map(repr, _MIMIC_MODES))}, got {mimic!r}")
-    flags = (_flag(floating, "floating"), _flag(check_inertia, "check_inertia"), _flag(strict, "strict"))
-    if base is not None and not isinstance(base, str):
-        raise ModelError(f"base: expected a link name (str), got {base!r}")
-    if isinstance(joints, str):
-        raise ModelError(f"joints must be a sequence of joint names, not the string {joints!r}")
-    if joints is not None:
-        try:
-            joints = tuple(joints)  # type: ignore[arg-type]
-        except TypeError:
-            joints = None
-        if joints is None or not all(isinstance(j, str) for j in joints):
-            raise ModelError("joints must be a sequence of joint names (str)")
-    if locked is not None and not isinstance(locked, Mapping):
-        raise ModelError(f"locked must be a mapping {{joint name: position}}, got {type(locked).__name__}")
-    return (*flags, joints)  # type: ignore[return-value]
-
-
-def _rooted_and_selected(
-    model: Model,
-    where: str,
-    base: str | None,
-    joints: tuple[str, ...] | None,
-    locked: Mapping[str, float] | None,
-    mimics: Sequence[Mimic],
-) -> Model:
-    """``model`` re-rooted at ``base``, coupled by ``mimics`` (if any), and with the DOFs ``joints``
-    (the others locked at ``locked``'s positions, 0 by default)."""
-    if base is not None:
-        if base not in model.link_names:
-            raise UnknownNameError("link", base, model.link_names, where=where)
-        model = model.with_base(base)
-    if mimics:
-        model = couple(model, mimics)
-    if joints is not None or locked:
-        locked = dict(locked or {})
-        names = joints if joints is not None else tuple(d for d in model.dof_names if d not in locked)
-        for name in (*names, *locked):
-            if name not in model.joint_names:
-                raise UnknownNameError("joint", name, model.joint_names, where=where)
-        model = model.with_dofs(names, locked)
-    return model
-
-
-def _flag(value: object, name: str) -> bool:
-    """A bool argument of :func:`load_urdf` (``floating="no"`` is not False: it is refused)."""
-    try:
-        return as_bool(value, name)
-    except InvalidValueError as exc:
-        raise ModelError(str(exc)) from None
-
-
-def _check_limits(joints: Sequence[Joint], where: str, issues: _Issues) -> None:
+def _check_limits(joints: Sequence[Joint], where: str, issues: Issues) -> None:
     """Limits Pinocchio's and iDynTree's loaders accept but that mean nothing: a lower position
     limit above the upper one (PyBullet writes ``lower="1" upper="-1"`` for "no limits"; bridge's
     random states then ignore them) and negative effort or velocity limits (passed to the engines
@@ -606,52 +504,17 @@ def _check_limits(joints: Sequence[Joint], where: str, issues: _Issues) -> None:
 
 
 def _mimics(
-    root: ET.Element, joints: Sequence[Joint], where: str, mode: str | None, issues: _Issues
+    root: ET.Element, joints: Sequence[Joint], where: str, mode: str | None, issues: Issues
 ) -> list[Mimic]:
     """The mimic relations of the document (checked); warnings or errors as ``mode`` asks."""
-    by_name = {j.name: j for j in joints}
-    out: list[Mimic] = []
+    tags = []
     for el in root.findall("joint"):
         sub = el.find("mimic")
-        if sub is None:
-            continue
-        name, master = el.get("name"), sub.get("joint")
-        multiplier = float(sub.get("multiplier", "1") or 1.0)
-        offset = float(sub.get("offset", "0") or 0.0)
-        what = f"{where}: joint {name!r} is a mimic joint (of {master!r})"
-        if (multiplier, offset) != (1.0, 0.0):
-            what += f" with multiplier {multiplier:g} and offset {offset:g}"
-        if mode == "error":
-            raise UnsupportedError(
-                f"{what}; mimic='error' rejects mimic joints (mimic='independent' loads them as independent "
-                "DOFs, as Pinocchio's and iDynTree's URDF loaders do; mimic='coupled' keeps the relation)"
-            )
-        problem = None
-        if not by_name[name].movable:
-            problem = "it is a fixed joint, so the <mimic> element has no effect"
-        elif master not in by_name:
-            problem = "its master is not a joint of the robot, so the <mimic> element is ignored"
-        elif not by_name[master].movable:
-            problem = "its master is a fixed joint, so the <mimic> element is ignored"
-        if mode is None:
-            issues.report(
-                UnsupportedError(
-                    f"{what}; strict loading needs mimic='independent' (independent DOFs, as Pinocchio's "
-                    "and iDynTree's URDF loaders load them) or mimic='coupled' (the relation kept)"
-                ),
-                MimicJointWarning,
-                f"{what}; {problem}"
-                if problem
-                else f"{what}: loaded as an independent DOF, ignoring the relation (what Pinocchio's and "
-                "iDynTree's URDF loaders do); mimic='coupled' keeps it, mimic='independent' loads it so "
-                "without this warning",
-            )
-        if problem is not None:
-            if mode == "coupled" and by_name[name].movable:
-                raise URDFError(f"{what}; mimic='coupled' cannot keep the relation: {problem.split(',')[0]}")
-            continue
-        out.append(Mimic(name, master, multiplier, offset))
-    return out
+        if sub is not None:
+            multiplier = float(sub.get("multiplier", "1") or 1.0)
+            offset = float(sub.get("offset", "0") or 0.0)
+            tags.append(Mimic(el.get("name"), sub.get("joint"), multiplier, offset))
+    return mimic_relations(tags, joints, where, mode, issues)
 
 
 # --------------------------------------------------------------------------- writing

@@ -207,6 +207,20 @@ def _run(
         _singular(report, (e,), f"{e}: forward dynamics not compared: {message}")
 
 
+def _load(source: str | os.PathLike | bytes) -> Model:
+    """The model of a file (URDF or SDFormat by content: the registry's reader of its kind), or of
+    URDF text or a robot name (``load_urdf``)."""
+    from pathlib import Path
+
+    from bridge.model.urdf import load_urdf
+
+    if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
+        path = Path(source)
+        if path.is_file():
+            return registry.importer(registry.file_kind(path) or "urdf")(path)
+    return load_urdf(source)
+
+
 def cross_validate(
     model: Model | str,
     engines: Iterable[str] | None = None,
@@ -224,7 +238,8 @@ def cross_validate(
     """Compare every facade quantity between every pair of ``engines`` at random states.
 
     Args:
-        model: the neutral model.
+        model: the neutral model, or a model file (URDF or SDFormat, by content), URDF text or a
+            robot name.
         engines: engine names (see :mod:`bridge.backends.registry`); default: every installed engine
             (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
             e.g. MuJoCo on massless moving links, is left out with a note).
@@ -268,9 +283,7 @@ def cross_validate(
     if native:
         return _native(model, engines, representations, samples, seed, rtol)
     if not isinstance(model, Model):
-        from bridge.model.urdf import load_urdf
-
-        model = load_urdf(model)
+        model = _load(model)
     dropped: list[str] = []
     engines = _engines(model, engines, dropped)
     reps = [Representation.parse(r).value for r in representations]

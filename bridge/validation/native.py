@@ -14,7 +14,8 @@ library recognises, with the error as loaded and with that cause removed (:func:
   ``mimic_joints``, ``nonphysical_inertia``, ``fixed_joints_merged``, ``dof_order``;
 * Drake's parser (when installed): ``drake_world_welded``, ``drake_floating_joint``,
   ``drake_joint_damping``, ``drake_transmissions``, ``drake_mimic_couplers``,
-  ``drake_inertia_replaced``, ``drake_dof_order``, ``drake_refuses``;
+  ``drake_inertia_replaced``, ``drake_dof_order``, ``drake_refuses``; on an SDFormat file (which
+  only Drake's parser reads) also ``drake_universal_joints`` and ``drake_frames_moved``;
 * MuJoCo's URDF compiler (on request: ``engines`` names ``mujoco``): ``mujoco_armature``,
   ``mujoco_damping``, ``mujoco_fused_bodies``, ``mujoco_inertia_from_geoms``,
   ``mujoco_balanced_inertia``, ``mujoco_dof_order``, ``mujoco_meshes_removed``,
@@ -64,10 +65,8 @@ Errors = dict[tuple[str, str], np.ndarray]  # (quantity, representation) -> rela
 def _source(path: str) -> Source:
     """bridge's reading of the file (``load_urdf`` defaults for a URDF, else the registry's reader
     of its kind) and the warnings it gave."""
-    from bridge.model.urdf import load_urdf
-
     kind = registry.file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
-    read = load_urdf if kind == "urdf" else registry.importer(kind)
+    read = registry.importer(kind)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
         model = read(path)

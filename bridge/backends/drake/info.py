@@ -11,7 +11,7 @@ from pydrake.multibody.plant import MultibodyPlant
 from pydrake.multibody.tree import JointIndex
 
 from bridge.backends.drake.model import quiet_drake, to_drake
-from bridge.backends.drake.native import load_drake_urdf
+from bridge.backends.drake.native import dof_slot, load_drake_urdf
 from bridge.backends.drake.state import drake_layout
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order
 from bridge.model.model import Model
@@ -42,7 +42,7 @@ def _note(model: Model, plant: MultibodyPlant) -> str:
         "drake counts the 'world' body and every link as a body (fixed joints are weld joints, not "
         f"merged){base}; joint types {', '.join(kinds)}; frames: each body's own frame, the world's and "
         "the extra frames; v = (base angular velocity, base linear velocity, joints in its forest order, "
-        "depth first); the 'drake' column of the loaders' tables is Drake's own URDF Parser"
+        "depth first); the 'drake' column of the loaders' tables is Drake's own Parser (URDF, SDFormat)"
     )
 
 
@@ -66,11 +66,17 @@ def _loader(model: Model, path: str) -> tuple[InfoColumn | None, tuple[str, ...]
     try:
         plant = _parse(path)
     except RuntimeError as exc:
-        return None, (f"drake's URDF parser refuses the file ({str(exc).splitlines()[0]})",)
-    joints = {n: plant.GetJointByName(n) for n in model.dof_names if plant.HasJointNamed(n)}
-    floating = plant.num_velocities() - sum(j.num_velocities() for j in joints.values()) == 6
+        return None, (f"drake's parser refuses the file ({str(exc).splitlines()[0]})",)
+    slots = {}
+    for n in model.dof_names:
+        try:
+            slots[n] = dof_slot(plant, n)
+        except RuntimeError:  # a joint Drake's parse does not have
+            continue
+    used = {j.index(): j.num_velocities() for j, _ in slots.values()}
+    floating = plant.num_velocities() - sum(used.values()) == 6
     n_fb = 6 if floating else 0
-    offsets = {n: j.velocity_start() - n_fb for n, j in joints.items()}
+    offsets = {n: j.velocity_start() + k - n_fb for n, (j, k) in slots.items()}
     return InfoColumn(NAME, _counts(plant, floating), loader_order(model.dof_names, offsets)), ()
 
 

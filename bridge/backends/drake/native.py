@@ -1,4 +1,4 @@
-"""Drake's own URDF parser next to bridge's loader: what each makes of the same file.
+"""Drake's own URDF and SDFormat parser next to bridge's loader: what each makes of the same file.
 
 ``NATIVE`` (:class:`DrakeLoader`, :mod:`bridge.backends.native`) parses a URDF with Drake's ``Parser``
 (its own loader, no bridge model in between) and gives Drake's ``CalcMassMatrix``, bias term and
@@ -21,6 +21,15 @@ Drake's parser does differently (measured with Drake 1.51):
 * the velocity order is Drake's (depth first), not the URDF document order (``drake_dof_order``);
 * inertias that are not physically valid load with a warning on Drake's log and are replaced
   (``drake_inertia_replaced``).
+
+On an SDFormat file (:meth:`DrakeLoader.for_kind`, label "drake SDFormat parser", compared with
+:func:`bridge.load_sdf`'s model): a model attached to the world by a movable joint has bridge's
+massless ``world`` link as its base, Drake's world body; a universal joint is Drake's two-DOF
+``UniversalJoint`` and bridge's two revolute joints through a massless link, matched DOF by DOF
+(:func:`dof_slot`, ``drake_universal_joints``); joints whose ``<effort>`` limit is not 0 get
+``JointActuator``\\ s (``drake_transmissions``); and a ``<frame attached_to=JOINT>`` is placed at its
+pose relative to the joint frame taken as its pose in the child link (``drake_frames_moved``:
+frames only, M, h, g unchanged; bridge follows the specification).
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from bridge.errors import BackendError
 from bridge.model.model import Link, Model
 from bridge.spatial import SpatialInertia
 
-__all__ = ["NATIVE", "DrakeLoader", "DrakeNative", "load_drake_urdf", "native_state"]
+__all__ = ["NATIVE", "DrakeLoader", "DrakeNative", "dof_slot", "load_drake_urdf", "native_state", "sdf_world"]
 
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
 
@@ -63,6 +72,19 @@ def _joints(plant) -> list:
     return [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
 
 
+def dof_slot(plant, name: str) -> tuple[object, int]:
+    """(Drake joint, offset in its coordinates) of bridge's DOF ``name``: the joint of that name, or
+    for the second DOF of an SDFormat universal joint ``J`` (``J__axis2``, :mod:`bridge.model.sdf`)
+    Drake's two-DOF ``UniversalJoint`` ``J`` at offset 1."""
+    from bridge.model.sdf import AXIS2_SUFFIX
+
+    if not plant.HasJointNamed(name) and name.endswith(AXIS2_SUFFIX):
+        joint = plant.GetJointByName(name[: -len(AXIS2_SUFFIX)])
+        if joint.num_velocities() == 2:
+            return joint, 1
+    return plant.GetJointByName(name), 0
+
+
 def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
     """``(q, v)`` of a Drake plant (any layout, e.g. the Parser's) for one neutral state of
     ``model``, matching joints and the base body by name (a welded base ignores the base pose)."""
@@ -83,9 +105,9 @@ def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndar
             plant.SetFreeBodySpatialVelocity(base, V, context)
     q, v = plant.GetPositions(context).copy(), plant.GetVelocities(context).copy()
     for k, name in enumerate(model.dof_names):
-        j = plant.GetJointByName(name)
-        q[j.position_start()] = state.s[k]
-        v[j.velocity_start()] = state.s_dot[k]
+        j, offset = dof_slot(plant, name)
+        q[j.position_start() + offset] = state.s[k]
+        v[j.velocity_start() + offset] = state.s_dot[k]
     return q, v
 
 
@@ -117,7 +139,8 @@ class DrakeNative:
             self.context, plant.world_frame(), plant.GetFrameByName(self.model.base)
         )  # a welded base sits where Drake's weld puts it
         self.base_pose = None if self.model.floating else welded.GetAsMatrix4()
-        perm = np.argsort([plant.GetJointByName(d).velocity_start() for d in self.model.dof_names])
+        starts = [(j.velocity_start() + k) for j, k in (dof_slot(plant, d) for d in self.model.dof_names)]
+        perm = np.argsort(starts)
         self.convention = Convention("drake-parser", DRAKE.velocity, joint_order=lambda _m: perm)
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
@@ -290,7 +313,7 @@ def _damping_cause(native: DrakeNative) -> list[Cause]:
     return [Cause("drake_joint_damping", tuple(damped), message, native, with_damping, ("bias_forces",))]
 
 
-def _transmission_cause(native: DrakeNative) -> list[Cause]:
+def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     from pydrake.multibody.tree import JointActuatorIndex
 
     plant = native.plant
@@ -301,7 +324,10 @@ def _transmission_cause(native: DrakeNative) -> list[Cause]:
     reflected = {
         a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()
     }
-    message = f"{len(acts)} <transmission>s become JointActuators"
+    source = "<transmission>s"
+    if kind != "urdf":
+        source = "joints whose <effort> limit is not 0 (SDFormat's default -1 too)"
+    message = f"{len(acts)} {source} become JointActuators"
     if not reflected:
         return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
     message += (
@@ -331,18 +357,36 @@ def _layout_causes(plant, model: Model, path: str) -> list[Cause]:
 
 
 def _dof_order(plant) -> tuple[str, ...]:
+    from bridge.model.sdf import AXIS2_SUFFIX
+
     joints = sorted(_joints(plant), key=lambda j: j.velocity_start())
-    return tuple(j.name() for j in joints if j.num_velocities() == 1)
+    out: list[str] = []
+    for j in joints:
+        if j.num_velocities() == 1:
+            out.append(j.name())
+        elif j.num_velocities() == 2:  # an SDFormat universal joint: bridge's J, J__axis2
+            out += [j.name(), j.name() + AXIS2_SUFFIX]
+    return tuple(out)
 
 
+@dataclass(frozen=True)
 class DrakeLoader:
-    """Drake's ``Parser`` compared with bridge's model of the file."""
+    """Drake's ``Parser`` compared with bridge's model of the file (a URDF, or with ``kind="sdf"``
+    an SDFormat file: :meth:`for_kind`)."""
 
-    label = "drake URDF parser"
+    kind: str = "urdf"
     prefix = "drake_"
     against = None
     joins = "default"
     unexplained = "Drake's parse and bridge's model disagree beyond what bridge can explain"
+
+    @property
+    def label(self) -> str:
+        return "drake SDFormat parser" if self.kind == "sdf" else "drake URDF parser"
+
+    def for_kind(self, kind: str) -> DrakeLoader:
+        """The loader of a file of ``kind`` (Drake's Parser reads URDF and SDFormat)."""
+        return self if kind == self.kind else DrakeLoader(kind)
 
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
         try:
@@ -351,18 +395,72 @@ class DrakeLoader:
         except RuntimeError as exc:
             why = f"Drake's parser refuses the file: {str(exc).splitlines()[0]}"
             return Loaded(None, [Cause("drake_refuses", (), why)])
-        model, causes = _world(plant, source.model)
+        if source.kind == "sdf":
+            model, causes = sdf_world(plant, source.model)
+        else:
+            model, causes = _world(plant, source.model)
         native = DrakeNative(plant, model)
         changed = _changed_inertias(plant, model)
         if changed:
             causes.append(_inertia_cause(native, changed))
-        causes += _floating_causes(plant) + _damping_cause(native) + _transmission_cause(native)
+        causes += _floating_causes(plant) + _damping_cause(native) + _transmission_cause(native, source.kind)
         causes += _layout_causes(plant, model, source.path)
         residual = None  # with every cause that changes M, h, g undone
         if changed or plant.num_actuators():
             undone = _with_inertias(model, plant, changed) if changed else model
             residual = DrakeNative(plant, undone, zero_reflected=True)
         return Loaded(native, causes, residual, bodies=len(_body_names(plant)))
+
+
+def sdf_world(plant, model: Model) -> tuple[Model, list[Cause]]:
+    """bridge's model of an SDFormat file next to Drake's bodies: bridge's ``world`` link (a model
+    attached to the world by a movable joint) is Drake's world body, and a universal joint's
+    massless link has no Drake body (Drake's ``UniversalJoint`` has two DOFs)."""
+    from bridge.model.sdf import AXIS2_SUFFIX
+
+    joints = {j.name: j for j in model.joints}
+    middles = {
+        j.parent: name[: -len(AXIS2_SUFFIX)]
+        for name, j in joints.items()
+        if name.endswith(AXIS2_SUFFIX) and name[: -len(AXIS2_SUFFIX)] in joints
+    }
+    links = set(model.link_names) - set(middles) - ({"world"} if model.base == "world" else set())
+    bodies = _body_names(plant)
+    causes = []
+    if bodies != links:
+        differ = tuple(sorted(bodies ^ links))
+        causes.append(Cause("drake_bodies", differ, "Drake's bodies are not the SDF links"))
+    if middles:
+        causes.append(
+            Cause(
+                "drake_universal_joints",
+                tuple(sorted(middles.values())),
+                "Drake's UniversalJoint (two DOFs, axis then axis2) is bridge's revolute joint J, then "
+                f"J{AXIS2_SUFFIX}, through a massless link (the same motion, matched by name)",
+            )
+        )
+    return model, causes + _moved_frames(plant, model)
+
+
+def _moved_frames(plant, model: Model) -> list[Cause]:
+    """Extra frames Drake puts elsewhere than bridge (another body, or a pose off by > 1e-12)."""
+    moved = []
+    for frame in model.frames:
+        if not plant.HasFrameNamed(frame.name):
+            continue
+        drake = plant.GetFrameByName(frame.name)
+        X = drake.GetFixedPoseInBodyFrame().GetAsMatrix4()
+        if drake.body().name() != frame.link or np.abs(X - frame.link_H_frame.matrix).max() > 1e-12:
+            moved.append(frame.name)
+    if not moved:
+        return []
+    message = (
+        "Drake's parser puts these <frame>s elsewhere on their link than SDFormat says (measured with "
+        "Drake 1.51 for a frame attached_to a joint: it takes the frame's pose relative to the joint "
+        "frame as its pose in the child link); bridge follows the specification. Frames leave M, h, g "
+        "unchanged"
+    )
+    return [Cause("drake_frames_moved", tuple(moved), message)]
 
 
 NATIVE = DrakeLoader()

@@ -617,21 +617,22 @@ def is_mjcf(path: str | os.PathLike) -> bool:
 
 
 def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
-    """Load a URDF or an MJCF file, chosen by its root element (``<robot>`` or ``<mujoco>``).
+    """Load a URDF, SDFormat or MJCF file, chosen by its root element (``<robot>``, ``<sdf>`` or
+    ``<mujoco>``).
 
-    ``kwargs`` go to :func:`bridge.load_urdf` (URDF only).
+    ``kwargs`` go to :func:`bridge.load_urdf` / :func:`bridge.load_sdf` (not for MJCF).
     """
-    from bridge.model.urdf import load_urdf
+    from bridge.backends.registry import file_kind, importer
 
     p = _model_path(path, "load_model")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such file")
-    mjcf = is_mjcf(p)
-    if mjcf and kwargs:
-        raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF files only")
+    kind = file_kind(p) or "urdf"  # another root element: load_urdf says what is wrong
+    if kind == "mjcf" and kwargs:
+        raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF and SDF files only")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = load_mjcf(p) if mjcf else load_urdf(p, **kwargs)
+        model = load_mjcf(p) if kind == "mjcf" else importer(kind)(p, **kwargs)
     for w in caught:  # issued again one frame up: at the caller's line
         warnings.warn(w.message, w.category, stacklevel=2)
     return model

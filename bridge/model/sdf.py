@@ -1,0 +1,371 @@
+"""SDFormat in: :func:`load_sdf`, the one model of an SDF file as a neutral model.
+
+The document is read by :mod:`bridge.model.sdf_document` (every malformed file a
+:class:`bridge.SDFError` naming the file and element); this module gives the records their SDFormat
+meaning (http://sdformat.org/tutorials?tut=pose_frame_semantics):
+
+* **Poses.** Every link, joint and ``<frame>`` is a frame of the model's frame graph, placed by its
+  ``<pose relative_to=...>`` (any link, joint, frame, ``__model__``, or ``world``). The default
+  ``relative_to`` is the model frame ``__model__`` for a link, the child link (or frame) for a
+  joint, and the ``attached_to`` frame for a ``<frame>`` (``attached_to`` defaults to ``__model__``,
+  itself attached to the canonical link: the ``canonical_link`` attribute, else the first link).
+  Cycles of ``relative_to`` or ``attached_to`` are errors naming the frames.
+* **Joints.** A joint from parent link P to child link C at zero position places C at its pose
+  (``parent_H_child = M_H_P^-1 M_H_C``); its axis ``<xyz expressed_in=F>`` (default: the joint
+  frame, or the model frame for SDFormat < 1.7 with ``use_parent_model_frame``) turns about the
+  line through the joint frame's origin: the neutral joint's axis is in C's coordinates and its
+  axis origin is the joint frame's origin in C. A ``universal`` joint ``J`` is two joints through a
+  massless link ``"<child>__<J>"`` (as MJCF bodies with several joints are read): ``J`` about
+  ``<axis>`` (fixed in the parent) and ``"J__axis2"`` about ``<axis2>`` (fixed in the child), the
+  order of Drake's ``UniversalJoint``. Revolute joints without ``<lower>``/``<upper>`` (SDFormat's
+  ±1e16) have no position limits; effort and velocity limits of -1 are none.
+* **Inertia.** ``<inertial><pose>`` is the centre-of-mass frame in the link frame; the moments are
+  about the centre of mass in its axes (``I_link = R I R^T``). SDFormat defaults apply: a link
+  without ``<inertial>`` has mass 1 and unit moments (libsdformat's and Drake's reading).
+* **Base.** A ``fixed`` joint from ``world`` welds its child there: that link is the base, fixed
+  (the joint disappears). A movable joint from ``world`` makes ``world`` a massless link, the fixed
+  base. Otherwise the base is the root of the joint tree, floating. ``floating=True/False``
+  overrides what the file says.
+* **Frames.** The model's ``<frame>``\\ s are the model's extra frames, on the link their
+  ``attached_to`` chain ends at. Joint frames are not.
+
+Unsupported (an error naming the element): ``<include>``, several or nested models, ball, screw,
+gearbox and revolute2 joints; closed loops (a link with two parents), as for URDF.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from bridge.errors import BridgeError, ModelError, SDFError, SDFWarning, UnknownNameError
+from bridge.model.building import unique_name
+from bridge.model.loading import Issues, check_arguments, inertial_link, mimic_relations, rooted_and_selected
+from bridge.model.mimic import Mimic
+from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
+from bridge.model.sdf_document import SdfAxis, SdfDocument, SdfJoint, read_document, read_source
+from bridge.spatial import SpatialInertia, Transform
+
+__all__ = ["AXIS2_SUFFIX", "load_sdf"]
+
+#: the second DOF of a universal joint ``J`` is named ``J + AXIS2_SUFFIX``
+AXIS2_SUFFIX = "__axis2"
+_MODEL = "__model__"
+_WORLD = "world"
+
+
+class _Frames:
+    """The model's frame graph: every frame's pose in the model frame (``M_H_frame``) and the link
+    it is attached to."""
+
+    def __init__(self, doc: SdfDocument) -> None:
+        self.doc = doc
+        self.where = doc.where
+        canonical = doc.canonical_link or doc.links[0].name
+        # name -> (kind, relative_to, relative_to_H_frame, attached_to)
+        self.nodes: dict[str, tuple[str, str, Transform, str]] = {}
+        for link in doc.links:
+            self._add(link.name, "link", link.pose.relative_to or _MODEL, link.pose.H, link.name)
+        for joint in doc.joints:
+            self._add(joint.name, "joint", joint.pose.relative_to or joint.child, joint.pose.H, joint.child)
+        for frame in doc.frames:
+            attached = frame.attached_to or _MODEL
+            self._add(frame.name, "frame", frame.pose.relative_to or attached, frame.pose.H, attached)
+        if canonical not in {link.name for link in doc.links}:
+            raise SDFError(f"{self.where}: model {doc.name!r}: canonical_link {canonical!r} is not a link")
+        self.canonical = canonical
+        self._poses: dict[str, Transform] = {_MODEL: Transform.identity(), _WORLD: doc.pose.H.inverse()}
+
+    def _add(self, name: str, kind: str, relative_to: str, H: Transform, attached_to: str) -> None:
+        if name in (_MODEL, _WORLD) or (name.startswith("__") and name.endswith("__")):
+            raise SDFError(f"{self.where}: the {kind} name {name!r} is reserved by SDFormat")
+        if name in self.nodes:
+            other = self.nodes[name][0]
+            raise SDFError(f"{self.where}: duplicate name {name!r} (a {other} and a {kind})")
+        self.nodes[name] = (kind, relative_to, H, attached_to)
+
+    def _check(self, name: str, owner: str, attribute: str) -> None:
+        if name not in self.nodes and name not in (_MODEL, _WORLD):
+            raise UnknownNameError(
+                "frame", name, sorted(self.nodes), where=f"{self.where}: {owner} {attribute}"
+            )
+
+    def pose(self, name: str, owner: str = "", attribute: str = "relative_to") -> Transform:
+        """``M_H_name``: the pose of frame ``name`` in the model frame."""
+        self._check(name, owner or f"frame {name!r}", attribute)
+        path: list[str] = []
+        cur = name
+        while cur not in self._poses:
+            if cur in path:
+                loop = " -> ".join(map(repr, [*path[path.index(cur) :], cur]))
+                raise SDFError(f"{self.where}: the poses' relative_to form a cycle {loop}")
+            path.append(cur)
+            kind, relative_to, _, _ = self.nodes[cur]
+            self._check(relative_to, f"{kind} {cur!r}", "<pose relative_to>")
+            cur = relative_to
+        for node in reversed(path):
+            _, relative_to, H, _ = self.nodes[node]
+            self._poses[node] = self._poses[relative_to] @ H
+        return self._poses[name]
+
+    def body(self, name: str, owner: str, attribute: str) -> str:
+        """The link the frame ``name`` is attached to (``world`` for the world frame)."""
+        self._check(name, owner, attribute)
+        seen: list[str] = []
+        cur = name
+        while True:
+            if cur == _WORLD:
+                return _WORLD
+            if cur == _MODEL:
+                return self.canonical
+            kind, _, _, attached = self.nodes[cur]
+            if kind == "link":
+                return cur
+            if cur in seen:
+                loop = " -> ".join(map(repr, [*seen[seen.index(cur) :], cur]))
+                raise SDFError(f"{self.where}: the frames' attached_to form a cycle {loop}")
+            seen.append(cur)
+            self._check(attached, f"{kind} {cur!r}", "attached_to")
+            cur = attached
+
+
+# --------------------------------------------------------------------------- links and joints
+def _links(doc: SdfDocument, frames: _Frames, check_inertia: bool, issues: Issues) -> list[Link]:
+    out = []
+    for link in doc.links:
+        M_H_L = frames.pose(link.name)
+        rel = link.inertial_pose.relative_to
+        L_H_I = link.inertial_pose.H
+        if rel and rel != link.name:
+            L_H_I = M_H_L.inverse() @ frames.pose(rel, f"link {link.name!r} <inertial>") @ L_H_I
+        out.append(
+            inertial_link(link.name, link.mass, L_H_I.matrix, link.inertia, doc.where, check_inertia, issues)
+        )
+    return out
+
+
+def _axis_in(frames: _Frames, axis: SdfAxis, joint: SdfJoint, C_H_M: Transform) -> np.ndarray:
+    """The unit axis (3,) in the coordinates of the frame ``C`` (``C_H_M``: C from the model frame)."""
+    expressed = axis.expressed_in or joint.name
+    M_R_E = frames.pose(expressed, f"joint {joint.name!r}", "<xyz expressed_in>").rotation
+    a = C_H_M.rotation @ M_R_E @ axis.xyz
+    return a / np.linalg.norm(a)
+
+
+def _limits(joint: SdfJoint, axis: SdfAxis) -> JointLimits:
+    continuous = joint.type == "continuous"
+    return JointLimits(
+        lower=None if continuous else axis.lower,
+        upper=None if continuous else axis.upper,
+        effort=axis.effort,
+        velocity=axis.velocity,
+    )
+
+
+def _kind(joint: SdfJoint) -> JointKind:
+    if joint.type == "prismatic":
+        return JointKind.PRISMATIC
+    if joint.type == "continuous":
+        return JointKind.CONTINUOUS
+    return JointKind.REVOLUTE
+
+
+def _joints(
+    doc: SdfDocument, frames: _Frames, ends: dict[str, tuple[str, str]], taken: set[str]
+) -> tuple[list[Joint], list[Link]]:
+    """The neutral joints (two for a universal joint) and the massless links they add."""
+    joints: list[Joint] = []
+    extra: list[Link] = []
+    for j in doc.joints:
+        parent, child = ends[j.name]
+        M_H_P, M_H_C = frames.pose(parent), frames.pose(child)
+        M_H_J = frames.pose(j.name)
+        P_H_C = M_H_P.inverse() @ M_H_C
+        if j.type == "fixed":
+            joints.append(Joint(j.name, JointKind.FIXED, parent, child, P_H_C))
+            continue
+        C_H_M = M_H_C.inverse()
+        C_p_J = (C_H_M @ M_H_J).translation
+        if j.type != "universal":
+            axis = _axis_in(frames, j.axes[0], j, C_H_M)
+            joints.append(
+                Joint(
+                    j.name,
+                    _kind(j),
+                    parent,
+                    child,
+                    P_H_C,
+                    axis=axis,
+                    axis_origin=C_p_J,
+                    limits=_limits(j, j.axes[0]),
+                )
+            )
+            continue
+        middle = unique_name(f"{child}__{j.name}", taken, "_")
+        taken.add(middle)
+        extra.append(Link(middle, SpatialInertia.zero()))
+        J_H_M = M_H_J.inverse()
+        first = Joint(
+            j.name,
+            JointKind.REVOLUTE,
+            parent,
+            middle,
+            M_H_P.inverse() @ M_H_J,
+            axis=_axis_in(frames, j.axes[0], j, J_H_M),
+            limits=_limits(j, j.axes[0]),
+        )
+        second = Joint(
+            j.name + AXIS2_SUFFIX,
+            JointKind.REVOLUTE,
+            middle,
+            child,
+            J_H_M @ M_H_C,
+            axis=_axis_in(frames, j.axes[1], j, C_H_M),
+            axis_origin=C_p_J,
+            limits=_limits(j, j.axes[1]),
+        )
+        joints += [first, second]
+    return joints, extra
+
+
+def _ends(doc: SdfDocument, frames: _Frames) -> dict[str, tuple[str, str]]:
+    """Each joint's (parent link, child link), the ``<parent>``/``<child>`` frames resolved to the
+    links they are attached to; errors for a joint to itself, from the world's child, two parents."""
+    out: dict[str, tuple[str, str]] = {}
+    parent_of: dict[str, str] = {}
+    for j in doc.joints:
+        owner = f"joint {j.name!r}"
+        parent = frames.body(j.parent, owner, "<parent>")
+        child = frames.body(j.child, owner, "<child>")
+        if child == _WORLD:
+            raise SDFError(f"{doc.where}: {owner} has the world as its <child>")
+        if parent == child:
+            raise SDFError(f"{doc.where}: {owner} connects link {child!r} to itself")
+        if child in parent_of:
+            raise SDFError(
+                f"{doc.where}: link {child!r} has two parents (joints {parent_of[child]!r} and {j.name!r}): "
+                "a closed kinematic loop, which bridge's trees cannot hold"
+            )
+        parent_of[child] = j.name
+        out[j.name] = (parent, child)
+    return out
+
+
+def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues: Issues) -> list[Mimic]:
+    tags = []
+    for j in doc.joints:
+        for k, axis in enumerate(j.axes):
+            if axis.mimic is not None:
+                name = j.name + (AXIS2_SUFFIX if k else "")
+                tags.append(Mimic(name, axis.mimic[0], axis.mimic[1], axis.mimic[2]))
+    return mimic_relations(tags, joints, doc.where, mode, issues)
+
+
+def _base(
+    doc: SdfDocument, joints: list[Joint], links: list[Link]
+) -> tuple[str, bool, list[Joint], list[Link]]:
+    """(base link, fixed to the world, joints, links): the world's weld removed, or ``world`` a link."""
+    from_world = [j for j in joints if j.parent == _WORLD]
+    if len(from_world) > 1:
+        names = ", ".join(repr(j.name) for j in from_world)
+        raise SDFError(f"{doc.where}: several joints from the world ({names}); bridge reads one tree")
+    if from_world and from_world[0].kind is JointKind.FIXED:
+        weld = from_world[0]
+        return weld.child, True, [j for j in joints if j is not weld], links
+    if from_world:
+        return _WORLD, True, joints, [Link(_WORLD, SpatialInertia.zero()), *links]
+    children = {j.child for j in joints}
+    roots = [link.name for link in links if link.name not in children]
+    if len(roots) != 1:
+        raise SDFError(f"{doc.where}: several root links {roots}: bridge reads one tree")
+    return roots[0], False, joints, links
+
+
+def _frames(doc: SdfDocument, frames: _Frames, link_names: set[str]) -> list[Frame]:
+    out = []
+    for f in doc.frames:
+        link = frames.body(f.name, f"frame {f.name!r}", "attached_to")
+        if link not in link_names:
+            raise SDFError(
+                f"{doc.where}: frame {f.name!r} is attached to the world, not to a link of the model"
+            )
+        out.append(Frame(f.name, link, frames.pose(link).inverse() @ frames.pose(f.name)))
+    return out
+
+
+def _warn_world(doc: SdfDocument, issues: Issues) -> None:
+    if doc.world_rest:
+        tags = ", ".join(dict.fromkeys(f"<{t}>" for t in doc.world_rest))
+        issues.report(
+            SDFError(f"{doc.where}: the world's {tags} are not part of model {doc.name!r}: left out"),
+            SDFWarning,
+        )
+
+
+def load_sdf(
+    path_or_xml: str | bytes | os.PathLike,
+    base: str | None = None,
+    joints: Sequence[str] | None = None,
+    floating: bool | None = None,
+    locked: Mapping[str, float] | None = None,
+    check_inertia: bool = True,
+    mimic: str | None = None,
+    strict: bool = False,
+) -> Model:
+    """Load the model of an SDFormat file (or XML text) into a neutral model.
+
+    Semantics: the module docstring. The options are :func:`bridge.load_urdf`'s, except
+    ``floating``, which defaults to what the file says.
+
+    Args:
+        path_or_xml: a file path (``str`` or path-like) or the SDF XML (a ``str`` starting with ``<``,
+            or ``bytes``): an ``<sdf>`` with one ``<model>``, at the top or in one ``<world>`` (the
+            rest of the world is left out with a :class:`bridge.SDFWarning`).
+        base: the base link (default: the link welded to the world, else the root of the tree).
+        joints: the DOF serialization (default: the movable joints in document order, a universal
+            joint ``J`` as ``J``, ``J__axis2``); others are locked at ``locked.get(name, 0.0)``.
+        floating: floating base (True) or fixed to the world (False); default (None): fixed when
+            a joint attaches the model to ``world``, floating otherwise.
+        locked: positions of locked joints (as for ``load_urdf``).
+        check_inertia: check every link inertia (a warning, or an error with ``strict``).
+        mimic: what to do with ``<axis><mimic>`` (SDFormat 1.9+): as for ``load_urdf``.
+        strict: raise instead of warning.
+
+    Raises:
+        ModelFileNotFoundError: the file does not exist.
+        SDFError: malformed XML or an invalid model (the message names the file and element).
+        UnsupportedError: includes, several or nested models, ball/screw/gearbox/revolute2 joints.
+        InertiaError: a non-physical link inertia (with ``strict``).
+        UnknownNameError: ``base``, ``joints``, ``locked`` or a pose's ``relative_to`` names nothing.
+    """
+    fixed_given = floating is not None
+    floating, check_inertia, strict, joints = check_arguments(
+        base, joints, True if floating is None else floating, locked, check_inertia, mimic, strict
+    )
+    issues = Issues(strict)
+    data, where = read_source(path_or_xml)
+    doc = read_document(data, where)
+    _warn_world(doc, issues)
+    frames = _Frames(doc)
+    links = _links(doc, frames, check_inertia, issues)
+    ends = _ends(doc, frames)
+    joint_list, extra = _joints(doc, frames, ends, {*frames.nodes, _WORLD})
+    root, welded, joint_list, links = _base(doc, joint_list, links + extra)
+    link_names = {link.name for link in links}
+    mimics = _mimics(doc, joint_list, mimic, issues)
+    if not fixed_given:
+        floating = not welded
+    dofs = tuple(j.name for j in joint_list if j.movable)
+    try:
+        model = Model(doc.name, links, joint_list, _frames(doc, frames, link_names), root, dofs, floating)
+        model = rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
+    except UnknownNameError:
+        raise
+    except ModelError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    except BridgeError as exc:  # pragma: no cover - a pose the model refuses
+        raise SDFError(f"{where}: {exc}") from None
+    issues.emit(stacklevel=2)
+    return model
