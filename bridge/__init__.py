@@ -45,6 +45,7 @@ _LAZY = {
     "Frame": "bridge.model.model",
     "load_urdf": "bridge.model.urdf",
     "random_model": "bridge.model.random",
+    "set_budget": "bridge.backends.limits",
     "Representation": "bridge.conventions.state",
     "State": "bridge.conventions.state",
     "velocity_transform": "bridge.conventions.convert",
@@ -136,6 +137,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bridge.backends.limits import set_budget  # noqa: F401
     from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model  # noqa: F401
     from bridge.model.random import random_model  # noqa: F401
     from bridge.model.urdf import load_urdf  # noqa: F401

@@ -35,6 +35,7 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.state import Representation, State
@@ -70,6 +71,7 @@ class MujocoEngine(EngineBase):
 
     def __init__(self, model: Model, representation: Representation) -> None:
         mujoco = require_mujoco()
+        refuse_too_large(self.name, model)  # MuJoCo's body depth limit, before compiling anything
         self._mj = mujoco
         self.model = model
         self.representation = Representation.parse(representation)

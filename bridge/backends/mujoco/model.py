@@ -50,7 +50,16 @@ from typing import Any
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
+from bridge.backends.limits import too_large_error
+from bridge.backends.mujoco.bodies import (
+    BodyPlan,
+    Inertias,
+    Plan,
+    body_inertia,
+    depth_problem,
+    floor_value,
+    plan_bodies,
+)
 from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
@@ -268,6 +277,9 @@ def mujoco_spec(
         bool(balance_inertia),
     )
     plan = plan_bodies(model)
+    too_deep = depth_problem(model, plan)
+    if too_deep is not None:
+        raise too_large_error("mujoco", model, too_deep)
     spec = build_spec(model, plan, acc, gravity)
     problems = list(acc.problems)
     if any("moves but has mass" in p for p in acc.problems):
