@@ -60,6 +60,7 @@ from bridge.backends.mujoco.bodies import (
     floor_value,
     plan_bodies,
 )
+from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
 from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
@@ -630,21 +631,28 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     p = _model_path(path, "load_mjcf")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such MJCF file")
+    with captured_warnings(mujoco) as said:  # MuJoCo prints "XML contains a 'NaN'" from C otherwise
+        try:
+            mj = mujoco.MjModel.from_xml_path(str(p))
+        except ValueError as exc:
+            if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
+                nested = _nested_free_joints(mujoco, p)
+                what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
+                raise UnsupportedError(
+                    f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
+                    f"{' '.join(str(exc).split())})"
+                ) from None
+            bad = nonfinite_value(mujoco, p) if said else None
+            if bad is not None:  # what MuJoCo's compiler then says is about something else
+                raise InvalidValueError(f"{p}: {bad} is not finite (MuJoCo: {' '.join(said)})") from None
+            raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
     try:
-        mj = mujoco.MjModel.from_xml_path(str(p))
-    except ValueError as exc:
-        if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
-            nested = _nested_free_joints(mujoco, p)
-            what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
-            raise UnsupportedError(
-                f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
-                f"{' '.join(str(exc).split())})"
-            ) from None
-        raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
-    try:
-        return _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
+        model = _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
     except (ModelError, InvalidValueError) as exc:  # the file named first
         raise type(exc)(f"{p}: {exc}") from None
+    for text in said:  # a NaN in a value bridge does not read, ...
+        warnings.warn(f"{p}: MuJoCo: {text}", BridgeWarning, stacklevel=2)
+    return model
 
 
 def _model_name(names: bytes) -> str:
