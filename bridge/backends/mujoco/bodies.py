@@ -201,7 +201,7 @@ def floor_value(what: str, value: object) -> float:
     least ``mjMINVAL``; anything else is an InvalidValueError."""
     try:
         b = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
     if not (b == 0.0 or MINVAL <= b < float("inf")):
         raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from bridge._array import as_float_array
+from bridge._array import as_bool, as_float_array, as_name
 from bridge.backends.limits import too_large_error
 from bridge.backends.mujoco.bodies import (
     BodyPlan,
@@ -275,7 +275,7 @@ def mujoco_spec(
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
-        bool(balance_inertia),
+        as_bool(balance_inertia, "balance_inertia"),
     )
     plan = plan_bodies(model)
     too_deep = depth_problem(model, plan)
@@ -569,6 +569,7 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     mujoco = require_mujoco()
     if not isinstance(mj_model, mujoco.MjModel):
         raise BackendError(f"from_mujoco expects a mujoco.MjModel, got {type(mj_model).__name__}")
+    name = None if name is None else as_name(name, "from_mujoco: name")
     mj = _Mj.of(mujoco, mj_model)
     m = mj.m
     where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
