@@ -94,12 +94,12 @@ def _never(*args, **kwargs):  # pragma: no cover - must not be reached
 
 
 # --------------------------------------------------------------------------- every option, hostile values
-class _Reached(Exception):
+class _ReachedError(Exception):
     """The command got past its option checks to the work (stubbed out here)."""
 
 
 def _reached(*args, **kwargs):
-    raise _Reached
+    raise _ReachedError
 
 
 HOSTILE = ["", " ", ",", "nan", "inf", "-1", "0", "1e400", "x", "/proc/x/y", "pinocchio,,pinocchio", "\u00e9"]
@@ -146,7 +146,7 @@ def test_every_option_with_hostile_values_is_one_line_or_accepted(
         if command == "convert" and flag != "--output":
             args += ["-o", str(tmp_path / "out.urdf"), "--force"]
         res = run(*args)
-        if isinstance(res.exception, _Reached) or res.exit_code == 0:
+        if isinstance(res.exception, _ReachedError) or res.exit_code == 0:
             continue
         lines = res.output.strip().splitlines()
         if res.exit_code != 2 or len(lines) != 1 or not lines[0].startswith("error: "):
