@@ -87,12 +87,13 @@ class MujocoEngine(EngineBase):
         merged = merged_links(model)
         self._twin = KinematicTwin(model) if merged else None
         self._on_twin = set(merged)
+        links = set(model.link_names)  # (model.link_names builds a tuple per call)
         for name in model.frame_names:
             if name in merged:
                 self._frames[name] = self._twin.frame(name, model)
                 continue
             bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
-            if bid >= 0 and name in model.link_names:
+            if bid >= 0 and name in links:
                 self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
             else:
                 sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)
