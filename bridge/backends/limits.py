@@ -4,17 +4,17 @@ Some libraries grow faster than the model: Pinocchio's ``Data`` takes 64 nv^3 by
 set-up time grows with the square of its bodies, MuJoCo's compiler nests bodies only so deep. A
 library's record names its size check (``Library.size_check``: ``check(model) -> str | None``, the
 reason it refuses the model, read from the bridge model only, without importing the library), and
-its engine calls :func:`refuse_too_large` first thing, so a model too large is refused at once
-with :class:`~bridge.ModelTooLargeError`, naming the limit and the engines that take the model
+its engine calls ``refuse_too_large`` first thing, so a model too large is refused at once
+with ``bridge.ModelTooLargeError``, naming the limit and the engines that take the model
 (those whose size check passes, read from the registry).
 
-Two budgets bound what a library may take for one model, each set by :func:`set_budget` or by an
+Two budgets bound what a library may take for one model, each set by ``set_budget`` or by an
 environment variable (read at each check), else its default:
 
 * memory (bytes): ``BRIDGE_MEMORY_BUDGET`` (e.g. ``8e9``, ``8GB``, ``512MB``); default
-  :data:`DEFAULT_MEMORY` (4 GB), and never more than the memory available;
+  ``DEFAULT_MEMORY`` (4 GB), and never more than the memory available;
 * set-up time (seconds, predicted from measured growth): ``BRIDGE_SETUP_BUDGET``; default
-  :data:`DEFAULT_SETUP_SECONDS` (2 s).
+  ``DEFAULT_SETUP_SECONDS`` (2 s).
 """
 
 from __future__ import annotations
@@ -87,8 +87,8 @@ def reset_budget() -> None:
 
 
 def memory_budget() -> float:
-    """The memory budget (bytes): :func:`set_budget`'s, else ``BRIDGE_MEMORY_BUDGET``'s, else
-    :data:`DEFAULT_MEMORY`."""
+    """The memory budget (bytes): ``set_budget``'s, else ``BRIDGE_MEMORY_BUDGET``'s, else
+    ``DEFAULT_MEMORY``."""
     if _SET["memory"] is not None:
         return _SET["memory"]
     env = os.environ.get(MEMORY_ENV)
@@ -96,8 +96,8 @@ def memory_budget() -> float:
 
 
 def setup_budget() -> float:
-    """The set-up time budget (seconds): :func:`set_budget`'s, else ``BRIDGE_SETUP_BUDGET``'s, else
-    :data:`DEFAULT_SETUP_SECONDS`."""
+    """The set-up time budget (seconds): ``set_budget``'s, else ``BRIDGE_SETUP_BUDGET``'s, else
+    ``DEFAULT_SETUP_SECONDS``."""
     if _SET["setup"] is not None:
         return _SET["setup"]
     env = os.environ.get(SETUP_ENV)
@@ -140,7 +140,7 @@ def too_large_error(engine: str, model: object, reason: str) -> ModelTooLargeErr
 
 
 def refuse_too_large(engine: str, model: object) -> None:
-    """Raise :func:`too_large_error` when engine ``engine``'s size check (its registry record's
+    """Raise ``too_large_error`` when engine ``engine``'s size check (its registry record's
     ``size_check``) refuses ``model``. Nothing is built before."""
     from bridge.backends import registry
 

@@ -84,7 +84,7 @@ class Library:
             file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
         size_check: ``"module:function"``, ``check(model) -> str | None``: why the library's engine
             refuses a model this large (None: it takes it), from the bridge model alone, without
-            importing the library (:mod:`bridge.backends.limits`); None: no limit.
+            importing the library (``bridge.backends.limits``); None: no limit.
     """
 
     name: str

@@ -174,7 +174,7 @@ def quiet(fn: Callable, *args: object, singular: tuple[Model, Callable] | None =
 
     ``singular=(model, mass_matrix)``: a ``LinAlgError`` of ``fn`` (an engine that could not factorize
     the mass matrix) raises what forward dynamics raises instead: the error of ``mass_matrix()`` when
-    the state overflows, else :func:`raise_singular`'s."""
+    the state overflows, else ``raise_singular``'s."""
     with np.errstate(all="ignore"):
         if singular is None:
             return fn(*args)

@@ -3,9 +3,9 @@
 ``MultibodyPlant.Finalize()`` and ``CreateDefaultContext()`` take time quadratic in the number of
 bodies, whatever the tree's shape (measured with Drake's own API, no bridge code: 0.23 s at 2,000
 bodies, 1.0 s at 4,000, 1.5 to 3.4 s at 5,000 on a loaded 2-core machine; a 5,000-link chain through
-bridge 2.2 to 3.7 s). :func:`size_problem` (the registry's size check of Drake) predicts it as
-:data:`SECONDS_PER_BODY2` n^2 and refuses a model over the set-up budget
-(:func:`bridge.backends.limits.setup_budget`, 2 s unless the user changes it: about 4,470 bodies).
+bridge 2.2 to 3.7 s). ``size_problem`` (the registry's size check of Drake) predicts it as
+``SECONDS_PER_BODY2`` n^2 and refuses a model over the set-up budget
+(``bridge.backends.limits.setup_budget``, 2 s unless the user changes it: about 4,470 bodies).
 """
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ floored (``bound_mass`` / ``bound_inertia``).
 moments and their axes) and applies the floors and the inertia balancing (``balance_inertia``,
 like MuJoCo's ``balanceinertia``) that make a model MuJoCo refuses compile, noting each change.
 
-MuJoCo's compiler nests bodies at most :data:`MAX_DEPTH` deep below the world (MuJoCo 4.0 fails
+MuJoCo's compiler nests bodies at most ``MAX_DEPTH`` deep below the world (MuJoCo 4.0 fails
 with "depth limit exceeded in signature computation" at depth 1024, after 1.4 s there and minutes
-on deeper chains: 11 s at 2,000 links, 183 s at 5,000): :func:`size_problem` (the registry's size
-check of MuJoCo) and :func:`depth_problem` refuse such models before anything is built.
+on deeper chains: 11 s at 2,000 links, 183 s at 5,000): ``size_problem`` (the registry's size
+check of MuJoCo) and ``depth_problem`` refuse such models before anything is built.
 """
 
 from __future__ import annotations

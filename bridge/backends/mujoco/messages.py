@@ -1,9 +1,9 @@
 """MuJoCo's own warnings, collected instead of printed, and the non-finite value they are about.
 
 MuJoCo's XML parser prints "WARNING: XML contains a 'NaN'. Please check it carefully." on the
-process's standard output (from C, before Python's error). :func:`captured_warnings` installs a
+process's standard output (from C, before Python's error). ``captured_warnings`` installs a
 warning handler for the duration of a parse, so the text reaches bridge's error or warning instead;
-:func:`nonfinite_value` names the first non-finite number of an MJCF file's bodies, joints, sites
+``nonfinite_value`` names the first non-finite number of an MJCF file's bodies, joints, sites
 and geoms (the element and the attribute), for the error when MuJoCo's compiler then fails with a
 message about something else ("mass and inertia of moving bodies must be larger than mjMINVAL").
 """
@@ -43,7 +43,7 @@ def captured_warnings(mujoco: Any) -> Iterator[list[str]]:
 
 def nonfinite_value(mujoco: Any, path: str) -> str | None:
     """``"body 'a': mass = nan"`` for the first non-finite number of the MJCF file ``path`` (see
-    :data:`_ATTRIBUTES`), or None (none, or the file does not parse)."""
+    ``_ATTRIBUTES``), or None (none, or the file does not parse)."""
     with captured_warnings(mujoco):
         try:
             spec = mujoco.MjSpec.from_file(str(path))

@@ -5,11 +5,11 @@ second-order derivatives of inverse dynamics): measured with Pinocchio 4.1 on ch
 trees of 25 to 205 DOFs, its peak memory is 64 nv^3 bytes plus about 5 % (0.5 GB at 200 DOFs, 2.9 GB
 at 357, 8 GB at 500, 64 GB at 1,000), whatever the tree's shape, and it keeps half of that. Beyond
 the machine's memory it raises a bare ``MemoryError`` (or the system starts swapping), and it takes
-about 2 s per GB (16.5 s at 500 DOFs). So :func:`size_problem` (the registry's size check of
+about 2 s per GB (16.5 s at 500 DOFs). So ``size_problem`` (the registry's size check of
 Pinocchio, run by the engine before converting anything) refuses a model whose data would exceed
-the memory budget (:mod:`bridge.backends.limits`: 4 GB, about 400 DOFs, unless the user changes it)
-or the memory available, and :func:`create_data` turns a ``MemoryError`` of Pinocchio into
-:class:`~bridge.ModelTooLargeError` too, naming the engines that take the model.
+the memory budget (``bridge.backends.limits``: 4 GB, about 400 DOFs, unless the user changes it)
+or the memory available, and ``create_data`` turns a ``MemoryError`` of Pinocchio into
+``bridge.ModelTooLargeError`` too, naming the engines that take the model.
 """
 
 from __future__ import annotations
@@ -84,8 +84,8 @@ def _allocate(pm: object) -> object:
 
 def create_data(pm: object, model: object) -> object:
     """``pm.createData()`` for the Pinocchio model ``pm`` of ``model``, or
-    :class:`~bridge.ModelTooLargeError` (naming the model, its DOFs, the memory it needs and the
-    engines that take it) when it is predicted not to fit (:func:`size_problem`) or Pinocchio runs
+    ``bridge.ModelTooLargeError`` (naming the model, its DOFs, the memory it needs and the
+    engines that take it) when it is predicted not to fit (``size_problem``) or Pinocchio runs
     out of memory."""
     name = getattr(model, "name", "?")
     reason = _reason(name, pm.nv)
