@@ -48,6 +48,7 @@ _LAZY = {
     "load_urdf": "bridge.model.urdf",
     "load_sdf": "bridge.model.sdf",
     "random_model": "bridge.model.random",
+    "set_budget": "bridge.backends.limits",
     "Representation": "bridge.conventions.state",
     "State": "bridge.conventions.state",
     "velocity_transform": "bridge.conventions.convert",
@@ -141,6 +142,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bridge.backends.limits import set_budget  # noqa: F401
     from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model  # noqa: F401
     from bridge.model.random import random_model  # noqa: F401
     from bridge.model.urdf import load_urdf  # noqa: F401

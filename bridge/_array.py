@@ -90,6 +90,13 @@ def as_int(x: object, name: str, *, minimum: int | None = None) -> int:
     return value
 
 
+def as_name(x: object, name: str) -> str:
+    """``x`` as a name: a non-empty str, nothing else."""
+    if isinstance(x, str) and x:
+        return x
+    raise InvalidValueError(f"{name}: expected a non-empty name (a str), got {x!r}")
+
+
 def as_bool(x: object, name: str) -> bool:
     """``x`` as a bool: True/False (or numpy's), nothing else (``"no"`` is not False)."""
     if isinstance(x, (bool, np.bool_)):

@@ -77,6 +77,60 @@ def test_bad_mjcf_values_are_refused_at_load_naming_file_and_element(
         assert fragment in message, message
 
 
+def _c_output(capfd) -> str:
+    """What was written on the file descriptors 1 and 2 so far, C's buffered stdout flushed first."""
+    import ctypes
+
+    ctypes.CDLL(None).fflush(None)
+    out, err = capfd.readouterr()
+    return out + err
+
+
+@needs_mujoco
+def test_c_output_is_seen_by_these_tests(tmp_path: Path, capfd) -> None:
+    """MuJoCo's parser itself prints its NaN warning (so the tests below would see it leak)."""
+    import mujoco
+
+    _c_output(capfd)
+    with pytest.raises(ValueError):
+        mujoco.MjModel.from_xml_path(str(_mjcf(tmp_path, inertial='mass="nan"')))
+    assert "XML contains a 'NaN'" in _c_output(capfd)
+
+
+@needs_mujoco
+@pytest.mark.parametrize(
+    ("edit", "named"),
+    [
+        ({"body": 'pos="0 nan 1"'}, "body 'arm': pos = '0 nan 1' is not finite"),
+        ({"inertial": 'mass="nan"'}, "body 'arm': mass = 'nan' is not finite"),
+        ({"joint": 'ref="nan"'}, "joint 'hinge' on body 'arm': ref = 'nan' is not finite"),
+        ({"joint": 'armature="nan"'}, "joint 'hinge': armature must be finite"),
+    ],
+)
+@pytest.mark.parametrize("loader", ["load_mjcf", "load_model"])
+def test_a_nan_in_mjcf_gives_bridges_error_and_nothing_else(
+    tmp_path: Path, capfd, loader: str, edit: dict[str, str], named: str
+) -> None:
+    """MuJoCo's own "XML contains a 'NaN'" line does not print: only bridge's error, naming the file,
+    the element and the attribute (also where MuJoCo's compiler then fails about something else)."""
+    path = _mjcf(tmp_path, **edit)
+    _c_output(capfd)
+    with pytest.raises(bridge.BridgeError) as info:
+        getattr(bridge, loader)(path)
+    assert _c_output(capfd) == ""
+    assert str(path) in str(info.value) and named in str(info.value)
+
+
+@needs_mujoco
+def test_a_nan_bridge_does_not_read_is_a_warning_not_a_print(tmp_path: Path, capfd) -> None:
+    path = _mjcf(tmp_path, joint='damping="nan"')
+    _c_output(capfd)
+    with pytest.warns(bridge.BridgeWarning, match="XML contains a 'NaN'") as caught:
+        bridge.load_mjcf(path)
+    assert _c_output(capfd) == ""
+    assert any(str(path) in str(w.message) and w.filename == __file__ for w in caught)
+
+
 # --------------------------------------------------------------------------- zero mass, no DOF
 LINK = '<link name="{}"><inertial><mass value="{}"/><inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial></link>'  # noqa: E501
 MASSLESS = (

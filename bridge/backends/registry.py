@@ -83,6 +83,9 @@ class Library:
             Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``).
         exports: file kind -> ``"module:function"`` writing a bridge Model as the text of such a
             file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
+        size_check: ``"module:function"``, ``check(model) -> str | None``: why the library's engine
+            refuses a model this large (None: it takes it), from the bridge model alone, without
+            importing the library (``bridge.backends.limits``); None: no limit.
     """
 
     name: str
@@ -100,6 +103,7 @@ class Library:
     loads: tuple[str, ...] = ()
     imports: Mapping[str, str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
+    size_check: str | None = None
 
     @property
     def installed(self) -> bool:
@@ -247,6 +251,7 @@ register(
         native=f"{_B}.pinocchio.native:NATIVE",
         info=f"{_B}.pinocchio.info:info_column",
         loads=("urdf",),
+        size_check=f"{_B}.pinocchio.data:size_problem",
     )
 )
 register(
@@ -291,6 +296,7 @@ register(
         loads=("urdf", "mjcf"),
         imports={"mjcf": f"{_B}.mujoco.model:load_mjcf"},
         exports={"mjcf": f"{_B}.mujoco.mjcf:to_mjcf"},
+        size_check=f"{_B}.mujoco.bodies:size_problem",
     )
 )
 register(
@@ -308,5 +314,6 @@ register(
         native=f"{_B}.drake.native:NATIVE",
         info=f"{_B}.drake.info:info_column",
         loads=("urdf", "sdf"),
+        size_check=f"{_B}.drake.size:size_problem",
     )
 )

@@ -104,10 +104,11 @@ def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]
         "--allow-nonphysical": options.nonphysical,
         "--strict": options.strict,
     }
-    given = [name for name, value in urdf_only.items() if value]
-    if given:
+    given = [name for name, value in urdf_only.items() if value is not None and value is not False]
+    if given:  # (an empty --base or --joints too: for a URDF they mean something)
+        verb = "apply" if len(given) > 1 else "applies"
         raise fail(
-            f"{path} is an MJCF file: {', '.join(given)} apply to URDF files only (and to SDFormat files)"
+            f"{path} is an MJCF file: {', '.join(given)} {verb} to URDF files only (and to SDFormat files)"
         )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)

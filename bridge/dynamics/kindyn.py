@@ -502,7 +502,7 @@ class KinDyn:
         if self._nv == 0:
             shape = (*np.broadcast_shapes(self.batch_shape, x.shape[:-1]), 0, 0)
             return tuple(self._read_only(np.zeros(shape)) for _ in range(3))
-        out = quiet(compute, x, wrenches, self._gravity)
+        out = quiet(compute, x, wrenches, self._gravity, singular=(self.model, self.mass_matrix))
         check_all_finite(out, what, self.model.name, self._input_note)
         return tuple(self._read_only(v) for v in out)
 

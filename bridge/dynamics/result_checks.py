@@ -168,8 +168,18 @@ def raise_singular(model: Model, M: np.ndarray) -> None:
     )
 
 
-def quiet(fn: Callable, *args: object) -> object:
+def quiet(fn: Callable, *args: object, singular: tuple[Model, Callable] | None = None) -> object:
     """``fn(*args)`` without numpy's floating-point warnings: on the general paths, where large
-    inputs may overflow, every result is checked and a non-finite one raises bridge's error."""
+    inputs may overflow, every result is checked and a non-finite one raises bridge's error.
+
+    ``singular=(model, mass_matrix)``: a ``LinAlgError`` of ``fn`` (an engine that could not factorize
+    the mass matrix) raises what forward dynamics raises instead: the error of ``mass_matrix()`` when
+    the state overflows, else ``raise_singular``'s."""
     with np.errstate(all="ignore"):
-        return fn(*args)
+        if singular is None:
+            return fn(*args)
+        try:
+            return fn(*args)
+        except np.linalg.LinAlgError:
+            model, mass_matrix = singular
+            raise_singular(model, mass_matrix())

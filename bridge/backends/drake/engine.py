@@ -40,6 +40,7 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
 from bridge.conventions.single_state import single_base_change
@@ -96,6 +97,7 @@ class DrakeEngine(EngineBase):
 
     def __init__(self, model: Model, representation: Representation) -> None:
         require_drake()
+        refuse_too_large(self.name, model)  # the set-up time budget, before building the plant
         from pydrake.math import RigidTransform
         from pydrake.multibody.tree import JacobianWrtVariable, MultibodyForces
 

@@ -38,6 +38,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from bridge._array import as_float_array
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
 from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform, rotation_between
@@ -326,8 +327,10 @@ def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> Feathers
     if not isinstance(model, Model):
         raise ModelError(f"to_featherstone expects a bridge.Model, got {type(model).__name__}")
     model = getattr(model, "full", None) or model  # a coupled model: its full model
-    g = np.array(gravity, dtype=np.float64).reshape(-1)
-    default = g.shape == (3,) and np.array_equal(g, np.array(DEFAULT_GRAVITY))
+    g = as_float_array(gravity, "to_featherstone: gravity", (3,))
+    if g.shape != (3,):
+        raise ShapeError(f"to_featherstone: gravity: expected shape (3,), got {g.shape}")
+    default = np.array_equal(g, np.array(DEFAULT_GRAVITY))
     if default and model in _CACHE:
         return _CACHE[model]
     out = _build(model, g)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridge._array import as_bool, as_name
 from bridge.errors import BackendError, ModelError, UnknownNameError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
@@ -320,6 +321,8 @@ def from_idyntree(
         UnsupportedError: a joint type bridge does not support (e.g. spherical).
     """
     im = _as_idyn_model(idyn_model)
+    base = None if base is None else as_name(base, "from_idyntree: base")
+    floating, name = as_bool(floating, "from_idyntree: floating"), as_name(name, "from_idyntree: name")
     n_links = im.getNrOfLinks()
     if n_links == 0:
         raise ModelError("iDynTree model has no links")

@@ -35,6 +35,7 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.state import Representation, State
@@ -70,6 +71,7 @@ class MujocoEngine(EngineBase):
 
     def __init__(self, model: Model, representation: Representation) -> None:
         mujoco = require_mujoco()
+        refuse_too_large(self.name, model)  # MuJoCo's body depth limit, before compiling anything
         self._mj = mujoco
         self.model = model
         self.representation = Representation.parse(representation)
@@ -85,12 +87,13 @@ class MujocoEngine(EngineBase):
         merged = merged_links(model)
         self._twin = KinematicTwin(model) if merged else None
         self._on_twin = set(merged)
+        links = set(model.link_names)  # (model.link_names builds a tuple per call)
         for name in model.frame_names:
             if name in merged:
                 self._frames[name] = self._twin.frame(name, model)
                 continue
             bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
-            if bid >= 0 and name in model.link_names:
+            if bid >= 0 and name in links:
                 self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
             else:
                 sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order
+from bridge.backends.mujoco.messages import captured_warnings
 from bridge.backends.mujoco.model import is_mjcf, require_mujoco, to_mujoco
 from bridge.backends.mujoco.state import mujoco_dof_permutation
 from bridge.model.model import Model
@@ -42,7 +43,8 @@ def _compiled(path: str) -> object:
     """MuJoCo's compile of the file (ValueError if refused)."""
     mujoco = require_mujoco()
     if is_mjcf(path):
-        return mujoco.MjModel.from_xml_path(path)
+        with captured_warnings(mujoco):  # load_mjcf warned already
+            return mujoco.MjModel.from_xml_path(path)
     from bridge.backends.mujoco.native import load_urdf_spec
 
     spec, _ = load_urdf_spec(path)

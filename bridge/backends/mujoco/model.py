@@ -52,8 +52,18 @@ from typing import Any
 
 import numpy as np
 
-from bridge._array import as_float_array
-from bridge.backends.mujoco.bodies import BodyPlan, Inertias, Plan, body_inertia, floor_value, plan_bodies
+from bridge._array import as_bool, as_float_array, as_name
+from bridge.backends.limits import too_large_error
+from bridge.backends.mujoco.bodies import (
+    BodyPlan,
+    Inertias,
+    Plan,
+    body_inertia,
+    depth_problem,
+    floor_value,
+    plan_bodies,
+)
+from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
 from bridge.backends.mujoco.refusals import (
     refuse_problems,
     unmerged_reasons,
@@ -215,9 +225,12 @@ def mujoco_spec(
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
-        bool(balance_inertia),
+        as_bool(balance_inertia, "balance_inertia"),
     )
     plan = plan_bodies(model)
+    too_deep = depth_problem(model, plan)
+    if too_deep is not None:
+        raise too_large_error("mujoco", model, too_deep)
     spec = build_spec(model, plan, acc, gravity)
     problems = list(acc.problems)
     if any("moves but has mass" in p for p in acc.problems):
@@ -516,6 +529,7 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     mujoco = require_mujoco()
     if not isinstance(mj_model, mujoco.MjModel):
         raise BackendError(f"from_mujoco expects a mujoco.MjModel, got {type(mj_model).__name__}")
+    name = None if name is None else as_name(name, "from_mujoco: name")
     mj = _Mj.of(mujoco, mj_model)
     m = mj.m
     where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
@@ -579,21 +593,28 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     p = _model_path(path, "load_mjcf")
     if not p.is_file():
         raise ModelFileNotFoundError(f"{p}: no such MJCF file")
+    with captured_warnings(mujoco) as said:  # MuJoCo prints "XML contains a 'NaN'" from C otherwise
+        try:
+            mj = mujoco.MjModel.from_xml_path(str(p))
+        except ValueError as exc:
+            if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
+                nested = _nested_free_joints(mujoco, p)
+                what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
+                raise UnsupportedError(
+                    f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
+                    f"{' '.join(str(exc).split())})"
+                ) from None
+            bad = nonfinite_value(mujoco, p) if said else None
+            if bad is not None:  # what MuJoCo's compiler then says is about something else
+                raise InvalidValueError(f"{p}: {bad} is not finite (MuJoCo: {' '.join(said)})") from None
+            raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
     try:
-        mj = mujoco.MjModel.from_xml_path(str(p))
-    except ValueError as exc:
-        if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
-            nested = _nested_free_joints(mujoco, p)
-            what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
-            raise UnsupportedError(
-                f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
-                f"{' '.join(str(exc).split())})"
-            ) from None
-        raise ModelError(f"{p}: MuJoCo could not compile it: {exc}") from None
-    try:
-        return _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
+        model = _from_mujoco(mj, _model_name(mj.names) or p.stem, stacklevel=3)
     except (ModelError, InvalidValueError) as exc:  # the file named first
         raise type(exc)(f"{p}: {exc}") from None
+    for text in said:  # a NaN in a value bridge does not read, ...
+        warnings.warn(f"{p}: MuJoCo: {text}", BridgeWarning, stacklevel=2)
+    return model
 
 
 def _model_name(names: bytes) -> str:

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from bridge.backends.mujoco.bodies import principal
+from bridge.backends.mujoco.messages import captured_warnings
 from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.mujoco.state import MUJOCO
 from bridge.backends.native import REFUSED, Cause, Loaded, Source, dof_order_cause
@@ -73,7 +74,8 @@ def load_urdf_spec(path: str | Path) -> tuple[Any, list[str]]:
     """``MjSpec.from_file(path)`` with its mesh geoms (and mesh assets) removed; the removed geoms'
     names (or their bodies') are returned too."""
     mujoco = require_mujoco()
-    spec = mujoco.MjSpec.from_file(str(path))
+    with captured_warnings(mujoco):  # bridge's loader warned already
+        spec = mujoco.MjSpec.from_file(str(path))
     removed = []
     for geom in list(spec.geoms):
         if geom.type == mujoco.mjtGeom.mjGEOM_MESH:

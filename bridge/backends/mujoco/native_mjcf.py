@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from bridge.backends.mujoco.messages import captured_warnings
 from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.mujoco.native import REFUSED, MujocoNative, compile_spec, no_damping
 from bridge.backends.native import Cause, Loaded, Source
@@ -278,7 +279,9 @@ class MjcfLoader:
     )
 
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
-        spec = require_mujoco().MjSpec.from_file(source.path)
+        mujoco = require_mujoco()
+        with captured_warnings(mujoco):  # bridge's loader warned already
+            spec = mujoco.MjSpec.from_file(source.path)
         if self.edit is not None:
             self.edit(spec)
         m, refused = compile_spec(spec)

@@ -42,12 +42,13 @@ class KinematicTwin:
         self.m = build_spec(model, dataclasses.replace(plan, bodies=bodies), Inertias()).compile()
         self.d = mujoco.MjData(self.m)
         self._mj = mujoco
+        self._links = frozenset(model.link_names)
 
     def frame(self, name: str, model: Model) -> tuple[int, int, int]:
         """``(object type, object id, body id)`` of the frame ``name`` in the twin: a body for a
         link that names one, else a site."""
         mj, OBJ = self._mj, self._mj.mjtObj
-        if name in model.link_names:
+        if name in self._links:
             bid = mj.mj_name2id(self.m, OBJ.mjOBJ_BODY, mujoco_body_name(name))
             if bid >= 0:
                 return OBJ.mjOBJ_XBODY, bid, bid

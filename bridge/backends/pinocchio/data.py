@@ -4,18 +4,21 @@
 second-order derivatives of inverse dynamics): measured with Pinocchio 4.1 on chains and random
 trees of 25 to 205 DOFs, its peak memory is 64 nv^3 bytes plus about 5 % (0.5 GB at 200 DOFs, 2.9 GB
 at 357, 8 GB at 500, 64 GB at 1,000), whatever the tree's shape, and it keeps half of that. Beyond
-the machine's memory it raises a bare ``MemoryError`` (or the system starts swapping), so
-:func:`create_data` predicts it first and raises :class:`~bridge.ModelTooLargeError` naming the
-model's size and the engines whose memory grows only with the square of the DOFs.
+the machine's memory it raises a bare ``MemoryError`` (or the system starts swapping), and it takes
+about 2 s per GB (16.5 s at 500 DOFs). So ``size_problem`` (the registry's size check of
+Pinocchio, run by the engine before converting anything) refuses a model whose data would exceed
+the memory budget (``bridge.backends.limits``: 4 GB, about 400 DOFs, unless the user changes it)
+or the memory available, and ``create_data`` turns a ``MemoryError`` of Pinocchio into
+``bridge.ModelTooLargeError`` too, naming the engines that take the model.
 """
 
 from __future__ import annotations
 
 import os
 
-from bridge.errors import ModelTooLargeError
+from bridge.backends.limits import budget_hint, memory_budget, too_large_error
 
-__all__ = ["DATA_BYTES_PER_NV3", "available_memory", "create_data", "data_bytes"]
+__all__ = ["DATA_BYTES_PER_NV3", "available_memory", "create_data", "data_bytes", "size_problem"]
 
 #: peak bytes of ``createData()`` per nv^3 (Pinocchio 4.1; lower-order terms add about 5 % at 200 DOFs)
 DATA_BYTES_PER_NV3 = 64
@@ -53,29 +56,43 @@ def available_memory() -> int | None:
     return avail
 
 
-def _too_large(pm: object, name: str, need: int, avail: int | None) -> ModelTooLargeError:
-    have = "" if avail is None else f", more than the {avail / 1e9:.1f} GB available"
-    return ModelTooLargeError(
-        f"model {name!r} has {pm.nv} DOFs ({pm.njoints - 1} Pinocchio joints): Pinocchio's data for it "
-        f"would take about {need / 1e9:.1f} GB (64 nv^3 bytes: it grows with the cube of the DOFs){have}; "
-        "use KinDyn(model, engine='featherstone') (bridge's own batched algorithms) or "
-        "engine='idyntree' instead, whose memory grows with nv^2"
+def _reason(name: str, nv: int) -> str | None:
+    """Why Pinocchio's data for a model ``name`` of ``nv`` DOFs does not fit (None: it does)."""
+    need = data_bytes(nv)
+    budget, avail = memory_budget(), available_memory()
+    if need <= budget and (avail is None or need <= avail):
+        return None
+    if avail is not None and avail < budget:
+        limit = f"more than the {avail / 1e9:.1f} GB available"
+    else:
+        limit = f"more than the memory budget of {budget / 1e9:.1f} GB ({budget_hint('memory')})"
+    return (
+        f"model {name!r} has {nv} DOFs: Pinocchio's data for it would take about {need / 1e9:.1f} GB "
+        f"(64 nv^3 bytes: it grows with the cube of the DOFs), {limit}"
     )
+
+
+def size_problem(model: object) -> str | None:
+    """The registry's size check of Pinocchio: why its data for ``model`` does not fit (None: it
+    does), from the model's DOFs alone (see the module docstring)."""
+    return _reason(getattr(model, "name", "?"), int(model.nv))
 
 
 def _allocate(pm: object) -> object:
     return pm.createData()
 
 
-def create_data(pm: object, name: str) -> object:
-    """``pm.createData()``, or :class:`~bridge.ModelTooLargeError` (naming model ``name``, its DOFs,
-    the memory it needs and the engines to use instead) when it is predicted not to fit in the
-    available memory (:func:`data_bytes`, :func:`available_memory`) or Pinocchio runs out of it."""
-    need = data_bytes(pm.nv)
-    avail = available_memory()
-    if avail is not None and need > avail:
-        raise _too_large(pm, name, need, avail)
+def create_data(pm: object, model: object) -> object:
+    """``pm.createData()`` for the Pinocchio model ``pm`` of ``model``, or
+    ``bridge.ModelTooLargeError`` (naming the model, its DOFs, the memory it needs and the
+    engines that take it) when it is predicted not to fit (``size_problem``) or Pinocchio runs
+    out of memory."""
+    name = getattr(model, "name", "?")
+    reason = _reason(name, pm.nv)
+    if reason is not None:
+        raise too_large_error("pinocchio", model, reason)
     try:
         return _allocate(pm)
     except MemoryError:
-        raise _too_large(pm, name, need, avail) from None
+        reason = f"model {name!r} has {pm.nv} DOFs: Pinocchio ran out of memory allocating its data"
+        raise too_large_error("pinocchio", model, reason) from None

@@ -30,6 +30,7 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force
 from bridge.conventions.state import Representation, State
@@ -75,6 +76,7 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         return PinocchioMimicEngine
 
     def __init__(self, model: Model, representation: Representation) -> None:
+        refuse_too_large(self.name, model)  # ModelTooLargeError beyond the memory budget, at once
         import pinocchio as pin
 
         self._pin = pin
@@ -82,7 +84,7 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.pm = to_pinocchio(model)
-        self.data = create_data(self.pm, model.name)  # ModelTooLargeError past the memory
+        self.data = create_data(self.pm, model)  # ModelTooLargeError past the memory
         self._ref = getattr(pin.ReferenceFrame, REFERENCE_FRAME[self.representation.value])
         self._lwa = pin.ReferenceFrame.LOCAL_WORLD_ALIGNED
         FT = pin.FrameType
