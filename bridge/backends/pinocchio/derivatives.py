@@ -91,11 +91,11 @@ class PinocchioBodyDerivatives:
                 tau_b = self._tau_base = d.tau[:6]
         else:
             tau_b = pin.rnea(pm, d, e._q1, e._v1, e._acc)[:6]
-        return dq, dv, M, e._cov1.X, e._vb1, ba, tau_b
+        return dq, dv, M, e._base_X(), e._vb1, ba, tau_b
 
     def single_pose(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
-        return np.array(self._engine._rows)
+        return self._engine._pose1()
 
     def single_cov(self, with_velocity: bool) -> ChangeOfVariables:
         """The single state's change of variables (with the velocity in the representation as its

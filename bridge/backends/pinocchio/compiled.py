@@ -1,0 +1,211 @@
+"""The Pinocchio engine's single-state hot path with compiled kernels (floating base, numba).
+
+:mod:`.single`'s numpy path spends, per query, a handful of numpy calls of about half a
+microsecond each on a few hundred flops (the pose checks, the quaternion, ``X``, ``T_dot nu``,
+``T^T M T``, ...). With numba installed (:func:`bridge.derivatives.select.compiled_kernels`; the
+``fast`` extra) a floating-base engine whose joints are all one-coordinate takes this path
+instead: ``set_state`` is one call of :func:`.kernels.set_state` (checks, q, v, ``X``, ``X^-1``
+and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID and FD is Pinocchio's
+call plus one kernel (:mod:`.kernels`). The kernels evaluate what
+:class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of the state, which the other
+queries use, is made only when one of them asks for it (:attr:`CompiledPath._cov1`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.single_state import SingleStateChange, single_base_change
+from bridge.conventions.state import State
+from bridge.derivatives.select import compiled_kernels
+from bridge.spatial import Transform
+from bridge.spatial.transform import ORTHONORMAL_TOLERANCE
+
+__all__ = ["CompiledPath"]
+
+_F64 = np.dtype(np.float64)
+
+
+class Compiled:
+    """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`)."""
+
+    def __init__(self, kernels, source, target, joints) -> None:
+        self.k = kernels
+        change = single_base_change(source, target)
+        self.ints, self.floats = kernels.pack_change(change, joints, ORTHONORMAL_TOLERANCE)
+        self.inverse = joints.inverse
+        self.in_place = joints.perm is None  # results converted in Pinocchio's own (fresh) arrays
+        self.bias_free = change.bias_free
+        #: T is the identity: the representation's convention is Pinocchio's (no conversion at all)
+        self.identity = change.identity and joints.perm is None
+        # two state arrays (kernels.layout), alternately the current state's and the spare
+        parts = kernels.layout(joints.n)
+        self.states = []
+        for _ in range(2):
+            a = np.zeros(parts["size"].stop)
+            X = a[parts["X"]].reshape(6, 6)
+            H = a[parts["H"]].reshape(4, 4)
+            self.states.append((a, *(a[parts[k]] for k in ("q", "v", "vb")), H, a[parts["bias"]], X))
+        # the ChangeOfVariables of a state, on demand, from scratch velocity buffers
+        self.lazy_fill = SingleStateChange(source, target, joints, np.empty(6), np.empty(joints.n)).fill
+
+
+def compiled_path(source, target, joints, continuous: bool) -> Compiled | None:
+    """The compiled path's constants, or None without numba, for a fixed base, continuous joints
+    (q is not s) or a target velocity other than BODY with the linear part first."""
+    if compiled_kernels() is None or not joints.nb or continuous or not (target.is_body and not target.swap):
+        return None
+    from . import kernels  # (imports numba: only when compiled_kernels says it is there)
+
+    return Compiled(kernels, source, target, joints)
+
+
+class CompiledPath:
+    """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
+    was set by :meth:`_set_compiled` when ``_state1`` is not None)."""
+
+    _kern: Compiled | None = None
+    _state1: np.ndarray | None = None
+    _cov1_: object = None
+
+    @property
+    def _cov1(self):
+        """The current single state's ChangeOfVariables (made on demand after a compiled set)."""
+        cov = self._cov1_
+        if cov is None and self._state1 is not None:
+            v = self._v1[6:]
+            inv = self._kern.inverse
+            sd = v if inv is None else v[inv]
+            H = self._H1
+            cov = self._cov1_ = self._kern.lazy_fill(H, H.tolist(), self._vb1, sd)
+        return cov
+
+    @_cov1.setter
+    def _cov1(self, value) -> None:
+        self._cov1_ = value
+
+    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool:
+        """:meth:`set_single_state` for float64 arrays of the right shapes."""
+        kern = self._kern
+        spare = self._spare
+        state, q, v, vbc, H1, bias, X = kern.states[spare]
+        if not kern.k.set_state(H, s, vb, sd, kern.ints, kern.floats, state):
+            return False
+        # valid: commit (this buffer is now the current state's, the other one the spare); the
+        # attributes of .single's _commit, inlined
+        self._spare ^= 1
+        self._state1, self._H1, self._abias1, self._Xb1 = state, H1, bias, X
+        self._q1, self._v1, self._vb1 = q, v, vbc
+        self._cov1_ = self._state = self._cov = self._q = None
+        if self._mode != "compiled":
+            self._use_single_path("compiled")
+        if gravity is not self._g_last:
+            self._set_gravity(gravity)
+        return True
+
+    def _pose1(self) -> np.ndarray:
+        """The single state's base pose (4, 4) (a fresh array)."""
+        return self._H1.copy() if self._state1 is not None else np.array(self._rows)
+
+    def _base_X(self) -> np.ndarray | None:
+        """The single state's base block X of T (6, 6), or None when it is the identity."""
+        if self._state1 is not None:
+            return None if self._kern.identity else self._Xb1
+        return self._cov1.X
+
+    # ------------------------------------------------------------------ queries
+    # each: Pinocchio's call, then T applied by one kernel in Pinocchio's own fresh array (joints in
+    # its order) or into a new one (joints permuted); nothing when T is the identity (the
+    # representation's convention is Pinocchio's)
+    def _mass_matrix_compiled(self) -> np.ndarray:
+        M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
+        kern = self._kern
+        if kern.identity:
+            return M
+        if kern.in_place and M.base is None:
+            kern.k.matrix_back(M, self._state1)
+            return M
+        out = np.empty_like(M)
+        kern.k.matrix_back_permuted(M, self._state1, kern.ints, out)
+        return out
+
+    def _bias_forces_compiled(self) -> np.ndarray:
+        pin, pm, d, kern = self._pin, self.pm, self.data, self._kern
+        if kern.bias_free:
+            h = pin.nle(pm, d, self._q1, self._v1)
+        else:
+            h = pin.rnea(pm, d, self._q1, self._v1, self._abias1)
+        return h if kern.identity else self._vector_back(h)
+
+    def _gravity_forces_compiled(self) -> np.ndarray:
+        g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
+        return g if self._kern.identity else self._vector_back(g)
+
+    def _vector_back(self, x: np.ndarray) -> np.ndarray:
+        """``T^T x`` (nv,) for Pinocchio's generalized force ``x``."""
+        kern = self._kern
+        if kern.in_place and x.base is None:
+            kern.k.vector_back(x, self._state1)
+            return x
+        out = np.empty_like(x)
+        kern.k.vector_back_permuted(x, self._state1, kern.ints, out)
+        return out
+
+    def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
+        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
+        kern = self._kern
+        if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
+            J = J.reshape(6, self._nv)
+        if kern.identity:
+            return J
+        if kern.in_place and J.base is None:
+            kern.k.columns_back(J, self._state1)
+            return J
+        out = np.empty_like(J)
+        kern.k.columns_back_permuted(J, self._state1, kern.ints, out)
+        return out
+
+    def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
+        """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
+        True, False when it is not finite and moderate, None for other arguments."""
+        if (
+            type(base_acc) is np.ndarray
+            and type(s_ddot) is np.ndarray
+            and base_acc.dtype is _F64
+            and s_ddot.dtype is _F64
+            and base_acc.shape == (6,)
+            and s_ddot.shape == self._shape_n
+        ):
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._kern.ints, self._acc)
+        return None
+
+    def _inverse_dynamics_compiled(self) -> np.ndarray:
+        """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
+        tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
+        return tau if self._kern.identity else self._vector_back(tau)
+
+    def _forward_dynamics_compiled(self, tau: np.ndarray) -> np.ndarray:
+        """nu_dot from Pinocchio's generalized force ``tau`` (nv,)."""
+        a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
+        kern = self._kern
+        if kern.identity:
+            return a
+        out = a if kern.in_place and a.base is None else np.empty_like(a)
+        kern.k.acceleration_back(a, self._state1, kern.ints, out)
+        return out
+
+    def _compiled_state(self) -> State:
+        """The current single state, rebuilt from the compiled path's copies."""
+        inv = self._kern.inverse
+        q, v = self._q1, self._v1
+        s = q[7:].copy() if inv is None else q[7:][inv]
+        s_dot = v[6:].copy() if inv is None else v[6:][inv]
+        return State(
+            Transform(self._H1.copy(), check=False),
+            s,
+            self._vb1.copy(),
+            s_dot,
+            self.representation,
+            check=False,
+        )
