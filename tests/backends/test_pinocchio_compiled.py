@@ -67,6 +67,7 @@ def _answers(kd: bridge.KinDyn, frames: list[str], x: tuple) -> dict[str, np.nda
         out[f"v {f}"] = kd.frame_velocity(f)
     dq, dv, _ = kd.inverse_dynamics_derivatives(ba, sdd)
     out["dID/dq"], out["dID/dnu"] = dq, dv
+    out["dFD/dq"], out["dFD/dnu"], out["dFD/dtau"] = kd.forward_dynamics_derivatives(tq)
     return out
 
 

@@ -122,6 +122,22 @@ class PinocchioBodyDerivatives:
         tau = d.tau if self.fills_result() else pin.rnea(pm, d, e._q1, e._v1, a_t)
         return dq, dv, M, tau
 
+    def forward_single(self, tau: np.ndarray) -> tuple | None:
+        """The compiled single state (:mod:`.compiled`), T not the identity: Pinocchio's ``(da_dq,
+        da_dv, M_inv)`` for the source generalized force ``tau`` (nv,), with ``X`` (6, 6), the
+        base velocity in W (6,), the base acceleration in W (6,) and the base part (6,) of
+        Pinocchio's force. None otherwise (the caller then takes the general single-state path)."""
+        e = self._engine
+        kern = e._kern
+        if e._state1 is None or kern.identity or tau.dtype != np.float64:
+            return None
+        t = np.empty_like(tau)
+        kern.k.force(tau, e._state1, kern.ints, t)
+        da_dq, da_dv, M_inv, a = self.forward_at(t, True)
+        nu_dot = np.empty_like(t)
+        kern.k.acceleration_back(a, e._state1, kern.ints, nu_dot)
+        return da_dq, da_dv, M_inv, e._Xb1, e._vb1, nu_dot[:6], t[:6]
+
     def forward_at(self, t: np.ndarray, with_acceleration: bool) -> tuple:
         """``(da_dq, da_dv, M_inv, a)`` of Pinocchio at the single state for its generalized force
         ``t`` (nv,) (``a`` None unless asked for; may be a view of its data)."""

@@ -32,6 +32,7 @@ __all__ = [
     "acceleration_back",
     "columns_back",
     "columns_back_permuted",
+    "force",
     "layout",
     "matrix_back",
     "matrix_back_permuted",
@@ -424,4 +425,18 @@ def acceleration_back(a: np.ndarray, state: np.ndarray, ints: np.ndarray, out: n
             + X_inv[r, 2] * d2
             + X_inv[r, 3] * d3
             + (X_inv[r, 4] * d4 + X_inv[r, 5] * d5)
+        )
+
+
+@njit(cache=True)
+def force(tau: np.ndarray, state: np.ndarray, ints: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^-T tau`` (nv,): Pinocchio's generalized force from the source's ``tau`` (nv,)."""
+    nv = tau.shape[0]
+    X_inv = _X(state, nv, True)
+    for k in range(nv - 6):
+        out[6 + k] = tau[6 + ints[72 + k]]
+    t0, t1, t2, t3, t4, t5 = tau[0], tau[1], tau[2], tau[3], tau[4], tau[5]
+    for r in range(6):
+        out[r] = X_inv[0, r] * t0 + X_inv[1, r] * t1 + X_inv[2, r] * t2 + X_inv[3, r] * t3 + (
+            X_inv[4, r] * t4 + X_inv[5, r] * t5
         )
