@@ -92,7 +92,7 @@ class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capa
     def frame_jacobians(self, frame: str) -> np.ndarray: ...  # (n, 6, nv), target columns
     def inverse_samples(self, a_rows: np.ndarray, fext: list | None, need_tau: bool) -> Iterator[tuple]: ...
     def forward_samples(self, t_rows: np.ndarray, fext: list | None, need_acc: bool) -> Iterator[tuple]: ...
-    # optional: forward_single(tau) -> (da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b) | None, a
+    # optional: forward_single(tau, with_base) -> (da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b) | None, a
     # shortcut of the single-state FD derivatives (the Pinocchio engine's compiled path)
 
 
@@ -260,9 +260,9 @@ class Analytical:
         """One single state without wrenches: the single-state chain rule when usable (the joint
         permutation alone, or one compiled kernel), else the general function."""
         body = self._body
-        if chain.usable and not chain.permutes_only:
+        if chain.usable:
             fast = getattr(body, "forward_single", _none)  # (an optional shortcut of the engine)
-            out = fast(tau)
+            out = fast(tau, not chain.permutes_only)
             if out is not None:
                 da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b = out
                 return chain(X, nu_b, nu_dot_b, t_b, da_dq, da_dv, M_inv)

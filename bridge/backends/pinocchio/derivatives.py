@@ -122,17 +122,22 @@ class PinocchioBodyDerivatives:
         tau = d.tau if self.fills_result() else pin.rnea(pm, d, e._q1, e._v1, a_t)
         return dq, dv, M, tau
 
-    def forward_single(self, tau: np.ndarray) -> tuple | None:
-        """The compiled single state (:mod:`.compiled`), T not the identity: Pinocchio's ``(da_dq,
-        da_dv, M_inv)`` for the source generalized force ``tau`` (nv,), with ``X`` (6, 6), the
-        base velocity in W (6,), the base acceleration in W (6,) and the base part (6,) of
-        Pinocchio's force. None otherwise (the caller then takes the general single-state path)."""
+    def forward_single(self, tau: np.ndarray, with_base: bool) -> tuple | None:
+        """The compiled single state (:mod:`.compiled`): Pinocchio's ``(da_dq, da_dv, M_inv)`` for
+        the source generalized force ``tau`` (nv,) and, with ``with_base``, ``X`` (6, 6), the base
+        velocity in W (6,), the base acceleration in W (6,) and the base part (6,) of Pinocchio's
+        force (else four Nones). None otherwise (the caller then takes the general single-state
+        path)."""
         e = self._engine
         kern = e._kern
-        if e._state1 is None or kern.identity or tau.dtype != np.float64:
+        if e._state1 is None or tau.dtype != np.float64:
             return None
+        if kern.identity:  # the representation's convention is Pinocchio's: tau is its force
+            return (*self.forward_at(tau, False)[:3], None, None, None, None)
         t = np.empty_like(tau)
         kern.k.force(tau, e._state1, kern.ints, t)
+        if not with_base:
+            return (*self.forward_at(t, False)[:3], None, None, None, None)
         da_dq, da_dv, M_inv, a = self.forward_at(t, True)
         nu_dot = np.empty_like(t)
         kern.k.acceleration_back(a, e._state1, kern.ints, nu_dot)
