@@ -112,19 +112,12 @@ class SingleStatePath(CompiledPath):
         inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
         """
         H = world_H_base
-        if (
+        if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
             self._kern is not None
-            and type(H) is np.ndarray
-            and type(s) is np.ndarray
-            and type(s_dot) is np.ndarray
-            and type(base_velocity) is np.ndarray
-            and H.dtype is _F64
-            and s.dtype is _F64
-            and s_dot.dtype is _F64
-            and base_velocity.dtype is _F64
+            and type(H) is type(s) is type(s_dot) is type(base_velocity) is np.ndarray
+            and H.dtype is s.dtype is s_dot.dtype is base_velocity.dtype is _F64
             and H.shape == (4, 4)
-            and s.shape == self._shape_n
-            and s_dot.shape == self._shape_n
+            and s.shape == s_dot.shape == self._shape_n
             and base_velocity.shape == (6,)
         ):
             return self._set_compiled(H, s, base_velocity, s_dot, gravity)
