@@ -183,7 +183,13 @@ class CompiledPath:
     def _inverse_dynamics_compiled(self) -> np.ndarray:
         """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
         tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
-        return tau if self._kern.identity else self._vector_back(tau)
+        kern = self._kern
+        if kern.identity:
+            return tau
+        if kern.in_place and tau.base is None:
+            kern.k.vector_back(tau, self._state1)
+            return tau
+        return self._vector_back(tau)
 
     def _forward_dynamics_compiled(self, tau: np.ndarray) -> np.ndarray:
         """nu_dot from Pinocchio's generalized force ``tau`` (nv,)."""

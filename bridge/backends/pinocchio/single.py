@@ -295,6 +295,17 @@ class SingleStatePath(CompiledPath):
         acceleration of the right shapes: the caller's general path then takes batches and raises
         the errors.
         """
+        if (  # the compiled path's arguments: one kernel, Pinocchio's rnea, one kernel
+            self._state1 is not None
+            and type(base_acc) is type(s_ddot) is np.ndarray
+            and base_acc.dtype is s_ddot.dtype is _F64
+            and base_acc.shape == (6,)
+            and s_ddot.shape == self._shape_n
+        ):
+            kern = self._kern
+            if not kern.k.acceleration(self._state1, base_acc, s_ddot, kern.ints, self._acc):
+                return None
+            return self._inverse_dynamics_compiled()
         if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
             return None
         if self._state1 is not None:
