@@ -20,7 +20,6 @@ from bridge.conventions.single_state import SingleStateChange, single_base_chang
 from bridge.conventions.state import State
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
-from bridge.spatial.transform import ORTHONORMAL_TOLERANCE
 
 __all__ = ["CompiledPath"]
 
@@ -33,7 +32,7 @@ class Compiled:
     def __init__(self, kernels, source, target, joints) -> None:
         self.k = kernels
         change = single_base_change(source, target)
-        self.ints, self.floats = kernels.pack_change(change, joints, ORTHONORMAL_TOLERANCE)
+        self.ints, self.floats = kernels.pack_change(change, joints)
         self.inverse = joints.inverse
         self.in_place = joints.perm is None  # results converted in Pinocchio's own (fresh) arrays
         self.bias_free = change.bias_free
@@ -118,53 +117,41 @@ class CompiledPath:
     # each: Pinocchio's call, then T applied by one kernel in Pinocchio's own fresh array (joints in
     # its order) or into a new one (joints permuted); nothing when T is the identity (the
     # representation's convention is Pinocchio's)
-    def _mass_matrix_compiled(self) -> np.ndarray:
-        M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
+    def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
+        """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh
+        array (joints in the source's order), else ``permuted(x, state, ints, out)`` into a new one."""
         kern = self._kern
-        if kern.identity:
-            return M
-        if kern.in_place and M.base is None:
-            kern.k.matrix_back(M, self._state1)
-            return M
-        out = np.empty_like(M)
-        kern.k.matrix_back_permuted(M, self._state1, kern.ints, out)
+        if kern.in_place and x.base is None:
+            in_place(x, self._state1)
+            return x
+        out = np.empty_like(x)
+        permuted(x, self._state1, kern.ints, out)
         return out
 
+    def _mass_matrix_compiled(self) -> np.ndarray:
+        M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
+        k = self._kern
+        return M if k.identity else self._back(M, k.k.matrix_back, k.k.matrix_back_permuted)
+
     def _bias_forces_compiled(self) -> np.ndarray:
-        pin, pm, d, kern = self._pin, self.pm, self.data, self._kern
-        if kern.bias_free:
+        pin, pm, d, k = self._pin, self.pm, self.data, self._kern
+        if k.bias_free:
             h = pin.nle(pm, d, self._q1, self._v1)
         else:
             h = pin.rnea(pm, d, self._q1, self._v1, self._abias1)
-        return h if kern.identity else self._vector_back(h)
+        return h if k.identity else self._back(h, k.k.vector_back, k.k.vector_back_permuted)
 
     def _gravity_forces_compiled(self) -> np.ndarray:
         g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
-        return g if self._kern.identity else self._vector_back(g)
-
-    def _vector_back(self, x: np.ndarray) -> np.ndarray:
-        """``T^T x`` (nv,) for Pinocchio's generalized force ``x``."""
-        kern = self._kern
-        if kern.in_place and x.base is None:
-            kern.k.vector_back(x, self._state1)
-            return x
-        out = np.empty_like(x)
-        kern.k.vector_back_permuted(x, self._state1, kern.ints, out)
-        return out
+        k = self._kern
+        return g if k.identity else self._back(g, k.k.vector_back, k.k.vector_back_permuted)
 
     def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
         J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
-        kern = self._kern
+        k = self._kern
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)
-        if kern.identity:
-            return J
-        if kern.in_place and J.base is None:
-            kern.k.columns_back(J, self._state1)
-            return J
-        out = np.empty_like(J)
-        kern.k.columns_back_permuted(J, self._state1, kern.ints, out)
-        return out
+        return J if k.identity else self._back(J, k.k.columns_back, k.k.columns_back_permuted)
 
     def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
         """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
@@ -183,13 +170,8 @@ class CompiledPath:
     def _inverse_dynamics_compiled(self) -> np.ndarray:
         """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
         tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
-        kern = self._kern
-        if kern.identity:
-            return tau
-        if kern.in_place and tau.base is None:
-            kern.k.vector_back(tau, self._state1)
-            return tau
-        return self._vector_back(tau)
+        k = self._kern
+        return tau if k.identity else self._back(tau, k.k.vector_back, k.k.vector_back_permuted)
 
     def _forward_dynamics_compiled(self, tau: np.ndarray) -> np.ndarray:
         """nu_dot from Pinocchio's generalized force ``tau`` (nv,)."""

@@ -25,7 +25,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bridge.conventions.state import MODERATE_SQ
+from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
+from bridge.spatial.so3 import quaternion_xyzw_of_entries
+
+# the single-state checks and quaternion of bridge's Python paths, compiled as they are
+_pose_valid = njit(cache=True)(pose_entries_valid)
+_quaternion = njit(cache=True)(quaternion_xyzw_of_entries)
 
 __all__ = [
     "acceleration",
@@ -60,12 +65,12 @@ def layout(n: int) -> dict[str, slice]:
     }  # fmt: skip
 
 
-def pack_change(change: object, joints: object, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+def pack_change(change: object, joints: object) -> tuple[np.ndarray, np.ndarray]:
     """The constants of one compiled ``SingleBaseChange`` and joint order as ``(ints, floats)``:
     ``ints = [index maps of X and X^-1 into the pose (72) | perm (n) | order (nv)]`` (perm: target
     joint k is source joint ``perm[k]``; order: source index i is target index ``order[i]``) and
-    ``floats = [c_wv, c_q, rotate, linear start, tolerance, MODERATE_SQ | skew terms (k, 6)]``, the
-    first four ``T_dot nu``'s rate (``SingleBias``), each term a row ``[which (0: X, 1: X^-1), r0,
+    ``floats = [c_wv, c_q, rotate, linear start | skew terms (k, 6)]``, the first four ``T_dot
+    nu``'s rate (``SingleBias``), each term a row ``[which (0: X, 1: X^-1), r0,
     c0, a, e, coef]`` for ``coef R^a p^ R^e``."""
     n, nv = joints.n, joints.nv
     perm = np.arange(n) if joints.perm is None else joints.perm
@@ -77,7 +82,7 @@ def pack_change(change: object, joints: object, tolerance: float) -> tuple[np.nd
         for r, c, a, e, coef in compiled._terms
     ]
     rate = [change._c_wv, change._c_q, 1.0 if change._P_t == 1 else 0.0, change._lin.start]
-    floats = np.concatenate([rate, [tolerance, MODERATE_SQ], np.ravel(terms)])
+    floats = np.concatenate([rate, np.ravel(terms)])
     return np.ascontiguousarray(ints, dtype=np.intp), np.ascontiguousarray(floats, dtype=np.float64)
 
 
@@ -109,8 +114,8 @@ def _evaluate(H: np.ndarray, ints: np.ndarray, floats: np.ndarray, which: int, o
         for j in range(6):
             out[i, j] = Hf[ints[base + 6 * i + j]]
     p = H[:3, 3]
-    for t in range((floats.shape[0] - 6) // 6):
-        row = 6 + 6 * t
+    for t in range((floats.shape[0] - 4) // 6):
+        row = 4 + 6 * t
         if int(floats[row]) != which:
             continue
         r0, c0, a, e, coef = (
@@ -171,19 +176,7 @@ def set_state(
     a, b, c, x = H[0, 0], H[0, 1], H[0, 2], H[0, 3]
     d, e, f, y = H[1, 0], H[1, 1], H[1, 2], H[1, 3]
     g, h, i, z = H[2, 0], H[2, 1], H[2, 2], H[2, 3]
-    tol, moderate_sq = floats[4], floats[5]
-    lo, hi = 1.0 - tol, 1.0 + tol
-    if not (
-        lo <= a * a + d * d + g * g <= hi
-        and lo <= b * b + e * e + h * h <= hi
-        and lo <= c * c + f * f + i * i <= hi
-        and -tol <= a * b + d * e + g * h <= tol
-        and -tol <= a * c + d * f + g * i <= tol
-        and -tol <= b * c + e * f + h * i <= tol
-    ):
-        return False
-    det = a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g)
-    if not (det > 0.0 and x * x + y * y + z * z < moderate_sq):
+    if not _pose_valid(a, b, c, x, d, e, f, y, g, h, i, z):
         return False
     # the inputs: finite and moderate (the sum of squares overflows or is NaN otherwise)
     n = s.shape[0]
@@ -192,23 +185,12 @@ def set_state(
         total += vb[k] * vb[k]
     for k in range(n):
         total += s[k] * s[k] + sd[k] * sd[k]
-    if not total < moderate_sq:
+    if not total < MODERATE_SQ:
         return False
     # q: the origin, the quaternion (x, y, z, w), w >= 0 (bridge.spatial.so3.quaternion_xyzw_of_rows)
-    tr = a + e + i
-    if tr >= a and tr >= e and tr >= i:
-        qx, qy, qz, qw = h - f, c - g, d - b, 1.0 + tr
-    elif a >= e and a >= i:
-        qx, qy, qz, qw = 1.0 + a - e - i, b + d, c + g, h - f
-    elif e >= i:
-        qx, qy, qz, qw = b + d, 1.0 - a + e - i, f + h, c - g
-    else:
-        qx, qy, qz, qw = c + g, f + h, 1.0 - a - e + i, d - b
-    k = 1.0 / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    if qw < 0.0:
-        k = -k
+    qx, qy, qz, qw = _quaternion(a, b, c, d, e, f, g, h, i)
     state[0], state[1], state[2] = x, y, z
-    state[3], state[4], state[5], state[6] = qx * k, qy * k, qz * k, qw * k
+    state[3], state[4], state[5], state[6] = qx, qy, qz, qw
     v0 = 7 + n
     for j in range(n):
         pj = ints[72 + j]
