@@ -139,7 +139,8 @@ def measure(args) -> dict:
     for rep in REPS:
         ref = {"body": pin.LOCAL, "inertial": pin.WORLD, "mixed": pin.LOCAL_WORLD_ALIGNED}[rep]
         kd = bridge.KinDyn(model, "pinocchio", rep)
-        kd.set_state(H, s, vb, sd)
+        for _ in range(getattr(kd._engine, "COMPILE_AFTER", 0) + 1):  # (the compiled path, if any)
+            kd.set_state(H, s, vb, sd)
         compiled = getattr(kd._engine, "_mode", None) == "compiled"
 
         def bundle(kd=kd):

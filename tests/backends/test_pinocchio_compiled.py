@@ -13,6 +13,7 @@ import pytest
 
 import bridge
 import bridge.derivatives.select as select
+from bridge.backends.pinocchio.compiled import CompiledPath
 from bridge.errors import StateError
 from bridge.model.random import random_model
 from bridge.robots import robot_path
@@ -22,10 +23,11 @@ REPS = ("body", "inertial", "mixed")
 
 
 @pytest.fixture(autouse=True)
-def _needs_numba() -> None:
+def _needs_numba(monkeypatch) -> None:
     pytest.importorskip("numba", reason="the compiled path needs numba (the 'fast' extra)")
     if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
+    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", 0)  # the compiled path from the first state
 
 
 def _numpy_kindyn(model: bridge.Model, rep: str, monkeypatch) -> bridge.KinDyn:
@@ -194,3 +196,37 @@ def test_declined_without_a_floating_base_or_with_continuous_joints() -> None:
     continuous = random_model(6, rng, joint_kinds=("continuous", "revolute"))
     assert bridge.KinDyn(fixed, "pinocchio", "mixed")._engine._kern is None
     assert bridge.KinDyn(continuous, "pinocchio", "mixed")._engine._kern is None
+
+
+def test_loaded_after_compile_after_states(monkeypatch) -> None:
+    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", 3)
+    model = _models()[0]
+    kd = bridge.KinDyn(model, "pinocchio", "mixed")
+    H, s, v, sd, *_ = _inputs(model, np.random.default_rng(10))
+    modes = []
+    for _ in range(5):
+        kd.set_state(H, s, v, sd)
+        modes.append(kd._engine._mode)
+        M = kd.mass_matrix()
+    assert modes == ["numpy", "numpy", "numpy", "compiled", "compiled"]
+    ref = _numpy_kindyn(model, "mixed", monkeypatch)
+    ref.set_state(H, s, v, sd)
+    assert_close(M, ref.mass_matrix(), 1e-12)
+
+
+def test_a_general_state_after_a_compiled_one(monkeypatch) -> None:
+    """A State (set_robot_state) after a compiled single state: every query is the new state's."""
+    model = _models()[1]
+    rng = np.random.default_rng(12)
+    kd = bridge.KinDyn(model, "pinocchio", "body")
+    H, s, v, sd, ba, sdd, tq = _inputs(model, rng)
+    kd.set_state(H, s, v, sd)
+    assert kd._engine._mode == "compiled"
+    H2, s2, v2, sd2, *_ = _inputs(model, rng)
+    st = bridge.State(H2, s2[None], v2, sd2, "body")  # a batch of one: the general path
+    kd.set_robot_state(st)
+    ref = _numpy_kindyn(model, "body", monkeypatch)
+    ref.set_state(H2, s2, v2, sd2)
+    assert_close(kd.inverse_dynamics(ba, sdd)[0], ref.inverse_dynamics(ba, sdd), 1e-12)
+    assert_close(kd.forward_dynamics(tq)[0], ref.forward_dynamics(tq), 1e-12)
+    assert_close(kd.mass_matrix()[0], ref.mass_matrix(), 1e-12)

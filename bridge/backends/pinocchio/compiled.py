@@ -50,10 +50,16 @@ class Compiled:
         self.lazy_fill = SingleStateChange(source, target, joints, np.empty(6), np.empty(joints.n)).fill
 
 
-def compiled_path(source, target, joints, continuous: bool) -> Compiled | None:
-    """The compiled path's constants, or None without numba, for a fixed base, continuous joints
-    (q is not s) or a target velocity other than BODY with the linear part first."""
-    if compiled_kernels() is None or not joints.nb or continuous or not (target.is_body and not target.swap):
+def compiled_eligible(target, joints, continuous: bool) -> bool:
+    """Whether the compiled path can take this engine's states: a floating base, one-coordinate
+    joints (q is s) and a target velocity that is BODY with the linear part first."""
+    return bool(joints.nb) and not continuous and target.is_body and not target.swap
+
+
+def compiled_path(source, target, joints) -> Compiled | None:
+    """The compiled path's constants (numba imported, its kernels loaded), or None without numba
+    (or with ``BRIDGE_NUMBA=0``)."""
+    if compiled_kernels() is None:
         return None
     from . import kernels  # (imports numba: only when compiled_kernels says it is there)
 
@@ -62,9 +68,25 @@ def compiled_path(source, target, joints, continuous: bool) -> Compiled | None:
 
 class CompiledPath:
     """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
-    was set by :meth:`_set_compiled` when ``_state1`` is not None)."""
+    was set by :meth:`_set_compiled` when ``_state1`` is not None).
 
+    The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path: importing
+    numba and loading the compiled kernels costs a fixed 0.5 to 2.5 s per process (measured on a
+    loaded 2-core machine), which a script asking for a few states would pay for nothing; a loop
+    over states pays it once.
+    """
+
+    #: single states set through the numpy path before the compiled one is loaded (0: at once)
+    COMPILE_AFTER = 100
     _kern: Compiled | None = None
+    _kern_args: tuple | None = None  # (source, target, joints) while the path is not loaded yet
+    _n_numpy = 0
+
+    def _load_compiled(self) -> None:
+        """Load the compiled path (once; it stays off without numba)."""
+        source, target, joints = self._kern_args
+        self._kern_args = None
+        self._kern = compiled_path(source, target, joints)
     _state1: np.ndarray | None = None
     _cov1_: object = None
 

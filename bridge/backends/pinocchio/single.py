@@ -28,7 +28,7 @@ from bridge.conventions.state import (
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
-from .compiled import CompiledPath, compiled_path
+from .compiled import CompiledPath, compiled_eligible
 from .state import PINOCCHIO, PinocchioLayout
 
 __all__ = ["SingleStatePath"]
@@ -97,7 +97,10 @@ class SingleStatePath(CompiledPath):
         self._single = False
         self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
         # the compiled path (.compiled): numba, a floating base, one-coordinate joints
-        self._kern = compiled_path(source, PINOCCHIO.velocity, joints, bool(cont.any()))
+        if compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any())):
+            self._kern_args = (source, PINOCCHIO.velocity, joints)
+            if self.COMPILE_AFTER <= 0:
+                self._load_compiled()
 
     # ------------------------------------------------------------------ state
     def set_single_state(
@@ -173,6 +176,10 @@ class SingleStatePath(CompiledPath):
         self._state1 = None
         if self._mode != "numpy":
             self._use_single_path("numpy")
+        if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
+            self._n_numpy += 1
+            if self._n_numpy >= self.COMPILE_AFTER:
+                self._load_compiled()
         self._commit(cov, q, v, vb if nb else self._zero_base, rows, s_copy, gravity)
         if not nb and rows != self._world_fixed:
             self._batch()
@@ -209,6 +216,8 @@ class SingleStatePath(CompiledPath):
         if mode:
             self.batch_shape = ()  # (a batched state before this one must not leave its shape)
             self._rows = self._s_copy = None
+        else:
+            self._state1 = None  # (no compiled state any more)
         suffix = "compiled" if mode == "compiled" else "single"
         for name in self._SINGLE_QUERIES:
             if mode:
