@@ -304,6 +304,15 @@ def pose_rows_valid(rows: list) -> bool:
     (a, b, c, x), (d, e, f, y), (g, h, i, z), last = rows
     if last != [0.0, 0.0, 0.0, 1.0]:
         return False
+    return pose_entries_valid(a, b, c, x, d, e, f, y, g, h, i, z)
+
+
+def pose_entries_valid(
+    a: float, b: float, c: float, x: float, d: float, e: float, f: float, y: float,
+    g: float, h: float, i: float, z: float,
+) -> bool:  # fmt: skip
+    """:func:`pose_rows_valid` of the first three rows ``[R | p]`` of a pose, as scalars (compiled
+    as it is by the numba kernels of the engines' single-state paths)."""
     tol = ORTHONORMAL_TOLERANCE
     lo, hi = 1.0 - tol, 1.0 + tol
     # R^T R - I entry by entry, as chained comparisons (no abs() calls; NaN fails every comparison)

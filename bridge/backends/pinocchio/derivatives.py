@@ -91,11 +91,11 @@ class PinocchioBodyDerivatives:
                 tau_b = self._tau_base = d.tau[:6]
         else:
             tau_b = pin.rnea(pm, d, e._q1, e._v1, e._acc)[:6]
-        return dq, dv, M, e._cov1.X, e._vb1, ba, tau_b
+        return dq, dv, M, e._base_X(), e._vb1, ba, tau_b
 
     def single_pose(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
-        return np.array(self._engine._rows)
+        return self._engine._pose1()
 
     def single_cov(self, with_velocity: bool) -> ChangeOfVariables:
         """The single state's change of variables (with the velocity in the representation as its
@@ -121,6 +121,27 @@ class PinocchioBodyDerivatives:
         dq, dv, M = pin.computeRNEADerivatives(pm, d, e._q1, e._v1, a_t)
         tau = d.tau if self.fills_result() else pin.rnea(pm, d, e._q1, e._v1, a_t)
         return dq, dv, M, tau
+
+    def forward_single(self, tau: np.ndarray, with_base: bool) -> tuple | None:
+        """The compiled single state (:mod:`.compiled`): Pinocchio's ``(da_dq, da_dv, M_inv)`` for
+        the source generalized force ``tau`` (nv,) and, with ``with_base``, ``X`` (6, 6), the base
+        velocity in W (6,), the base acceleration in W (6,) and the base part (6,) of Pinocchio's
+        force (else four Nones). None otherwise (the caller then takes the general single-state
+        path)."""
+        e = self._engine
+        kern = e._kern
+        if e._state1 is None or tau.dtype != np.float64:
+            return None
+        if kern.identity:  # the representation's convention is Pinocchio's: tau is its force
+            return (*self.forward_at(tau, False)[:3], None, None, None, None)
+        t = np.empty_like(tau)
+        kern.k.force(tau, e._state1, kern.ints, t)
+        if not with_base:
+            return (*self.forward_at(t, False)[:3], None, None, None, None)
+        da_dq, da_dv, M_inv, a = self.forward_at(t, True)
+        nu_dot = np.empty_like(t)
+        kern.k.acceleration_back(a, e._state1, kern.ints, nu_dot)
+        return da_dq, da_dv, M_inv, e._Xb1, e._vb1, nu_dot[:6], t[:6]
 
     def forward_at(self, t: np.ndarray, with_acceleration: bool) -> tuple:
         """``(da_dq, da_dv, M_inv, a)`` of Pinocchio at the single state for its generalized force

@@ -28,6 +28,7 @@ from bridge.conventions.state import (
 from bridge.spatial import Transform
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
+from .compiled import CompiledPath, compiled_eligible
 from .state import PINOCCHIO, PinocchioLayout
 
 __all__ = ["SingleStatePath"]
@@ -42,7 +43,7 @@ def _rows_to_q7(rows: list) -> list[float]:
     return [rows[0][3], rows[1][3], rows[2][3], *quaternion_xyzw_of_rows(rows)]
 
 
-class SingleStatePath:
+class SingleStatePath(CompiledPath):
     """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: one unbatched state.
 
     Uses the engine's ``model``, ``representation``, ``pm``, ``data``, ``_pin``, ``joints``
@@ -94,6 +95,12 @@ class SingleStatePath:
         self._zero_base.setflags(write=False)
         self._g_last: np.ndarray | None = None
         self._single = False
+        self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
+        # the compiled path (.compiled): numba, a floating base, one-coordinate joints
+        if compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any())):
+            self._kern_args = (source, PINOCCHIO.velocity, joints)
+            if self.COMPILE_AFTER <= 0:
+                self._load_compiled()
 
     # ------------------------------------------------------------------ state
     def set_single_state(
@@ -108,6 +115,15 @@ class SingleStatePath:
         inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
         """
         H = world_H_base
+        if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
+            self._kern is not None
+            and type(H) is type(s) is type(s_dot) is type(base_velocity) is np.ndarray
+            and H.dtype is s.dtype is s_dot.dtype is base_velocity.dtype is _F64
+            and H.shape == (4, 4)
+            and s.shape == s_dot.shape == self._shape_n
+            and base_velocity.shape == (6,)
+        ):
+            return self._set_compiled(H, s, base_velocity, s_dot, gravity)
         try:
             if type(H) is not np.ndarray or H.dtype is not _F64:
                 H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
@@ -157,41 +173,62 @@ class SingleStatePath:
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
-        self._cov1 = cov
-        self._vb1 = vb if nb else self._zero_base
-        self._q1, self._v1, self._rows, self._s_copy, self._g1 = q, v, rows, s_copy, gravity
-        if not self._single:
-            self._use_single_path(True)
-        self.batch_shape = ()  # (a batched state before this one must not leave its shape)
-        self._state = None
-        self._cov = None
-        self._q = None  # the general path's (1, k) views, made on demand (_batch)
-        if gravity is not self._g_last:
-            self._g_last = gravity
-            g = gravity.tolist()
-            if g != self._g_list:
-                self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
-                self._g_list = g
+        self._state1 = None
+        if self._mode != "numpy":
+            self._use_single_path("numpy")
+        if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
+            self._n_numpy += 1
+            if self._n_numpy >= self.COMPILE_AFTER:
+                self._load_compiled()
+        self._commit(cov, q, v, vb if nb else self._zero_base, rows, s_copy, gravity)
         if not nb and rows != self._world_fixed:
             self._batch()
             self._prepare(0)  # the fixed base pose
         return True
 
+    def _commit(self, cov, q, v, vb, rows, s_copy, gravity: np.ndarray) -> None:
+        """Make the checked copies the current single state (the numpy path's queries bound)."""
+        self._cov1_ = cov
+        self._q1, self._v1, self._vb1, self._rows, self._s_copy = q, v, vb, rows, s_copy
+        self._state = None
+        self._cov = None
+        self._q = None  # the general path's (1, k) views, made on demand (_batch)
+        if gravity is not self._g_last:
+            self._set_gravity(gravity)
+
+    def _set_gravity(self, gravity: np.ndarray) -> None:
+        """A single state's gravity (3,), set in Pinocchio's model when it changed."""
+        self._g_last = self._g1 = gravity
+        g = gravity.tolist()
+        if g != self._g_list:
+            self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
+            self._g_list = g
+
     # the queries a single state answers through this module, bound on the instance while the engine
     # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
     _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "gravity_forces", "frame_jacobian")
 
-    def _use_single_path(self, single: bool) -> None:
-        """Switch between the single-state path (this module) and the engine's general path."""
-        self._single = single
+    def _use_single_path(self, mode: str | bool) -> None:
+        """Bind the single-state queries of ``mode``: "numpy" (this module), "compiled"
+        (:mod:`.compiled`) or False (the engine's general path)."""
+        self._single = bool(mode)
+        self._mode = mode or None
+        if mode:
+            self.batch_shape = ()  # (a batched state before this one must not leave its shape)
+            self._rows = self._s_copy = None
+        else:
+            self._state1 = None  # (no compiled state any more)
+        suffix = "compiled" if mode == "compiled" else "single"
         for name in self._SINGLE_QUERIES:
-            if single:
-                setattr(self, name, getattr(self, f"_{name}_single"))
+            if mode:
+                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
             else:
                 self.__dict__.pop(name, None)
 
     def _single_state(self) -> State:
         """The current single state, rebuilt from the copies."""
+        if self._state1 is not None:
+            return self._compiled_state()
         nb, nv, inv = self._nb, self._nv, self.joints.inverse
         q, v = self._q1, self._v1
         if self._s_copy is not None:
@@ -267,8 +304,21 @@ class SingleStatePath:
         acceleration of the right shapes: the caller's general path then takes batches and raises
         the errors.
         """
+        if (  # the compiled path's arguments: one kernel, Pinocchio's rnea, one kernel
+            self._state1 is not None
+            and type(base_acc) is type(s_ddot) is np.ndarray
+            and base_acc.dtype is s_ddot.dtype is _F64
+            and base_acc.shape == (6,)
+            and s_ddot.shape == self._shape_n
+        ):
+            kern = self._kern
+            if not kern.k.acceleration(self._state1, base_acc, s_ddot, kern.ints, self._acc):
+                return None
+            return self._inverse_dynamics_compiled()
         if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
             return None
+        if self._state1 is not None:
+            return self._inverse_dynamics_compiled()
         tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
         return tau if self._cov1.identity else self._cov1.force_back(tau, True)
 
@@ -278,6 +328,10 @@ class SingleStatePath:
         ``base_acc`` as an array (None for a fixed base), or False, when the arguments are not one
         finite acceleration of the right shapes (the caller's general path then raises the errors).
         """
+        if self._state1 is not None:
+            done = self._acceleration_compiled(base_acc, s_ddot)
+            if done is not None:
+                return base_acc if done else False
         nb = self._nb
         try:
             if type(s_ddot) is not np.ndarray:
@@ -316,5 +370,7 @@ class SingleStatePath:
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
         tau_joints[...] = t if perm is None else t[perm]
+        if self._state1 is not None:
+            return self._forward_dynamics_compiled(tau)
         a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
         return a if self._cov1.identity else self._cov1.acceleration_back(a, True)

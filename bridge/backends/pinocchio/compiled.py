@@ -1,0 +1,221 @@
+"""The Pinocchio engine's single-state hot path with compiled kernels (floating base, numba).
+
+:mod:`.single`'s numpy path spends, per query, a handful of numpy calls of about half a
+microsecond each on a few hundred flops (the pose checks, the quaternion, ``X``, ``T_dot nu``,
+``T^T M T``, ...). With numba installed (:func:`bridge.derivatives.select.compiled_kernels`; the
+``fast`` extra) a floating-base engine whose joints are all one-coordinate takes this path
+instead: ``set_state`` is one call of :func:`.kernels.set_state` (checks, q, v, ``X``, ``X^-1``
+and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID and FD is Pinocchio's
+call plus one kernel (:mod:`.kernels`). The kernels evaluate what
+:class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
+:class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of the state, which the other
+queries use, is made only when one of them asks for it (:attr:`CompiledPath._cov1`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.single_state import SingleStateChange, single_base_change
+from bridge.conventions.state import State
+from bridge.derivatives.select import compiled_kernels
+from bridge.spatial import Transform
+
+__all__ = ["CompiledPath"]
+
+_F64 = np.dtype(np.float64)
+
+
+class Compiled:
+    """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`)."""
+
+    def __init__(self, kernels, source, target, joints) -> None:
+        self.k = kernels
+        change = single_base_change(source, target)
+        self.ints, self.floats = kernels.pack_change(change, joints)
+        self.inverse = joints.inverse
+        self.in_place = joints.perm is None  # results converted in Pinocchio's own (fresh) arrays
+        self.bias_free = change.bias_free
+        #: T is the identity: the representation's convention is Pinocchio's (no conversion at all)
+        self.identity = change.identity and joints.perm is None
+        # two state arrays (kernels.layout), alternately the current state's and the spare
+        parts = kernels.layout(joints.n)
+        self.states = []
+        for _ in range(2):
+            a = np.zeros(parts["size"].stop)
+            X = a[parts["X"]].reshape(6, 6)
+            H = a[parts["H"]].reshape(4, 4)
+            self.states.append((a, *(a[parts[k]] for k in ("q", "v", "vb")), H, a[parts["bias"]], X))
+        # the ChangeOfVariables of a state, on demand, from scratch velocity buffers
+        self.lazy_fill = SingleStateChange(source, target, joints, np.empty(6), np.empty(joints.n)).fill
+
+
+def compiled_eligible(target, joints, continuous: bool) -> bool:
+    """Whether the compiled path can take this engine's states: a floating base, one-coordinate
+    joints (q is s) and a target velocity that is BODY with the linear part first."""
+    return bool(joints.nb) and not continuous and target.is_body and not target.swap
+
+
+def compiled_path(source, target, joints) -> Compiled | None:
+    """The compiled path's constants (numba imported, its kernels loaded), or None without numba
+    (or with ``BRIDGE_NUMBA=0``)."""
+    if compiled_kernels() is None:
+        return None
+    from . import kernels  # (imports numba: only when compiled_kernels says it is there)
+
+    return Compiled(kernels, source, target, joints)
+
+
+class CompiledPath:
+    """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
+    was set by :meth:`_set_compiled` when ``_state1`` is not None).
+
+    The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path: importing
+    numba and loading the compiled kernels costs a fixed 0.5 to 2.5 s per process (measured on a
+    loaded 2-core machine), which a script asking for a few states would pay for nothing; a loop
+    over states pays it once.
+    """
+
+    #: single states set through the numpy path before the compiled one is loaded (0: at once)
+    COMPILE_AFTER = 100
+    _kern: Compiled | None = None
+    _kern_args: tuple | None = None  # (source, target, joints) while the path is not loaded yet
+    _n_numpy = 0
+
+    def _load_compiled(self) -> None:
+        """Load the compiled path (once; it stays off without numba)."""
+        source, target, joints = self._kern_args
+        self._kern_args = None
+        self._kern = compiled_path(source, target, joints)
+    _state1: np.ndarray | None = None
+    _cov1_: object = None
+
+    @property
+    def _cov1(self):
+        """The current single state's ChangeOfVariables (made on demand after a compiled set)."""
+        cov = self._cov1_
+        if cov is None and self._state1 is not None:
+            v = self._v1[6:]
+            inv = self._kern.inverse
+            sd = v if inv is None else v[inv]
+            H = self._H1
+            cov = self._cov1_ = self._kern.lazy_fill(H, H.tolist(), self._vb1, sd)
+        return cov
+
+    @_cov1.setter
+    def _cov1(self, value) -> None:
+        self._cov1_ = value
+
+    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool:
+        """:meth:`set_single_state` for float64 arrays of the right shapes."""
+        kern = self._kern
+        spare = self._spare
+        state, q, v, vbc, H1, bias, X = kern.states[spare]
+        if not kern.k.set_state(H, s, vb, sd, kern.ints, kern.floats, state):
+            return False
+        # valid: commit (this buffer is now the current state's, the other one the spare); the
+        # attributes of .single's _commit, inlined
+        self._spare ^= 1
+        self._state1, self._H1, self._abias1, self._Xb1 = state, H1, bias, X
+        self._q1, self._v1, self._vb1 = q, v, vbc
+        self._cov1_ = self._state = self._cov = self._q = None
+        if self._mode != "compiled":
+            self._use_single_path("compiled")
+        if gravity is not self._g_last:
+            self._set_gravity(gravity)
+        return True
+
+    def _pose1(self) -> np.ndarray:
+        """The single state's base pose (4, 4) (a fresh array)."""
+        return self._H1.copy() if self._state1 is not None else np.array(self._rows)
+
+    def _base_X(self) -> np.ndarray | None:
+        """The single state's base block X of T (6, 6), or None when it is the identity."""
+        if self._state1 is not None:
+            return None if self._kern.identity else self._Xb1
+        return self._cov1.X
+
+    # ------------------------------------------------------------------ queries
+    # each: Pinocchio's call, then T applied by one kernel in Pinocchio's own fresh array (joints in
+    # its order) or into a new one (joints permuted); nothing when T is the identity (the
+    # representation's convention is Pinocchio's)
+    def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
+        """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh
+        array (joints in the source's order), else ``permuted(x, state, ints, out)`` into a new one."""
+        kern = self._kern
+        if kern.in_place and x.base is None:
+            in_place(x, self._state1)
+            return x
+        out = np.empty_like(x)
+        permuted(x, self._state1, kern.ints, out)
+        return out
+
+    def _mass_matrix_compiled(self) -> np.ndarray:
+        M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
+        k = self._kern
+        return M if k.identity else self._back(M, k.k.matrix_back, k.k.matrix_back_permuted)
+
+    def _bias_forces_compiled(self) -> np.ndarray:
+        pin, pm, d, k = self._pin, self.pm, self.data, self._kern
+        if k.bias_free:
+            h = pin.nle(pm, d, self._q1, self._v1)
+        else:
+            h = pin.rnea(pm, d, self._q1, self._v1, self._abias1)
+        return h if k.identity else self._back(h, k.k.vector_back, k.k.vector_back_permuted)
+
+    def _gravity_forces_compiled(self) -> np.ndarray:
+        g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
+        k = self._kern
+        return g if k.identity else self._back(g, k.k.vector_back, k.k.vector_back_permuted)
+
+    def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
+        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
+        k = self._kern
+        if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
+            J = J.reshape(6, self._nv)
+        return J if k.identity else self._back(J, k.k.columns_back, k.k.columns_back_permuted)
+
+    def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
+        """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
+        True, False when it is not finite and moderate, None for other arguments."""
+        if (
+            type(base_acc) is np.ndarray
+            and type(s_ddot) is np.ndarray
+            and base_acc.dtype is _F64
+            and s_ddot.dtype is _F64
+            and base_acc.shape == (6,)
+            and s_ddot.shape == self._shape_n
+        ):
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._kern.ints, self._acc)
+        return None
+
+    def _inverse_dynamics_compiled(self) -> np.ndarray:
+        """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
+        tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
+        k = self._kern
+        return tau if k.identity else self._back(tau, k.k.vector_back, k.k.vector_back_permuted)
+
+    def _forward_dynamics_compiled(self, tau: np.ndarray) -> np.ndarray:
+        """nu_dot from Pinocchio's generalized force ``tau`` (nv,)."""
+        a = self._pin.aba(self.pm, self.data, self._q1, self._v1, tau)
+        kern = self._kern
+        if kern.identity:
+            return a
+        out = a if kern.in_place and a.base is None else np.empty_like(a)
+        kern.k.acceleration_back(a, self._state1, kern.ints, out)
+        return out
+
+    def _compiled_state(self) -> State:
+        """The current single state, rebuilt from the compiled path's copies."""
+        inv = self._kern.inverse
+        q, v = self._q1, self._v1
+        s = q[7:].copy() if inv is None else q[7:][inv]
+        s_dot = v[6:].copy() if inv is None else v[6:][inv]
+        return State(
+            Transform(self._H1.copy(), check=False),
+            s,
+            self._vb1.copy(),
+            s_dot,
+            self.representation,
+            check=False,
+        )
