@@ -1,0 +1,253 @@
+"""The MuJoCo engine's single-state hot path.
+
+One unbatched state given as arrays takes the mathematics of the general path with no per-call
+set-up, as the Pinocchio engine's does: the change of variables ``qvel = T nu`` is
+:class:`bridge.conventions.single_state.SingleStateChange` from the representation's declaration to
+:data:`~bridge.backends.mujoco.state.MUJOCO`'s, writing MuJoCo's velocity straight into one of two
+buffers ``[qpos | qvel | base velocity]`` (the current state's and the spare, used in turn so that an
+invalid state changes nothing), copied into the ``MjData`` once checked.
+
+MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
+centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
+for the bias forces; inverse and forward dynamics skip the stages already computed
+(``mj_inverseSkip`` / ``mj_forwardSkip``). Results are read from the ``MjData`` arrays in place
+(views made once) and copied only by the change of variables that takes them back. Everything
+else (gravity forces, frame velocities and accelerations, the centre of mass, external wrenches,
+links of the kinematic twin) takes the engine's general path on a batch of one, made on demand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.backends.single import SingleMatrixBack, single_arrays
+from bridge.conventions.single_state import SingleStateChange, single_base_change
+from bridge.conventions.state import MODERATE_SQ, State, vdot, velocity_declaration
+from bridge.spatial import Transform
+from bridge.spatial.so3 import matrix_to_quaternion_wxyz, quaternion_xyzw_of_rows
+
+from .state import MUJOCO
+
+__all__ = ["MujocoSingleState"]
+
+_POSITION, _VELOCITY = 1, 2  # the MjData stages computed for the current single state
+
+
+class MujocoSingleState:
+    """Mixin of :class:`bridge.backends.mujoco.engine.MujocoEngine`: one unbatched state.
+
+    Uses the engine's ``model``, ``representation``, ``mm``, ``data``, ``_mj``, ``_joints``,
+    ``_frames``, ``_on_twin`` and ``_base_body``; its general path rebuilds a batch of one from the
+    copies when a query needs it (:meth:`_single_batch`).
+    """
+
+    def _init_single(self) -> None:
+        mj, m, d, joints = self._mj, self.mm, self.data, self._joints
+        nb, nv, nq = joints.nb, joints.nv, m.nq
+        self._nb, self._shape_n, self._perm = nb, (joints.n,), joints.perm
+        # MjData's arrays, read and written in place (views of its buffers, made once)
+        self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
+        self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
+        self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
+        self._d_acc_base, self._d_acc_joints = d.qacc[:nb], d.qacc[nb:]
+        OBJ = mj.mjtObj
+        self._d_poses = {OBJ.mjOBJ_SITE: (d.site_xpos, d.site_xmat), OBJ.mjOBJ_XBODY: (d.xpos, d.xmat)}
+        self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
+        self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
+        # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
+        self._bufs, fills = [], []
+        source = velocity_declaration(self.representation)
+        for _ in range(2):
+            buf = np.empty(nq + nv + 6)
+            q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+            self._bufs.append((buf, q, v, vb, q[: 7 if nb else 0], q[7 if nb else 0 :]))
+            fills.append(SingleStateChange(source, MUJOCO.velocity, joints, v[:nb], v[nb:]).fill)
+        self._fills, self._spare = fills, 0
+        self._mass_back = SingleMatrixBack(joints)
+        self._a_bias = np.zeros(nv)  # T_dot nu in MuJoCo's convention: joints stay zero
+        self._a_bias_base = self._a_bias[:nb]
+        # frames in the representation from MuJoCo's F[A] (None: they are F[A])
+        rep_frame = velocity_declaration(self.representation)
+        mixed = velocity_declaration("mixed")
+        self._frame_change = None if rep_frame == mixed else single_base_change(mixed, rep_frame)
+        self._zero_base = np.zeros(6)
+        self._zero_base.setflags(write=False)
+        self._g_last: np.ndarray | None = None
+        self._g_list: list | None = None
+        self._base_rows: list | None = None
+        self._stage = 0
+        self._single = False
+
+    # ------------------------------------------------------------------ state
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """Hot path of ``KinDyn.set_state`` for one unbatched state given as arrays (``world_H_base``
+        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
+        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
+
+        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
+        are not one valid state (the caller then builds a State, which raises the error)."""
+        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
+        if taken is None:
+            return False
+        H, rows, s, v, sd = taken
+        nb, perm, spare = self._nb, self._perm, self._spare
+        buf, q, qvel, vb, q_base, q_joints = self._bufs[spare]
+        vb[...] = v
+        cov = self._fills[spare](H, rows, vb, sd)  # qvel = T nu, and T at this state
+        if nb:
+            x, y, z, w = quaternion_xyzw_of_rows(rows)
+            q_base[...] = (rows[0][3], rows[1][3], rows[2][3], w, x, y, z)
+        q_joints[...] = s if perm is None else s[perm]
+        if not vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
+            return False
+        # ---- valid: commit (this buffer is now the current state's, the other one the spare)
+        self._spare ^= 1
+        self._d_qpos[...] = q
+        self._d_qvel[...] = qvel
+        if gravity is not self._g_last:
+            self._g_last = gravity
+            g = gravity.tolist()
+            if g != self._g_list:
+                self.mm.opt.gravity[:] = g
+                self._g_list = g
+        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
+            self.mm.body_pos[self._base_body] = H[:3, 3]
+            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
+            self._base_rows = rows
+        self._stage = 0
+        self._current = -1
+        self._cov1, self._q1, self._v1, self._vb1, self._rows = cov, q, qvel, vb, rows
+        self._g1 = gravity
+        self._state = self._cov = self._flat_batch = None
+        self.batch_shape = ()
+        if not self._single:
+            self._use_single_path(True)
+        return True
+
+    # the queries a single state answers through this module, bound on the instance while the engine
+    # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
+    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
+
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path (this module) and the engine's general path."""
+        self._single = single
+        for name in self._SINGLE_QUERIES:
+            if single:
+                setattr(self, name, getattr(self, f"_{name}_single"))
+            else:
+                self.__dict__.pop(name, None)
+
+    def _single_state(self) -> State:
+        """The current single state, rebuilt from the copies."""
+        nb, inv = self._nb, self._joints.inverse
+        s, sd = self._q1[7 if nb else 0 :], self._v1[nb:]
+        s, sd = (s.copy(), sd.copy()) if inv is None else (s[inv], sd[inv])
+        vb = self._vb1.copy() if nb else self._zero_base  # the buffer is reused later
+        H = Transform(np.array(self._rows), check=False)
+        return State(H, s, vb, sd, self.representation, check=False)
+
+    def _positions(self) -> None:
+        """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
+        if self._stage < _POSITION:
+            self._fwd_position(self.mm, self.data)
+            self._stage = _POSITION
+
+    def _velocities(self) -> None:
+        """MuJoCo's position and velocity stages of the current single state (``qfrc_bias``)."""
+        if self._stage < _VELOCITY:
+            m, d = self.mm, self.data
+            if self._stage < _POSITION:
+                self._fwd_position(m, d)
+            self._fwd_velocity(m, d)
+            self._stage = _VELOCITY
+
+    # ------------------------------------------------------------------ queries
+    def _mass_matrix_single(self) -> np.ndarray:
+        self._positions()
+        M = np.empty((self._nv, self._nv))
+        self._fullM(self.mm, self.data, M)
+        return self._mass_back(M, self._cov1.X)
+
+    def _bias_forces_single(self) -> np.ndarray:
+        self._velocities()
+        cov = self._cov1
+        # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
+        if cov.base_bias_into(self._a_bias_base):
+            h = np.empty(self._nv)
+            self._mj.mj_mulM(self.mm, self.data, h, self._a_bias)
+            h += self._d_bias
+            return cov.force_back(h, True)
+        return cov.force_back(self._d_bias)
+
+    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        if frame in self._on_twin:
+            return type(self).frame_jacobian(self, frame)
+        objtype, oid, bid = self._frames[frame]
+        self._positions()
+        xpos, xmat = self._d_poses[objtype]
+        J = np.empty((6, self._nv))  # F[A], linear rows first
+        self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], xpos[oid], bid)
+        change = self._frame_change
+        if change is not None:
+            H = np.empty((4, 4))
+            H[:3, :3] = xmat[oid].reshape(3, 3)
+            H[:3, 3] = xpos[oid]
+            H[3] = (0.0, 0.0, 0.0, 1.0)
+            J = change.matrices(H, H.tolist())[0].dot(J)
+        return self._cov1.jacobian_back(J, True)
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
+        ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), MuJoCo's
+        ``qacc = T nu_dot + T_dot nu`` written straight into its ``MjData``.
+
+        None, doing nothing, unless the state is one single state and the arguments are one finite
+        acceleration of the right shapes (the caller's general path then raises the errors)."""
+        if not self._single:
+            return None
+        nb = self._nb
+        try:
+            if type(s_ddot) is not np.ndarray:
+                s_ddot = np.asarray(s_ddot, dtype=np.float64)
+            if nb and type(base_acc) is not np.ndarray:
+                base_acc = np.asarray(base_acc, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
+            return None
+        if nb:
+            if base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
+                return None
+        elif base_acc is not None:
+            return None
+        qacc = self._d_qacc
+        self._cov1.acceleration_into(base_acc, s_ddot, self._d_acc_base, self._d_acc_joints)
+        if not vdot(qacc, qacc) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+            return None
+        mj, m, d = self._mj, self.mm, self.data
+        if self._stage >= _VELOCITY:
+            mj.mj_inverseSkip(m, d, self._skip_velocity, 0)
+        else:
+            mj.mj_inverse(m, d)
+            self._stage = _VELOCITY
+        return self._cov1.force_back(self._d_inverse)
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
+        joint torques ``t`` (n,) (a float array; the base wrench is zero, so ``T^-T tau`` is the
+        permuted ``t`` behind six zeros), MuJoCo's ``qfrc_applied`` written in place.
+
+        None, doing nothing, when the state is not one single state or ``t`` is not finite."""
+        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+            return None
+        perm = self._perm
+        self._d_applied[...] = t if perm is None else t[perm]
+        mj, m, d = self._mj, self.mm, self.data
+        if self._stage >= _VELOCITY:
+            mj.mj_forwardSkip(m, d, self._skip_velocity, 0)
+        else:
+            mj.mj_forward(m, d)
+            self._stage = _VELOCITY
+        return self._cov1.acceleration_back(self._d_qacc)

@@ -1,0 +1,90 @@
+"""What the single-state hot paths of the library engines (MuJoCo, Drake) share.
+
+One unbatched state given as arrays is checked as :class:`~bridge.conventions.state.State` checks
+it, without building one (:func:`single_arrays`), and the library's mass matrix is taken back to
+the representation with index maps made once (:class:`SingleMatrixBack`); the change of variables
+itself is :class:`bridge.conventions.single_state.SingleStateChange`, derived from the two
+conventions' declarations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.convention import JointOrder
+from bridge.conventions.state import pose_rows_valid
+from bridge.spatial import Transform
+
+__all__ = ["SingleMatrixBack", "single_arrays"]
+
+_F64 = np.dtype(np.float64)
+
+
+def single_arrays(
+    world_H_base: object, s: object, base_velocity: object, s_dot: object, shape_n: tuple[int]
+) -> tuple[np.ndarray, list, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(H (4, 4), rows = H.tolist(), s, base_velocity, s_dot)`` as arrays of one unbatched state
+    of ``shape_n = (n,)`` DOFs with a valid pose, or None when they are not (batched, of other
+    shapes or kinds, or an invalid pose: the caller's :class:`State` then raises). The vectors are
+    not copied nor checked for finiteness: the caller copies them into its buffers and tests those
+    (one dot product)."""
+    H = world_H_base
+    try:
+        if type(H) is not np.ndarray or H.dtype is not _F64:
+            H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
+        if type(s) is not np.ndarray:
+            s = np.asarray(s, dtype=np.float64)
+        if type(s_dot) is not np.ndarray:
+            s_dot = np.asarray(s_dot, dtype=np.float64)
+        if type(base_velocity) is not np.ndarray:
+            base_velocity = np.asarray(base_velocity, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if (
+        H.shape != (4, 4)
+        or s.shape != shape_n
+        or s_dot.shape != shape_n
+        or base_velocity.shape != (6,)
+        or s.dtype.kind not in "fiu"
+        or s_dot.dtype.kind not in "fiu"
+        or base_velocity.dtype.kind not in "fiu"
+    ):
+        return None
+    rows = H.tolist()
+    if not pose_rows_valid(rows):
+        return None
+    return H, rows, s, base_velocity, s_dot
+
+
+class SingleMatrixBack:
+    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's full symmetric
+    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once.
+
+    The base rows become ``X^T M_t[:6]`` (with ``X^T M_t[:6, :6] X`` in the corner), written into
+    ``M_t``; one ``take`` then permutes the joints back and mirrors the upper triangle into the
+    lower one (no take, the lower base block written from the rows, when the order is the same).
+    """
+
+    __slots__ = ("_idx", "_nb")
+
+    def __init__(self, joints: JointOrder) -> None:
+        nv = joints.nv
+        self._nb = joints.nb
+        if joints.back is None:
+            self._idx = None
+        else:
+            i, j = joints.back[:, None], joints.back[None, :]
+            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
+
+    def __call__(self, M: np.ndarray, X: np.ndarray | None) -> np.ndarray:
+        """The source matrix from ``M`` (nv, nv), a fresh array the caller gives up (it may be
+        overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
+        if X is not None and self._nb:
+            M6 = M[:6]
+            G = X.T.dot(M6)
+            M6[...] = G
+            M6[:, :6] = G[:, :6].dot(X)
+            if self._idx is None:
+                M[6:, :6] = G[:, 6:].T
+                return M
+        return M if self._idx is None else M.take(self._idx)
