@@ -10,8 +10,9 @@ representation and each of
 * ``inverse dynamics``: ``set_state`` + tau for a given acceleration,
 * ``forward dynamics``: ``set_state`` + nu_dot for given joint torques,
 
-three implementations are timed interleaved (one block of calls each in turn, the median of the
-repeats per call):
+three implementations are timed interleaved (one short block of calls each in turn, repeated; the
+best block per call: on a machine shared with other jobs the minimum is what stays reproducible,
+and the three are measured under the same conditions):
 
 * ``bridge``: ``KinDyn(model, engine="mujoco", representation=rep)``, the state given as bridge
   arrays every call;
@@ -23,15 +24,14 @@ repeats per call):
   cost of the Python calls and of KinDyn's own checks, which no engine can go below.
 
 Before timing, bridge's results are compared with raw MuJoCo's taken to the representation
-(``bridge.conventions.change_of_variables``). ``--json`` writes the medians; ``--before`` adds the
-medians of an earlier run (another checkout, e.g. ``PYTHONPATH=../baseline``) as a column.
+(``bridge.conventions.change_of_variables``). ``--json`` writes the times; ``--before`` adds the
+times of an earlier run (another checkout, e.g. ``PYTHONPATH=../baseline``) as a column.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import time
 from pathlib import Path
 
@@ -50,8 +50,8 @@ QUANTITIES = ("bundle", "inverse dynamics", "forward dynamics")
 
 
 def timed(fns: dict[str, object], calls: int, repeats: int) -> dict[str, float]:
-    """Median time per call of each function, the functions timed in turn, ``repeats`` blocks of
-    ``calls`` calls each."""
+    """Time per call of each function in its best block, the functions timed in turn, ``repeats``
+    blocks of ``calls`` calls each."""
     samples: dict[str, list[float]] = {k: [] for k in fns}
     for fn in fns.values():
         fn()
@@ -61,7 +61,7 @@ def timed(fns: dict[str, object], calls: int, repeats: int) -> dict[str, float]:
             for _ in range(calls):
                 fn()
             samples[name].append((time.perf_counter() - t) / calls)
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return {k: min(v) for k, v in samples.items()}
 
 
 def _noop_kindyn(model, rep: str, answers: dict[str, np.ndarray]) -> bridge.KinDyn:
@@ -176,10 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("robots", nargs="*", default=["solo12", "iCubGazeboV2_5"])
     p.add_argument("--reps", nargs="*", default=["mixed", "body", "inertial"])
-    p.add_argument("--calls", type=int, default=2000, help="calls per timed block")
-    p.add_argument("--repeats", type=int, default=7, help="timed blocks per implementation")
-    p.add_argument("--json", type=Path, help="write the medians here")
-    p.add_argument("--before", type=Path, help="medians of an earlier run (--json) to show next to these")
+    p.add_argument("--calls", type=int, default=200, help="calls per timed block")
+    p.add_argument("--repeats", type=int, default=40, help="timed blocks per implementation")
+    p.add_argument("--json", type=Path, help="write the times here")
+    p.add_argument("--before", type=Path, help="times of an earlier run (--json) to show next to these")
     args = p.parse_args(argv)
     before = json.loads(args.before.read_text()) if args.before else {}
     print(f"MuJoCo {mujoco.__version__}, bridge from {Path(bridge.__file__).parent.parent}; one state a call")

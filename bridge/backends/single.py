@@ -13,6 +13,7 @@ import numpy as np
 
 from bridge.conventions.convention import JointOrder
 from bridge.conventions.state import pose_rows_valid
+from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
 __all__ = ["SingleMatrixBack", "single_arrays"]
@@ -65,11 +66,18 @@ class SingleMatrixBack:
     lower one (no take, the lower base block written from the rows, when the order is the same).
     """
 
-    __slots__ = ("_idx", "_nb")
+    __slots__ = ("_back", "_columns", "_idx", "_kernel", "_nb")
 
     def __init__(self, joints: JointOrder) -> None:
         nv = joints.nv
         self._nb = joints.nb
+        #: the compiled base block (:mod:`.single_kernels`), None without numba
+        self._kernel = self._columns = None
+        if compiled_kernels() is not None:
+            from .single_kernels import base_columns, base_congruence
+
+            self._kernel, self._columns = base_congruence, base_columns
+        self._back = joints.back
         if joints.back is None:
             self._idx = None
         else:
@@ -80,6 +88,9 @@ class SingleMatrixBack:
         """The source matrix from ``M`` (nv, nv), a fresh array the caller gives up (it may be
         overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
         if X is not None and self._nb:
+            if self._kernel is not None:
+                self._kernel(M, X)
+                return M if self._idx is None else M.take(self._idx)
             M6 = M[:6]
             G = X.T.dot(M6)
             M6[...] = G
@@ -88,3 +99,12 @@ class SingleMatrixBack:
                 M[6:, :6] = G[:, 6:].T
                 return M
         return M if self._idx is None else M.take(self._idx)
+
+    def columns(self, J: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:
+        """``J T`` (m, nv) of a library's Jacobian ``J`` (m, nv), a fresh array the caller gives up
+        (overwritten and returned when the order is the same), ``X`` the base block (None: the
+        identity) and ``cov`` the state's change of variables (the numpy path)."""
+        if X is not None and self._columns is not None:
+            self._columns(J, X)
+            return J if self._back is None else J.take(self._back, axis=1)
+        return cov.jacobian_back(J, True)

@@ -50,8 +50,6 @@ class MujocoSingleState:
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
         self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
         self._d_acc_base, self._d_acc_joints = d.qacc[:nb], d.qacc[nb:]
-        OBJ = mj.mjtObj
-        self._d_poses = {OBJ.mjOBJ_SITE: (d.site_xpos, d.site_xmat), OBJ.mjOBJ_XBODY: (d.xpos, d.xmat)}
         self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
         self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
         # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
@@ -66,10 +64,21 @@ class MujocoSingleState:
         self._mass_back = SingleMatrixBack(joints)
         self._a_bias = np.zeros(nv)  # T_dot nu in MuJoCo's convention: joints stay zero
         self._a_bias_base = self._a_bias[:nb]
-        # frames in the representation from MuJoCo's F[A] (None: they are F[A])
+        # frame Jacobians: mj_jac at F's origin gives F[A]; at A's origin, A (INERTIAL) at once;
+        # else F[A] is moved to the representation (the change compiled from the declarations)
         rep_frame = velocity_declaration(self.representation)
-        mixed = velocity_declaration("mixed")
-        self._frame_change = None if rep_frame == mixed else single_base_change(mixed, rep_frame)
+        mixed, inertial = velocity_declaration("mixed"), velocity_declaration("inertial")
+        change = single_base_change(mixed, rep_frame)
+        self._frame_change = None if rep_frame in (mixed, inertial) else change
+        # frame -> (the point mj_jac takes, origin (3,), rotation (9,), body): views of MjData rows
+        origin = np.zeros(3)
+        self._jac_frames = {}
+        for name, (objtype, oid, bid) in self._frames.items():
+            if name in self._on_twin:
+                continue
+            site = objtype == mj.mjtObj.mjOBJ_SITE
+            pos, mat = (d.site_xpos[oid], d.site_xmat[oid]) if site else (d.xpos[oid], d.xmat[oid])
+            self._jac_frames[name] = (origin if rep_frame == inertial else pos, pos, mat, bid)
         self._zero_base = np.zeros(6)
         self._zero_base.setflags(write=False)
         self._g_last: np.ndarray | None = None
@@ -182,21 +191,23 @@ class MujocoSingleState:
         return cov.force_back(self._d_bias)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
-        if frame in self._on_twin:
+        spec = self._jac_frames.get(frame)
+        if spec is None:  # a link of the kinematic twin
             return type(self).frame_jacobian(self, frame)
-        objtype, oid, bid = self._frames[frame]
-        self._positions()
-        xpos, xmat = self._d_poses[objtype]
-        J = np.empty((6, self._nv))  # F[A], linear rows first
-        self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], xpos[oid], bid)
+        point, pos, mat, bid = spec
+        if self._stage < _POSITION:
+            self._fwd_position(self.mm, self.data)
+            self._stage = _POSITION
+        J = np.empty((6, self._nv))  # linear rows first
+        self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
         change = self._frame_change
-        if change is not None:
+        if change is not None:  # F[A] -> F
             H = np.empty((4, 4))
-            H[:3, :3] = xmat[oid].reshape(3, 3)
-            H[:3, 3] = xpos[oid]
+            H[:3, :3] = mat.reshape(3, 3)
+            H[:3, 3] = pos
             H[3] = (0.0, 0.0, 0.0, 1.0)
             J = change.matrices(H, H.tolist())[0].dot(J)
-        return self._cov1.jacobian_back(J, True)
+        return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
         """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
