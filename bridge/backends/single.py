@@ -59,24 +59,25 @@ def single_arrays(
 
 class SingleMatrixBack:
     """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's full symmetric
-    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once.
+    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once
+    (and ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
 
     The base rows become ``X^T M_t[:6]`` (with ``X^T M_t[:6, :6] X`` in the corner), written into
     ``M_t``; one ``take`` then permutes the joints back and mirrors the upper triangle into the
     lower one (no take, the lower base block written from the rows, when the order is the same).
     """
 
-    __slots__ = ("_back", "_columns", "_idx", "_kernel", "_nb")
+    __slots__ = ("_back", "_columns", "_idx", "_kernel", "_nb", "_rows")
 
     def __init__(self, joints: JointOrder) -> None:
         nv = joints.nv
         self._nb = joints.nb
         #: the compiled base block (:mod:`.single_kernels`), None without numba
-        self._kernel = self._columns = None
+        self._kernel = self._columns = self._rows = None
         if compiled_kernels() is not None:
-            from .single_kernels import base_columns, base_congruence
+            from .single_kernels import base_columns, base_congruence, base_rows
 
-            self._kernel, self._columns = base_congruence, base_columns
+            self._kernel, self._columns, self._rows = base_congruence, base_columns, base_rows
         self._back = joints.back
         if joints.back is None:
             self._idx = None
@@ -108,3 +109,12 @@ class SingleMatrixBack:
             self._columns(J, X)
             return J if self._back is None else J.take(self._back, axis=1)
         return cov.jacobian_back(J, True)
+
+    def force(self, tau: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:
+        """``T^T tau`` (nv,) of a library's generalized force ``tau`` (nv,) (read, not changed: it
+        may be a view of the library's buffer), ``X`` the base block (None: the identity) and
+        ``cov`` the state's change of variables (the numpy path)."""
+        if X is not None and self._rows is not None:
+            out = self._rows(tau, X)
+            return out if self._back is None else out.take(self._back)
+        return cov.force_back(tau)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["base_columns", "base_congruence"]
+__all__ = ["base_columns", "base_congruence", "base_rows"]
 
 
 @njit(cache=True)
@@ -52,3 +52,15 @@ def base_columns(J: np.ndarray, X: np.ndarray) -> None:
             row[j] = acc
         for j in range(6):
             J[i, j] = row[j]
+
+
+@njit(cache=True)
+def base_rows(tau: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``T^T tau`` (nv,) for ``T = blkdiag(X, 1)``, ``X`` (6, 6): a new vector."""
+    out = tau.copy()
+    for j in range(6):
+        acc = 0.0
+        for k in range(6):
+            acc += tau[k] * X[k, j]
+        out[j] = acc
+    return out

@@ -35,13 +35,14 @@ def test_matrix_and_columns_back_equal_the_change_of_variables(
     cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], convention("mujoco"))
     back = SingleMatrixBack(cov.joints)
     if not compiled:
-        back._kernel = back._columns = None  # the numpy path (no numba)
+        back._kernel = back._columns = back._rows = None  # the numpy path (no numba)
     elif back._kernel is None:
         pytest.skip("numba is not installed")
     A = rng.normal(size=(model.nv, model.nv))
     M = A @ A.T
-    J = rng.normal(size=(6, model.nv))
+    J, tau = rng.normal(size=(6, model.nv)), rng.normal(size=model.nv)
     assert_close(back(M.copy(), cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+    assert_close(back.force(tau, cov.X, cov), cov.force_back(tau), 1e-12, "T^T tau")
     assert_close(back.columns(J.copy(), cov.X, cov), cov.jacobian_back(J), 1e-12, "J T")
 
 

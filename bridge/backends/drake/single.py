@@ -51,12 +51,15 @@ class DrakeSingleState:
         nb, nv, nq = joints.nb, joints.nv, lay.nq
         self._nb, self._nv, self._shape_n = nb, nv, (joints.n,)
         self._idx_q = lay.idx_q
+        # the joints' positions: a slice of q when Drake keeps the model's order (else an index)
+        qb = 7 if nb else 0
+        in_order = np.array_equal(lay.idx_q, np.arange(qb, nq))
         self._bufs, fills = [], []
         source = velocity_declaration(self.representation)
         for _ in range(2):
             buf = np.empty(nq + nv + 6)
             q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
-            self._bufs.append((buf, buf[: nq + nv], q, v, vb))
+            self._bufs.append((buf, buf[: nq + nv], q, v, vb, q[qb:] if in_order else None))
             fills.append(SingleStateChange(source, DRAKE.velocity, joints, v[:nb], v[nb:]).fill)
         self._fills, self._spare = fills, 0
         self._mass_back = SingleMatrixBack(joints)
@@ -97,13 +100,16 @@ class DrakeSingleState:
             return False
         H, rows, s, v, sd = taken
         nb, spare = self._nb, self._spare
-        buf, qv, q, vel, vb = self._bufs[spare]
+        buf, qv, q, vel, vb, q_joints = self._bufs[spare]
         vb[...] = v
         cov = self._fills[spare](H, rows, vb, sd)  # v = T nu, and T at this state
         if nb:
             x, y, z, w = quaternion_xyzw_of_rows(rows)
             q[:7] = (w, x, y, z, rows[0][3], rows[1][3], rows[2][3])
-        q[self._idx_q] = s
+        if q_joints is not None:
+            q_joints[...] = s
+        else:
+            q[self._idx_q] = s
         if not vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
@@ -171,7 +177,7 @@ class DrakeSingleState:
         return self._mass_back(self.plant.CalcMassMatrix(self.context), self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
-        return self._cov1.force_back(self._bias_d(), True)
+        return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
@@ -217,7 +223,7 @@ class DrakeSingleState:
         if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
-        return self._cov1.force_back(tau, True)
+        return self._mass_back.force(tau, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the

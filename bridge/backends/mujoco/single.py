@@ -187,8 +187,8 @@ class MujocoSingleState:
             h = np.empty(self._nv)
             self._mj.mj_mulM(self.mm, self.data, h, self._a_bias)
             h += self._d_bias
-            return cov.force_back(h, True)
-        return cov.force_back(self._d_bias)
+            return self._mass_back.force(h, cov.X, cov)
+        return self._mass_back.force(self._d_bias, cov.X, cov)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
         spec = self._jac_frames.get(frame)
@@ -243,7 +243,7 @@ class MujocoSingleState:
         else:
             mj.mj_inverse(m, d)
             self._stage = _VELOCITY
-        return self._cov1.force_back(self._d_inverse)
+        return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
