@@ -70,6 +70,9 @@ class MujocoSingleState:
         mixed, inertial = velocity_declaration("mixed"), velocity_declaration("inertial")
         change = single_base_change(mixed, rep_frame)
         self._frame_change = None if rep_frame in (mixed, inertial) else change
+        # F[A] -> F is the source's own map to BODY (one matrix, not X and its inverse)
+        self._frame_to_body = rep_frame.is_body and not rep_frame.swap
+        self._H_frame = np.eye(4)  # a frame's pose, written per query
         # frame -> (the point mj_jac takes, origin (3,), rotation (9,), body): views of MjData rows
         origin = np.zeros(3)
         self._jac_frames = {}
@@ -201,12 +204,13 @@ class MujocoSingleState:
         J = np.empty((6, self._nv))  # linear rows first
         self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
         change = self._frame_change
-        if change is not None:  # F[A] -> F
-            H = np.empty((4, 4))
+        if change is not None:  # F[A] -> the representation's frame (BODY: F)
+            H = self._H_frame
             H[:3, :3] = mat.reshape(3, 3)
             H[:3, 3] = pos
-            H[3] = (0.0, 0.0, 0.0, 1.0)
-            J = change.matrices(H, H.tolist())[0].dot(J)
+            rows = H.tolist()
+            X = change.to_body(H, rows) if self._frame_to_body else change.matrices(H, rows)[0]
+            J = X.dot(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
