@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
-from bridge.conventions.state import pose_rows_valid
+from bridge.conventions.state import State, pose_rows_valid
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
-__all__ = ["SingleMatrixBack", "single_arrays"]
+__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]
 
 _F64 = np.dtype(np.float64)
 
@@ -55,6 +55,76 @@ def single_arrays(
     if not pose_rows_valid(rows):
         return None
     return H, rows, s, base_velocity, s_dot
+
+
+class LibrarySingleState:
+    """Mixin of a library engine with a single-state hot path (its own ``set_single_state`` and
+    ``_<query>_single`` methods): switching between that path and the general one, and the state
+    rebuilt from the path's copies.
+
+    The engine sets ``_single`` (the path is on), ``_q1``/``_v1`` (the library's q and v of the
+    current single state), ``_vb1`` (its base velocity in the representation), ``_rows`` (its pose
+    as ``H.tolist()``) and, once, ``_s_index``/``_sd_index`` (where ``s`` and ``s_dot`` are in q
+    and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
+    """
+
+    #: the queries the single state answers itself, bound on the instance while the engine holds a
+    #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
+    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
+    _single = False
+    _state: State | None = None
+
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """Hot path of ``KinDyn.set_state`` for one unbatched state given as arrays (``world_H_base``
+        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
+        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
+
+        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
+        are not one valid state (the caller then builds a State, which raises the error); the
+        engine's ``_take_single(H, rows, s, v, s_dot, gravity)`` copies them."""
+        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
+        return taken is not None and self._take_single(*taken, gravity)
+
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path and the engine's general path."""
+        self._single = single
+        for name in self._SINGLE_QUERIES:
+            if single:
+                setattr(self, name, getattr(self, f"_{name}_single"))
+            else:
+                self.__dict__.pop(name, None)
+
+    @property
+    def state(self) -> State:
+        """The current state (rebuilt from the copies after ``set_single_state``)."""
+        if self._state is None and self._single:
+            s, sd = self._q1[self._s_index], self._v1[self._sd_index]  # (copies)
+            vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
+            H = Transform(np.array(self._rows), check=False)
+            self._state = State(H, s, vb, sd, self.representation, check=False)
+        return self._state
+
+    def _acceleration_args(self, base_acc: object, s_ddot: object) -> tuple | None:
+        """``(base_acc, s_ddot)`` as arrays of one acceleration (``base_acc`` None for a fixed
+        base), or None when they are not (the caller's general path then raises the errors)."""
+        nb = self._nb
+        try:
+            if type(s_ddot) is not np.ndarray:
+                s_ddot = np.asarray(s_ddot, dtype=np.float64)
+            if nb and type(base_acc) is not np.ndarray:
+                base_acc = np.asarray(base_acc, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
+            return None
+        if nb:
+            if base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
+                return None
+        elif base_acc is not None:
+            return None
+        return base_acc, s_ddot
 
 
 class SingleMatrixBack:

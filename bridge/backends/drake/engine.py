@@ -166,13 +166,6 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         self._current = -1
 
     @property
-    def state(self) -> State:
-        """The current state (rebuilt from the copies after :meth:`set_single_state`)."""
-        if self._state is None and self._single:
-            self._state = self._single_state()
-        return self._state
-
-    @property
     def _flat(self) -> FlatBatch:
         """The current state's samples (a batch of one, made from the copies, after
         :meth:`set_single_state`: the Context holds that state already)."""

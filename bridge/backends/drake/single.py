@@ -23,10 +23,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from bridge.backends.single import SingleMatrixBack, single_arrays
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.single_state import SingleStateChange, single_base_change
-from bridge.conventions.state import MODERATE_SQ, State, vdot, velocity_declaration
-from bridge.spatial import Transform
+from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
 from .state import DRAKE
@@ -36,7 +35,7 @@ __all__ = ["DrakeSingleState"]
 _SWAP = np.array([3, 4, 5, 0, 1, 2])  # Drake's angular-first rows -> linear first
 
 
-class DrakeSingleState:
+class DrakeSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.drake.engine.DrakeEngine`: one unbatched state.
 
     Uses the engine's ``model``, ``representation``, ``plant``, ``context``, ``layout``,
@@ -51,6 +50,8 @@ class DrakeSingleState:
         nb, nv, nq = joints.nb, joints.nv, lay.nq
         self._nb, self._nv, self._shape_n = nb, nv, (joints.n,)
         self._idx_q = lay.idx_q
+        inv = joints.inverse  # s and s_dot in q and v
+        self._s_index, self._sd_index = lay.idx_q, nb + (np.arange(joints.n) if inv is None else inv)
         # the joints' positions: a slice of q when Drake keeps the model's order (else an index)
         qb = 7 if nb else 0
         in_order = np.array_equal(lay.idx_q, np.arange(qb, nq))
@@ -83,22 +84,13 @@ class DrakeSingleState:
         self._frame_change = None if rep in known else single_base_change(mixed, rep)
         self._g_last: np.ndarray | None = None
         self._state_g = False  # gravity's forces of the current state computed
-        self._single = False
 
     # ------------------------------------------------------------------ state
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    def _take_single(
+        self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Hot path of ``KinDyn.set_state`` for one unbatched state given as arrays (``world_H_base``
-        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
-        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
-
-        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error)."""
-        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
-        if taken is None:
-            return False
-        H, rows, s, v, sd = taken
+        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into Drake's
+        convention and the Context, or return False, changing nothing (not finite or not moderate)."""
         nb, spare = self._nb, self._spare
         buf, qv, q, vel, vb, q_joints = self._bufs[spare]
         vb[...] = v
@@ -133,28 +125,6 @@ class DrakeSingleState:
         if not self._single:
             self._use_single_path(True)
         return True
-
-    # the queries a single state answers through this module, bound on the instance while the engine
-    # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
-    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
-
-    def _use_single_path(self, single: bool) -> None:
-        """Switch between the single-state path (this module) and the engine's general path."""
-        self._single = single
-        for name in self._SINGLE_QUERIES:
-            if single:
-                setattr(self, name, getattr(self, f"_{name}_single"))
-            else:
-                self.__dict__.pop(name, None)
-
-    def _single_state(self) -> State:
-        """The current single state, rebuilt from the copies."""
-        nb, inv = self._nb, self._joints.inverse
-        s = self._q1[self._idx_q]
-        sd = self._v1[nb:].copy() if inv is None else self._v1[nb:][inv]
-        vb = self._vb1.copy() if nb else self._zero_base  # the buffer is reused later
-        H = Transform(np.array(self._rows), check=False)
-        return State(H, s, vb, sd, self.representation, check=False)
 
     def _gravity_forces_d(self):
         """The MultibodyForces holding gravity's contribution at the current state."""
@@ -201,25 +171,11 @@ class DrakeSingleState:
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        if not self._single:
-            return None
-        nb = self._nb
-        try:
-            if type(s_ddot) is not np.ndarray:
-                s_ddot = np.asarray(s_ddot, dtype=np.float64)
-            if nb and type(base_acc) is not np.ndarray:
-                base_acc = np.asarray(base_acc, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
-            return None
-        if nb:
-            if base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
-                return None
-        elif base_acc is not None:
+        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
+        if args is None:
             return None
         a = self._acc
-        self._cov1.acceleration_into(base_acc, s_ddot, *self._acc_parts)
+        self._cov1.acceleration_into(*args, *self._acc_parts)
         if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())

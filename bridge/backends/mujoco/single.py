@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.single import SingleMatrixBack, single_arrays
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.single_state import SingleStateChange, single_base_change
-from bridge.conventions.state import MODERATE_SQ, State, vdot, velocity_declaration
-from bridge.spatial import Transform
+from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz, quaternion_xyzw_of_rows
 
 from .state import MUJOCO
@@ -33,7 +32,7 @@ __all__ = ["MujocoSingleState"]
 _POSITION, _VELOCITY = 1, 2  # the MjData stages computed for the current single state
 
 
-class MujocoSingleState:
+class MujocoSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.mujoco.engine.MujocoEngine`: one unbatched state.
 
     Uses the engine's ``model``, ``representation``, ``mm``, ``data``, ``_mj``, ``_joints``,
@@ -45,6 +44,9 @@ class MujocoSingleState:
         mj, m, d, joints = self._mj, self.mm, self.data, self._joints
         nb, nv, nq = joints.nb, joints.nv, m.nq
         self._nb, self._shape_n, self._perm = nb, (joints.n,), joints.perm
+        qb, inv = (7 if nb else 0), joints.inverse
+        self._s_index = qb + (np.arange(joints.n) if inv is None else inv)  # s and s_dot in qpos, qvel
+        self._sd_index = nb + (np.arange(joints.n) if inv is None else inv)
         # MjData's arrays, read and written in place (views of its buffers, made once)
         self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
@@ -88,22 +90,13 @@ class MujocoSingleState:
         self._g_list: list | None = None
         self._base_rows: list | None = None
         self._stage = 0
-        self._single = False
 
     # ------------------------------------------------------------------ state
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    def _take_single(
+        self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Hot path of ``KinDyn.set_state`` for one unbatched state given as arrays (``world_H_base``
-        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
-        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
-
-        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error)."""
-        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
-        if taken is None:
-            return False
-        H, rows, s, v, sd = taken
+        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into MuJoCo's
+        convention and the MjData, or return False, changing nothing (not finite or not moderate)."""
         nb, perm, spare = self._nb, self._perm, self._spare
         buf, q, qvel, vb, q_base, q_joints = self._bufs[spare]
         vb[...] = v
@@ -138,28 +131,6 @@ class MujocoSingleState:
             self._use_single_path(True)
         return True
 
-    # the queries a single state answers through this module, bound on the instance while the engine
-    # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
-    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
-
-    def _use_single_path(self, single: bool) -> None:
-        """Switch between the single-state path (this module) and the engine's general path."""
-        self._single = single
-        for name in self._SINGLE_QUERIES:
-            if single:
-                setattr(self, name, getattr(self, f"_{name}_single"))
-            else:
-                self.__dict__.pop(name, None)
-
-    def _single_state(self) -> State:
-        """The current single state, rebuilt from the copies."""
-        nb, inv = self._nb, self._joints.inverse
-        s, sd = self._q1[7 if nb else 0 :], self._v1[nb:]
-        s, sd = (s.copy(), sd.copy()) if inv is None else (s[inv], sd[inv])
-        vb = self._vb1.copy() if nb else self._zero_base  # the buffer is reused later
-        H = Transform(np.array(self._rows), check=False)
-        return State(H, s, vb, sd, self.representation, check=False)
-
     def _positions(self) -> None:
         """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
         if self._stage < _POSITION:
@@ -173,6 +144,15 @@ class MujocoSingleState:
             if self._stage < _POSITION:
                 self._fwd_position(m, d)
             self._fwd_velocity(m, d)
+            self._stage = _VELOCITY
+
+    def _run(self, skipping, whole) -> None:
+        """MuJoCo's inverse or forward dynamics: ``skipping(m, d, mjSTAGE_VEL, 0)`` when the
+        position and velocity stages of the state are computed, else ``whole(m, d)``."""
+        if self._stage >= _VELOCITY:
+            skipping(self.mm, self.data, self._skip_velocity, 0)
+        else:
+            whole(self.mm, self.data)
             self._stage = _VELOCITY
 
     # ------------------------------------------------------------------ queries
@@ -220,33 +200,14 @@ class MujocoSingleState:
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        if not self._single:
-            return None
-        nb = self._nb
-        try:
-            if type(s_ddot) is not np.ndarray:
-                s_ddot = np.asarray(s_ddot, dtype=np.float64)
-            if nb and type(base_acc) is not np.ndarray:
-                base_acc = np.asarray(base_acc, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
-            return None
-        if nb:
-            if base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
-                return None
-        elif base_acc is not None:
+        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
+        if args is None:
             return None
         qacc = self._d_qacc
-        self._cov1.acceleration_into(base_acc, s_ddot, self._d_acc_base, self._d_acc_joints)
+        self._cov1.acceleration_into(*args, self._d_acc_base, self._d_acc_joints)
         if not vdot(qacc, qacc) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
             return None
-        mj, m, d = self._mj, self.mm, self.data
-        if self._stage >= _VELOCITY:
-            mj.mj_inverseSkip(m, d, self._skip_velocity, 0)
-        else:
-            mj.mj_inverse(m, d)
-            self._stage = _VELOCITY
+        self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
@@ -259,10 +220,5 @@ class MujocoSingleState:
             return None
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
-        mj, m, d = self._mj, self.mm, self.data
-        if self._stage >= _VELOCITY:
-            mj.mj_forwardSkip(m, d, self._skip_velocity, 0)
-        else:
-            mj.mj_forward(m, d)
-            self._stage = _VELOCITY
+        self._run(self._mj.mj_forwardSkip, self._mj.mj_forward)
         return self._cov1.acceleration_back(self._d_qacc)
