@@ -137,11 +137,12 @@ class SingleMatrixBack:
     lower one (no take, the lower base block written from the rows, when the order is the same).
     """
 
-    __slots__ = ("_back", "_columns", "_idx", "_kernel", "_nb", "_rows")
+    __slots__ = ("_G", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
 
     def __init__(self, joints: JointOrder) -> None:
-        nv = joints.nv
+        nv = self._nv = joints.nv
         self._nb = joints.nb
+        self._G = np.empty((6, nv))  # the compiled base block's scratch
         #: the compiled base block (:mod:`.single_kernels`), None without numba
         self._kernel = self._columns = self._rows = None
         if compiled_kernels() is not None:
@@ -160,7 +161,7 @@ class SingleMatrixBack:
         overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
         if X is not None and self._nb:
             if self._kernel is not None:
-                self._kernel(M, X)
+                self._kernel(M, X, self._G)
                 return M if self._idx is None else M.take(self._idx)
             M6 = M[:6]
             G = X.T.dot(M6)
@@ -185,6 +186,7 @@ class SingleMatrixBack:
         may be a view of the library's buffer), ``X`` the base block (None: the identity) and
         ``cov`` the state's change of variables (the numpy path)."""
         if X is not None and self._rows is not None:
-            out = self._rows(tau, X)
+            out = np.empty(self._nv)
+            self._rows(tau, X, out)
             return out if self._back is None else out.take(self._back)
         return cov.force_back(tau)

@@ -19,10 +19,10 @@ __all__ = ["base_columns", "base_congruence", "base_rows"]
 
 
 @njit(cache=True)
-def base_congruence(M: np.ndarray, X: np.ndarray) -> None:
-    """In place, ``M`` (nv, nv) symmetric -> ``T^T M T`` for ``T = blkdiag(X, 1)``, ``X`` (6, 6)."""
+def base_congruence(M: np.ndarray, X: np.ndarray, G: np.ndarray) -> None:
+    """In place, ``M`` (nv, nv) symmetric -> ``T^T M T`` for ``T = blkdiag(X, 1)``, ``X`` (6, 6);
+    ``G`` (6, nv) scratch."""
     nv = M.shape[0]
-    G = np.empty((6, nv))
     for i in range(6):
         for j in range(nv):
             acc = 0.0
@@ -55,12 +55,11 @@ def base_columns(J: np.ndarray, X: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def base_rows(tau: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``T^T tau`` (nv,) for ``T = blkdiag(X, 1)``, ``X`` (6, 6): a new vector."""
-    out = tau.copy()
+def base_rows(tau: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^T tau`` (nv,) for ``T = blkdiag(X, 1)``, ``X`` (6, 6)."""
+    out[6:] = tau[6:]
     for j in range(6):
         acc = 0.0
         for k in range(6):
             acc += tau[k] * X[k, j]
         out[j] = acc
-    return out

@@ -62,7 +62,7 @@ def _full_mass_matrix(mujoco, m, d):
         mujoco.mj_fullM(m, d, out)
     except TypeError:
         return lambda m, d, out: mujoco.mj_fullM(m, out, d.qM)
-    return lambda m, d, out: mujoco.mj_fullM(m, d, out)
+    return mujoco.mj_fullM
 
 
 class MujocoEngine(MujocoSingleState, EngineBase):
