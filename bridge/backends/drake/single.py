@@ -74,8 +74,9 @@ class DrakeSingleState(LibrarySingleState):
         self._tau_joints = self._tau[nb:]
         self._zero_base = np.zeros(6)
         self._zero_base.setflags(write=False)
-        # frame Jacobians: (expressed-in frame or None for A, point: F's origin or, for INERTIAL,
-        # A's origin in F (set per state)), and the change from F[A] when Drake has no form of it
+        # frame Jacobians in Drake's own frames: F[A] (F's origin, expressed in A), F (expressed in
+        # F: BODY), A (the point of F at A's origin: INERTIAL); else moved from F[A] by the change
+        # compiled from the declarations
         rep = velocity_declaration(self.representation)
         mixed, body, inertial = (velocity_declaration(r) for r in ("mixed", "body", "inertial"))
         self._jac_in_frame = rep == body

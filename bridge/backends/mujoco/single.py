@@ -36,8 +36,8 @@ class MujocoSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.mujoco.engine.MujocoEngine`: one unbatched state.
 
     Uses the engine's ``model``, ``representation``, ``mm``, ``data``, ``_mj``, ``_joints``,
-    ``_frames``, ``_on_twin`` and ``_base_body``; its general path rebuilds a batch of one from the
-    copies when a query needs it (:meth:`_single_batch`).
+    ``_frames``, ``_on_twin``, ``_base_body`` and ``_fullM``; its general path makes a batch of one
+    from the copies when a query needs it (the engine's ``_flat``).
     """
 
     def _init_single(self) -> None:
