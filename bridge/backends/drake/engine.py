@@ -27,8 +27,8 @@ pose is a Context parameter: each sample sets it to that sample's ``world_H_base
 pose), so frames, the centre of mass and gravity see the base where the state puts it. Gravity is the
 plant's uniform field, set per sample when it changes. Drake is not batched: batched states loop
 over samples (:class:`~bridge.backends.batch.FlatBatch`); the conversions are vectorised. One
-unbatched state set from arrays takes :meth:`DrakeEngine.set_single_state` (the change of variables
-written out for one state, no batch preamble, no State unless asked for).
+unbatched state set from arrays takes the hot path of :mod:`.single` (the change of variables compiled
+from the declarations, one ``SetPositionsAndVelocities``, gravity's forces once per state).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from bridge.model.model import Model
 from bridge.spatial import Transform
 
 from .model import WORLD_H_BASE, instance_name, require_drake, to_drake
+from .single import DrakeSingleState
 from .state import DRAKE, drake_layout
 
 __all__ = ["DrakeEngine"]
@@ -84,7 +85,7 @@ def _quaternion_wxyz(H: np.ndarray) -> tuple[float, float, float, float]:
     return w / n, x / n, y / n, z / n
 
 
-class DrakeEngine(EngineBase):
+class DrakeEngine(DrakeSingleState, EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on Drake.
 
     Attributes: ``plant`` (the engine's own finalized MultibodyPlant: its gravity field is changed
@@ -92,6 +93,9 @@ class DrakeEngine(EngineBase):
     """
 
     name = "drake"
+    #: optional capabilities (:mod:`bridge.backends.protocol`): the single-state hot paths of
+    #: :mod:`.single`
+    CAPABILITIES = frozenset({"inverse_dynamics_single", "forward_dynamics_single"})
     #: derived quantities Drake computes (the others are :mod:`bridge.backends.generic`'s)
     NATIVE_QUANTITIES = frozenset({"total_momentum"})
 
@@ -125,51 +129,23 @@ class DrakeEngine(EngineBase):
         self._gravity: list[float] | None = None
         self._pose: list | None = None
         self._current = -1
-        self._single_args: tuple[np.ndarray, ...] | None = None
+        self._state: State | None = None
+        self._cov: ChangeOfVariables | None = None
+        self._flat_batch: FlatBatch | None = None
         self.batch_shape: tuple[int, ...] = ()
+        self._init_single()
 
     # ------------------------------------------------------------------ state
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
-    ) -> bool:
-        """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): the change of
-        variables of one state compiled from the declarations
-        (:func:`bridge.conventions.single_state.single_base_change`), no batch preamble, no State
-        built unless asked for. False, changing nothing, when the arrays are not one valid state."""
-        taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)
-        if taken is None:
-            return False
-        H, s, v, sd = taken
-        floating = self.model.floating
-        self._flat = FlatBatch.single(H, s, v, sd, gravity)
-        self.batch_shape = ()
-        nu = np.concatenate((v, sd)) if floating else sd
-        cov = self._constant_cov
-        if cov is None:  # a floating base in BODY or INERTIAL
-            change = self._change
-            rows = H.tolist()
-            X, X_inv = change.matrices(H, rows)
-            bias = None if change.bias_free else change.bias(H, change.to_body(H, rows).dot(v))
-            cov = ChangeOfVariables(X, X_inv, self._joints, nu, bias=bias)
-        self.cov = cov
-        self._v = cov.velocity(nu)[None]
-        lay = self.layout
-        q = np.zeros((1, lay.nq))
-        q[0, lay.idx_q] = s
-        if floating:  # the quaternion is filled in per sample (_select)
-            q[0, 4:7] = H[:3, 3]
-        self._q = q
-        self._current = -1
-        return True
-
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         model, lay = self.model, self.layout
-        flat = self._flat = FlatBatch(state, gravity)
+        flat = self._flat_batch = FlatBatch(state, gravity)
         self.batch_shape = flat.batch_shape
-        self._state, self._single_args = state, None
+        self._state = state
+        if self._single:
+            self._use_single_path(False)
         nu = np.concatenate([flat.base_velocity, flat.s_dot], axis=-1) if model.floating else flat.s_dot
         if self._constant_cov is not None and state.representation is self.representation:
-            cov = self.cov = self._constant_cov
+            cov = self._cov = self._constant_cov
         else:
             flat_state = State(
                 Transform(flat.H, check=False),
@@ -181,7 +157,7 @@ class DrakeEngine(EngineBase):
             )
             if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
                 flat_state = flat_state.to(self.representation)
-            cov = self.cov = change_of_variables(model, flat_state, self.convention, DRAKE)
+            cov = self._cov = change_of_variables(model, flat_state, self.convention, DRAKE)
             nu = cov.nu
         self._v = np.ascontiguousarray(cov.velocity(nu))
         q = np.zeros((flat.n, lay.nq))
@@ -190,6 +166,24 @@ class DrakeEngine(EngineBase):
             q[:, 4:7] = flat.H[:, :3, 3]
         self._q = q
         self._current = -1
+
+    @property
+    def _flat(self) -> FlatBatch:
+        """The current state's samples (a batch of one, made from the copies, after
+        :meth:`set_single_state`: the Context holds that state already)."""
+        flat = self._flat_batch
+        if flat is None:
+            flat = self._flat_batch = FlatBatch(self.state, self._g1)
+            self._q, self._v = self._q1[None], self._v1[None]
+        return flat
+
+    @property
+    def cov(self) -> ChangeOfVariables:
+        """The change of variables to Drake's convention at the current state (on demand after
+        :meth:`set_single_state`)."""
+        if self._cov is None:
+            self._cov = change_of_variables(self.model, self.state, self.convention, DRAKE)
+        return self._cov
 
     def _select(self, i: int) -> None:
         """Load sample i (gravity, a fixed base's pose, q and v) into the plant and context."""

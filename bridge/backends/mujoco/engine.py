@@ -23,8 +23,8 @@ External wrenches enter through the frame Jacobians in the representation:
 ``ID(a, f) = ID(a) - J_F^T f`` and ``FD(tau, f) = FD(tau + J_F^T f)``.
 A fixed base is the base body welded to the world, moved to each sample's ``world_H_base``.
 MuJoCo is not batched here: batched states loop over samples (:class:`~bridge.backends.batch.FlatBatch`).
-One unbatched state set from arrays takes :meth:`MujocoEngine.set_single_state`: MuJoCo's state and
-the change of variables written out for one state, no batch preamble, no State unless asked for.
+One unbatched state set from arrays takes the hot path of :mod:`.single` (the change of variables
+compiled from the declarations, MuJoCo's stages run once per state, results read in place).
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ from bridge.spatial import Transform
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz
 
 from .model import compile_model, mujoco_body_name, require_mujoco
-from .state import MUJOCO, single_mujoco_state, to_mujoco_state
+from .single import _VELOCITY as _VELOCITY_STAGE
+from .single import MujocoSingleState
+from .state import MUJOCO, to_mujoco_state
 from .twin import KinematicTwin, merged_links
 
 __all__ = ["MujocoEngine"]
@@ -61,13 +63,16 @@ def _full_mass_matrix(mujoco, m, d):
         mujoco.mj_fullM(m, d, out)
     except TypeError:
         return lambda m, d, out: mujoco.mj_fullM(m, out, d.qM)
-    return lambda m, d, out: mujoco.mj_fullM(m, d, out)
+    return mujoco.mj_fullM
 
 
-class MujocoEngine(EngineBase):
+class MujocoEngine(MujocoSingleState, EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on MuJoCo."""
 
     name = "mujoco"
+    #: optional capabilities (:mod:`bridge.backends.protocol`): the single-state hot paths of
+    #: :mod:`.single`
+    CAPABILITIES = frozenset({"inverse_dynamics_single", "forward_dynamics_single"})
 
     def __init__(self, model: Model, representation: Representation) -> None:
         mujoco = require_mujoco()
@@ -104,37 +109,17 @@ class MujocoEngine(EngineBase):
         self.batch_shape: tuple[int, ...] = ()
         self._current = -1
         self._joints = JointOrder.between(model, self.convention, MUJOCO)
-        self._single_args: tuple[np.ndarray, ...] | None = None
+        self._state: State | None = None
+        self._cov: ChangeOfVariables | None = None
+        self._flat_batch: FlatBatch | None = None
+        self._init_single()
 
     # ------------------------------------------------------------------ state
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
-    ) -> bool:
-        """One unbatched state given as arrays (the hot path of ``KinDyn.set_state``): MuJoCo's
-        state and the change of variables written out for one state
-        (:func:`~bridge.backends.mujoco.state.single_mujoco_state`), no State built unless asked
-        for. False, changing nothing, when the arrays are not one valid state."""
-        taken = self._take_single_state(world_H_base, s, base_velocity, s_dot)
-        if taken is None:
-            return False
-        H, s, v, sd = taken
-        floating = self.model.floating
-        qpos, qvel, X, X_inv, bias = single_mujoco_state(self.model, self.representation, H, s, v, sd)
-        self._flat = FlatBatch.single(H, s, v, sd, gravity)
-        self.batch_shape = ()
-        self._qpos, self._qvel = qpos[None], qvel[None]
-        if not floating:
-            self._base_quat = matrix_to_quaternion_wxyz(H[:3, :3])[None]
-        nu = np.concatenate((v, sd)) if floating else sd
-        self._cov = ChangeOfVariables(X, X_inv, self._joints, nu, bias=bias)
-        self._current = -1
-        return True
-
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         if state.representation is not self.representation:
             state = state.to(self.representation)
-        self._state, self._single_args = state, None
-        flat = self._flat = FlatBatch(state, gravity)
+        self._state = state
+        flat = self._flat_batch = FlatBatch(state, gravity)
         self.batch_shape = flat.batch_shape
         qpos, qvel = to_mujoco_state(self.model, state)
         self._qpos = flat.flatten(qpos, (qpos.shape[-1],))
@@ -143,6 +128,20 @@ class MujocoEngine(EngineBase):
             self._base_quat = Transform(flat.H, check=False).as_quaternion_wxyz()
         self._cov: ChangeOfVariables | None = None
         self._current = -1
+        if self._single:
+            self._use_single_path(False)
+
+    @property
+    def _flat(self) -> FlatBatch:
+        """The current state's samples (a batch of one, made from the copies, after
+        :meth:`set_single_state`)."""
+        flat = self._flat_batch
+        if flat is None:
+            flat = self._flat_batch = FlatBatch(self.state, self._g1)
+            self._qpos, self._qvel = self._q1[None], self._v1[None]
+            if not self.model.floating:
+                self._base_quat = matrix_to_quaternion_wxyz(flat.H[0, :3, :3])[None]
+        return flat
 
     @property
     def cov(self) -> ChangeOfVariables:
@@ -171,6 +170,9 @@ class MujocoEngine(EngineBase):
         mj.mj_fwdVelocity(m, d)
         # the gravity data moved the model's gravity and base pose to sample i
         self._current = i if data is None else -1
+        self._g_last = self._g_list = self._base_rows = None  # (the single-state path's shortcuts)
+        if data is None:
+            self._stage = _VELOCITY_STAGE
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:
         return self._flat.loop(fn, *vectors, select=self._load)
@@ -242,6 +244,7 @@ class MujocoEngine(EngineBase):
             return d.qacc.copy()
 
         qacc = self._loop(one, cov.force(tau))
+        d.qfrc_applied[:] = 0.0  # (the single-state path writes the joints' part alone)
         self._current = -1
         return cov.acceleration_back(qacc)
 

@@ -31,19 +31,16 @@ import numpy as np
 from bridge.conventions.change_of_variables import BaseMaps, Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
 from bridge.conventions.native_state import from_native_state, to_native_state
-from bridge.conventions.single_state import single_base_change
-from bridge.conventions.state import Representation, State, velocity_declaration
+from bridge.conventions.state import State
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
-from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
 __all__ = [
     "MUJOCO",
     "from_mujoco_state",
     "mujoco_base_maps",
     "mujoco_dof_permutation",
-    "single_mujoco_state",
     "to_mujoco_state",
 ]
 
@@ -89,45 +86,6 @@ def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]
     Fixed base: the joints only (the base pose is the base body's placement in the MuJoCo model).
     """
     return to_native_state(model, state, MUJOCO)
-
-
-def single_mujoco_state(
-    model: Model, rep: Representation, H: np.ndarray, s: np.ndarray, v: np.ndarray, s_dot: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
-    """One unbatched neutral state -> ``(qpos, qvel, X, X_inv, bias)``: MuJoCo's state, as
-    :func:`to_mujoco_state`, and the base block of the change of variables ``qvel = T nu`` from
-    ``rep`` (X, its inverse and ``T_dot nu``'s base part, None when zero; all None for a fixed base),
-    as ``change_of_variables(model, state, NEUTRAL[rep], MUJOCO)`` gives them, for one state (the
-    mujoco engine's single-state path).
-
-    The base block comes from :func:`bridge.conventions.single_state.single_base_change`, compiled
-    once from the two declarations; ``T_dot nu`` is lazy
-    (:class:`~bridge.conventions.single_state.SingleBias`).
-
-    Args:
-        model: the model (its MuJoCo DOF order).
-        rep: the representation of ``v``.
-        H: ``A_H_B`` (4, 4).
-        s: joint positions (n,) in the model's order.
-        v: the base velocity (6,) in ``rep`` (unused for a fixed base).
-        s_dot: joint velocities (n,) in the model's order.
-    """
-    perm = mujoco_dof_permutation(model)
-    if not model.floating:
-        return s[perm], s_dot[perm], None, None, None
-    n = model.n_dofs
-    rows = H.tolist()
-    x, y, z, w = quaternion_xyzw_of_rows(rows)
-    qpos = np.empty(7 + n)
-    qpos[:7] = (rows[0][3], rows[1][3], rows[2][3], w, x, y, z)
-    qpos[7:] = s[perm]
-    change = single_base_change(velocity_declaration(rep), MUJOCO.velocity)
-    X, X_inv = change.matrices(H, rows)
-    bias = None if change.bias_free else change.bias(H, change.to_body(H, rows).dot(v))
-    qvel = np.empty(6 + n)
-    qvel[:6] = X.dot(v)
-    qvel[6:] = s_dot[perm]
-    return qpos, qvel, X, X_inv, bias
 
 
 def from_mujoco_state(model: Model, qpos: object, qvel: object, representation: object = "mixed") -> State:

@@ -1,0 +1,201 @@
+"""The Drake engine's single-state hot path.
+
+One unbatched state given as arrays takes the mathematics of the general path with no per-call
+set-up, as the Pinocchio and MuJoCo engines' do: the change of variables ``v = T nu`` is
+:class:`bridge.conventions.single_state.SingleStateChange` from the representation's declaration to
+:data:`~bridge.backends.drake.state.DRAKE`'s, writing Drake's velocity straight into one of two
+buffers ``[q | v | base velocity]`` (the current state's and the spare, used in turn so that an
+invalid state changes nothing), given to the Context in one ``SetPositionsAndVelocities``.
+
+Drake's generalized forces of gravity enter once per state as the force elements' contribution
+(``CalcForceElementsContribution``, gravity being the plant's only force element) in the
+``MultibodyForces`` of ``CalcInverseDynamics``: ``h_D = ID_D(T_dot nu, F_g)`` and
+``tau_D = ID_D(T nu_dot + T_dot nu, F_g)`` in one call each (``CalcBiasTerm`` and
+``CalcGravityGeneralizedForces`` cost an inverse dynamics each). Frame Jacobians are asked of
+Drake in the representation where it has it (F[A]: expressed in A at F's origin; F: expressed in
+F), else moved from F[A] by the change compiled from the declarations. Everything else (gravity
+forces, frame velocities and accelerations, the centre of mass, external wrenches) takes the
+engine's general path on a batch of one, made on demand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
+from bridge.conventions.single_state import SingleStateChange, single_base_change
+from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
+from bridge.spatial.so3 import quaternion_xyzw_of_rows
+
+from .state import DRAKE
+
+__all__ = ["DrakeSingleState"]
+
+_SWAP = np.array([3, 4, 5, 0, 1, 2])  # Drake's angular-first rows -> linear first
+
+
+class DrakeSingleState(LibrarySingleState):
+    """Mixin of :class:`bridge.backends.drake.engine.DrakeEngine`: one unbatched state.
+
+    Uses the engine's ``model``, ``representation``, ``plant``, ``context``, ``layout``,
+    ``_joints``, ``_frames``, ``_world``, ``_weld`` and ``_kV``; its general path rebuilds a batch
+    of one from the copies when a query needs it.
+    """
+
+    def _init_single(self) -> None:
+        from pydrake.multibody.tree import MultibodyForces
+
+        plant, joints, lay = self.plant, self._joints, self.layout
+        nb, nv, nq = joints.nb, joints.nv, lay.nq
+        self._nb, self._nv, self._shape_n = nb, nv, (joints.n,)
+        self._idx_q = lay.idx_q
+        inv = joints.inverse  # s and s_dot in q and v
+        self._s_index, self._sd_index = lay.idx_q, nb + (np.arange(joints.n) if inv is None else inv)
+        # the joints' positions: a slice of q when Drake keeps the model's order (else an index)
+        qb = 7 if nb else 0
+        in_order = np.array_equal(lay.idx_q, np.arange(qb, nq))
+        self._bufs, fills = [], []
+        source = velocity_declaration(self.representation)
+        for _ in range(2):
+            buf = np.empty(nq + nv + 6)
+            q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+            self._bufs.append((buf, buf[: nq + nv], q, v, vb, q[qb:] if in_order else None))
+            fills.append(SingleStateChange(source, DRAKE.velocity, joints, v[:nb], v[nb:]).fill)
+        self._fills, self._spare = fills, 0
+        self._mass_back = SingleMatrixBack(joints)
+        self._forces_g = MultibodyForces(plant)  # gravity's contribution at the current state
+        self._a_bias = np.zeros(nv)  # T_dot nu in Drake's convention: joints stay zero
+        self._a_bias_base = self._a_bias[:nb]
+        self._zeros_nv = np.zeros(nv)
+        self._acc = np.empty(nv)  # Drake's acceleration of the single-state inverse dynamics
+        self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._tau = np.zeros(nv)  # Drake's generalized force of joint torques: the base stays zero
+        self._tau_joints = self._tau[nb:]
+        self._zero_base = np.zeros(6)
+        self._zero_base.setflags(write=False)
+        # frame Jacobians in Drake's own frames: F[A] (F's origin, expressed in A), F (expressed in
+        # F: BODY), A (the point of F at A's origin: INERTIAL); else moved from F[A] by the change
+        # compiled from the declarations
+        rep = velocity_declaration(self.representation)
+        mixed, body, inertial = (velocity_declaration(r) for r in ("mixed", "body", "inertial"))
+        self._jac_in_frame = rep == body
+        self._jac_at_world = rep == inertial
+        known = (mixed, body, inertial)
+        self._frame_change = None if rep in known else single_base_change(mixed, rep)
+        self._g_last: np.ndarray | None = None
+        self._state_g = False  # gravity's forces of the current state computed
+
+    # ------------------------------------------------------------------ state
+    def _take_single(
+        self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
+    ) -> bool:
+        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into Drake's
+        convention and the Context, or return False, changing nothing (not finite or not moderate)."""
+        nb, spare = self._nb, self._spare
+        buf, qv, q, vel, vb, q_joints = self._bufs[spare]
+        vb[...] = v
+        cov = self._fills[spare](H, rows, vb, sd)  # v = T nu, and T at this state
+        if nb:
+            x, y, z, w = quaternion_xyzw_of_rows(rows)
+            q[:7] = (w, x, y, z, rows[0][3], rows[1][3], rows[2][3])
+        if q_joints is not None:
+            q_joints[...] = s
+        else:
+            q[self._idx_q] = s
+        if not vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
+            return False
+        # ---- valid: commit (this buffer is now the current state's, the other one the spare)
+        self._spare ^= 1
+        plant, c = self.plant, self.context
+        if gravity is not self._g_last:
+            self._g_last = gravity
+            g = gravity.tolist()
+            if g != self._gravity:
+                plant.mutable_gravity_field().set_gravity_vector(gravity)
+                self._gravity = g
+        if not nb and rows != self._pose:  # a fixed base: the weld's pose parameter
+            self._weld.SetPoseInParentFrame(c, self._RigidTransform(H))
+            self._pose = rows
+        plant.SetPositionsAndVelocities(c, qv)
+        self._current = 0
+        self._state_g = False
+        self._cov1, self._q1, self._v1, self._vb1, self._rows, self._g1 = cov, q, vel, vb, rows, gravity
+        self._state = self._cov = self._flat_batch = None
+        self.batch_shape = ()
+        if not self._single:
+            self._use_single_path(True)
+        return True
+
+    def _gravity_forces_d(self):
+        """The MultibodyForces holding gravity's contribution at the current state."""
+        forces = self._forces_g
+        if not self._state_g:
+            forces.SetZero()
+            self.plant.CalcForceElementsContribution(self.context, forces)
+            self._state_g = True
+        return forces
+
+    def _bias_d(self, representation: bool = True) -> np.ndarray:
+        """Drake's generalized forces (gravity in) at zero acceleration in the representation
+        (``vdot = T_dot nu``), or in Drake's convention (``vdot = 0``) when not ``representation``."""
+        bias = representation and self._cov1.base_bias_into(self._a_bias_base)
+        a = self._a_bias if bias else self._zeros_nv
+        return self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
+
+    # ------------------------------------------------------------------ queries
+    def _mass_matrix_single(self) -> np.ndarray:
+        return self._mass_back(self.plant.CalcMassMatrix(self.context), self._cov1.X)
+
+    def _bias_forces_single(self) -> np.ndarray:
+        return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
+
+    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        f = self._frames[frame]
+        plant, c, W = self.plant, self.context, self._world
+        if self._jac_at_world:  # the point of F at A's origin, expressed in A
+            X_FW = plant.CalcRelativeTransform(c, f, W)
+            J = plant.CalcJacobianSpatialVelocity(c, self._kV, f, X_FW.translation(), W, W)
+        else:  # F's origin, expressed in F (BODY) or A
+            J = plant.CalcJacobianSpatialVelocity(c, self._kV, f, _ORIGIN, W, f if self._jac_in_frame else W)
+        J = J.take(_SWAP, axis=0)
+        change = self._frame_change
+        if change is not None:  # pragma: no cover - every neutral representation is one of Drake's
+            H = self._world_H(f)
+            J = change.matrices(H, H.tolist())[0].dot(J)
+        return self._mass_back.columns(J, self._cov1.X, self._cov1)
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
+        ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), Drake's
+        ``vdot = T nu_dot + T_dot nu`` written into a buffer.
+
+        None, doing nothing, unless the state is one single state and the arguments are one finite
+        acceleration of the right shapes (the caller's general path then raises the errors)."""
+        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
+        if args is None:
+            return None
+        a = self._acc
+        self._cov1.acceleration_into(*args, *self._acc_parts)
+        if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+            return None
+        tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
+        return self._mass_back.force(tau, self._cov1.X, self._cov1)
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
+        joint torques ``t`` (n,) (a float array; the base wrench is zero, so ``T^-T tau`` is the
+        permuted ``t`` behind six zeros): ``M_D^-1 (tau_D - h_D)`` by Cholesky.
+
+        None, doing nothing, when the state is not one single state or ``t`` is not finite."""
+        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+            return None
+        perm = self._joints.perm
+        self._tau_joints[...] = t if perm is None else t[perm]
+        rhs = self._tau - self._bias_d(False)
+        M = self.plant.CalcMassMatrix(self.context)
+        vdot_d = cho_solve(cho_factor(M, lower=True, check_finite=False), rhs, check_finite=False)
+        return self._cov1.acceleration_back(vdot_d, True)
+
+
+_ORIGIN = np.zeros(3)

@@ -1,0 +1,224 @@
+"""The MuJoCo engine's single-state hot path.
+
+One unbatched state given as arrays takes the mathematics of the general path with no per-call
+set-up, as the Pinocchio engine's does: the change of variables ``qvel = T nu`` is
+:class:`bridge.conventions.single_state.SingleStateChange` from the representation's declaration to
+:data:`~bridge.backends.mujoco.state.MUJOCO`'s, writing MuJoCo's velocity straight into one of two
+buffers ``[qpos | qvel | base velocity]`` (the current state's and the spare, used in turn so that an
+invalid state changes nothing), copied into the ``MjData`` once checked.
+
+MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
+centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
+for the bias forces; inverse and forward dynamics skip the stages already computed
+(``mj_inverseSkip`` / ``mj_forwardSkip``). Results are read from the ``MjData`` arrays in place
+(views made once) and copied only by the change of variables that takes them back. Everything
+else (gravity forces, frame velocities and accelerations, the centre of mass, external wrenches,
+links of the kinematic twin) takes the engine's general path on a batch of one, made on demand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
+from bridge.conventions.single_state import SingleStateChange, single_base_change
+from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
+from bridge.spatial.so3 import matrix_to_quaternion_wxyz, quaternion_xyzw_of_rows
+
+from .state import MUJOCO
+
+__all__ = ["MujocoSingleState"]
+
+_POSITION, _VELOCITY = 1, 2  # the MjData stages computed for the current single state
+
+
+class MujocoSingleState(LibrarySingleState):
+    """Mixin of :class:`bridge.backends.mujoco.engine.MujocoEngine`: one unbatched state.
+
+    Uses the engine's ``model``, ``representation``, ``mm``, ``data``, ``_mj``, ``_joints``,
+    ``_frames``, ``_on_twin``, ``_base_body`` and ``_fullM``; its general path makes a batch of one
+    from the copies when a query needs it (the engine's ``_flat``).
+    """
+
+    def _init_single(self) -> None:
+        mj, m, d, joints = self._mj, self.mm, self.data, self._joints
+        nb, nv, nq = joints.nb, joints.nv, m.nq
+        self._nb, self._shape_n, self._perm = nb, (joints.n,), joints.perm
+        qb, inv = (7 if nb else 0), joints.inverse
+        self._s_index = qb + (np.arange(joints.n) if inv is None else inv)  # s and s_dot in qpos, qvel
+        self._sd_index = nb + (np.arange(joints.n) if inv is None else inv)
+        # MjData's arrays, read and written in place (views of its buffers, made once)
+        self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
+        self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
+        self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
+        self._d_acc_base, self._d_acc_joints = d.qacc[:nb], d.qacc[nb:]
+        self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
+        self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
+        # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
+        self._bufs, fills = [], []
+        source = velocity_declaration(self.representation)
+        for _ in range(2):
+            buf = np.empty(nq + nv + 6)
+            q, v, vb = buf[:nq], buf[nq : nq + nv], buf[nq + nv :]
+            self._bufs.append((buf, q, v, vb, q[: 7 if nb else 0], q[7 if nb else 0 :]))
+            fills.append(SingleStateChange(source, MUJOCO.velocity, joints, v[:nb], v[nb:]).fill)
+        self._fills, self._spare = fills, 0
+        self._mass_back = SingleMatrixBack(joints)
+        self._a_bias = np.zeros(nv)  # T_dot nu in MuJoCo's convention: joints stay zero
+        self._a_bias_base = self._a_bias[:nb]
+        # frame Jacobians: mj_jac at F's origin gives F[A]; at A's origin, A (INERTIAL) at once;
+        # else F[A] is moved to the representation (the change compiled from the declarations)
+        rep_frame = velocity_declaration(self.representation)
+        mixed, inertial = velocity_declaration("mixed"), velocity_declaration("inertial")
+        change = single_base_change(mixed, rep_frame)
+        self._frame_change = None if rep_frame in (mixed, inertial) else change
+        # F[A] -> F is the source's own map to BODY (one matrix, not X and its inverse)
+        self._frame_to_body = rep_frame.is_body and not rep_frame.swap
+        self._H_frame = np.eye(4)  # a frame's pose, written per query
+        # frame -> (the point mj_jac takes, origin (3,), rotation (9,), body): views of MjData rows
+        origin = np.zeros(3)
+        self._jac_frames = {}
+        for name, (objtype, oid, bid) in self._frames.items():
+            if name in self._on_twin:
+                continue
+            site = objtype == mj.mjtObj.mjOBJ_SITE
+            pos, mat = (d.site_xpos[oid], d.site_xmat[oid]) if site else (d.xpos[oid], d.xmat[oid])
+            self._jac_frames[name] = (origin if rep_frame == inertial else pos, pos, mat, bid)
+        self._zero_base = np.zeros(6)
+        self._zero_base.setflags(write=False)
+        self._g_last: np.ndarray | None = None
+        self._g_list: list | None = None
+        self._base_rows: list | None = None
+        self._stage = 0
+
+    # ------------------------------------------------------------------ state
+    def _take_single(
+        self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
+    ) -> bool:
+        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into MuJoCo's
+        convention and the MjData, or return False, changing nothing (not finite or not moderate)."""
+        nb, perm, spare = self._nb, self._perm, self._spare
+        buf, q, qvel, vb, q_base, q_joints = self._bufs[spare]
+        vb[...] = v
+        cov = self._fills[spare](H, rows, vb, sd)  # qvel = T nu, and T at this state
+        if nb:
+            x, y, z, w = quaternion_xyzw_of_rows(rows)
+            q_base[...] = (rows[0][3], rows[1][3], rows[2][3], w, x, y, z)
+        q_joints[...] = s if perm is None else s[perm]
+        if not vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
+            return False
+        # ---- valid: commit (this buffer is now the current state's, the other one the spare)
+        self._spare ^= 1
+        self._d_qpos[...] = q
+        self._d_qvel[...] = qvel
+        if gravity is not self._g_last:
+            self._g_last = gravity
+            g = gravity.tolist()
+            if g != self._g_list:
+                self.mm.opt.gravity[:] = g
+                self._g_list = g
+        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
+            self.mm.body_pos[self._base_body] = H[:3, 3]
+            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
+            self._base_rows = rows
+        self._stage = 0
+        self._current = -1
+        self._cov1, self._q1, self._v1, self._vb1, self._rows = cov, q, qvel, vb, rows
+        self._g1 = gravity
+        self._state = self._cov = self._flat_batch = None
+        self.batch_shape = ()
+        if not self._single:
+            self._use_single_path(True)
+        return True
+
+    def _positions(self) -> None:
+        """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
+        if self._stage < _POSITION:
+            self._fwd_position(self.mm, self.data)
+            self._stage = _POSITION
+
+    def _velocities(self) -> None:
+        """MuJoCo's position and velocity stages of the current single state (``qfrc_bias``)."""
+        if self._stage < _VELOCITY:
+            m, d = self.mm, self.data
+            if self._stage < _POSITION:
+                self._fwd_position(m, d)
+            self._fwd_velocity(m, d)
+            self._stage = _VELOCITY
+
+    def _run(self, skipping, whole) -> None:
+        """MuJoCo's inverse or forward dynamics: ``skipping(m, d, mjSTAGE_VEL, 0)`` when the
+        position and velocity stages of the state are computed, else ``whole(m, d)``."""
+        if self._stage >= _VELOCITY:
+            skipping(self.mm, self.data, self._skip_velocity, 0)
+        else:
+            whole(self.mm, self.data)
+            self._stage = _VELOCITY
+
+    # ------------------------------------------------------------------ queries
+    def _mass_matrix_single(self) -> np.ndarray:
+        self._positions()
+        M = np.empty((self._nv, self._nv))
+        self._fullM(self.mm, self.data, M)
+        return self._mass_back(M, self._cov1.X)
+
+    def _bias_forces_single(self) -> np.ndarray:
+        self._velocities()
+        cov = self._cov1
+        # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
+        if cov.base_bias_into(self._a_bias_base):
+            h = np.empty(self._nv)
+            self._mj.mj_mulM(self.mm, self.data, h, self._a_bias)
+            h += self._d_bias
+            return self._mass_back.force(h, cov.X, cov)
+        return self._mass_back.force(self._d_bias, cov.X, cov)
+
+    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        spec = self._jac_frames.get(frame)
+        if spec is None:  # a link of the kinematic twin
+            return type(self).frame_jacobian(self, frame)
+        point, pos, mat, bid = spec
+        if self._stage < _POSITION:
+            self._fwd_position(self.mm, self.data)
+            self._stage = _POSITION
+        J = np.empty((6, self._nv))  # linear rows first
+        self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
+        change = self._frame_change
+        if change is not None:  # F[A] -> the representation's frame (BODY: F)
+            H = self._H_frame
+            H[:3, :3] = mat.reshape(3, 3)
+            H[:3, 3] = pos
+            rows = H.tolist()
+            X = change.to_body(H, rows) if self._frame_to_body else change.matrices(H, rows)[0]
+            J = X.dot(J)
+        return self._mass_back.columns(J, self._cov1.X, self._cov1)
+
+    def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
+        """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
+        ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), MuJoCo's
+        ``qacc = T nu_dot + T_dot nu`` written straight into its ``MjData``.
+
+        None, doing nothing, unless the state is one single state and the arguments are one finite
+        acceleration of the right shapes (the caller's general path then raises the errors)."""
+        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
+        if args is None:
+            return None
+        qacc = self._d_qacc
+        self._cov1.acceleration_into(*args, self._d_acc_base, self._d_acc_joints)
+        if not vdot(qacc, qacc) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+            return None
+        self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
+        return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
+
+    def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
+        """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
+        joint torques ``t`` (n,) (a float array; the base wrench is zero, so ``T^-T tau`` is the
+        permuted ``t`` behind six zeros), MuJoCo's ``qfrc_applied`` written in place.
+
+        None, doing nothing, when the state is not one single state or ``t`` is not finite."""
+        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+            return None
+        perm = self._perm
+        self._d_applied[...] = t if perm is None else t[perm]
+        self._run(self._mj.mj_forwardSkip, self._mj.mj_forward)
+        return self._cov1.acceleration_back(self._d_qacc)

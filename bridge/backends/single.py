@@ -1,0 +1,192 @@
+"""What the single-state hot paths of the library engines (MuJoCo, Drake) share.
+
+One unbatched state given as arrays is checked as :class:`~bridge.conventions.state.State` checks
+it, without building one (:func:`single_arrays`), and the library's mass matrix is taken back to
+the representation with index maps made once (:class:`SingleMatrixBack`); the change of variables
+itself is :class:`bridge.conventions.single_state.SingleStateChange`, derived from the two
+conventions' declarations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bridge.conventions.convention import JointOrder
+from bridge.conventions.state import State, pose_rows_valid
+from bridge.derivatives.select import compiled_kernels
+from bridge.spatial import Transform
+
+__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]
+
+_F64 = np.dtype(np.float64)
+
+
+def single_arrays(
+    world_H_base: object, s: object, base_velocity: object, s_dot: object, shape_n: tuple[int]
+) -> tuple[np.ndarray, list, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(H (4, 4), rows = H.tolist(), s, base_velocity, s_dot)`` as arrays of one unbatched state
+    of ``shape_n = (n,)`` DOFs with a valid pose, or None when they are not (batched, of other
+    shapes or kinds, or an invalid pose: the caller's :class:`State` then raises). The vectors are
+    not copied nor checked for finiteness: the caller copies them into its buffers and tests those
+    (one dot product)."""
+    H = world_H_base
+    try:
+        if type(H) is not np.ndarray or H.dtype is not _F64:
+            H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
+        if type(s) is not np.ndarray:
+            s = np.asarray(s, dtype=np.float64)
+        if type(s_dot) is not np.ndarray:
+            s_dot = np.asarray(s_dot, dtype=np.float64)
+        if type(base_velocity) is not np.ndarray:
+            base_velocity = np.asarray(base_velocity, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if (
+        H.shape != (4, 4)
+        or s.shape != shape_n
+        or s_dot.shape != shape_n
+        or base_velocity.shape != (6,)
+        or s.dtype.kind not in "fiu"
+        or s_dot.dtype.kind not in "fiu"
+        or base_velocity.dtype.kind not in "fiu"
+    ):
+        return None
+    rows = H.tolist()
+    if not pose_rows_valid(rows):
+        return None
+    return H, rows, s, base_velocity, s_dot
+
+
+class LibrarySingleState:
+    """Mixin of a library engine with a single-state hot path (its own ``set_single_state`` and
+    ``_<query>_single`` methods): switching between that path and the general one, and the state
+    rebuilt from the path's copies.
+
+    The engine sets ``_single`` (the path is on), ``_q1``/``_v1`` (the library's q and v of the
+    current single state), ``_vb1`` (its base velocity in the representation), ``_rows`` (its pose
+    as ``H.tolist()``) and, once, ``_s_index``/``_sd_index`` (where ``s`` and ``s_dot`` are in q
+    and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
+    """
+
+    #: the queries the single state answers itself, bound on the instance while the engine holds a
+    #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
+    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
+    _single = False
+    _state: State | None = None
+
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """Hot path of ``KinDyn.set_state`` for one unbatched state given as arrays (``world_H_base``
+        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
+        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
+
+        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
+        are not one valid state (the caller then builds a State, which raises the error); the
+        engine's ``_take_single(H, rows, s, v, s_dot, gravity)`` copies them."""
+        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
+        return taken is not None and self._take_single(*taken, gravity)
+
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path and the engine's general path."""
+        self._single = single
+        for name in self._SINGLE_QUERIES:
+            if single:
+                setattr(self, name, getattr(self, f"_{name}_single"))
+            else:
+                self.__dict__.pop(name, None)
+
+    @property
+    def state(self) -> State:
+        """The current state (rebuilt from the copies after ``set_single_state``)."""
+        if self._state is None and self._single:
+            s, sd = self._q1[self._s_index], self._v1[self._sd_index]  # (copies)
+            vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
+            H = Transform(np.array(self._rows), check=False)
+            self._state = State(H, s, vb, sd, self.representation, check=False)
+        return self._state
+
+    def _acceleration_args(self, base_acc: object, s_ddot: object) -> tuple | None:
+        """``(base_acc, s_ddot)`` as arrays of one acceleration (``base_acc`` None for a fixed
+        base), or None when they are not (the caller's general path then raises the errors)."""
+        nb = self._nb
+        try:
+            if type(s_ddot) is not np.ndarray:
+                s_ddot = np.asarray(s_ddot, dtype=np.float64)
+            if nb and type(base_acc) is not np.ndarray:
+                base_acc = np.asarray(base_acc, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
+            return None
+        if nb:
+            if base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
+                return None
+        elif base_acc is not None:
+            return None
+        return base_acc, s_ddot
+
+
+class SingleMatrixBack:
+    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's full symmetric
+    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once
+    (and ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
+
+    The base rows become ``X^T M_t[:6]`` (with ``X^T M_t[:6, :6] X`` in the corner), written into
+    ``M_t``; one ``take`` then permutes the joints back and mirrors the upper triangle into the
+    lower one (no take, the lower base block written from the rows, when the order is the same).
+    """
+
+    __slots__ = ("_G", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
+
+    def __init__(self, joints: JointOrder) -> None:
+        nv = self._nv = joints.nv
+        self._nb = joints.nb
+        self._G = np.empty((6, nv))  # the compiled base block's scratch
+        #: the compiled base block (:mod:`.single_kernels`), None without numba
+        self._kernel = self._columns = self._rows = None
+        if compiled_kernels() is not None:
+            from .single_kernels import base_columns, base_congruence, base_rows
+
+            self._kernel, self._columns, self._rows = base_congruence, base_columns, base_rows
+        self._back = joints.back
+        if joints.back is None:
+            self._idx = None
+        else:
+            i, j = joints.back[:, None], joints.back[None, :]
+            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
+
+    def __call__(self, M: np.ndarray, X: np.ndarray | None) -> np.ndarray:
+        """The source matrix from ``M`` (nv, nv), a fresh array the caller gives up (it may be
+        overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
+        if X is not None and self._nb:
+            if self._kernel is not None:
+                self._kernel(M, X, self._G)
+                return M if self._idx is None else M.take(self._idx)
+            M6 = M[:6]
+            G = X.T.dot(M6)
+            M6[...] = G
+            M6[:, :6] = G[:, :6].dot(X)
+            if self._idx is None:
+                M[6:, :6] = G[:, 6:].T
+                return M
+        return M if self._idx is None else M.take(self._idx)
+
+    def columns(self, J: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:
+        """``J T`` (m, nv) of a library's Jacobian ``J`` (m, nv), a fresh array the caller gives up
+        (overwritten and returned when the order is the same), ``X`` the base block (None: the
+        identity) and ``cov`` the state's change of variables (the numpy path)."""
+        if X is not None and self._columns is not None:
+            self._columns(J, X)
+            return J if self._back is None else J.take(self._back, axis=1)
+        return cov.jacobian_back(J, True)
+
+    def force(self, tau: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:
+        """``T^T tau`` (nv,) of a library's generalized force ``tau`` (nv,) (read, not changed: it
+        may be a view of the library's buffer), ``X`` the base block (None: the identity) and
+        ``cov`` the state's change of variables (the numpy path)."""
+        if X is not None and self._rows is not None:
+            out = np.empty(self._nv)
+            self._rows(tau, X, out)
+            return out if self._back is None else out.take(self._back)
+        return cov.force_back(tau)

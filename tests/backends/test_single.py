@@ -1,0 +1,127 @@
+"""The single-state hot paths of the library engines (bridge/backends/single.py, and the mujoco and
+drake engines' single.py): the compiled and numpy base blocks against the change of variables, the
+argument checks, and the engines' results whatever the order of the queries on one state, against a
+fresh KinDyn (1e-12), with an invalid state changing nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.backends.single import SingleMatrixBack, single_arrays
+from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
+from bridge.conventions.convert import convention
+from bridge.errors import StateError
+from bridge.robots import robot_path
+from tests.helpers import assert_close, random_state, small_model
+
+REPS = ("body", "inertial", "mixed")
+ENGINES = [e for e in ("mujoco", "drake") if importlib.util.find_spec({"drake": "pydrake"}.get(e, e))]
+
+
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_matrix_and_columns_back_equal_the_change_of_variables(
+    rep: str, floating: bool, compiled: bool
+) -> None:
+    rng = np.random.default_rng(3)
+    model = small_model(rng, floating)  # a DOF order that is not MuJoCo's (depth first)
+    state = random_state(model, rng, rep)
+    cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], convention("mujoco"))
+    back = SingleMatrixBack(cov.joints)
+    if not compiled:
+        back._kernel = back._columns = back._rows = None  # the numpy path (no numba)
+    elif back._kernel is None:
+        pytest.skip("numba is not installed")
+    A = rng.normal(size=(model.nv, model.nv))
+    M = A @ A.T
+    J, tau = rng.normal(size=(6, model.nv)), rng.normal(size=model.nv)
+    assert_close(back(M.copy(), cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+    assert_close(back.force(tau, cov.X, cov), cov.force_back(tau), 1e-12, "T^T tau")
+    assert_close(back.columns(J.copy(), cov.X, cov), cov.jacobian_back(J), 1e-12, "J T")
+
+
+def test_single_arrays_takes_one_valid_state_only() -> None:
+    H, s, v = np.eye(4), np.zeros(3), np.zeros(6)
+    assert single_arrays(bridge.Transform(H), s, v, s, (3,)) is not None
+    assert single_arrays(H.tolist(), [0, 0, 0], v, s, (3,)) is not None
+    bad_pose = H.copy()
+    bad_pose[0, 1] = 0.5
+    for args in (
+        (H[None], s, v, s),  # batched
+        (H, np.zeros(4), v, s),  # shape
+        (H, s, np.zeros(5), s),
+        (H, s.astype(complex), v, s),  # kind
+        (bad_pose, s, v, s),  # not a rotation
+        (H, "abc", v, s),
+    ):
+        assert single_arrays(*args, (3,)) is None
+
+
+def _queries(model: bridge.Model, rng: np.random.Generator) -> dict:
+    nu_dot, tau = rng.normal(size=model.nv), rng.normal(size=model.n_dofs)
+    base_acc = nu_dot[:6] if model.floating else None
+    frame = model.frame_names[-1]
+    return {
+        "M": lambda kd: kd.mass_matrix(),
+        "h": lambda kd: kd.bias_forces(),
+        "g": lambda kd: kd.gravity_forces(),
+        "J": lambda kd: kd.frame_jacobian(frame),
+        "ID": lambda kd: kd.inverse_dynamics(base_acc, nu_dot[model.nv - model.n_dofs :]),
+        "FD": lambda kd: kd.forward_dynamics(tau),
+        "v": lambda kd: kd.frame_velocity(frame),
+    }
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("floating", [True, False])
+def test_any_order_of_queries_gives_a_fresh_kindyns_results(engine: str, rep: str, floating: bool) -> None:
+    """The library's stages computed once per state are reused only for that state: every order of
+    queries (and a batched state in between) gives what a fresh KinDyn gives."""
+    rng = np.random.default_rng(11)
+    model = small_model(rng, floating)
+    states = [random_state(model, rng, rep) for _ in range(2)]
+    queries = _queries(model, rng)
+    g = np.array([0.2, -0.1, -9.7])
+    reference = []
+    for st in states:
+        kd = bridge.KinDyn(model, engine, rep)
+        kd.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot, gravity=g)
+        reference.append({name: fn(kd) for name, fn in queries.items()})
+    kd = bridge.KinDyn(model, engine, rep)
+    orders = [*itertools.permutations(["M", "h", "J", "ID", "FD"], 3), ("FD", "ID", "g", "v", "M")]
+    for k, order in enumerate(orders):
+        i = k % 2
+        st = states[i]
+        arrays = (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)
+        if k % 7 == 3:  # a batched state in between
+            kd.set_state(*(np.stack([x, x]) for x in arrays))
+        kd.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot, gravity=g)
+        for name in order:
+            assert_close(queries[name](kd), reference[i][name], 1e-12, f"{engine} {rep} {order} {name}")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+def test_an_invalid_state_changes_nothing(engine: str, rep: str) -> None:
+    model = bridge.load_urdf(robot_path("solo12"))
+    rng = np.random.default_rng(4)
+    st = random_state(model, rng, rep)
+    queries = _queries(model, rng)
+    kd = bridge.KinDyn(model, engine, rep)
+    kd.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)
+    before = {name: fn(kd) for name, fn in queries.items() if name in ("M", "ID")}
+    kd.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)  # nothing cached
+    s_bad = st.s.copy()
+    s_bad[0] = np.nan
+    with pytest.raises(StateError):
+        kd.set_state(st.world_H_base.matrix, s_bad, st.base_velocity, st.s_dot)
+    for name, value in before.items():
+        assert_close(queries[name](kd), value, 1e-12, f"{engine} {rep} {name} after an invalid state")
+    assert_close(kd.state.s, st.s, 0.0, "the state is kept")
