@@ -88,6 +88,7 @@ class _Constants:
     code: np.ndarray  # (nb,)
     vidx: np.ndarray  # (nb,)
     qidx: np.ndarray  # (nb,) (-1 for a free body)
+    lvq: np.ndarray  # (nb,) row of the joint's cosine and sine in Joints.lc / Joints.ls (level order)
     Et: np.ndarray  # (nb, 3, 3) Xtree = plux(Et, rt)
     rt: np.ndarray  # (nb, 3)
     I6: np.ndarray  # (nb, 6, 6) body inertias, body coordinates, angular first
@@ -108,6 +109,7 @@ def _constants(tree: Tree) -> _Constants:
             code=np.array(tree.code, dtype=i64),
             vidx=np.array(tree.vidx, dtype=i64),
             qidx=np.array(tree.qidx, dtype=i64),
+            lvq=np.maximum(np.asarray(tree.lv.pos, dtype=i64) - tree.lv.off, 0),
             Et=np.ascontiguousarray(tree.Et, dtype=np.float64),
             rt=np.ascontiguousarray(tree.rt, dtype=np.float64),
             I6=np.ascontiguousarray(tree.I, dtype=np.float64),
@@ -123,10 +125,10 @@ def _c(x: np.ndarray) -> np.ndarray:
 
 
 def _pose(J: Joints) -> tuple[np.ndarray, np.ndarray]:
-    """The base pose ``(E0 (3, 3, N), r0 (3, N))`` of a free tree (placeholders for a fixed one)."""
+    """The base pose ``(E0 (9, N), r0 (3, N))`` of a free tree (placeholders for a fixed one)."""
     if J.tree.code and J.tree.code[0] == FREE:
-        return _c(J.E0), _c(J.r0)
-    return np.zeros((3, 3, 1)), np.zeros((3, 1))
+        return _c(J.E0).reshape(9, -1), _c(J.r0)
+    return np.zeros((9, 1)), np.zeros((3, 1))
 
 
 def _zero_rows(x: np.ndarray | None, N: int) -> np.ndarray:
@@ -159,7 +161,7 @@ def rnea(
     a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
     _run(
         "rnea", N,
-        t.parent, t.code, t.vidx, t.qidx, t.Et, t.rt, t.I6, _c(J.q), E0, r0,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.I6, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
         _zero_rows(nu, N), _zero_rows(nu_dot, N), a0, _armature(armature), tau,
     )  # fmt: skip
     return tau
@@ -175,7 +177,7 @@ def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.n
     H = out if out is not None and out.flags.c_contiguous and out.dtype == np.float64 else np.empty((N, nv, nv))
     _run(
         "crba", N,
-        t.parent, t.code, t.vidx, t.qidx, t.Et, t.rt, t.mass, t.h, t.Ibar, _c(J.q), E0, r0,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
         _armature(armature), H,
     )  # fmt: skip
     if out is not None and H is not out:
@@ -198,7 +200,7 @@ def aba(
     a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
     _run(
         "aba", N,
-        t.parent, t.code, t.vidx, t.qidx, t.Et, t.rt, t.I6, _c(J.q), E0, r0,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.I6, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
         _c(nu), _c(tau), a0, _armature(armature), nud,
     )  # fmt: skip
     return nud if np.isfinite(nud).all() else None
