@@ -488,7 +488,7 @@ def _solve6(A, b, out):
 
 @njit(**_JIT)
 def _aba_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, XE, Xr, v, c, IA, pA, U, du, W, w
+    n, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, XE, Xr, v, c, IA, pA, U, du, IA6, W, w
 ):
     nb = parent.shape[0]
     a0n = _a0col(a0, n)
@@ -517,7 +517,7 @@ def _aba_one(
             _crm_axis(v[i], ci, qd, c[i])
         IA[i] = I6[i]
         _body_force(I6[i], v[i], v[i], pA[i], False)
-    Ia = W[7]
+    Ia = IA6
     pa = w[1]
     for i in range(nb - 1, -1, -1):
         ci = code[i]
@@ -590,7 +590,8 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
         pA = np.empty((nb, 6))
         U = np.empty((nb, 6))
         du = np.empty((nb, 2))
-        W = np.empty((8, 6, 6))
+        IA6 = np.empty((6, 6))
+        W = np.empty((7, 3, 3))
         w = np.empty((2, 6))
         qb = np.empty((q.shape[0], STAGE))
         lcb = np.empty((lc.shape[0], STAGE))
@@ -616,7 +617,7 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             for n in range(nl):
                 _aba_one(
                     n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb, nub, tb, ab, arm, ob,
-                    XE, Xr, v, c, IA, pA, U, du, W, w,
+                    XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
                 )  # fmt: skip
             _unstage(ob, n0, nl, nud)
 
