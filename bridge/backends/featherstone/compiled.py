@@ -139,12 +139,20 @@ def _armature(armature: np.ndarray | None) -> np.ndarray:
     return np.empty(0) if armature is None else _c(armature)
 
 
+#: one parallel launch at a time: numba's fallback threading layer (workqueue, without TBB or OpenMP)
+#: aborts the process on concurrent launches; a call finding it taken runs the serial kernel
+_PARALLEL = threading.Lock()
+
+
 def _run(name: str, N: int, *args: np.ndarray) -> None:
     """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread."""
     import numba
 
-    if N >= PARALLEL_MIN:
-        getattr(_kernels(), f"{name}_par")(*args, min(N, 4 * numba.get_num_threads()))
+    if N >= PARALLEL_MIN and _PARALLEL.acquire(blocking=False):
+        try:
+            getattr(_kernels(), f"{name}_par")(*args, min(N, 4 * numba.get_num_threads()))
+        finally:
+            _PARALLEL.release()
     else:
         getattr(_kernels(), f"{name}_ser")(*args, 1)
 
