@@ -37,6 +37,7 @@ from bridge.backends.featherstone import (
     to_featherstone,
 )
 from bridge.robots import robot_path
+from bridge.spatial.so3 import so3_exp
 from tests.helpers import assert_close
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba missing or BRIDGE_NUMBA=0")
@@ -146,17 +147,23 @@ def test_compiled_aba_solves_the_mass_matrix(name: str) -> None:
     assert_close(np.concatenate([xdfb[:, 7:], qdd], axis=-1), nd, 1e-10)
 
 
-def test_engine_armature_and_wrenches() -> None:
+@pytest.mark.parametrize("floating", [True, False])
+def test_engine_armature_and_wrenches(floating: bool) -> None:
     """The featherstone engine with joint armature (compiled path) and with external wrenches
-    (the numpy path: the compiled kernels take none) equals the numpy kernels."""
-    model = bridge.random_model(7, seed=8, massless_probability=0.0, armature_probability=0.8)
+    (the numpy path: the compiled kernels take none) equals the numpy kernels, on rotated bases
+    (a fixed base's gravity enters in its own coordinates)."""
+    model = bridge.random_model(
+        7, seed=8, floating=floating, massless_probability=0.0, armature_probability=0.8
+    )
     rng = np.random.default_rng(1)
     N, k = 40, model.n_dofs
     H = np.broadcast_to(np.eye(4), (N, 4, 4)).copy()
+    H[:, :3, :3] = so3_exp(rng.normal(size=(N, 3)))
     H[:, :3, 3] = rng.normal(size=(N, 3))
     s, sd, tau = rng.normal(size=(N, k)), rng.normal(size=(N, k)), rng.normal(size=(N, k))
     vb, nd = rng.normal(size=(N, 6)), rng.normal(size=(N, 6 + k))
     frame = model.links[-1].name
+    base_acc = nd[:, :6] if floating else None
     wrench = {frame: rng.normal(size=(N, 6))}
 
     def quantities() -> list[np.ndarray]:
@@ -166,8 +173,8 @@ def test_engine_armature_and_wrenches() -> None:
             kd.mass_matrix(),
             kd.bias_forces(),
             kd.forward_dynamics(tau),
-            kd.inverse_dynamics(nd[:, :6], nd[:, 6:]),
-            kd.inverse_dynamics(nd[:, :6], nd[:, 6:], wrench),
+            kd.inverse_dynamics(base_acc, nd[:, 6:]),
+            kd.inverse_dynamics(base_acc, nd[:, 6:], wrench),
             kd.forward_dynamics(tau, wrench),
         ]
 

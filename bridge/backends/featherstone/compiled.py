@@ -27,6 +27,7 @@ import numpy as np
 from bridge.errors import BridgeWarning
 from bridge.spatial import vee
 
+from .batch_math import x_motion
 from .joints import Joints
 from .tree import FREE, Tree
 
@@ -205,6 +206,8 @@ def aba(
     t, N = _constants(J.tree), J.N
     E0, r0 = _pose(J)
     nud = np.empty((J.tree.nv, N))
+    if not J.tree.free and J.E0 is not None:  # the world's acceleration in the fixed base's coordinates
+        a0 = x_motion(J.E0, J.r0, np.broadcast_to(a0, (6, N)))
     a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
     _run(
         "aba", N,
