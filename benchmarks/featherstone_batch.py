@@ -50,9 +50,9 @@ import numpy as np
 import bridge
 from bridge.backends.featherstone import (
     CRBA,
-    compiled,
     FDfb,
     IDfree,
+    compiled,
     featherstone_velocity_transform,
     to_featherstone,
     to_featherstone_acceleration,
@@ -264,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
 
     lines = [
         f"Per-state time (microseconds) on {args.robot} (nq = {pm.nq}, nv = {pm.nv}, {fm.NB} Featherstone "
-        f"bodies), pinocchio {pin.__version__}, numpy {np.__version__}, {threads} thread(s) on {os.cpu_count()} CPU(s)",
+        f"bodies), pinocchio {pin.__version__}, numpy {np.__version__}, {threads} thread(s) on "
+        f"{os.cpu_count()} CPU(s)",
         "",
         "| N | algorithm | bridge compiled | bridge numpy | Pinocchio, Python loop | Pinocchio *InParallel | "
         "bridge / Pinocchio (target <= 1) |",

@@ -86,7 +86,15 @@ def _floating(fm, x: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     f_fb, tau = IDfree(fm, x["xfb"], x["q"], x["qd"], x["a_fb"], x["qdd"])
     H, C = HandCfree(fm, x["xfb"], x["q"], x["qd"])
     xdfb, qdd = FDfb(fm, x["xfb"], x["q"], x["qd"], x["tau"])
-    return {"f_fb": f_fb, "tau": tau, "H": H, "C": C, "H_only": CRBA(fm, x["q"], x["xfb"]), "xdfb": xdfb, "qdd": qdd}
+    return {
+        "f_fb": f_fb,
+        "tau": tau,
+        "H": H,
+        "C": C,
+        "H_only": CRBA(fm, x["q"], x["xfb"]),
+        "xdfb": xdfb,
+        "qdd": qdd,
+    }
 
 
 def _fixed(fm, batch: tuple[int, ...], rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -200,7 +208,7 @@ def test_numpy_path_without_numba() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env(BRIDGE_NUMBA="0")
     )
-    got = np.array(eval(out.stdout))  # noqa: S307 - our own repr of a list of floats
+    got = np.array(eval(out.stdout))  # our own repr of a list of floats
     m = to_featherstone(bridge.random_model(6, seed=1))
     r = np.random.default_rng(0)
     f, t = IDfree(

@@ -183,11 +183,15 @@ def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.n
         return None
     t, N, nv = _constants(J.tree), J.N, J.tree.nv
     E0, r0 = _pose(J)
-    H = out if out is not None and out.flags.c_contiguous and out.dtype == np.float64 else np.empty((N, nv, nv))
+    H = (
+        out
+        if out is not None and out.flags.c_contiguous and out.dtype == np.float64
+        else np.empty((N, nv, nv))
+    )
     _run(
         "crba", N,
-        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
-        _armature(armature), H,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H,
     )  # fmt: skip
     if out is not None and H is not out:
         out[...] = H

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import compiled
 from .batch_math import (
     crf3,
     crm3,
@@ -43,7 +44,6 @@ from .batch_math import (
     xs_force,
     xt_force,
 )
-from . import compiled
 from .joints import IA_ROWS, Joints
 from .tree import FREE, Tree
 
