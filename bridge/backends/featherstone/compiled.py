@@ -13,7 +13,6 @@ compare the two paths in one process). numba is imported at the first call, not 
 
 from __future__ import annotations
 
-import os
 import threading
 import warnings
 import weakref
@@ -24,6 +23,7 @@ from types import ModuleType
 
 import numpy as np
 
+from bridge.derivatives.select import compiled_kernels
 from bridge.errors import BridgeWarning
 from bridge.spatial import vee
 
@@ -42,26 +42,21 @@ _OFF = threading.local()  # numpy_only() depth of this thread
 
 
 def _kernels() -> ModuleType | None:
-    """:mod:`.numba_kernels`, or None (numba missing, ``BRIDGE_NUMBA=0``, or numba broken: then a
-    :class:`bridge.BridgeWarning`). Looked up once per process."""
+    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (as the compiled
+    derivatives decide: :func:`bridge.derivatives.select.compiled_kernels`), or the kernels failing
+    to load (then a :class:`bridge.BridgeWarning`). Looked up once per process."""
     if not _MODULE:
         module = None
-        if os.environ.get("BRIDGE_NUMBA", "1").strip() != "0":
+        if compiled_kernels() is not None:
             try:
-                import numba  # noqa: F401
-            except ImportError:
-                pass
-            else:
-                try:
-                    from . import numba_kernels as module
-                except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
-                    warnings.warn(
-                        f"numba is installed but the compiled Featherstone kernels did not load ({exc}); "
-                        "the numpy kernels run",
-                        BridgeWarning,
-                        stacklevel=3,
-                    )
-                    module = None
+                from . import numba_kernels as module
+            except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
+                warnings.warn(
+                    f"the compiled Featherstone kernels did not load ({exc}); the numpy kernels run",
+                    BridgeWarning,
+                    stacklevel=3,
+                )
+                module = None
         _MODULE.append(module)
     return _MODULE[0]
 

@@ -49,10 +49,41 @@ from .numba_spatial import (
 __all__ = ["aba_par", "aba_ser", "crba_par", "crba_ser", "rnea_par", "rnea_ser"]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
+_INL = {**_JIT, "inline": "always"}
 FREE = 6
 #: a block's states are copied in groups of this many into small batch-last buffers: rows of a few
 #: cache lines, not of N columns (whose rows, N * 8 bytes apart, would compete for the same cache sets)
 STAGE = 16
+
+
+@njit(**_INL)
+def _state_buffers(q, lc, ls, nu):
+    """The staging buffers of a block's joint positions, cosines, sines, base rotations (9 rows and
+    a (3, 3, STAGE) view) and origins, generalized velocities and the world's acceleration."""
+    Eb = np.empty((9, STAGE))
+    return (
+        np.empty((q.shape[0], STAGE)),
+        np.empty((lc.shape[0], STAGE)),
+        np.empty((ls.shape[0], STAGE)),
+        Eb,
+        Eb.reshape((3, 3, STAGE)),
+        np.empty((3, STAGE)),
+        np.empty((nu.shape[0], STAGE)),
+        np.empty((6, STAGE)),
+    )
+
+
+@njit(**_INL)
+def _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab):
+    """Copy the states ``n0 .. n0 + nl - 1`` of the joint data, base pose, velocities and the
+    world's acceleration into the buffers of :func:`_state_buffers`."""
+    _stage(q, n0, nl, qb)
+    _stage(lc, n0, nl, lcb)
+    _stage(ls, n0, nl, lsb)
+    _stage(E0, n0, nl, Eb)
+    _stage(r0, n0, nl, rb)
+    _stage(nu, n0, nl, nub)
+    _stage(a0, n0, nl, ab)
 
 
 # --------------------------------------------------------------------------- RNEA
@@ -127,55 +158,19 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
         a = np.empty((nb, 6))
         f = np.empty((nb, 6))
         w = np.empty((2, 6))
-        qb = np.empty((q.shape[0], STAGE))
-        lcb = np.empty((lc.shape[0], STAGE))
-        lsb = np.empty((ls.shape[0], STAGE))
-        Eb = np.empty((9, STAGE))
-        rb = np.empty((3, STAGE))
-        nub = np.empty((nu.shape[0], STAGE))
+        qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
         nudb = np.empty((nud.shape[0], STAGE))
-        ab = np.empty((6, STAGE))
         tb = np.empty((tau.shape[0], STAGE))
-        E3 = Eb.reshape((3, 3, STAGE))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
-            _stage(q, n0, nl, qb)
-            _stage(lc, n0, nl, lcb)
-            _stage(ls, n0, nl, lsb)
-            _stage(E0, n0, nl, Eb)
-            _stage(r0, n0, nl, rb)
-            _stage(nu, n0, nl, nub)
+            _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(nud, n0, nl, nudb)
-            _stage(a0, n0, nl, ab)
             for n in range(nl):
                 _rnea_one(
-                    n,
-                    parent,
-                    code,
-                    vidx,
-                    qidx,
-                    lvq,
-                    Et,
-                    rt,
-                    I6,
-                    qb,
-                    lcb,
-                    lsb,
-                    E3,
-                    rb,
-                    nub,
-                    nudb,
-                    ab,
-                    arm,
-                    tb,
-                    XE,
-                    Xr,
-                    v,
-                    a,
-                    f,
-                    w,
-                )
+                    n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb,
+                    nub, nudb, ab, arm, tb, XE, Xr, v, a, f, w,
+                )  # fmt: skip
             _unstage(tb, n0, nl, tau)
 
 
@@ -279,8 +274,8 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
         lcb = np.empty((lc.shape[0], STAGE))
         lsb = np.empty((ls.shape[0], STAGE))
         Eb = np.empty((9, STAGE))
-        rb = np.empty((3, STAGE))
         E3 = Eb.reshape((3, 3, STAGE))
+        rb = np.empty((3, STAGE))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
@@ -291,32 +286,9 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
             _stage(r0, n0, nl, rb)
             for n in range(nl):
                 _crba_one(
-                    n,
-                    parent,
-                    code,
-                    vidx,
-                    qidx,
-                    lvq,
-                    Et,
-                    rt,
-                    mass,
-                    h0,
-                    Ib0,
-                    qb,
-                    lcb,
-                    lsb,
-                    E3,
-                    rb,
-                    arm,
-                    H[n0:],
-                    XE,
-                    Xr,
-                    m,
-                    h,
-                    Ib,
-                    w,
-                    W,
-                )
+                    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, qb, lcb, lsb, E3, rb,
+                    arm, H[n0:], XE, Xr, m, h, Ib, w, W,
+                )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- ABA
@@ -457,27 +429,14 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
         IA6 = np.empty((6, 6))
         W = np.empty((7, 3, 3))
         w = np.empty((2, 6))
-        qb = np.empty((q.shape[0], STAGE))
-        lcb = np.empty((lc.shape[0], STAGE))
-        lsb = np.empty((ls.shape[0], STAGE))
-        Eb = np.empty((9, STAGE))
-        rb = np.empty((3, STAGE))
-        nub = np.empty((nu.shape[0], STAGE))
+        qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
         tb = np.empty((tau.shape[0], STAGE))
-        ab = np.empty((6, STAGE))
         ob = np.empty((nud.shape[0], STAGE))
-        E3 = Eb.reshape((3, 3, STAGE))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
-            _stage(q, n0, nl, qb)
-            _stage(lc, n0, nl, lcb)
-            _stage(ls, n0, nl, lsb)
-            _stage(E0, n0, nl, Eb)
-            _stage(r0, n0, nl, rb)
-            _stage(nu, n0, nl, nub)
+            _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(tau, n0, nl, tb)
-            _stage(a0, n0, nl, ab)
             for n in range(nl):
                 _aba_one(
                     n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb, nub, tb, ab, arm, ob,
