@@ -51,6 +51,9 @@ __all__ = ["aba_par", "aba_ser", "crba_par", "crba_ser", "rnea_par", "rnea_ser"]
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
 _INL = {**_JIT, "inline": "always"}
 FREE = 6
+#: the ABA reports a joint whose articulated inertia ``d`` is at most this times the largest diagonal
+#: entry of its body's articulated inertia as singular
+SINGULAR = 1e-9
 #: a block's states are copied in groups of this many into small batch-last buffers: rows of a few
 #: cache lines, not of N columns (whose rows, N * 8 bytes apart, would compete for the same cache sets)
 STAGE = 16
@@ -363,7 +366,12 @@ def _aba_one(
         for x in range(6):
             U[i, x] = IA[i, x, ci]
         d = U[i, ci] + (arm[j] if has_arm else 0.0)
-        dinv = 1.0 / d
+        scale = 0.0
+        for x in range(6):
+            scale = max(scale, abs(IA[i, x, x]))
+        # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
+        # operations give the exact zero of a singular mass matrix where rounding here would not)
+        dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
         u = tau[j, n] - pA[i, ci]
         du[i, 0] = dinv
         du[i, 1] = u
