@@ -17,16 +17,21 @@ Algorithms (floating base, the same model for both libraries: ``bridge.to_feathe
 * ``ABA``: forward dynamics with an unactuated base — bridge's ``FDfb``, Pinocchio's ``aba``.
 
 For each batch size N: bridge called once on the whole batch (arrays (N, k) in, (N, k) out: the
-conversions of the public API are included); Pinocchio called in a Python loop over the N states
-(inputs already in Pinocchio's (q, v) layout); and Pinocchio's ``rneaInParallel`` /
-``abaInParallel`` (a C++ thread pool over the batch, one thread per CPU) where this Pinocchio has
-them (Pinocchio 4.1 has no ``crbaInParallel``: "n/a"). Before timing, bridge's results are checked against
-Pinocchio's (converted through bridge's Featherstone state, acceleration and force maps) and the
-worst relative difference is reported.
+conversions of the public API are included), by its compiled kernels (numba, parallel over the
+batch on ``--threads`` threads: ``bridge.backends.featherstone.compiled``; "n/a" without numba) and
+by its numpy kernels (``compiled.numpy_only()``); Pinocchio called in a Python loop over the N
+states (inputs already in Pinocchio's (q, v) layout); and Pinocchio's ``rneaInParallel`` /
+``abaInParallel`` (a C++ thread pool over the batch, ``--threads`` threads) where this Pinocchio
+has them (Pinocchio 4.1 has no ``crbaInParallel``: "n/a"). The last column is the target ratio:
+bridge (compiled, else numpy) over Pinocchio's parallel call, or over its loop where it has none
+(at most 1: bridge is as fast). Before timing, bridge's results are checked against Pinocchio's
+(converted through bridge's Featherstone state, acceleration and force maps) and the worst relative
+difference is reported.
 
-Every number is the best of several repeats (each repeat at least ~0.2 s, 0.05 s with --quick) of
-the time per state, garbage collection off. Output: a markdown table on stdout and the raw numbers
-in ``benchmarks/results/featherstone_batch.json`` (or ``--json PATH``).
+The implementations are timed interleaved: each of several rounds times every implementation once
+(at least ~0.2 s each, 0.05 s with --quick), and each keeps its best round (time per state, garbage
+collection off), so that a busy machine slows all of them alike. Output: a markdown table on stdout
+and the raw numbers in ``benchmarks/results/featherstone_batch.json`` (or ``--json PATH``).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from bridge.backends.featherstone import (
     CRBA,
     FDfb,
     IDfree,
+    compiled,
     featherstone_velocity_transform,
     to_featherstone,
     to_featherstone_acceleration,
@@ -57,26 +63,40 @@ from bridge.backends.pinocchio import from_pinocchio_state, pinocchio_layout, to
 from bridge.robots import robot_path
 
 
-def _best_time(fn, n_states: int, min_seconds: float, repeats: int = 5) -> float:
-    """Best time per state (seconds) of ``fn()`` processing ``n_states`` states."""
-    fn()  # warm-up
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    loops = max(1, int(min_seconds / once))
-    best = float("inf")
+def _best_times(fns: dict, n_states: int, min_seconds: float, rounds: int = 5) -> dict:
+    """Best time per state (seconds) of each ``fns[name]()`` processing ``n_states`` states (None
+    for a None entry), timed interleaved: each round runs every function once."""
+    live = {k: f for k, f in fns.items() if f is not None}
+    loops = {}
+    for k, fn in live.items():
+        fn()  # warm-up
+        t0 = time.perf_counter()
+        fn()
+        loops[k] = max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7)))
+    best = dict.fromkeys(live, float("inf"))
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            for _ in range(loops):
-                fn()
-            best = min(best, (time.perf_counter() - t0) / loops)
+        for _ in range(rounds):
+            for k, fn in live.items():
+                t0 = time.perf_counter()
+                for _ in range(loops[k]):
+                    fn()
+                best[k] = min(best[k], (time.perf_counter() - t0) / loops[k])
     finally:
         if gc_was:
             gc.enable()
-    return best / n_states
+    return {k: (best[k] / n_states if k in best else None) for k in fns}
+
+
+def _numpy(fn):
+    """``fn`` run by bridge's numpy kernels."""
+
+    def run():
+        with compiled.numpy_only():
+            return fn()
+
+    return run
 
 
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
@@ -152,24 +172,32 @@ def _time_size(model, fm, pm, data, pool, threads: int, N: int, rng, min_seconds
         fn = getattr(pin, name, None)
         if pool is None or fn is None:
             return None
-        return _best_time(lambda: fn(threads, pool, *arrays), N, min_seconds)
+        return lambda: fn(threads, pool, *arrays)
+
+    def impls(bridge_fn, loop, par):
+        return _best_times(
+            {
+                "bridge compiled": bridge_fn if compiled.available() else None,
+                "bridge numpy": _numpy(bridge_fn),
+                "pinocchio loop": loop,
+                "pinocchio parallel": par,
+            },
+            N,
+            min_seconds,
+        )
 
     return {
-        "RNEA": {
-            "bridge": _best_time(lambda: IDfree(fm, xfb, q, qd, a_fb, qdd), N, min_seconds),
-            "pinocchio loop": _best_time(pin_loop(pin.rnea, Q, V, A), N, min_seconds),
-            "pinocchio parallel": parallel("rneaInParallel", QT, VT, AT),
-        },
-        "CRBA": {
-            "bridge": _best_time(lambda: CRBA(fm, q, xfb), N, min_seconds),
-            "pinocchio loop": _best_time(pin_loop(pin.crba, Q), N, min_seconds),
-            "pinocchio parallel": parallel("crbaInParallel", QT),
-        },
-        "ABA": {
-            "bridge": _best_time(lambda: FDfb(fm, xfb, q, qd, tau), N, min_seconds),
-            "pinocchio loop": _best_time(pin_loop(pin.aba, Q, V, T), N, min_seconds),
-            "pinocchio parallel": parallel("abaInParallel", QT, VT, TT),
-        },
+        "RNEA": impls(
+            lambda: IDfree(fm, xfb, q, qd, a_fb, qdd),
+            pin_loop(pin.rnea, Q, V, A),
+            parallel("rneaInParallel", QT, VT, AT),
+        ),
+        "CRBA": impls(lambda: CRBA(fm, q, xfb), pin_loop(pin.crba, Q), parallel("crbaInParallel", QT)),
+        "ABA": impls(
+            lambda: FDfb(fm, xfb, q, qd, tau),
+            pin_loop(pin.aba, Q, V, T),
+            parallel("abaInParallel", QT, VT, TT),
+        ),
     }
 
 
@@ -178,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robot", default="iCubGazeboV2_5", help="robot name (bridge.robots)")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 8192], help="batch sizes N")
     parser.add_argument("--quick", action="store_true", help="short timing runs")
+    parser.add_argument(
+        "--threads", type=int, default=os.cpu_count() or 1, help="threads of numba and of Pinocchio's pool"
+    )
     parser.add_argument(
         "--mimic-independent",
         action="store_true",
@@ -206,7 +237,11 @@ def main(argv: list[str] | None = None) -> int:
     fm = to_featherstone(model)
     pm = to_pinocchio(model)
     data = pm.createData()
-    threads = os.cpu_count() or 1
+    threads = args.threads
+    if compiled.available():
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     pool = pin.ModelPool(pm, threads) if hasattr(pin, "ModelPool") else None
     min_seconds = 0.05 if args.quick else 0.2
     rng = np.random.default_rng(0)
@@ -229,17 +264,19 @@ def main(argv: list[str] | None = None) -> int:
 
     lines = [
         f"Per-state time (microseconds) on {args.robot} (nq = {pm.nq}, nv = {pm.nv}, {fm.NB} Featherstone "
-        f"bodies), pinocchio {pin.__version__}, numpy {np.__version__}, {threads} CPU(s)",
+        f"bodies), pinocchio {pin.__version__}, numpy {np.__version__}, {threads} thread(s) on "
+        f"{os.cpu_count()} CPU(s)",
         "",
-        "| N | algorithm | bridge (batched numpy) | Pinocchio, Python loop | Pinocchio *InParallel | "
-        "loop / bridge |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| N | algorithm | bridge compiled | bridge numpy | Pinocchio, Python loop | Pinocchio *InParallel | "
+        "bridge / Pinocchio (target <= 1) |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        ratio = r["pinocchio loop"] / r["bridge"]
+        ours = r["bridge compiled"] if r["bridge compiled"] is not None else r["bridge numpy"]
+        ref = r["pinocchio parallel"] if r["pinocchio parallel"] is not None else r["pinocchio loop"]
         lines.append(
-            f"| {r['N']} | {r['algorithm']} | {fmt(r['bridge'])} | {fmt(r['pinocchio loop'])} | "
-            f"{fmt(r['pinocchio parallel'])} | {ratio:.2f} |"
+            f"| {r['N']} | {r['algorithm']} | {fmt(r['bridge compiled'])} | {fmt(r['bridge numpy'])} | "
+            f"{fmt(r['pinocchio loop'])} | {fmt(r['pinocchio parallel'])} | {ours / ref:.2f} |"
         )
     lines.append("")
     lines.append(

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from . import compiled
 from .batch_math import (
     crf3,
     crm3,
@@ -87,6 +88,10 @@ def rnea(
     at once; the backward pass rotates each level's forces back and adds their products with
     Xtree'^T into the parents.
     """
+    if not fext:  # the compiled kernels (numba) when they are usable
+        tau = compiled.rnea(J, nu, nu_dot, a0, armature)
+        if tau is not None:
+            return tau
     tree, N = J.tree, J.N
     lv = tree.lv
     nb, nq = tree.nb, tree.nq
@@ -313,6 +318,9 @@ def crba(
     across rows: fast for the odd batch widths of :func:`.workspace.padded_width`). ``consume``: see
     :func:`_lv_composite`.
     """
+    H = compiled.crba(J, out, armature)  # the compiled kernels (numba) when they are usable
+    if H is not None:
+        return H
     tree, N = J.tree, J.N
     lv = tree.lv
     plan = lv.crba
@@ -384,6 +392,10 @@ def aba(
     (6, 7) blocks ``[IA | pA]``: one product ``S^T [IA | pA]`` gives ``U`` and ``S . pA``, one outer
     product updates both.
     """
+    if not fext:  # the compiled kernels (numba) when they are usable
+        nd = compiled.aba(J, nu, tau, a0, armature)
+        if nd is not None:
+            return nd
     tree, N = J.tree, J.N
     lv = tree.lv
     nb, nq, nv, off = tree.nb, tree.nq, tree.nv, lv.off

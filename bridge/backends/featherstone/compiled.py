@@ -1,0 +1,216 @@
+"""The compiled (numba) path of the batched RNEA, CRBA and ABA, and when it is taken.
+
+:func:`.kernels.rnea`, :func:`.kernels.crba` and :func:`.kernels.aba` call :func:`rnea`,
+:func:`crba` and :func:`aba` here first: with numba installed (the ``fast`` extra), the
+environment variable ``BRIDGE_NUMBA`` not ``0`` and no external forces, they run
+:mod:`.numba_kernels` (in parallel over the batch with numba's threads, ``numba.set_num_threads``,
+from :data:`PARALLEL_MIN` states; serially below) and return the result; otherwise None, and the
+numpy kernels run. Both give the same numbers to rounding (the tests compare them to 1e-12).
+
+:func:`numpy_only` switches the compiled path off in a ``with`` block (the tests and benchmarks
+compare the two paths in one process). numba is imported at the first call, not before.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
+
+from bridge.derivatives.select import compiled_kernels
+from bridge.errors import BridgeWarning
+from bridge.spatial import vee
+
+from .batch_math import x_motion
+from .joints import Joints
+from .tree import FREE, Tree
+
+__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
+
+#: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
+#: parallel launch costs a few microseconds)
+PARALLEL_MIN = 32
+
+_MODULE: list[ModuleType | None] = []  # [module or None] once looked up
+_OFF = threading.local()  # numpy_only() depth of this thread
+
+
+def _kernels() -> ModuleType | None:
+    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (as the compiled
+    derivatives decide: :func:`bridge.derivatives.select.compiled_kernels`), or the kernels failing
+    to load (then a :class:`bridge.BridgeWarning`). Looked up once per process."""
+    if not _MODULE:
+        module = None
+        if compiled_kernels() is not None:
+            try:
+                from . import numba_kernels as module
+            except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
+                warnings.warn(
+                    f"the compiled Featherstone kernels did not load ({exc}); the numpy kernels run",
+                    BridgeWarning,
+                    stacklevel=3,
+                )
+                module = None
+        _MODULE.append(module)
+    return _MODULE[0]
+
+
+def available() -> bool:
+    """Whether the compiled path is taken now (numba usable and not inside :func:`numpy_only`)."""
+    return getattr(_OFF, "depth", 0) == 0 and _kernels() is not None
+
+
+@contextmanager
+def numpy_only() -> Iterator[None]:
+    """Run the numpy kernels only (in this thread) inside the ``with`` block."""
+    _OFF.depth = getattr(_OFF, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _OFF.depth -= 1
+
+
+@dataclass(eq=False)
+class _Constants:
+    """A compiled tree's constants as the kernels take them (internal body order, float64/int64)."""
+
+    parent: np.ndarray  # (nb,)
+    code: np.ndarray  # (nb,)
+    vidx: np.ndarray  # (nb,)
+    qidx: np.ndarray  # (nb,) (-1 for a free body)
+    lvq: np.ndarray  # (nb,) row of the joint's cosine and sine in Joints.lc / Joints.ls (level order)
+    Et: np.ndarray  # (nb, 3, 3) Xtree = plux(Et, rt)
+    rt: np.ndarray  # (nb, 3)
+    I6: np.ndarray  # (nb, 6, 6) body inertias, body coordinates, angular first
+    mass: np.ndarray  # (nb,)
+    h: np.ndarray  # (nb, 3) first moments of mass
+    Ibar: np.ndarray  # (nb, 3, 3) rotational inertias about the body origins
+
+
+_CONSTANTS: weakref.WeakKeyDictionary[Tree, _Constants] = weakref.WeakKeyDictionary()
+
+
+def _constants(tree: Tree) -> _Constants:
+    c = _CONSTANTS.get(tree)
+    if c is None:
+        i64 = np.int64
+        c = _CONSTANTS[tree] = _Constants(
+            parent=np.array(tree.parent, dtype=i64),
+            code=np.array(tree.code, dtype=i64),
+            vidx=np.array(tree.vidx, dtype=i64),
+            qidx=np.array(tree.qidx, dtype=i64),
+            lvq=np.maximum(np.asarray(tree.lv.pos, dtype=i64) - tree.lv.off, 0),
+            Et=np.ascontiguousarray(tree.Et, dtype=np.float64),
+            rt=np.ascontiguousarray(tree.rt, dtype=np.float64),
+            I6=np.ascontiguousarray(tree.I, dtype=np.float64),
+            mass=np.ascontiguousarray(tree.mass, dtype=np.float64),
+            h=np.ascontiguousarray(vee(tree.I[:, :3, 3:])),
+            Ibar=np.ascontiguousarray(tree.I[:, :3, :3]),
+        )
+    return c
+
+
+def _c(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def _pose(J: Joints) -> tuple[np.ndarray, np.ndarray]:
+    """The base pose ``(E0 (9, N), r0 (3, N))`` of a free tree (placeholders for a fixed one)."""
+    if J.tree.code and J.tree.code[0] == FREE:
+        return _c(J.E0).reshape(9, -1), _c(J.r0)
+    return np.zeros((9, 1)), np.zeros((3, 1))
+
+
+def _zero_rows(x: np.ndarray | None, N: int) -> np.ndarray:
+    return np.empty((0, N)) if x is None else _c(x)
+
+
+def _armature(armature: np.ndarray | None) -> np.ndarray:
+    return np.empty(0) if armature is None else _c(armature)
+
+
+#: one parallel launch at a time: numba's fallback threading layer (workqueue, without TBB or OpenMP)
+#: aborts the process on concurrent launches; a call finding it taken runs the serial kernel
+_PARALLEL = threading.Lock()
+
+
+def _run(name: str, N: int, *args: np.ndarray) -> None:
+    """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread."""
+    import numba
+
+    if N >= PARALLEL_MIN and _PARALLEL.acquire(blocking=False):
+        try:
+            getattr(_kernels(), f"{name}_par")(*args, min(N, 4 * numba.get_num_threads()))
+        finally:
+            _PARALLEL.release()
+    else:
+        getattr(_kernels(), f"{name}_ser")(*args, 1)
+
+
+def rnea(
+    J: Joints, nu: np.ndarray | None, nu_dot: np.ndarray | None, a0: np.ndarray, armature: np.ndarray | None
+) -> np.ndarray | None:
+    """:func:`.kernels.rnea` without external forces (nv, N), or None off the compiled path."""
+    if not available():
+        return None
+    t, N = _constants(J.tree), J.N
+    E0, r0 = _pose(J)
+    tau = np.empty((J.tree.nv, N))
+    a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
+    _run(
+        "rnea", N,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.I6, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
+        _zero_rows(nu, N), _zero_rows(nu_dot, N), a0, _armature(armature), tau,
+    )  # fmt: skip
+    return tau
+
+
+def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.ndarray | None:
+    """:func:`.kernels.crba` (N, nv, nv) (into ``out`` when it is a C-contiguous float64 array), or
+    None off the compiled path."""
+    if not available():
+        return None
+    t, N, nv = _constants(J.tree), J.N, J.tree.nv
+    E0, r0 = _pose(J)
+    H = (
+        out
+        if out is not None and out.flags.c_contiguous and out.dtype == np.float64
+        else np.empty((N, nv, nv))
+    )
+    _run(
+        "crba", N,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H,
+    )  # fmt: skip
+    if out is not None and H is not out:
+        out[...] = H
+        return out
+    return H
+
+
+def aba(
+    J: Joints, nu: np.ndarray, tau: np.ndarray, a0: np.ndarray, armature: np.ndarray | None
+) -> np.ndarray | None:
+    """:func:`.kernels.aba` without external forces (nv, N), or None off the compiled path or when
+    the result is not finite (a joint or the base moving no inertia: the numpy kernel then says what
+    it says in that case)."""
+    if not available():
+        return None
+    t, N = _constants(J.tree), J.N
+    E0, r0 = _pose(J)
+    nud = np.empty((J.tree.nv, N))
+    if not J.tree.free and J.E0 is not None:  # the world's acceleration in the fixed base's coordinates
+        a0 = x_motion(J.E0, J.r0, np.broadcast_to(a0, (6, N)))
+    a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
+    _run(
+        "aba", N,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.I6, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
+        _c(nu), _c(tau), a0, _armature(armature), nud,
+    )  # fmt: skip
+    return nud if np.isfinite(nud).all() else None

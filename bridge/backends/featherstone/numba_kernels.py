@@ -1,0 +1,461 @@
+"""Compiled (numba) RNEA, CRBA and ABA over a batch of states, in parallel over the batch.
+
+The same algorithms as :mod:`.kernels` (the numpy reference, vectorised over the whole batch and
+looping over depth levels), compiled and state by state: each kernel runs ``prange`` over ``nblk``
+blocks of consecutive states (a few per thread); a block copies its inputs in groups of ``STAGE``
+states into small buffers and runs every state through the recursions over the bodies in scalar
+code (the helpers of :mod:`.numba_spatial`, inlined) on per-block scratch arrays: nothing is
+allocated per state. Transforms are kept as ``(E, r)`` of ``plux(E, r)``, the CRBA's composite
+inertias as ``(m, h, Ibar)``, the ABA's articulated inertias as 6x6 matrices moved to the parent by
+a congruence that uses the block structure of the transform. Everything is float64, in the tree's
+internal body order (parents before children) and body coordinates; inputs and outputs are
+batch-last like :mod:`.kernels`' (``q`` (nq, N), the joints' cosines and sines ``lc``/``ls`` (nq, N)
+of :class:`~.joints.Joints` in level order (row ``lvq[i]`` for body i), base poses ``E0`` (9, N),
+``r0`` (3, N), ...), except the CRBA's matrices (N, nv, nv), written straight into the caller's
+array.
+
+Conventions (spatial_v2's, see :mod:`.kernels`): joint codes 0..5 are Rx, Ry, Rz, Px, Py, Pz, 6 a
+free body (body 0 of a free tree, whose generalized velocity is its spatial velocity in world
+coordinates, the base wrench in world coordinates its force); ``a0`` (6, 1) or (6, N) the
+acceleration of the fixed world (``-a_grav``) in the coordinates of the tree's root (world
+coordinates for a free tree).
+
+This module imports numba at its top and is imported only through :mod:`.compiled` (numba
+installed, ``BRIDGE_NUMBA`` not ``0``). Compiled code is cached on disk (``cache=True``): the first
+call in a fresh environment compiles for about a minute.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .numba_spatial import (
+    _a0col,
+    _body_force,
+    _congruence_add,
+    _crm_axis,
+    _inertia_to_parent,
+    _joint_up,
+    _solve6,
+    _stage,
+    _unstage,
+    _xm,
+    _xm_inv,
+    _xsf,
+    _xtf,
+)
+
+__all__ = ["aba_par", "aba_ser", "crba_par", "crba_ser", "rnea_par", "rnea_ser"]
+
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy", "fastmath": {"contract"}}
+_INL = {**_JIT, "inline": "always"}
+FREE = 6
+#: the ABA reports a joint whose articulated inertia ``d`` is at most this times the largest diagonal
+#: entry of its body's articulated inertia as singular
+SINGULAR = 1e-9
+#: a block's states are copied in groups of this many into small batch-last buffers: rows of a few
+#: cache lines, not of N columns (whose rows, N * 8 bytes apart, would compete for the same cache sets)
+STAGE = 16
+
+
+@njit(**_INL)
+def _state_buffers(q, lc, ls, nu):
+    """The staging buffers of a block's joint positions, cosines, sines, base rotations (9 rows and
+    a (3, 3, STAGE) view) and origins, generalized velocities and the world's acceleration."""
+    Eb = np.empty((9, STAGE))
+    return (
+        np.empty((q.shape[0], STAGE)),
+        np.empty((lc.shape[0], STAGE)),
+        np.empty((ls.shape[0], STAGE)),
+        Eb,
+        Eb.reshape((3, 3, STAGE)),
+        np.empty((3, STAGE)),
+        np.empty((nu.shape[0], STAGE)),
+        np.empty((6, STAGE)),
+    )
+
+
+@njit(**_INL)
+def _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab):
+    """Copy the states ``n0 .. n0 + nl - 1`` of the joint data, base pose, velocities and the
+    world's acceleration into the buffers of :func:`_state_buffers`."""
+    _stage(q, n0, nl, qb)
+    _stage(lc, n0, nl, lcb)
+    _stage(ls, n0, nl, lsb)
+    _stage(E0, n0, nl, Eb)
+    _stage(r0, n0, nl, rb)
+    _stage(nu, n0, nl, nub)
+    _stage(a0, n0, nl, ab)
+
+
+# --------------------------------------------------------------------------- RNEA
+@njit(**_JIT)
+def _rnea_one(
+    n, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, XE, Xr, v, a, f, w
+):
+    nb = parent.shape[0]
+    a0n = _a0col(a0, n)
+    has_nu = nu.shape[0] > 0
+    has_nud = nud.shape[0] > 0
+    tmp = w[0]
+    for i in range(nb):
+        c = code[i]
+        if c == FREE:
+            for x in range(3):
+                Xr[i, x] = r0[x, n]
+                for y in range(3):
+                    XE[i, x, y] = E0[x, y, n]
+            for x in range(6):
+                tmp[x] = a0n[x] + (nud[x, n] if has_nud else 0.0)
+            _xm(XE[i], Xr[i], tmp, a[i])
+            if has_nu:
+                for x in range(6):
+                    tmp[x] = nu[x, n]
+                _xm(XE[i], Xr[i], tmp, v[i])
+            else:
+                v[i, :] = 0.0
+        else:
+            p = parent[i]
+            _joint_up(c, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+            if p >= 0:
+                _xm(XE[i], Xr[i], v[p], v[i])
+                _xm(XE[i], Xr[i], a[p], a[i])
+            else:
+                v[i, :] = 0.0
+                _xm(XE[i], Xr[i], a0n, a[i])
+            j = vidx[i]
+            if has_nu:
+                qd = nu[j, n]
+                v[i, c] += qd
+                _crm_axis(v[i], c, qd, a[i])
+            if has_nud:
+                a[i, c] += nud[j, n]
+        _body_force(I6[i], v[i], a[i], f[i], True)
+    for i in range(nb - 1, -1, -1):
+        c = code[i]
+        if c == FREE:
+            _xtf(XE[i], Xr[i], f[i], tmp, False)
+            for x in range(6):
+                tau[x, n] = tmp[x]
+            continue
+        j = vidx[i]
+        t = f[i, c]
+        if has_nud and arm.shape[0] > 0:
+            t += arm[j] * nud[j, n]
+        tau[j, n] = t
+        p = parent[i]
+        if p >= 0:
+            _xtf(XE[i], Xr[i], f[i], f[p], True)
+
+
+def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, nblk):
+    """Inverse dynamics: ``tau`` (nv, N) written; ``nu``/``nud`` (nv, N) or (0, N) for zero;
+    ``arm`` (nv,) or (0,); ``E0`` (9, N) (or (9, 1) for a fixed tree); ``nblk`` blocks of states."""
+    nb = parent.shape[0]
+    N = tau.shape[1]
+    for b in prange(nblk):
+        XE = np.empty((nb, 3, 3))
+        Xr = np.empty((nb, 3))
+        v = np.empty((nb, 6))
+        a = np.empty((nb, 6))
+        f = np.empty((nb, 6))
+        w = np.empty((2, 6))
+        qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
+        nudb = np.empty((nud.shape[0], STAGE))
+        tb = np.empty((tau.shape[0], STAGE))
+        stop = (b + 1) * N // nblk
+        for n0 in range(b * N // nblk, stop, STAGE):
+            nl = min(STAGE, stop - n0)
+            _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
+            _stage(nud, n0, nl, nudb)
+            for n in range(nl):
+                _rnea_one(
+                    n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb,
+                    nub, nudb, ab, arm, tb, XE, Xr, v, a, f, w,
+                )  # fmt: skip
+            _unstage(tb, n0, nl, tau)
+
+
+# --------------------------------------------------------------------------- CRBA
+@njit(**_JIT)
+def _crba_one(
+    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, XE, Xr, m, h, Ib, w, W
+):
+    nb = parent.shape[0]
+    nv = H.shape[1]
+    Hn = H[n]
+    Hn[:, :] = 0.0
+    for i in range(nb):
+        if code[i] == FREE:
+            for x in range(3):
+                Xr[i, x] = r0[x, n]
+                for y in range(3):
+                    XE[i, x, y] = E0[x, y, n]
+        else:
+            _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+        m[i] = mass[i]
+        h[i] = h0[i]
+        Ib[i] = Ib0[i]
+    for i in range(nb - 1, 0, -1):
+        p = parent[i]
+        if p >= 0:
+            m[p] += m[i]
+            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
+    F = w[0]
+    G = w[1]
+    for i in range(nb):
+        c = code[i]
+        if c == FREE:  # the whole tree's composite inertia in world coordinates
+            hw = w[3]
+            Iw = W[1]
+            hw[:] = 0.0
+            Iw[:, :] = 0.0
+            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
+            for x in range(3):
+                for y in range(3):
+                    Hn[x, y] = Iw[x, y]
+                Hn[3 + x, 3 + x] = m[i]
+            Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
+            Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
+            for x in range(3):
+                for y in range(3):
+                    Hn[3 + y, x] = Hn[x, 3 + y]
+            continue
+        # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
+        hi = h[i]
+        if c < 3:
+            for x in range(3):
+                F[x] = Ib[i, x, c]
+            F[3], F[4], F[5] = 0.0, 0.0, 0.0
+            k1 = (c + 1) % 3
+            k2 = (c + 2) % 3
+            F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
+            F[3 + k2] = hi[k1]
+        else:
+            k = c - 3
+            k1 = (k + 1) % 3
+            k2 = (k + 2) % 3
+            F[0], F[1], F[2] = 0.0, 0.0, 0.0
+            F[k1] = hi[k2]  # h^ e_k = h x e_k
+            F[k2] = -hi[k1]
+            F[3], F[4], F[5] = 0.0, 0.0, 0.0
+            F[c] = m[i]
+        j = vidx[i]
+        Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
+        k = i
+        while parent[k] >= 0:
+            _xtf(XE[k], Xr[k], F, G, False)
+            k = parent[k]
+            if code[k] == FREE:
+                _xtf(XE[k], Xr[k], G, F, False)
+                for x in range(6):
+                    Hn[x, j] = F[x]
+                    Hn[j, x] = F[x]
+                break
+            jk = vidx[k]
+            Hn[jk, j] = G[code[k]]
+            Hn[j, jk] = G[code[k]]
+            for x in range(6):
+                F[x] = G[x]
+    _ = nv
+
+
+def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, nblk):
+    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles)."""
+    nb = parent.shape[0]
+    N = H.shape[0]
+    for b in prange(nblk):
+        XE = np.empty((nb, 3, 3))
+        Xr = np.empty((nb, 3))
+        m = np.empty(nb)
+        h = np.empty((nb, 3))
+        Ib = np.empty((nb, 3, 3))
+        w = np.empty((4, 6))
+        W = np.empty((2, 3, 3))
+        qb = np.empty((q.shape[0], STAGE))
+        lcb = np.empty((lc.shape[0], STAGE))
+        lsb = np.empty((ls.shape[0], STAGE))
+        Eb = np.empty((9, STAGE))
+        E3 = Eb.reshape((3, 3, STAGE))
+        rb = np.empty((3, STAGE))
+        stop = (b + 1) * N // nblk
+        for n0 in range(b * N // nblk, stop, STAGE):
+            nl = min(STAGE, stop - n0)
+            _stage(q, n0, nl, qb)
+            _stage(lc, n0, nl, lcb)
+            _stage(ls, n0, nl, lsb)
+            _stage(E0, n0, nl, Eb)
+            _stage(r0, n0, nl, rb)
+            for n in range(nl):
+                _crba_one(
+                    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, qb, lcb, lsb, E3, rb,
+                    arm, H[n0:], XE, Xr, m, h, Ib, w, W,
+                )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- ABA
+# --------------------------------------------------------------------------- ABA
+@njit(**_JIT)
+def _aba_one(
+    n,
+    parent,
+    code,
+    vidx,
+    qidx,
+    lvq,
+    Et,
+    rt,
+    I6,
+    q,
+    lc,
+    ls,
+    E0,
+    r0,
+    nu,
+    tau,
+    a0,
+    arm,
+    nud,
+    XE,
+    Xr,
+    v,
+    c,
+    IA,
+    pA,
+    U,
+    du,
+    IA6,
+    W,
+    w,
+):
+    nb = parent.shape[0]
+    a0n = _a0col(a0, n)
+    has_arm = arm.shape[0] > 0
+    tmp = w[0]
+    for i in range(nb):
+        ci = code[i]
+        c[i, :] = 0.0
+        if ci == FREE:
+            for x in range(3):
+                Xr[i, x] = r0[x, n]
+                for y in range(3):
+                    XE[i, x, y] = E0[x, y, n]
+            for x in range(6):
+                tmp[x] = nu[x, n]
+            _xm(XE[i], Xr[i], tmp, v[i])
+        else:
+            p = parent[i]
+            _joint_up(ci, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+            if p >= 0:
+                _xm(XE[i], Xr[i], v[p], v[i])
+            else:
+                v[i, :] = 0.0
+            qd = nu[vidx[i], n]
+            v[i, ci] += qd
+            _crm_axis(v[i], ci, qd, c[i])
+        IA[i] = I6[i]
+        _body_force(I6[i], v[i], v[i], pA[i], False)
+    Ia = IA6
+    pa = w[1]
+    for i in range(nb - 1, -1, -1):
+        ci = code[i]
+        if ci == FREE:
+            continue
+        j = vidx[i]
+        for x in range(6):
+            U[i, x] = IA[i, x, ci]
+        d = U[i, ci] + (arm[j] if has_arm else 0.0)
+        scale = 0.0
+        for x in range(6):
+            scale = max(scale, abs(IA[i, x, x]))
+        # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
+        # operations give the exact zero of a singular mass matrix where rounding here would not)
+        dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
+        u = tau[j, n] - pA[i, ci]
+        du[i, 0] = dinv
+        du[i, 1] = u
+        p = parent[i]
+        if p < 0:
+            continue
+        # Ia = IA - U U^T / d, pa = pA + Ia c + U u / d
+        for x in range(6):
+            for y in range(6):
+                Ia[x, y] = IA[i, x, y] - U[i, x] * U[i, y] * dinv
+        for x in range(6):
+            s = pA[i, x] + U[i, x] * u * dinv
+            for y in range(6):
+                s += Ia[x, y] * c[i, y]
+            pa[x] = s
+        _congruence_add(XE[i], Xr[i], Ia, IA[p], W)
+        _xtf(XE[i], Xr[i], pa, pA[p], True)
+    acc = v  # the velocities are not needed any more: reuse them for the accelerations
+    for i in range(nb):
+        ci = code[i]
+        if ci == FREE:
+            # IA a + pA = the base wrench in body coordinates; a = X0 (a_base + a0)
+            for x in range(6):
+                tmp[x] = tau[x, n]
+            _xsf(XE[i], Xr[i], tmp, pa)
+            for x in range(6):
+                pa[x] -= pA[i, x]
+            Ia[:, :] = IA[i]
+            _solve6(Ia, pa, acc[i])
+            _xm_inv(XE[i], Xr[i], acc[i], tmp)
+            for x in range(6):
+                nud[x, n] = tmp[x] - a0n[x]
+            continue
+        p = parent[i]
+        if p >= 0:
+            _xm(XE[i], Xr[i], acc[p], tmp)
+        else:
+            _xm(XE[i], Xr[i], a0n, tmp)
+        s = 0.0
+        for x in range(6):
+            tmp[x] += c[i, x]
+            s += U[i, x] * tmp[x]
+        qdd = (du[i, 1] - s) * du[i, 0]
+        tmp[ci] += qdd
+        acc[i, :] = tmp
+        nud[vidx[i], n] = qdd
+
+
+def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, nblk):
+    """Forward dynamics: ``nud`` (nv, N) written (inf or NaN where a joint or the base moves no
+    inertia)."""
+    nb = parent.shape[0]
+    N = nud.shape[1]
+    for b in prange(nblk):
+        XE = np.empty((nb, 3, 3))
+        Xr = np.empty((nb, 3))
+        v = np.empty((nb, 6))
+        c = np.empty((nb, 6))
+        IA = np.empty((nb, 6, 6))
+        pA = np.empty((nb, 6))
+        U = np.empty((nb, 6))
+        du = np.empty((nb, 2))
+        IA6 = np.empty((6, 6))
+        W = np.empty((7, 3, 3))
+        w = np.empty((2, 6))
+        qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
+        tb = np.empty((tau.shape[0], STAGE))
+        ob = np.empty((nud.shape[0], STAGE))
+        stop = (b + 1) * N // nblk
+        for n0 in range(b * N // nblk, stop, STAGE):
+            nl = min(STAGE, stop - n0)
+            _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
+            _stage(tau, n0, nl, tb)
+            for n in range(nl):
+                _aba_one(
+                    n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb, nub, tb, ab, arm, ob,
+                    XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
+                )  # fmt: skip
+            _unstage(ob, n0, nl, nud)
+
+
+rnea_par = njit(parallel=True, **_JIT)(_rnea)
+rnea_ser = njit(**_JIT)(_rnea)
+crba_par = njit(parallel=True, **_JIT)(_crba)
+crba_ser = njit(**_JIT)(_crba)
+aba_par = njit(parallel=True, **_JIT)(_aba)
+aba_ser = njit(**_JIT)(_aba)
