@@ -302,3 +302,14 @@ register(
         loads=("urdf", "sdf"),
     )
 )
+register(
+    Library(
+        name="newton",
+        summary="Newton (NVIDIA Warp): base COM and angular velocity, world axes; quaternion x, y, z, w",
+        conventions={"newton": f"{_B}.newton.state:NEWTON"},
+        to_state=f"{_B}.newton.state:to_newton_state",
+        from_state=f"{_B}.newton.state:from_newton_state",
+        requires="newton",
+        extra="newton",
+    )
+)
