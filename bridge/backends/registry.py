@@ -82,6 +82,10 @@ class Library:
             Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``).
         exports: file kind -> ``"module:function"`` writing a bridge Model as the text of such a
             file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
+        rtol: the smallest relative tolerance the engine's arithmetic supports (0: float64 to
+            rounding; a float32 library states its floor): ``cross_validate`` compares the engine to
+            at least this tolerance and leaves out its finite-difference identities when the floor
+            exceeds their tolerance.
     """
 
     name: str
@@ -99,6 +103,7 @@ class Library:
     loads: tuple[str, ...] = ()
     imports: Mapping[str, str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
+    rtol: float = 0.0
 
     @property
     def installed(self) -> bool:
@@ -307,9 +312,13 @@ register(
         name="newton",
         summary="Newton (NVIDIA Warp): base COM and angular velocity, world axes; quaternion x, y, z, w",
         conventions={"newton": f"{_B}.newton.state:NEWTON"},
+        engine=f"{_B}.newton.engine:NewtonEngine",
+        to_model=f"{_B}.newton.model:to_newton",
+        from_model=f"{_B}.newton.model:from_newton",
         to_state=f"{_B}.newton.state:to_newton_state",
         from_state=f"{_B}.newton.state:from_newton_state",
         requires="newton",
         extra="newton",
+        rtol=1e-4,
     )
 )
