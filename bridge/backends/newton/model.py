@@ -5,9 +5,10 @@ rotational inertia about the COM, exactly; ``lock_inertia`` so nothing is recomp
 massless link stays massless) and one Newton joint per bridge joint, depth first from the base, in
 one articulation: a free joint from the world to the base (floating base) or a fixed joint (fixed
 base, at the identity: bridge's fixed base sits at ``world_H_base``, a state quantity that Newton's
-joint coordinates do not hold; the engine moves that joint's frame to it). A bridge joint ``parent_H_child(s) = rest @ H(axis, axis_origin, s)``
-becomes Newton's ``X_p J(s) X_c^-1`` with the joint frame at ``axis_origin`` in child axes:
-``X_c = (axis_origin, 1)``, ``X_p = rest @ X_c``, the axis in that frame. Joint damping, stiffness,
+joint coordinates do not hold; the engine moves that joint's frame to it). A bridge joint
+``parent_H_child(s) = rest @ H(axis, axis_origin, s)`` becomes Newton's ``X_p J(s) X_c^-1`` with
+the joint frame at ``axis_origin`` in child axes: ``X_c = (axis_origin, 1)``, ``X_p = rest @ X_c``,
+the axis in that frame. Joint damping, stiffness,
 targets and limit stiffness are zero (rigid-body dynamics only); limits are kept as bounds;
 armature is copied. Bodies and joints carry bridge's names as labels.
 
