@@ -15,11 +15,10 @@ import mujoco
 import numpy as np
 
 import bridge
-from bridge.backends import registry
 from bridge.backends.mujoco import from_mujoco_state, site_frame_name, to_mujoco
 from bridge.backends.mujoco.model import rigid_body_flags
 from bridge.conventions.convert import velocity_change
-from bridge.validation.check import available_engines
+from tests.helpers import float64_engines
 
 #: how many sites get their Jacobian compared (the first and the last ones; every site's pose is)
 JACOBIAN_SITES = 2
@@ -130,8 +129,9 @@ def engines_for(model: bridge.Model) -> list[str]:
     """The installed engines for a comparison with MuJoCo: pinocchio, idyntree, featherstone, drake
     when installed, and bridge's own mujoco engine when MuJoCo accepts bridge's rebuild of the model
     (a body holding several joints comes back as one body; a model MuJoCo refuses, e.g. a massless
-    leaf, leaves it out)."""
-    engines = [e for e in available_engines() if e != "mujoco"]
+    leaf, leaves it out). Float64 engines only (1e-10 comparisons): Newton's float32 engine is
+    compared to its floor in tests/backends/test_newton.py."""
+    engines = [e for e in float64_engines() if e != "mujoco"]
     try:
         to_mujoco(model)
         engines.append("mujoco")
@@ -207,16 +207,12 @@ def assert_engines_equal_mujoco(
 ) -> dict[str, float]:
     """Every engine in ``engines`` (default :func:`engines_for`) on ``model`` equals MuJoCo's own
     numbers on ``mm``: ``rtol`` relative for the dynamics and Jacobians, ``site_tol`` for the site
-    poses (see :func:`engine_errors`), or the engine's registry floor when larger (Newton's float32:
-    1e-4); returns the errors."""
+    poses (see :func:`engine_errors`); returns the errors."""
     engines = engines_for(model) if engines is None else list(engines)
     errors = engine_errors(model, mm, rng, engines, representation)
-
-    def tol(key: str) -> float:  # a float32 engine (Newton) to its registry floor
-        floor = registry.library(key.split()[0]).rtol
-        return max(site_tol if key.endswith(" sites") else rtol, floor)
-
-    bad = {k: v for k, v in errors.items() if not v <= tol(k)}  # NaN fails
+    bad = {
+        k: v for k, v in errors.items() if not v <= (site_tol if k.endswith(" sites") else rtol)
+    }  # NaN fails
     assert not bad, f"{model.name}: errors above {rtol:.0e} (site poses {site_tol:.0e}): " + ", ".join(
         f"{k} {v:.2e}" for k, v in bad.items()
     )

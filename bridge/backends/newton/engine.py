@@ -58,13 +58,20 @@ def _newton_model(model: Model) -> Any:
     return built
 
 
+def _float32(x: np.ndarray) -> np.ndarray:
+    """``x`` as float32 (values beyond its range become inf, without a numpy warning: the facade's
+    result checks then name the overflow)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(x, dtype=np.float32)
+
+
 class _Sample:
     """Newton's quantities at one state (float64 copies of its float32 arrays), computed lazily."""
 
     def __init__(
         self, engine: NewtonEngine, q: np.ndarray, qd: np.ndarray, gravity: np.ndarray, H: np.ndarray
     ) -> None:
-        self.e, self.q, self.qd, self.g = engine, q.astype(np.float32), qd.astype(np.float32), gravity
+        self.e, self.q, self.qd, self.g = engine, _float32(q), _float32(qd), gravity
         nm, wp = engine._nm, engine._wp
         self._root = None if engine.model.floating else xform(wp, H)
         self._place()
@@ -123,7 +130,7 @@ class _Sample:
         self._place()
         out = nm.state()
         control = nm.control()
-        control.joint_f.assign(np.asarray(tau, dtype=np.float32))
+        control.joint_f.assign(_float32(tau))
         e._solver().step(self.state, out, control, None, _DT)
         return (out.joint_qd.numpy().astype(float) - self.qd.astype(float)) / _DT
 
