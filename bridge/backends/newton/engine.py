@@ -17,10 +17,12 @@ representation at the boundary by one change of variables derived from the decla
   own coordinates (the solver's semi-implicit step is linear in dt in them; checked in
   tests/backends/test_newton.py).
 
-The frame bias accelerations and accelerations, the centre of mass and the centroidal momentum are
-not in Newton's API: they come from bridge's Featherstone engine in the user's representation; the
-derived quantities are the generic constructions. Newton computes in float32: results agree with
-float64 engines to about 1e-5 relative (:data:`RTOL`). A batch of states is evaluated state by state.
+The centre of mass, its velocity and Jacobian and the centroidal momentum are sums over Newton's
+body states (its twists are at the bodies' COMs already). The frame bias accelerations and
+accelerations are not in Newton's API: they come from bridge's Featherstone engine in the user's
+representation; the derived quantities are the generic constructions. Newton computes in float32:
+results agree with float64 engines to about 1e-5 relative (:data:`RTOL`). A batch of states is
+evaluated state by state.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from bridge.conventions.frames import frame_jacobian, frame_motion
 from bridge.conventions.native_state import to_native_state
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
+from bridge.spatial import Transform
 
 __all__ = ["RTOL", "NewtonEngine"]
 
@@ -150,6 +153,11 @@ class NewtonEngine(EngineBase):
         self._featherstone = engine_class("featherstone")(model, self.representation)
         self._convention = NEWTON.bound(self.model)
         self._index = {name: i for i, name in enumerate(body_order(self.model))}
+        links = [model.link(name).inertia for name in body_order(model)]
+        self._mass = np.array([float(i.mass) for i in links])
+        self._com = np.array([np.asarray(i.com, dtype=float) for i in links])
+        self._inertia = np.array([np.asarray(i.inertia_com, dtype=float) for i in links])
+        self._total = float(self._mass.sum())
         self._fs_solver = None
 
     def _solver(self) -> Any:
@@ -247,7 +255,40 @@ class NewtonEngine(EngineBase):
         J = self._stack(lambda s: s.J[self._index[link]])
         return self._cov.jacobian_back(frame_jacobian(H, J, decl, self.representation))
 
-    def __getattr__(self, name: str) -> Any:  # frame accelerations, COM, momentum: bridge's Featherstone
+    # ------------------------------------------------------------------ centre of mass, from the body states
+    def _bodies(self, s: _Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(R (nb, 3, 3), c (nb, 3), v (nb, 3))``: each body's rotation, COM and COM velocity in
+        world coordinates (Newton's body_q and body_qd: its twist is at the COM already)."""
+        q = s.body_q
+        quat = q[:, 3:7] / np.linalg.norm(q[:, 3:7], axis=-1, keepdims=True)
+        H = Transform.from_quaternion_xyzw(quat, q[:, :3])
+        R = H.matrix[:, :3, :3]
+        return R, q[:, :3] + np.einsum("bij,bj->bi", R, self._com), s.body_qd[:, :3]
+
+    def com_position(self) -> np.ndarray:
+        return self._stack(lambda s: self._mass @ self._bodies(s)[1] / self._total)
+
+    def com_velocity(self) -> np.ndarray:
+        return self._stack(lambda s: self._mass @ s.body_qd[:, :3] / self._total)
+
+    def com_jacobian(self) -> np.ndarray:
+        J = self._stack(lambda s: np.einsum("b,bij->ij", self._mass, s.J[:, :3, :]) / self._total)
+        return self._cov.jacobian_back(J)
+
+    def centroidal_momentum(self) -> np.ndarray:
+        """G[A], linear first: ``sum m v_c`` and ``sum R I_c R^T w + m (c - G) x v_c``."""
+
+        def one(s: _Sample) -> np.ndarray:
+            R, c, v = self._bodies(s)
+            w = s.body_qd[:, 3:]
+            G = self._mass @ c / self._total
+            Iw = np.einsum("bij,bjk,blk,bl->bi", R, self._inertia, R, w)
+            angular = Iw + self._mass[:, None] * np.cross(c - G, v)
+            return np.r_[self._mass @ v, angular.sum(axis=0)]
+
+        return self._stack(one)
+
+    def __getattr__(self, name: str) -> Any:  # frame accelerations: bridge's Featherstone
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._featherstone, name)
