@@ -319,6 +319,7 @@ register(
         from_state=f"{_B}.newton.state:from_newton_state",
         requires="newton",
         extra="newton",
+        info=f"{_B}.newton.info:info_column",
         rtol=1e-4,
     )
 )
