@@ -74,6 +74,12 @@ _LAZY = {
     "from_drake": "bridge.backends.drake",
     "to_drake_state": "bridge.backends.drake",
     "from_drake_state": "bridge.backends.drake",
+    "to_newton": "bridge.backends.newton",
+    "from_newton": "bridge.backends.newton",
+    "to_newton_state": "bridge.backends.newton",
+    "from_newton_state": "bridge.backends.newton",
+    "to_newton_body_velocities": "bridge.backends.newton",
+    "from_newton_body_velocities": "bridge.backends.newton",
     "KinDyn": "bridge.dynamics.kindyn",
     # stateless queries (bridge.dynamics.functional): bridge.mass_matrix(model, state, engine=...), ...
     **{name: "bridge.dynamics.functional" for name in _FUNCTIONAL},

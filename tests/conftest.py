@@ -1,4 +1,5 @@
-"""Shared pytest configuration: the --runslow flag for long sweeps, and hypothesis profiles.
+"""Shared pytest configuration: the --runslow flag for long sweeps, hypothesis profiles, warp's
+kernel cache.
 
 Hypothesis runs derandomized by default (the same examples on every machine, so CI cannot fail on
 an example nobody saw locally); ``--hypothesis-profile=explore`` draws fresh random examples, more
@@ -7,12 +8,19 @@ of them.
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 from hypothesis import settings
 
 settings.register_profile("default", derandomize=True, deadline=None, print_blob=True)
 settings.register_profile("explore", derandomize=False, deadline=None, max_examples=500, print_blob=True)
 settings.load_profile("default")
+
+# warp (the Newton engine) compiles its kernels once and caches them: in a temporary directory that
+# outlives the run (read by warp when it starts, so without importing it here)
+os.environ.setdefault("WARP_CACHE_PATH", os.path.join(tempfile.gettempdir(), "bridge-warp-kernels"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

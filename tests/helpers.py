@@ -9,6 +9,15 @@ from bridge.model.model import Frame, Joint, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
 
+def float64_engines() -> tuple[str, ...]:
+    """The installed engines that compute in float64 (registry floor ``rtol`` 0): what comparisons
+    at 1e-10 take. A float32 engine (Newton) is compared to its floor in its own tests and through
+    ``cross_validate``, which applies the floor."""
+    from bridge.backends import registry
+
+    return tuple(e for e in registry.available_engines() if registry.library(e).rtol == 0.0)
+
+
 def random_transform(rng: np.random.Generator, batch: tuple[int, ...] = ()) -> Transform:
     q = rng.normal(size=(*batch, 4))
     return Transform.from_quaternion_xyzw(

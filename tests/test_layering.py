@@ -43,13 +43,15 @@ LIBRARY_HOME = {
     "idyntree": "bridge.backends.idyntree",
     "mujoco": "bridge.backends.mujoco",
     "pydrake": "bridge.backends.drake",
+    "newton": "bridge.backends.newton",
+    "warp": "bridge.backends.newton",
 }
 #: array libraries -> the modules that alone may import them (array functions come from one place)
 ARRAY_HOME = {
     "jax": ("bridge.spatial.xp",),
     "casadi": ("bridge.spatial.xp_casadi", "bridge.conventions.casadi_functions"),
 }
-LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "newton", "warp", "torch")
+LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "torch")
 BACKENDS = "bridge.backends"
 MAX_TOP_MODULES = 10
 MAX_LINES = 700

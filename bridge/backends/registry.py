@@ -86,6 +86,10 @@ class Library:
         size_check: ``"module:function"``, ``check(model) -> str | None``: why the library's engine
             refuses a model this large (None: it takes it), from the bridge model alone, without
             importing the library (``bridge.backends.limits``); None: no limit.
+        rtol: the smallest relative tolerance the engine's arithmetic supports (0: float64 to
+            rounding; a float32 library states its floor): ``cross_validate`` compares the engine to
+            at least this tolerance and leaves out its finite-difference identities when the floor
+            exceeds their tolerance.
     """
 
     name: str
@@ -104,6 +108,7 @@ class Library:
     imports: Mapping[str, str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
     size_check: str | None = None
+    rtol: float = 0.0
 
     @property
     def installed(self) -> bool:
@@ -315,5 +320,21 @@ register(
         info=f"{_B}.drake.info:info_column",
         loads=("urdf", "sdf"),
         size_check=f"{_B}.drake.size:size_problem",
+    )
+)
+register(
+    Library(
+        name="newton",
+        summary="Newton (NVIDIA Warp): base COM and angular velocity, world axes; quaternion x, y, z, w",
+        conventions={"newton": f"{_B}.newton.state:NEWTON"},
+        engine=f"{_B}.newton.engine:NewtonEngine",
+        to_model=f"{_B}.newton.model:to_newton",
+        from_model=f"{_B}.newton.model:from_newton",
+        to_state=f"{_B}.newton.state:to_newton_state",
+        from_state=f"{_B}.newton.state:from_newton_state",
+        requires="newton",
+        extra="newton",
+        info=f"{_B}.newton.info:info_column",
+        rtol=1e-4,
     )
 )

@@ -462,6 +462,7 @@ def change_of_variables(
     state.check_model(model)
     o = state.ops
     joints = JointOrder.between(model, source, target)
+    source, target = source.bound(model), target.bound(model)
     if not model.floating:
         return ChangeOfVariables(None, None, joints, _reorder(o, state.s_dot, source, model), ops=o)
     H = state.world_H_base

@@ -13,6 +13,7 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ class Convention:
     joint_order: Callable[[Model], np.ndarray | None] | None = None
     configuration: Configuration | None = None
     _perms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+    _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.velocity, BaseVelocity):
@@ -74,6 +76,24 @@ class Convention:
             if conv.velocity.same_frame(self.velocity):
                 return rep
         return None
+
+    def bound(self, model: Model) -> Convention:
+        """This convention with its model-dependent base point filled in from ``model`` (the base
+        link's centre of mass for ``Point.BASE_COM``, in base axes); itself when its base velocity
+        needs nothing from the model. Made once per model; every map takes the bound one."""
+        if not self.velocity.needs_model:
+            return self
+        try:
+            cached = self._bound.get(model)
+        except TypeError:  # not weak-referenceable: no cache
+            cached = None
+        if cached is None:
+            com = model.link(model.base).inertia.com
+            cached = Convention(self.name, self.velocity.bound(com), self.joint_order, self.configuration)
+            object.__setattr__(cached, "_perms", self._perms)
+            with contextlib.suppress(TypeError):
+                self._bound[model] = cached
+        return cached
 
     def maps(self, world_H_base, v_body: np.ndarray) -> BaseMaps:
         """The base maps of this convention at a pose and BODY base velocity (..., 6)."""

@@ -1,8 +1,9 @@
 """A library's conventions, declared as data, and the base maps derived from the declaration.
 
 Each library writes the floating base's velocity its own way. A :class:`BaseVelocity` says how:
-the point whose linear velocity is given (the base origin, or the body point passing through the
-world origin: the "spatial" velocity), the axes of the linear part and of the angular part (the
+the point whose linear velocity is given (the base origin, the body point passing through the
+world origin: the "spatial" velocity, or the base link's centre of mass), the axes of the linear
+part and of the angular part (the
 base's own axes or the world's), and the order of the two halves. A :class:`Configuration` says how
 the base pose sits in the configuration vector (quaternion order, quaternion before or after the
 position) and how a continuous joint is stored. That is all a convention is; every map between two
@@ -15,7 +16,8 @@ With ``R = A_R_B``, ``p = A_o_B`` and the BODY velocity ``v_B = (v, omega)`` (li
 
 * ``P = 1`` (linear part in body axes) or ``R`` (world axes);
 * ``Q = 0`` (velocity of the base origin), ``p^ R`` (of the body point at the world origin, world
-  axes) or ``(R^T p)^`` (the same point, body axes);
+  axes) or ``(R^T p)^`` (the same point, body axes), ``-(R c)^ R = -R c^`` (of the base's centre of
+  mass ``c``, a constant vector in base axes, world axes) or ``-c^`` (the same point, body axes);
 * ``S = 1`` (angular part in body axes) or ``R`` (world axes).
 
 ``L`` is block upper triangular with rotation diagonal blocks, so ``L^-1 = [[P^T, -P^T Q S^T],
@@ -23,17 +25,23 @@ With ``R = A_R_B``, ``p = A_o_B`` and the BODY velocity ``v_B = (v, omega)`` (li
 ``d/dt p = R v`` block by block (:meth:`BaseVelocity.maps`), and ``d/dt L^-1 = -L^-1 L_dot L^-1``.
 The three neutral representations are three declarations (:data:`BODY_VELOCITY`,
 :data:`INERTIAL_VELOCITY`, :data:`MIXED_VELOCITY`); so are Pinocchio's (BODY), MuJoCo's free joint
-(origin velocity in world axes, angular velocity in body axes), Drake's (MIXED, angular first) and
-Featherstone's (INERTIAL, angular first). docs/theory.md derives the blocks.
+(origin velocity in world axes, angular velocity in body axes), Drake's (MIXED, angular first),
+Featherstone's (INERTIAL, angular first) and Newton's (the base COM's velocity and the angular
+velocity, world axes). docs/theory.md derives the blocks.
+
+A velocity at the base's centre of mass (:attr:`Point.BASE_COM`) needs one number from the model,
+``c``: the declaration names the point, :meth:`BaseVelocity.bound` fills in the model's value
+(:meth:`bridge.conventions.convention.Convention.bound` does it once per model), and every map is
+derived from the bound declaration.
 
 This module is neutral: it names no library.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
-from functools import cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -67,6 +75,7 @@ class Point(str, Enum):
 
     BASE_ORIGIN = "base_origin"  # the origin of the base frame (d/dt A_o_B)
     WORLD_ORIGIN = "world_origin"  # the body point passing through the world origin (spatial)
+    BASE_COM = "base_com"  # the base link's centre of mass, a body-fixed point (d/dt (A_o_B + R c))
 
 
 class Axes(str, Enum):
@@ -122,12 +131,15 @@ class BaseVelocity:
         linear_axes: the axes of the linear half.
         angular_axes: the axes of the angular half.
         ordering: which half comes first.
+        com: for ``Point.BASE_COM``, the base link's centre of mass ``c`` (3 floats, base axes);
+            None until :meth:`bound` to a model (the maps need it).
     """
 
     point: Point
     linear_axes: Axes
     angular_axes: Axes
     ordering: Ordering = Ordering.LINEAR_FIRST
+    com: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
         for name, kind in (("point", Point), ("linear_axes", Axes), ("angular_axes", Axes)):
@@ -142,17 +154,45 @@ class BaseVelocity:
             object.__setattr__(self, "ordering", Ordering(self.ordering))
         except ValueError:
             raise InvalidValueError(f"BaseVelocity.ordering: {self.ordering!r} is not an Ordering") from None
+        if self.com is not None:
+            c = np.asarray(self.com, dtype=float)
+            if c.shape != (3,) or not np.all(np.isfinite(c)) or self.point is not Point.BASE_COM:
+                raise InvalidValueError(
+                    f"BaseVelocity.com: {self.com!r} must be 3 finite numbers, for Point.BASE_COM only"
+                )
+            object.__setattr__(self, "com", tuple(float(x) for x in c))
+
+    # ------------------------------------------------------------------ the model's point
+    @property
+    def needs_model(self) -> bool:
+        """The declaration names a model-dependent point whose value is not filled in yet."""
+        return self.point is Point.BASE_COM and self.com is None
+
+    def bound(self, com: Any) -> BaseVelocity:
+        """This declaration with the base's centre of mass ``com`` (3,) (base axes) filled in (itself
+        when its point does not depend on the model)."""
+        if self.point is not Point.BASE_COM:
+            return self
+        return replace(self, com=tuple(float(x) for x in np.asarray(com, dtype=float).reshape(3)))
+
+    def _com(self) -> tuple[float, float, float]:
+        if self.com is None:
+            raise InvalidValueError(
+                f"{self}: a base velocity at the base's centre of mass needs the model "
+                "(BaseVelocity.bound(com) or Convention.bound(model))"
+            )
+        return self.com
 
     # ------------------------------------------------------------------ structure
     @property
-    def frame(self) -> tuple[Point, Axes, Axes]:
+    def frame(self) -> tuple[Point, Axes, Axes, tuple[float, float, float] | None]:
         """What the velocity measures, whatever the order of its halves."""
-        return self.point, self.linear_axes, self.angular_axes
+        return self.point, self.linear_axes, self.angular_axes, self.com
 
     @property
     def is_body(self) -> bool:
         """``L`` is a constant (the identity up to the order of the halves)."""
-        return self.frame == (Point.BASE_ORIGIN, Axes.BODY, Axes.BODY)
+        return self.frame == (Point.BASE_ORIGIN, Axes.BODY, Axes.BODY, None)
 
     def same_frame(self, other: BaseVelocity) -> bool:
         """The two differ at most in the order of their halves (``L_a L_b^-1`` is constant)."""
@@ -175,6 +215,8 @@ class BaseVelocity:
         S = rotation(1 if self.angular_axes is Axes.WORLD else 0)
         if self.point is Point.BASE_ORIGIN:
             Q = ZERO
+        elif self.point is Point.BASE_COM:  # -(R c)^ R = -R c^ (world axes) or -c^ (body axes)
+            Q = Block((Term(True, 1, 1, -1.0, True),) if world_lin else (Term(True, 0, 0, -1.0, True),))
         elif world_lin:  # p^ R
             Q = Block((Term(True, 0, 1),))
         else:  # (R^T p)^
@@ -187,20 +229,24 @@ class BaseVelocity:
         declaration."""
         return _symbolic_matrices(self)
 
-    def body_rate(self) -> tuple[int, int]:
-        """``(c_wv, c_q)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w); 0]``
-        (``v_B = (v, w)``, ``q = R^T p``): :meth:`rate` times the velocity, in closed form
-        (``W v = w x v`` for world axes; the off-diagonal block times ``w`` is ``v x w`` for the world
-        origin in world axes and ``(v - w x q) x w`` in body axes; the angular half ``W w = 0``). The
-        single-state paths take ``T_dot nu`` from it (:mod:`bridge.conventions.single_state`)."""
-        c_wv = 1 if self.linear_axes is Axes.WORLD else 0
-        c_q = 0
+    def body_rate(self) -> tuple[int, int, int]:
+        """``(c_wv, c_q, c_c)`` with ``L^-1 L_dot v_B = [c_wv (w x v) + c_q ((v - w x q) x w)
+        + c_c (w x (w x c)); 0]`` (``v_B = (v, w)``, ``q = R^T p``, ``c`` the base COM): :meth:`rate`
+        times the velocity, in closed form (``W v = w x v`` for world axes; the off-diagonal block
+        times ``w`` is ``v x w`` for the world origin in world axes, ``(v - w x q) x w`` in body axes,
+        ``-w x (c x w)`` for the COM in world axes; the angular half ``W w = 0``). The single-state
+        paths take ``T_dot nu`` from it (:mod:`bridge.conventions.single_state`)."""
+        world_lin = self.linear_axes is Axes.WORLD
+        c_wv = 1 if world_lin else 0
+        c_q = c_c = 0
         if self.point is Point.WORLD_ORIGIN:
-            if self.linear_axes is Axes.WORLD:
+            if world_lin:
                 c_wv -= 1
             else:
                 c_q = 1
-        return c_wv, c_q
+        elif self.point is Point.BASE_COM and world_lin:
+            c_c = 1
+        return c_wv, c_q, c_c
 
     def rate(self, world_H_base: object, v_body: Any, ops: Ops | None = None) -> Any | None:
         """``Omega = L^-1 L_dot`` (..., 6, 6), the rate of the declared frame seen from the body, at a
@@ -211,7 +257,8 @@ class BaseVelocity:
         * ``P^T P_dot`` = W for a linear half in world axes, else 0; ``S^T S_dot`` likewise;
         * ``P^T Q_dot - P^T Q S^T S_dot`` = 0 at the base origin; at the world origin ``v^ + q^ W``
           (linear half in world axes) or ``(v - w x q)^`` (in body axes), minus ``q^ W`` when the
-          angular half is in world axes.
+          angular half is in world axes; at the base COM ``c`` (constant in base axes) ``-W c^``
+          for a linear half in world axes, plus ``c^ W`` for an angular half in world axes.
 
         ``L_dot = L Omega`` and ``d/dt L^-1 = -Omega L^-1``; :meth:`body_rate` is ``Omega v_B``."""
         if self.is_body:
@@ -226,6 +273,11 @@ class BaseVelocity:
         bottom_right = W if world_ang else zero
         if self.point is Point.BASE_ORIGIN:
             corner = zero
+        elif self.point is Point.BASE_COM:
+            C = o.skew(o.constant(self._com(), W))
+            corner = o.matmul(C, W) if world_ang else zero
+            if world_lin:
+                corner = corner - o.matmul(W, C)
         elif world_lin and world_ang:  # v^ + q^ W - q^ W
             corner = o.skew(v)
         else:
@@ -252,12 +304,13 @@ class BaseVelocity:
             L = _SWAP_MATRIX if self.swap else np.eye(6)
             return o.constant(L, R), o.constant(L.T, R)
         (P, Q, S), (Pi, Qi, Si) = self.symbolic_matrices()
+        k = self._com() if self.point is Point.BASE_COM else None
         L = L_inv = None
         if which[0]:
-            L = _assemble(o, *(evaluate(b, R, p, o) for b in (P, Q, S)), R)
+            L = _assemble(o, *(evaluate(b, R, p, o, k) for b in (P, Q, S)), R)
             L = o.mtake_rows(L, _SWAP) if self.swap else L
         if which[1]:
-            L_inv = _assemble(o, *(evaluate(b, R, p, o) for b in (Pi, Qi, Si)), R)
+            L_inv = _assemble(o, *(evaluate(b, R, p, o, k) for b in (Pi, Qi, Si)), R)
             L_inv = o.mtake_cols(L_inv, _SWAP) if self.swap else L_inv
         return L, L_inv
 
@@ -278,7 +331,7 @@ _SWAP_MATRIX = np.eye(6)[_SWAP]
 _SWAP_MATRIX.setflags(write=False)
 
 
-@cache
+@lru_cache(maxsize=512)
 def _symbolic_matrices(decl: BaseVelocity) -> tuple[tuple[Block, Block, Block], tuple[Block, Block, Block]]:
     P, Q, S = decl.symbolic_blocks()
     return (P, Q, S), (P.T, -(P.T @ Q @ S.T), S.T)

@@ -181,7 +181,7 @@ def to_native_state(model: Model, state: State, convention: Convention) -> tuple
         quat = o.vtake(quat, _WXYZ)
     base = [quat, p] if config.quaternion_first else [p, quat]
     q = o.vcat([*base, q_joints])
-    v = o.vcat([native_base_velocity(state, convention), v_joints])
+    v = o.vcat([native_base_velocity(state, convention.bound(model)), v_joints])
     return q, v
 
 
@@ -236,7 +236,7 @@ def from_native_state(
     if not model.floating:
         return State(Transform.identity(batch), s, np.zeros((*batch, 6)), s_dot, representation)
     H = _base_pose(q, config, normalize, what, names[0], convention.name)
-    vb = base_velocity_from_native(H, v[..., :6], convention, representation)
+    vb = base_velocity_from_native(H, v[..., :6], convention.bound(model), representation)
     return State(H, s, vb, s_dot, representation)
 
 
@@ -303,5 +303,5 @@ def _from_foreign(
         quat = o.vtake(quat, _XYZW)
     pos = config.position_slice
     H = Transform(o.pose(quaternion_xyzw_to_rotation(quat, o), o.vpart(q, pos.start, pos.stop)), check=False)
-    vb = base_velocity_from_native(H, o.vpart(v, 0, 6), convention, representation)
+    vb = base_velocity_from_native(H, o.vpart(v, 0, 6), convention.bound(model), representation)
     return State(H, s, vb, s_dot, representation)

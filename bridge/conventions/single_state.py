@@ -8,11 +8,12 @@ once, when an engine is made:
 * ``X`` and ``X^-1`` are composed symbolically from the declarations' blocks
   (:meth:`~bridge.conventions.declaration.BaseVelocity.symbolic_matrices`,
   :mod:`bridge.conventions.blocks`); their rotation parts become one index map into the pose
-  ``H`` (a single ``H.take``), their skew terms ``c (R^a p)^ R^b`` a small product each;
+  ``H`` (a single ``H.take``), their skew terms ``c (R^a p)^ R^b`` a small product each (with
+  the constant ``k^`` of a body-fixed point, the base COM, in place of ``p^`` where declared);
 * ``T_dot nu`` (its base part) is ``L_t (r_t - r_s)`` with ``r = L^-1 L_dot v_B`` of each
   declaration (:meth:`~bridge.conventions.declaration.BaseVelocity.body_rate`): its angular part is
-  zero and its linear part ``P_t (c_wv (w x v) + c_q ((v - w x q) x w))``, evaluated lazily in
-  Python floats from the BODY base velocity.
+  zero and its linear part ``P_t (c_wv (w x v) + c_q ((v - w x q) x w) + c_c (w x (w x k)))``,
+  evaluated lazily in Python floats from the BODY base velocity.
 
 Nothing here is derived a second time: a new declaration gets its single-state path by being
 declared. :class:`SingleBias` is the lazy ``T_dot nu`` that
@@ -68,9 +69,11 @@ class _Compiled:
     """One (6, 6) matrix of block expressions, compiled: an index map for its rotation parts and
     the skew terms ``(rows, cols, term)`` added after the take."""
 
-    __slots__ = ("_terms", "index", "skews")
+    __slots__ = ("_Kk", "_terms", "index", "skews")
 
-    def __init__(self, blocks: tuple[Block, Block, Block], row_swap: bool, col_swap: bool) -> None:
+    def __init__(
+        self, blocks: tuple[Block, Block, Block], row_swap: bool, col_swap: bool, k: tuple | None = None
+    ) -> None:
         index = np.full((6, 6), _ZERO, dtype=np.intp)
         skews: list[tuple[slice, slice, Term]] = []
         for (r, c), block in zip(((0, 0), (0, 3), (3, 3)), blocks, strict=True):
@@ -90,8 +93,14 @@ class _Compiled:
         if row_swap or col_swap:
             skews = [(_swapped(r) if row_swap else r, _swapped(c) if col_swap else c, t) for r, c, t in skews]
         self.skews = tuple(skews)
-        # each skew term c (R^a p)^ R^b as c R^a p^ R^(b - a): (rows, cols, a, b - a, c)
-        self._terms = tuple((r, c, t.a, t.b - t.a, t.coef) for r, c, t in skews)
+        # each skew term c (R^a p)^ R^b as c R^a p^ R^(b - a): (rows, cols, a, b - a, c, fixed)
+        self._terms = tuple((r, c, t.a, t.b - t.a, t.coef, t.fixed) for r, c, t in skews)
+        #: k^ (3, 3) of the declaration's body-fixed point (the base COM), when a term has it
+        self._Kk = None
+        if any(t.fixed for _, _, t in skews):
+            if k is None:
+                raise InvalidValueError("single-state change of variables: no value for the body-fixed point")
+            self._Kk = skew_of_origin([[0.0, 0.0, 0.0, k[0]], [0.0, 0.0, 0.0, k[1]], [0.0, 0.0, 0.0, k[2]]])
         for term in self._terms:
             if term[3] not in (-1, 0, 1):
                 raise InvalidValueError(f"single-state change of variables: R^{term[3]} in {term}")
@@ -104,8 +113,9 @@ class _Compiled:
             if K is None:
                 K = skew_of_origin(rows)
             R = H[:3, :3]
-            for r, c, a, e, coef in self._terms:  # coef R^a p^ R^e
-                M = K if not a else (R if a == 1 else R.T).dot(K)
+            for r, c, a, e, coef, fixed in self._terms:  # coef R^a p^ R^e (k^ for a fixed point)
+                M = self._Kk if fixed else K
+                M = M if not a else (R if a == 1 else R.T).dot(M)
                 if e:
                     M = M.dot(R if e == 1 else R.T)
                 if coef == 1.0:
@@ -139,8 +149,10 @@ class SingleBaseChange:
 
     __slots__ = (
         "_P_t",
+        "_c_c",
         "_c_q",
         "_c_wv",
+        "_k",
         "_lin",
         "_to_body",
         "_x",
@@ -157,19 +169,27 @@ class SingleBaseChange:
         _, L_t_inv = target.symbolic_matrices()
         s_swap = source.ordering is Ordering.ANGULAR_FIRST
         t_swap = target.ordering is Ordering.ANGULAR_FIRST
+        if source.com is not None and target.com is not None and source.com != target.com:
+            raise InvalidValueError("single-state change of variables: two different base COMs")
+        self._k = k = source.com if source.com is not None else target.com
+        if k is None and (source.needs_model or target.needs_model):
+            raise InvalidValueError(
+                "single-state change of variables: a base velocity at the base COM needs the model "
+                "(BaseVelocity.bound)"
+            )
         X_blocks, X_inv_blocks = _compose(L_t, L_s_inv), _compose(L_s, L_t_inv)
-        self._x = _Compiled(X_blocks, t_swap, s_swap)
-        self._x_inv = _Compiled(X_inv_blocks, s_swap, t_swap)
+        self._x = _Compiled(X_blocks, t_swap, s_swap, k)
+        self._x_inv = _Compiled(X_inv_blocks, s_swap, t_swap, k)
         # X^-1 is X^T with its off-diagonal block moved up when the blocks say so (rotations on the
         # diagonal, X^-1's upper block the transpose of X's): a transpose instead of products
         P, Q, S = X_blocks
         self.inverse_by_transpose = not (s_swap or t_swap) and X_inv_blocks == (P.T, Q.T, S.T)
-        self._to_body = _Compiled(L_s_inv, False, s_swap)  # v_B from the source velocity
+        self._to_body = _Compiled(L_s_inv, False, s_swap, k)  # v_B from the source velocity
         self.constant = not self._x.skews and all(i in (_ZERO, _ONE) for i in self._x.index.ravel().tolist())
         self.identity = self.constant and np.array_equal(self._x.index, _rotation_index6())
-        (c_wv_t, c_q_t), (c_wv_s, c_q_s) = target.body_rate(), source.body_rate()
-        self._c_wv, self._c_q = c_wv_t - c_wv_s, c_q_t - c_q_s
-        self.bias_free = self._c_wv == 0 and self._c_q == 0
+        (c_wv_t, c_q_t, c_c_t), (c_wv_s, c_q_s, c_c_s) = target.body_rate(), source.body_rate()
+        self._c_wv, self._c_q, self._c_c = c_wv_t - c_wv_s, c_q_t - c_q_s, c_c_t - c_c_s
+        self.bias_free = self._c_wv == 0 and self._c_q == 0 and self._c_c == 0
         self._P_t = L_t[0].rotation  # the target's P: R^0 or R^1
         self._lin = slice(3, 6) if t_swap else slice(0, 3)
 
@@ -197,18 +217,20 @@ def _rotation_index6() -> np.ndarray:
 
 class SingleBias:
     """``T_dot nu`` (its base part, (6,)) of one state, evaluated on first use from a buffer with
-    the BODY base velocity: ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w)); 0]`` in the target's
+    the BODY base velocity: ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w) + c_c (w x (w x k))); 0]``
+    (``k`` the base COM) in the target's
     order (see :class:`SingleBaseChange`). Only the linear half is ever non-zero; when it is
     ``c_wv (w x v)`` alone (every registered pair but body-axes world-origin ones and targets in
     world axes) it is added, written or taken off in three lines of Python floats."""
 
-    __slots__ = ("H", "_c", "_i", "_k", "_rotate", "_simple", "change", "v_body")
+    __slots__ = ("H", "_c", "_cc", "_i", "_k", "_rotate", "_simple", "change", "v_body")
 
     def __init__(self, change: SingleBaseChange, H: np.ndarray, v_body: np.ndarray) -> None:
         self.change, self.H, self.v_body = change, H, v_body
         self._c, self._k, self._rotate = change._c_wv, change._c_q, change._P_t == 1
+        self._cc = change._c_c
         self._i = change._lin.start
-        self._simple = not self._k and not self._rotate
+        self._simple = not self._k and not self._rotate and not self._cc
 
     def linear(self) -> tuple[float, float, float]:
         """The non-zero half (3 Python floats)."""
@@ -224,6 +246,14 @@ class SingleBias:
             ax += k * (uy * wz - uz * wy)
             ay += k * (uz * wx - ux * wz)
             az += k * (ux * wy - uy * wx)
+        if self._cc:
+            kx, ky, kz = self.change._k
+            # u = w x k, then c_c (w x u)
+            ux, uy, uz = wy * kz - wz * ky, wz * kx - wx * kz, wx * ky - wy * kx
+            cc = self._cc
+            ax += cc * (wy * uz - wz * uy)
+            ay += cc * (wz * ux - wx * uz)
+            az += cc * (wx * uy - wy * ux)
         if self._rotate:
             (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = self.H[:3, :3].tolist()
             ax, ay, az = (

@@ -89,7 +89,7 @@ def convert_dynamics_derivatives(
     """
     if kind not in _NAMES:
         raise InvalidValueError(f"kind: expected 'inverse' or 'forward', got {kind!r}")
-    conv_s, conv_t = _convention(source), _convention(target)
+    conv_s, conv_t = _convention(source).bound(model), _convention(target).bound(model)
     cov = velocity_change(model, state, conv_t, conv_s)  # nu_source = T nu_target
     nv = model.nv
     if not isinstance(derivatives, (tuple, list)) or len(derivatives) != 3:

@@ -128,16 +128,22 @@ def _evaluate(kd: KinDyn, frames: Sequence[str], inputs: dict, singular: dict[st
     return out
 
 
+def _floor(engine: str) -> float:
+    """The engine's own tolerance floor (its registry record's ``rtol``: a float32 library's)."""
+    return registry.library(engine).rtol
+
+
 def _compare(report: Report, rep: str, values: dict[str, Values], rtol: float) -> None:
-    """Every pair of engines' values into ``report``."""
+    """Every pair of engines' values into ``report`` (to ``rtol``, or the engines' floor)."""
     for a, b in itertools.combinations(values, 2):
         M = values[a][("mass_matrix", None)]
+        tol = max(rtol, _floor(a), _floor(b))
         for (quantity, frame), ref in values[a].items():
             other = values[b].get((quantity, frame))
             if other is None:  # forward dynamics undefined for one of them (a finding)
                 continue
             M_fd = M if quantity.startswith("forward_dynamics") else None  # backward error, see module doc
-            report.results.append(result(quantity, rep, f"{a} vs {b}", other, ref, rtol, frame, M_fd))
+            report.results.append(result(quantity, rep, f"{a} vs {b}", other, ref, tol, frame, M_fd))
 
 
 def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> list[str]:
@@ -197,10 +203,11 @@ def _run(
             kd.set_robot_state(st, inputs["gravity"])
             values[e] = _evaluate(kd, frames, inputs, singular)
             if options["identities"]:
+                floor = _floor(e)
+                fd_samples = options["fd_samples"] if floor <= options["fd_rtol"] else 0
+                rtol = max(report.rtol, floor)
                 report.results.extend(
-                    identities(
-                        kd, e, rep, st, frames, inputs, options["fd_samples"], report.rtol, options["fd_rtol"]
-                    )
+                    identities(kd, e, rep, st, frames, inputs, fd_samples, rtol, options["fd_rtol"])
                 )
         _compare(report, rep, values, report.rtol)
     for e, message in singular.items():
@@ -298,6 +305,12 @@ def cross_validate(
     inputs = _inputs(model, samples, frames, rng)
     report = Report(model.name, engines, reps, samples, seed, rtol)
     report.notes.extend(dropped)
+    for e in engines:
+        if _floor(e) > rtol:
+            note = f"{e}: compared to rtol {_floor(e):g} (its arithmetic's floor)"
+            if _floor(e) > options["fd_rtol"]:
+                note += "; its finite-difference identities left out"
+            report.notes.append(note)
     if model.massless_dofs:
         note = (
             "forward dynamics not compared: the mass matrix is singular because these joints move no "

@@ -264,8 +264,9 @@ def check_native_round_trip(model: bridge.Model, state: State, name: object) -> 
 # ------------------------------------------------------------------------------------ declarations
 def declared_velocity(declared: BaseVelocity, state: State) -> np.ndarray:
     """The base velocity (6,) the declaration describes, from central differences of the pose along
-    the state's motion: ``p_dot`` and ``R_dot`` give the velocity of the base origin or of the body
-    point at the world origin, and the angular velocity, each in world or body axes."""
+    the state's motion: ``p_dot`` and ``R_dot`` give the velocity of the base origin, of the body
+    point at the world origin or of the base COM ``c`` (``p_dot + R_dot c``, the declaration bound
+    to the model), and the angular velocity, each in world or body axes."""
     h = FD_STEP
     plus, minus = (moved(state, t).world_H_base for t in (h, -h))
     H = state.world_H_base
@@ -274,6 +275,8 @@ def declared_velocity(declared: BaseVelocity, state: State) -> np.ndarray:
     p_dot = (plus.translation - minus.translation) / (2 * h)
     omega_world, omega_body = vee(R_dot @ R.T), vee(R.T @ R_dot)
     linear = p_dot if declared.point is Point.BASE_ORIGIN else p_dot - np.cross(omega_world, p)
+    if declared.point is Point.BASE_COM:
+        linear = p_dot + R_dot @ np.asarray(declared.com)
     if declared.linear_axes is Axes.BODY:
         linear = R.T @ linear
     angular = omega_world if declared.angular_axes is Axes.WORLD else omega_body
@@ -284,7 +287,7 @@ def declared_velocity(declared: BaseVelocity, state: State) -> np.ndarray:
 def check_declared_frame(model: bridge.Model, state: State, name: object) -> None:
     """The declared base velocity is what the declaration says (finite differences, rtol 1e-6), and
     ``representation`` is the neutral representation measuring it up to the order of its halves."""
-    conv = convention(name)
+    conv = convention(name).bound(model)
     declared = conv.velocity
     expected = declared_velocity(declared, state)
     v_body = state.base_velocity_in("body")

@@ -37,7 +37,7 @@ def model() -> bridge.Model:
 @pytest.mark.parametrize("rep", ["body", "inertial", "mixed"])
 def test_compiled_change_equals_the_reference(model, source: str, target: str, rep: str) -> None:
     state = _state(model, rep, seed=len(source) + 3 * len(target))
-    s, t = convention(source), convention(target)
+    s, t = convention(source).bound(model), convention(target).bound(model)
     ref = change_of_variables(model, state, s, t)
     change = single_base_change(s.velocity, t.velocity)
     H = state.world_H_base.matrix
@@ -60,18 +60,19 @@ def test_compiled_change_equals_the_reference(model, source: str, target: str, r
 
 @pytest.mark.parametrize("name", NAMES)
 def test_body_rate_is_the_declared_rate(name: str) -> None:
-    decl = convention(name).velocity
     rng = np.random.default_rng(1)
+    com = rng.normal(size=3)  # the base COM of a declaration at it
+    decl = convention(name).velocity.bound(com)
     q = rng.normal(size=4)
     H = bridge.Transform.from_quaternion_wxyz(q / np.linalg.norm(q), rng.normal(size=3))
     v_B = rng.normal(size=6)
     _, L_dot, L_inv, _ = decl.maps(H, v_B)
     # (an angular-first declaration permutes L's rows and L^-1's columns: the product is the same)
     expected = np.zeros(6) if L_dot is None else L_inv @ L_dot @ v_B
-    c_wv, c_q = decl.body_rate()
+    c_wv, c_q, c_c = decl.body_rate()
     v, w = v_B[:3], v_B[3:]
     qv = H.rotation.T @ H.translation
-    lin = c_wv * np.cross(w, v) + c_q * np.cross(v - np.cross(w, qv), w)
+    lin = c_wv * np.cross(w, v) + c_q * np.cross(v - np.cross(w, qv), w) + c_c * np.cross(w, np.cross(w, com))
     np.testing.assert_allclose(expected, np.r_[lin, 0.0, 0.0, 0.0], atol=1e-12)
 
 
@@ -81,7 +82,7 @@ def test_buffered_change_fills_the_reference(model, rep: str, target: str) -> No
     """SingleStateChange (the Pinocchio engine's filler, for any target) writes T nu and returns a
     ChangeOfVariables whose maps equal the reference's."""
     state = _state(model, rep, seed=11)
-    s, t = convention(rep), convention(target)
+    s, t = convention(rep), convention(target).bound(model)
     ref = change_of_variables(model, state, s, t)
     from bridge.conventions.change_of_variables import JointOrder
 

@@ -1811,3 +1811,4 @@ def test_fbexport_xtree6_floatbase():
 from tests.docs._conventions_drake import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco_dynamics import *  # noqa: E402, F403
+from tests.docs._conventions_newton import *  # noqa: E402, F403

@@ -1,0 +1,197 @@
+"""bridge Model <-> Newton Model, through Newton's ModelBuilder (no URDF text in between).
+
+``to_newton(model)`` adds one Newton body per bridge link, depth first (its mass, centre of mass and
+rotational inertia about the COM, exactly; ``lock_inertia`` so nothing is recomputed from shapes; a
+massless link stays massless) and one Newton joint per bridge joint, depth first from the base, in
+one articulation: a free joint from the world to the base (floating base) or a fixed joint (fixed
+base, at the identity: bridge's fixed base sits at ``world_H_base``, a state quantity that Newton's
+joint coordinates do not hold; the engine moves that joint's frame to it). A bridge joint
+``parent_H_child(s) = rest @ H(axis, axis_origin, s)`` becomes Newton's ``X_p J(s) X_c^-1`` with
+the joint frame at ``axis_origin`` in child axes: ``X_c = (axis_origin, 1)``, ``X_p = rest @ X_c``,
+the axis in that frame. Joint damping, stiffness,
+targets and limit stiffness are zero (rigid-body dynamics only); limits are kept as bounds;
+armature is copied. Bodies and joints carry bridge's names as labels.
+
+``from_newton(newton_model)`` reads one articulation back (revolute, prismatic, fixed, free
+joints). Newton is float32: values read back are float32 numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from bridge.errors import BackendError, ModelError
+from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
+from bridge.spatial import SpatialInertia, Transform
+
+__all__ = ["body_order", "from_newton", "require_newton", "to_newton", "xform"]
+
+#: the cache directory of warp's compiled kernels (set once, before the first kernel)
+_CPU = "cpu"
+
+
+def require_newton() -> tuple[Any, Any]:
+    """``(newton, warp)`` imported, warp on the CPU, or a BackendError naming the extra."""
+    try:
+        import newton
+        import warp as wp
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise BackendError(
+            "Newton is not installed: pip install 'bridge-dynamics[newton]' (newton and warp-lang)"
+        ) from exc
+    wp.config.quiet = True
+    wp.set_device(_CPU)
+    return newton, wp
+
+
+def xform(wp: Any, H: np.ndarray) -> Any:
+    """A warp transform (position, quaternion xyzw) of a (4, 4) pose."""
+    T = Transform(H, check=False)
+    q = T.as_quaternion_wxyz()
+    xyzw = (float(q[1]), float(q[2]), float(q[3]), float(q[0]))
+    return wp.transform(wp.vec3(*T.translation.tolist()), wp.quat(*xyzw))
+
+
+def _translation(p: np.ndarray) -> np.ndarray:
+    H = np.eye(4)
+    H[:3, 3] = p
+    return H
+
+
+def body_order(model: Model) -> tuple[str, ...]:
+    """The links in Newton's body order for ``to_newton(model)``: the base, then each joint's child,
+    depth first (body ``k`` is the child of joint ``k``)."""
+    return (model.base, *(j.child for j in model.depth_first_joints))
+
+
+def to_newton(model: Model, gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)) -> Any:
+    """The bridge ``model`` as a finalized ``newton.Model`` on the CPU (see the module docstring).
+
+    Joints are depth first from the base (the free or fixed joint of the base first), so
+    ``joint_qd`` lists the movable joints in
+    :func:`~bridge.backends.newton.state.newton_dof_permutation` order; body ``k`` is the child of
+    joint ``k`` (:func:`body_order`), as Newton's Featherstone solver needs (with any other body
+    order its steps disagree with Newton's own mass matrix and forces).
+    """
+    if not isinstance(model, Model):
+        raise BackendError(f"to_newton expects a bridge Model, got {type(model).__name__}")
+    newton, wp = require_newton()
+    builder = newton.ModelBuilder(gravity=tuple(float(g) for g in gravity))
+    body: dict[str, int] = {}
+    for name in body_order(model):
+        link = model.link(name)
+        inertia = link.inertia
+        body[link.name] = builder.add_link(
+            com=wp.vec3(*np.asarray(inertia.com, dtype=float).tolist()),
+            inertia=wp.mat33(*np.asarray(inertia.inertia_com, dtype=float).ravel().tolist()),
+            mass=float(inertia.mass),
+            label=link.name,
+            lock_inertia=True,
+        )
+    base = body[model.base]
+    if model.floating:
+        joints = [builder.add_joint_free(base, label=f"{model.base}_free_joint")]
+    else:
+        joints = [builder.add_joint_fixed(-1, base, label=f"{model.base}_fixed_joint")]
+    for j in model.depth_first_joints:
+        joints.append(_add_joint(builder, wp, j, body, j.name in set(model.dof_names)))
+    builder.add_articulation(joints, label=model.name)
+    try:
+        return builder.finalize(device=_CPU, skip_validation_inertia=True)
+    except (ValueError, RuntimeError) as exc:  # pragma: no cover - Newton refusing a model
+        raise BackendError(f"to_newton({model.name!r}): Newton refused the model: {exc}") from exc
+
+
+def _add_joint(builder: Any, wp: Any, j: Joint, body: dict[str, int], movable: bool) -> int:
+    """One bridge joint as a Newton joint (see the module docstring for the frames)."""
+    parent, child = body[j.parent], body[j.child]
+    rest = j.parent_H_child.matrix
+    if not (movable and j.movable):
+        return builder.add_joint_fixed(
+            parent, child, parent_xform=xform(wp, rest), child_xform=wp.transform_identity(), label=j.name
+        )
+    X_c = _translation(j.axis_origin)
+    common = {
+        "parent_xform": xform(wp, rest @ X_c),
+        "child_xform": xform(wp, X_c),
+        "axis": wp.vec3(*j.axis.tolist()),
+        "target_ke": 0.0,
+        "target_kd": 0.0,
+        "damping": 0.0,
+        "stiffness": 0.0,
+        "limit_ke": 0.0,
+        "limit_kd": 0.0,
+        "armature": float(j.armature),
+        "friction": 0.0,
+        "label": j.name,
+    }
+    lim = j.limits
+    if j.kind is not JointKind.CONTINUOUS and lim.lower is not None and lim.upper is not None:
+        common["limit_lower"], common["limit_upper"] = float(lim.lower), float(lim.upper)
+    else:
+        common["limit_lower"], common["limit_upper"] = -1e10, 1e10
+    add = builder.add_joint_prismatic if j.kind is JointKind.PRISMATIC else builder.add_joint_revolute
+    return add(parent, child, **common)
+
+
+# --------------------------------------------------------------------------------------- from Newton
+def _pose(x: np.ndarray) -> np.ndarray:
+    """(4, 4) of a Newton transform (position, quaternion xyzw) given as 7 numbers."""
+    x = np.asarray(x, dtype=float)
+    q = x[3:7] / np.linalg.norm(x[3:7])
+    return Transform.from_quaternion_wxyz(np.r_[q[3], q[:3]], x[:3]).matrix
+
+
+def from_newton(newton_model: Any, name: str = "newton") -> Model:
+    """A bridge Model from a ``newton.Model`` with one articulation of revolute, prismatic, fixed
+    and free joints (a free or fixed joint to the world on its root body)."""
+    newton, _ = require_newton()
+    if not isinstance(newton_model, newton.Model):
+        raise BackendError(f"from_newton expects a newton.Model, got {type(newton_model).__name__}")
+    m = newton_model
+    labels = list(m.body_label)
+    mass, com, inertia = m.body_mass.numpy(), m.body_com.numpy(), m.body_inertia.numpy()
+    links = tuple(
+        Link(labels[i], SpatialInertia(float(mass[i]), com[i].astype(float), inertia[i].astype(float)))
+        for i in range(len(labels))
+    )
+    types, parents, children = m.joint_type.numpy(), m.joint_parent.numpy(), m.joint_child.numpy()
+    X_p, X_c, axes = m.joint_X_p.numpy(), m.joint_X_c.numpy(), m.joint_axis.numpy()
+    qd_start = m.joint_qd_start.numpy()
+    kinds = {
+        int(newton.JointType.REVOLUTE): JointKind.REVOLUTE,
+        int(newton.JointType.PRISMATIC): JointKind.PRISMATIC,
+        int(newton.JointType.FIXED): JointKind.FIXED,
+    }
+    lower, upper = m.joint_limit_lower.numpy(), m.joint_limit_upper.numpy()
+    armature = m.joint_armature.numpy()
+    joints, base, floating = [], None, False
+    for k, label in enumerate(m.joint_label):
+        t, p, c = int(types[k]), int(parents[k]), int(children[k])
+        if p < 0:
+            if base is not None:
+                raise ModelError("from_newton: more than one body is joined to the world")
+            base, floating = labels[c], t == int(newton.JointType.FREE)
+            if not floating and t != int(newton.JointType.FIXED):
+                raise ModelError(f"from_newton: the root joint {label!r} is neither free nor fixed")
+            continue
+        if t not in kinds:
+            raise ModelError(f"from_newton: joint {label!r} has a type bridge does not model ({t})")
+        Hc = _pose(X_c[k])
+        rest = _pose(X_p[k]) @ np.linalg.inv(Hc)
+        kind, extra = kinds[t], {}
+        if kind is not JointKind.FIXED:
+            d = int(qd_start[k])
+            axis = Hc[:3, :3] @ axes[d].astype(float)  # the joint frame's axis in child axes
+            lo, hi = float(lower[d]), float(upper[d])
+            unbounded = kind is JointKind.REVOLUTE and (lo <= -1e9 or hi >= 1e9)
+            kind = JointKind.CONTINUOUS if unbounded else kind
+            limits = JointLimits() if unbounded else JointLimits(lower=lo, upper=hi)
+            extra = {"axis": axis, "axis_origin": Hc[:3, 3], "limits": limits, "armature": float(armature[d])}
+        joints.append(Joint(str(label), kind, labels[p], labels[c], Transform(rest), **extra))
+    if base is None:
+        raise ModelError("from_newton: no body is joined to the world")
+    dofs = tuple(j.name for j in joints if j.kind.movable)
+    return Model(name, links, tuple(joints), (), base, dofs, floating)

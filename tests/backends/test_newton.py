@@ -1,0 +1,256 @@
+"""The Newton backend: Newton's conventions measured on its own calls (``eval_fk``, a Featherstone
+step), state and model round trips, per-body twists, and the "newton" engine against float64 engines.
+
+Newton computes in float32 on the CPU: its results are compared with bridge's to 1e-5 relative
+(poses, velocities), 1e-4 for accelerations implied by a simulation step (the engine's registry
+floor). Skipped (with the reason) only when newton is not installed. warp compiles its kernels the
+first time (a minute or two, cached in WARP_CACHE_PATH, see tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("newton", reason="Newton is not installed (pip install 'bridge-dynamics[newton]')")
+
+import bridge
+from bridge.backends.newton import (
+    NEWTON,
+    from_newton,
+    from_newton_body_velocities,
+    from_newton_state,
+    to_newton,
+    to_newton_body_velocities,
+    to_newton_state,
+)
+from bridge.backends.newton.model import body_order, require_newton
+from bridge.conventions.convert import convert_acceleration, convert_generalized_force, convert_mass_matrix
+from bridge.robots import robot_path
+from tests.helpers import assert_close, random_state
+
+REPS = ("body", "inertial", "mixed")
+
+
+def _robot(name: str, floating: bool = True, base: str | None = None) -> bridge.Model:
+    return bridge.load_urdf(
+        robot_path(name), base=base, floating=floating, check_inertia=False, mimic="independent"
+    )
+
+
+def _models() -> dict[str, bridge.Model]:
+    icub = _robot("iCubGazeboV2_5")
+    return {
+        "random floating": bridge.random_model(7, seed=11),
+        "random fixed": bridge.random_model(6, seed=4).with_fixed_base(),
+        "icub": icub,
+        "icub re-rooted at l_foot": icub.with_base("l_foot"),
+        "panda fixed": _robot("panda", floating=False),
+    }
+
+
+MODELS = _models()
+
+
+def _eval_fk(newton_model, q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's own forward kinematics: ``(body_q, body_qd)`` (float64 copies)."""
+    newton, wp = require_newton()
+    state = newton_model.state()
+    newton.eval_fk(newton_model, wp.array(q.astype(np.float32)), wp.array(qd.astype(np.float32)), state)
+    return state.body_q.numpy().astype(float), state.body_qd.numpy().astype(float)
+
+
+def _state(model: bridge.Model, seed: int) -> bridge.State:
+    state = random_state(model, np.random.default_rng(seed))
+    if not model.floating:  # the fixed joint of to_newton is at the identity (world_H_base: state)
+        state = bridge.State(bridge.Transform.identity(), state.s, np.zeros(6), state.s_dot, "mixed")
+    return state
+
+
+# ------------------------------------------------------------------------------ conventions
+def test_newton_velocity_conventions_measured() -> None:
+    """Each fact the NEWTON declaration and the conventions page state, on raw Newton calls: body_q is
+    the origin and quaternion x, y, z, w; a free joint's joint_q is [p; x y z w]; its joint_qd and the
+    body's body_qd are the COM velocity and the angular velocity in world axes (a body spinning about
+    its origin with its COM 0.3 m off the axis has a non-zero linear twist)."""
+    newton, wp = require_newton()
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    inertia = wp.mat33(np.eye(3).ravel().tolist())
+    body = builder.add_link(com=wp.vec3(0.3, 0.0, 0.0), mass=1.0, inertia=inertia)
+    builder.add_articulation([builder.add_joint_free(body)])
+    m = builder.finalize(device="cpu")
+    half = 0.5 * np.pi / 2  # a quarter turn about z
+    q = np.array([0.1, 0.2, 0.3, 0.0, 0.0, np.sin(half), np.cos(half)])
+    R = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    omega = np.array([0.0, 0.0, 2.0])
+    origin_velocity = np.zeros(3)  # spinning about its origin
+    com_velocity = origin_velocity + np.cross(omega, R @ np.array([0.3, 0.0, 0.0]))
+    body_q, body_qd = _eval_fk(m, q, np.r_[com_velocity, omega])
+    assert_close(body_q[0], q, 1e-7, "body_q = [origin; x y z w]")
+    assert_close(body_qd[0], np.r_[com_velocity, omega], 1e-6, "body_qd = [COM velocity; omega], world")
+    assert np.linalg.norm(body_qd[0, :3]) > 0.5
+    # the declaration says the same: a MIXED state spinning about the origin -> NEWTON's v
+    model = bridge.Model(
+        "spin",
+        (bridge.model.model.Link("b", bridge.SpatialInertia(1.0, [0.3, 0.0, 0.0], np.eye(3))),),
+        (),
+        (),
+        "b",
+        (),
+    )
+    H = bridge.Transform.from_quaternion_wxyz(np.r_[q[6], q[3:6]], q[:3])
+    state = bridge.State(H, np.zeros(0), np.r_[origin_velocity, omega], np.zeros(0), "mixed")
+    joint_q, joint_qd = to_newton_state(model, state)
+    assert_close(joint_q, q, 1e-15, "to_newton_state q")
+    assert_close(joint_qd, np.r_[com_velocity, omega], 1e-15, "to_newton_state qd")
+    assert NEWTON.velocity.point.value == "base_com"
+
+
+# ------------------------------------------------------------------------------ eval_fk
+@pytest.mark.parametrize("name", list(MODELS))
+def test_eval_fk_gives_bridge_poses_and_com_velocities(name: str) -> None:
+    """Newton's eval_fk on to_newton_state's coordinates: every body's pose and COM twist equal
+    bridge's (Pinocchio's frame poses and velocities, converted with the declaration) to 1e-5."""
+    model = MODELS[name]
+    newton_model = to_newton(model)
+    kd = bridge.KinDyn(model, engine="pinocchio", representation="mixed")
+    for seed in range(2):
+        state = _state(model, seed)
+        kd.set_robot_state(state)
+        body_q, body_qd = _eval_fk(newton_model, *to_newton_state(model, state))
+        for rep in REPS:
+            velocities = to_newton_body_velocities(model, body_q, body_qd, rep)
+            kd_rep = bridge.KinDyn(model, engine="pinocchio", representation=rep)
+            kd_rep.set_robot_state(state.to(rep))
+            for link in model.links[:: max(1, len(model.links) // 8)]:
+                what = f"{name} {link.name} {rep}"
+                assert_close(velocities[link.name], kd_rep.frame_velocity(link.name), 1e-5, what)
+        for i, link in enumerate(model.link(n) for n in body_order(model)):
+            H = kd.frame_transform(link.name)
+            H = getattr(H, "matrix", H)
+            assert_close(body_q[i, :3], H[:3, 3], 1e-5, f"{name} {link.name} origin")
+            # the twist at the COM, world axes, from MIXED: o_dot + omega x (R c)
+            v = kd.frame_velocity(link.name)
+            com = v[:3] + np.cross(v[3:], H[:3, :3] @ link.inertia.com)
+            assert_close(body_qd[i], np.r_[com, v[3:]], 1e-5, f"{name} {link.name} body_qd")
+        # and back: bridge's frame velocities -> Newton's body_qd
+        velocities = {link.name: kd.frame_velocity(link.name) for link in model.links}
+        back = from_newton_body_velocities(model, body_q, velocities, "mixed")
+        assert_close(back, body_qd, 1e-5, "body_qd from frame velocities")
+
+
+# ------------------------------------------------------------------------------ round trips
+@pytest.mark.parametrize("name", ["random floating", "random fixed", "icub re-rooted at l_foot"])
+def test_state_round_trips_are_exact(name: str) -> None:
+    """(joint_q, joint_qd) -> State -> (joint_q, joint_qd) exact in float64 arithmetic (1e-14), in
+    every representation; the quaternion's sign is Newton's."""
+    model = MODELS[name]
+    rng = np.random.default_rng(3)
+    q, qd = to_newton_state(model, _state(model, 5))
+    q = q + 0.0 * rng.normal(size=q.shape)
+    for rep in REPS:
+        back_q, back_qd = to_newton_state(model, from_newton_state(model, q, qd, rep))
+        assert_close(back_q, q, 1e-14, f"joint_q via {rep}")
+        assert_close(back_qd, qd, 1e-13, f"joint_qd via {rep}")
+
+
+@pytest.mark.parametrize("name", ["random floating", "icub re-rooted at l_foot", "panda fixed"])
+def test_model_round_trip(name: str) -> None:
+    """from_newton(to_newton(m)): the same links, inertias (float32), joints and DOF order (Newton's
+    depth-first one)."""
+    model = MODELS[name]
+    newton_model = to_newton(model)
+    # body k is the child of joint k (Newton's Featherstone solver needs it)
+    assert np.array_equal(newton_model.joint_child.numpy(), np.arange(newton_model.body_count))
+    back = from_newton(newton_model)
+    assert back.floating == model.floating and back.base == model.base
+    assert {link.name for link in back.links} == {link.name for link in model.links}
+    for link in model.links:
+        assert_close(back.link(link.name).inertia.as_matrix(), link.inertia.as_matrix(), 1e-6, link.name)
+    assert set(back.dof_names) == set(model.dof_names)
+    state = _state(back, 1)
+    poses = back.forward_kinematics(state.s)
+    original = model.forward_kinematics(np.array([state.s[back.dof_index(d)] for d in model.dof_names]))
+    for link in model.links:
+        assert_close(poses[link.name].matrix, original[link.name].matrix, 1e-6, f"{name} {link.name} pose")
+
+
+# ------------------------------------------------------------------------------ a simulation step
+@pytest.mark.parametrize("name", ["random floating", "random fixed", "icub"])
+def test_a_featherstone_step_implies_bridges_forward_dynamics(name: str) -> None:
+    """One step of Newton's Featherstone solver (no contacts; damping, limit and target stiffness
+    zero): (joint_qd(dt) - joint_qd) / dt equals bridge's forward dynamics converted to Newton's
+    convention to 1e-4, under joint torques and a base wrench (given in Newton's coordinates, T^-T
+    of bridge's). iCub's mass matrix is ill-conditioned for float32 (forward error 1.4e-4 here):
+    compared in the backward sense, ``M a``, there."""
+    newton, _ = require_newton()
+    model = MODELS[name]
+    if name.startswith("random"):
+        model = bridge.random_model(6, seed=3, massless_probability=0.0)
+        model = model if name.endswith("floating") else model.with_fixed_base()
+    newton_model = to_newton(model)
+    solver = newton.solvers.SolverFeatherstone(newton_model, angular_damping=0.0)
+    rng = np.random.default_rng(2)
+    state = _state(model, 8)
+    tau = rng.normal(size=model.nv) * 5.0
+    if not model.floating:
+        tau = tau[: model.n_dofs]
+    kd = bridge.KinDyn(model, engine="pinocchio", representation="mixed")
+    kd.set_robot_state(state)
+    wrench = tau[:6] if model.floating else None
+    wrenches = {model.base: wrench} if model.floating else None
+    nu_dot = kd.forward_dynamics(tau[6:] if model.floating else tau, wrenches)
+    expected = convert_acceleration(model, state, nu_dot, "mixed", "newton")
+    # the base wrench at the base origin in world axes (MIXED's dual) as a generalized force
+    tau_mixed = np.r_[wrench, tau[6:]] if model.floating else tau
+    tau_newton = convert_generalized_force(model, state, tau_mixed, "mixed", "newton")
+    q, qd = to_newton_state(model, state)
+    before, after = newton_model.state(), newton_model.state()
+    before.joint_q.assign(q.astype(np.float32))
+    before.joint_qd.assign(qd.astype(np.float32))
+    newton.eval_fk(newton_model, before.joint_q, before.joint_qd, before)
+    control = newton_model.control()
+    control.joint_f.assign(tau_newton.astype(np.float32))
+    dt = 1e-2
+    solver.step(before, after, control, None, dt)
+    implied = (after.joint_qd.numpy().astype(float) - qd.astype(np.float32).astype(float)) / dt
+    # backward error (the generalized force the difference stands for), what a float32 solve
+    # guarantees whatever the conditioning of M; forward error where M is well conditioned
+    M = convert_mass_matrix(model, state, kd.mass_matrix(), "mixed", "newton")
+    what = f"{name}: Newton's step vs bridge's forward dynamics"
+    assert_close(M @ implied, M @ expected, 1e-4, f"{what} (M times)", atol=0.0)
+    if name.startswith("random"):
+        assert_close(implied, expected, 1e-4, what, atol=0.0)
+
+
+# ------------------------------------------------------------------------------ the engine
+@pytest.mark.parametrize("name", ["random floating", "random fixed", "icub re-rooted at l_foot"])
+def test_newton_engine_cross_validates(name: str) -> None:
+    """The "newton" engine against Pinocchio in every representation (to its float32 floor, 1e-4;
+    the report says so)."""
+    model = MODELS[name]
+    if name == "icub re-rooted at l_foot":
+        model = model.with_dofs(model.dof_names[:8])
+    report = bridge.cross_validate(model, engines=["pinocchio", "newton"], samples=2, fd_samples=1)
+    assert report.ok, "\n" + str(report)
+    assert any("newton: compared to rtol 0.0001" in note for note in report.notes)
+    assert report.worst(engines="pinocchio vs newton") < 1e-5
+
+
+def test_newton_joins_cross_validate_by_default() -> None:
+    model = bridge.random_model(3, seed=1).with_fixed_base()
+    report = bridge.cross_validate(model, samples=1, fd_samples=0)
+    assert "newton" in report.engines and report.ok, "\n" + str(report)
+
+
+def test_import_bridge_imports_neither_warp_nor_newton() -> None:
+    code = (
+        "import sys, bridge, bridge.backends.registry as r; r.available_engines(); bridge.to_newton; "
+        "from bridge.conventions.registry import convention; convention('newton'); "
+        "print('warp' in sys.modules or 'newton' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
