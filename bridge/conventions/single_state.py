@@ -193,6 +193,12 @@ class SingleBaseChange:
         self._P_t = L_t[0].rotation  # the target's P: R^0 or R^1
         self._lin = slice(3, 6) if t_swap else slice(0, 3)
 
+    @property
+    def body_point(self) -> tuple | None:
+        """The body-fixed point ``k`` (3,) in base axes (the base COM) the declarations use, or None
+        when both take the base or world origin."""
+        return self._k
+
     def matrices(self, H: np.ndarray, rows: list) -> tuple[np.ndarray, np.ndarray]:
         """``(X, X^-1)`` (6, 6) at the pose ``H`` (4, 4) with ``rows = H.tolist()``."""
         return self._x(H, rows), self._x_inv(H, rows)

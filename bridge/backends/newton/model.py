@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from bridge.errors import BackendError, ModelError
+from bridge._array import as_float_array
+from bridge.errors import BackendError, InvalidValueError, ModelError
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -77,8 +78,11 @@ def to_newton(model: Model, gravity: tuple[float, float, float] = (0.0, 0.0, -9.
     """
     if not isinstance(model, Model):
         raise BackendError(f"to_newton expects a bridge Model, got {type(model).__name__}")
+    g = as_float_array(gravity, "to_newton: gravity", (3,))
+    if g.shape != (3,):
+        raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
     newton, wp = require_newton()
-    builder = newton.ModelBuilder(gravity=tuple(float(g) for g in gravity))
+    builder = newton.ModelBuilder(gravity=tuple(float(x) for x in g))
     body: dict[str, int] = {}
     for name in body_order(model):
         link = model.link(name)

@@ -59,8 +59,8 @@ def compiled_eligible(target, joints, continuous: bool) -> bool:
 def compiled_path(source, target, joints) -> Compiled | None:
     """The compiled path's constants (numba imported, its kernels loaded), or None without numba
     (or with ``BRIDGE_NUMBA=0``)."""
-    if compiled_kernels() is None:
-        return None
+    if compiled_kernels() is None or single_base_change(source, target).body_point is not None:
+        return None  # (the kernels have no term for a body-fixed point such as the base COM)
     from . import kernels  # (imports numba: only when compiled_kernels says it is there)
 
     return Compiled(kernels, source, target, joints)

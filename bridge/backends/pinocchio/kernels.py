@@ -79,7 +79,7 @@ def pack_change(change: object, joints: object) -> tuple[np.ndarray, np.ndarray]
     terms = [
         (float(which), float(r.start), float(c.start), float(a), float(e), float(coef))
         for which, compiled in enumerate((change._x, change._x_inv))
-        for r, c, a, e, coef in compiled._terms
+        for r, c, a, e, coef, _fixed in compiled._terms  # (no body-fixed point: compiled_path)
     ]
     rate = [change._c_wv, change._c_q, 1.0 if change._P_t == 1 else 0.0, change._lin.start]
     floats = np.concatenate([rate, np.ravel(terms)])
