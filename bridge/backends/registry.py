@@ -302,3 +302,20 @@ register(
         loads=("urdf", "sdf"),
     )
 )
+register(
+    Library(
+        name="jaxsim",
+        summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth-first joints",
+        conventions={
+            "jaxsim": f"{_B}.jaxsim.state:JAXSIM",
+            "jaxsim_body": f"{_B}.jaxsim.state:JAXSIM_BODY",
+            "jaxsim_inertial": f"{_B}.jaxsim.state:JAXSIM_INERTIAL",
+        },
+        engine=f"{_B}.jaxsim.engine:JaxsimEngine",
+        to_model=f"{_B}.jaxsim.model:to_jaxsim",
+        to_state=f"{_B}.jaxsim.state:to_jaxsim_state",
+        from_state=f"{_B}.jaxsim.state:from_jaxsim_state",
+        requires="jaxsim",
+        extra="jaxsim",
+    )
+)
