@@ -82,6 +82,9 @@ class Library:
             Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``).
         exports: file kind -> ``"module:function"`` writing a bridge Model as the text of such a
             file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
+        on_request: its engine joins ``cross_validate`` and ``bridge check`` only when named
+            (``engines=`` / ``--engines``), not by default (jaxsim: it compiles its functions per
+            model and representation, seconds each).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Library:
     loads: tuple[str, ...] = ()
     imports: Mapping[str, str] = field(default_factory=dict)
     exports: Mapping[str, str] = field(default_factory=dict)
+    on_request: bool = False
 
     @property
     def installed(self) -> bool:
@@ -317,5 +321,6 @@ register(
         from_state=f"{_B}.jaxsim.state:from_jaxsim_state",
         requires="jaxsim",
         extra="jaxsim",
+        on_request=True,
     )
 )

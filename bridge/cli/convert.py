@@ -1,7 +1,8 @@
 """``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF or MJCF) and write it as URDF,
-or as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
-:func:`bridge.backends.registry.exporter`: :func:`bridge.to_mjcf`, every number exact). What the
-written file cannot carry (joint armature in URDF) is printed as a warning."""
+as MJCF when OUT ends with ``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
+:func:`bridge.backends.registry.exporter`: :func:`bridge.to_mjcf`, every number exact), or as
+SDFormat when OUT ends with ``.sdf`` (:meth:`bridge.Model.to_sdf`). What the written file cannot
+carry (joint armature in URDF) is printed as a warning."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ __all__ = ["convert"]
 
 
 def _text(model: Model, output: Path) -> tuple[str, list[str]]:
-    """The file's text (MJCF for an .xml/.mjcf ``output``, else URDF) and the warnings writing it
-    gave (what the format cannot carry)."""
+    """The file's text (MJCF for an .xml/.mjcf ``output``, SDFormat for .sdf, else URDF) and the
+    warnings writing it gave (what the format cannot carry)."""
     import warnings
 
     from bridge.backends.registry import exporter
@@ -40,7 +41,11 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
 
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        text = exporter("mjcf")(model) if output.suffix.lower() in (".xml", ".mjcf") else model.to_urdf()
+        suffix = output.suffix.lower()
+        if suffix in (".xml", ".mjcf"):
+            text = exporter("mjcf")(model)
+        else:
+            text = model.to_sdf() if suffix == ".sdf" else model.to_urdf()
     return text, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
@@ -48,7 +53,7 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
 def convert(
     model: ModelArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Output file: URDF, or MJCF for .xml/.mjcf.")
+        Path, typer.Option("-o", "--output", help="Output file: URDF, MJCF for .xml/.mjcf, SDFormat for .sdf.")
     ],
     force: ForceOpt = False,
     base: BaseOpt = None,
@@ -58,7 +63,7 @@ def convert(
     allow_nonphysical: NonPhysicalOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """Re-root and/or reduce a model and write it as URDF (or MJCF for an .xml/.mjcf output)."""
+    """Re-root and/or reduce a model and write it as URDF (MJCF for .xml/.mjcf, SDFormat for .sdf)."""
     from bridge.errors import BridgeError
 
     check_output(output, "-o/--output", force)

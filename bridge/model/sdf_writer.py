@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from bridge.errors import UnsupportedError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt
@@ -111,11 +112,19 @@ def model_to_sdf(model: Model) -> str:
       (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix); other SDFormat readers
       ignore the element.
 
-    A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError`: write
-    ``model.full``. Numbers are written with ``repr`` (the shortest text that reads back as the same
+    A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
+    ``model.full``), and so does a link, frame or joint named ``world`` or ``__...`` (names SDFormat
+    reserves). Numbers are written with ``repr`` (the shortest text that reads back as the same
     double); a pose's rotation is roll-pitch-yaw, exact to rounding.
     """
     require_uncoupled(model, "SDFormat files written by bridge")
+    reserved = [n for n in (*model.frame_names, *model.joint_names) if n == "world" or n.startswith("__")]
+    if reserved:
+        raise UnsupportedError(
+            f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
+            f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
+            "base=<its child> and floating=False, or rename it"
+        )
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     sdf = ET.Element("sdf", version=SDF_VERSION)
     model_el = ET.SubElement(sdf, "model", name=model.name or "model", canonical_link=model.base)

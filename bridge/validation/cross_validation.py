@@ -146,6 +146,9 @@ def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> lis
     if engines is None:
         engines = []
         for e in available_engines():
+            if registry.library(e).on_request:
+                dropped.append(f"engine {e!r} compared on request only (engines=[..., {e!r}])")
+                continue
             if registry.library(e).requires is not None:
                 try:
                     KinDyn(model, engine=e)
@@ -227,7 +230,9 @@ def cross_validate(
         model: the neutral model.
         engines: engine names (see :mod:`bridge.backends.registry`); default: every installed engine
             (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
-            e.g. MuJoCo on massless moving links, is left out with a note).
+            e.g. MuJoCo on massless moving links, is left out with a note), except the engines
+            compared on request only (``Library.on_request``: jaxsim, which compiles per model;
+            a note says so).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).
