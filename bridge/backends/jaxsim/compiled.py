@@ -2,20 +2,21 @@
 
 Each entry of :class:`Compiled` is one ``jax.jit(jax.vmap(...))`` of a bundle of jaxsim calls on a
 ``JaxSimModelData`` built from the state arrays ``(W_p_B (3,), quaternion wxyz (4,), s (n,),
-base velocity (6,), s_dot (n,))`` in jaxsim's layout (:mod:`.state`): few bundles keep the
-compilation time down (it is paid once per model, representation and batch size), and an engine
-evaluates a bundle once per state.
+base velocity (6,), s_dot (n,))`` in jaxsim's layout (:mod:`.state`). Compiling takes seconds per
+bundle (paid once per model, representation and batch size), running one a fraction of a
+millisecond, so there are three, each evaluated once per state:
 
 * ``dynamics``: ``free_floating_mass_matrix``, ``free_floating_bias_forces``,
   ``free_floating_gravity_forces``;
-* ``com``: ``com.com_position``, the centre-of-mass velocity and ``average_centroidal_velocity_jacobian``
-  (rows in G[A], or G[B] in BODY), ``com.centroidal_momentum`` and ``centroidal_momentum_jacobian``
-  (G[A], or G[B] in BODY), ``model.total_momentum`` and ``total_momentum_jacobian`` (B / A / B[A]);
-* ``link`` and ``frame`` (an index argument): the transform, velocity, Jacobian and Jacobian
-  derivative of one link (``jaxsim.api.link``) or frame (``jaxsim.api.frame``) in the representation;
-* ``poses``: every link's pose (``model.forward_kinematics``), to place external wrenches;
-* ``inverse`` (base and joint accelerations (6 + n,), link forces (nL, 6)): ``model.inverse_dynamics``;
-* ``forward`` (joint forces (n,), link forces (nL, 6)): ``model.forward_dynamics_aba``.
+* ``kinematics``: ``com.com_position``, the centre-of-mass velocity and
+  ``average_centroidal_velocity_jacobian`` (rows in G[A], or G[B] in BODY),
+  ``com.centroidal_momentum`` and ``centroidal_momentum_jacobian`` (G[A], or G[B] in BODY),
+  ``model.total_momentum`` and ``total_momentum_jacobian`` (B / A / B[A]), then for every jaxsim
+  link (``jaxsim.api.link``) and frame (``jaxsim.api.frame``), stacked in that order, the transform,
+  velocity, Jacobian, ``J_dot nu`` and Jacobian derivative in the representation;
+* ``solve`` (base and joint accelerations (6 + n,) and link forces (nL, 6) for the inverse dynamics,
+  joint forces (n,) and link forces for the forward dynamics): ``model.inverse_dynamics`` and
+  ``model.forward_dynamics_aba``.
 
 The bundles are cached per bridge model (weakly) and representation: engines on the same model
 share them.
@@ -47,6 +48,7 @@ def _bundles() -> dict[str, tuple[Callable, tuple]]:
     """name -> (``fn(model, data, *extra) -> tuple of arrays``, vmap axes of the extra arguments)."""
     import dataclasses
 
+    import jax
     import jax.numpy as jnp
     import jaxsim.api as js
     from jaxsim import VelRepr
@@ -58,19 +60,7 @@ def _bundles() -> dict[str, tuple[Callable, tuple]]:
             js.model.free_floating_gravity_forces(m, d),
         )
 
-    def com(m, d):
-        mixed = dataclasses.replace(d, velocity_representation=VelRepr.Mixed)
-        return (
-            js.com.com_position(m, d),
-            js.com.com_linear_velocity(m, mixed),
-            js.com.average_centroidal_velocity_jacobian(m, d),
-            js.com.centroidal_momentum(m, d),
-            js.com.centroidal_momentum_jacobian(m, d),
-            js.model.total_momentum(m, d),
-            js.model.total_momentum_jacobian(m, d),
-        )
-
-    def link(m, d, i):
+    def one_link(m, d, i):
         J_dot = js.link.jacobian_derivative(m, d, link_index=i)
         return (
             js.link.transform(m, d, link_index=i),
@@ -80,7 +70,7 @@ def _bundles() -> dict[str, tuple[Callable, tuple]]:
             J_dot,
         )
 
-    def frame(m, d, i):
+    def one_frame(m, d, i):
         J_dot = js.frame.jacobian_derivative(m, d, frame_index=i)
         return (
             js.frame.transform(m, d, frame_index=i),
@@ -90,28 +80,33 @@ def _bundles() -> dict[str, tuple[Callable, tuple]]:
             J_dot,
         )
 
-    def poses(m, d):
-        return (js.model.forward_kinematics(m, d),)
-
-    def inverse(m, d, nu_dot, f_L):
-        f_B, tau = js.model.inverse_dynamics(
-            m, d, base_acceleration=nu_dot[:6], joint_accelerations=nu_dot[6:], link_forces=f_L
+    def kinematics(m, d):
+        mixed = dataclasses.replace(d, velocity_representation=VelRepr.Mixed)
+        links = jax.vmap(lambda i: one_link(m, d, i))(jnp.arange(m.number_of_links()))
+        n_f = len(m.frame_names())
+        if n_f:
+            frames = jax.vmap(lambda i: one_frame(m, d, i))(m.number_of_links() + jnp.arange(n_f))
+        else:
+            frames = tuple(jnp.zeros((0, *x.shape[1:])) for x in links)
+        return (
+            js.com.com_position(m, d),
+            js.com.com_linear_velocity(m, mixed),
+            js.com.average_centroidal_velocity_jacobian(m, d),
+            js.com.centroidal_momentum(m, d),
+            js.com.centroidal_momentum_jacobian(m, d),
+            js.model.total_momentum(m, d),
+            js.model.total_momentum_jacobian(m, d),
+            *(jnp.concatenate([a, b]) for a, b in zip(links, frames, strict=True)),
         )
-        return (jnp.concatenate([f_B, tau]),)
 
-    def forward(m, d, tau, f_L):
-        a_B, s_ddot = js.model.forward_dynamics_aba(m, d, joint_forces=tau, link_forces=f_L)
-        return (jnp.concatenate([a_B, s_ddot]),)
+    def solve(m, d, nu_dot, f_id, tau, f_fd):
+        f_B, tau_id = js.model.inverse_dynamics(
+            m, d, base_acceleration=nu_dot[:6], joint_accelerations=nu_dot[6:], link_forces=f_id
+        )
+        a_B, s_ddot = js.model.forward_dynamics_aba(m, d, joint_forces=tau, link_forces=f_fd)
+        return jnp.concatenate([f_B, tau_id]), jnp.concatenate([a_B, s_ddot])
 
-    return {
-        "dynamics": (dynamics, ()),
-        "com": (com, ()),
-        "link": (link, (None,)),
-        "frame": (frame, (None,)),
-        "poses": (poses, ()),
-        "inverse": (inverse, (0, 0)),
-        "forward": (forward, (0, 0)),
-    }
+    return {"dynamics": (dynamics, ()), "kinematics": (kinematics, ()), "solve": (solve, (0, 0, 0, 0))}
 
 
 class Compiled:

@@ -52,6 +52,8 @@ __all__ = ["JAXSIM_GRAVITY", "JaxsimEngine"]
 #: the gravity of jaxsim's models built by bridge (world coordinates)
 JAXSIM_GRAVITY = np.array([0.0, 0.0, -9.81])
 _BODY, _MIXED, _INERTIAL = "body", "mixed", "inertial"
+#: where the per-frame arrays start in the kinematics bundle (:mod:`.compiled`)
+_FRAMES = 7
 
 
 class JaxsimEngine(EngineBase):
@@ -108,16 +110,18 @@ class JaxsimEngine(EngineBase):
         self._dg = dg if np.any(dg != 0.0) else None
         self._results: dict[tuple, tuple[np.ndarray, ...]] = {}
 
-    def _bundle(self, name: str, *extra: object) -> tuple[np.ndarray, ...]:
-        """The arrays of the compiled bundle ``name`` at the current states (flat (n, ...)); cached
-        per state unless it takes per-sample arguments."""
-        key = (name, *extra) if all(isinstance(e, int) for e in extra) else None
-        out = self._results.get(key) if key is not None else None
+    def _bundle(self, name: str) -> tuple[np.ndarray, ...]:
+        """The arrays of the compiled bundle ``name`` (no arguments) at the current states, flat
+        (n, ...), evaluated once per state."""
+        out = self._results.get(name)
         if out is None:
-            out = tuple(np.array(x) for x in self._compiled(name)(*self._args, *extra))
-            if key is not None:
-                self._results[key] = out
+            out = self._results[name] = tuple(np.array(x) for x in self._compiled(name)(*self._args))
         return out
+
+    def _solve(self, nu_dot: np.ndarray, f_id: np.ndarray, tau: np.ndarray, f_fd: np.ndarray) -> tuple:
+        """jaxsim's (inverse dynamics, forward dynamics) at the current states, flat (n, 6 + n)."""
+        out = self._compiled("solve")(*self._args, nu_dot, f_id, tau, f_fd)
+        return tuple(np.array(x) for x in out)
 
     def _joints(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         """``x`` without jaxsim's base rows/columns (the ``axes`` of size 6 + n) for a fixed base."""
@@ -163,7 +167,9 @@ class JaxsimEngine(EngineBase):
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         a = self._native_accelerations(nu_dot)
-        tau = self._joints(self._bundle("inverse", a, self._link_forces(wrenches))[0], (1,))
+        f = self._link_forces(wrenches)
+        zero_t = np.zeros((self._flat.n, self.model.n_dofs))
+        tau = self._joints(self._solve(a, f, zero_t, np.zeros_like(f))[0], (1,))
         return self._batched(self._with_gravity(self.cov.force_back(tau)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
@@ -175,7 +181,7 @@ class JaxsimEngine(EngineBase):
         if self.model.floating:  # the base's generalized force: a wrench on the base in the representation
             f[:, self._links[self.model.base]] += t[:, :6]
             t = t[:, 6:]
-        acc = self._bundle("forward", np.ascontiguousarray(t), f)[0]
+        acc = self._solve(np.zeros((flat.n, 6 + self.model.n_dofs)), np.zeros_like(f), np.ascontiguousarray(t), f)[1]
         return self._batched(self.cov.acceleration_back(self._joints(acc, (1,))))
 
     def _link_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
@@ -190,16 +196,15 @@ class JaxsimEngine(EngineBase):
             world_H_F = self._frame(name)[0]
             w = np.broadcast_to(self._flat.flat_view(np.asarray(w, dtype=float), 6), (n, 6))
             f[:, self._link_of[name]] += frame_force(world_H_F, w, rep, _INERTIAL)
-        poses = self._bundle("poses")[0]
+        poses = self._bundle("kinematics")[_FRAMES][:, :nL]
         return np.ascontiguousarray(frame_force(poses, f, _INERTIAL, rep))
 
     # ------------------------------------------------------------------ frames
     def _frame(self, frame: str) -> tuple[np.ndarray, ...]:
         """(world_H_F, velocity, Jacobian, J_dot nu, J_dot) of a frame, flat, jaxsim's columns."""
         i = self._links.get(frame)
-        if i is not None:
-            return self._bundle("link", i)
-        return self._bundle("frame", self._frames[frame])
+        i = self._frames[frame] if i is None else i
+        return tuple(x[:, i] for x in self._bundle("kinematics")[_FRAMES:])
 
     def frame_transform(self, frame: str) -> np.ndarray:
         return self._batched(self._frame(frame)[0])
@@ -228,7 +233,7 @@ class JaxsimEngine(EngineBase):
     def _centroidal_frame(self) -> np.ndarray:
         """world_H_G (n, 4, 4) of the frame G_B: the centre of mass, the base's axes."""
         H = self._flat.H.copy()
-        H[:, :3, 3] = self._bundle("com")[0]
+        H[:, :3, 3] = self._bundle("kinematics")[0]
         return H
 
     def _to_world_axes(self, x: np.ndarray, force: bool) -> np.ndarray:
@@ -241,28 +246,28 @@ class JaxsimEngine(EngineBase):
         return np.swapaxes(frame_force(H[:, None], np.swapaxes(x, -1, -2), _BODY, _MIXED), -1, -2)
 
     def com_position(self) -> np.ndarray:
-        return self._batched(self._bundle("com")[0])
+        return self._batched(self._bundle("kinematics")[0])
 
     def com_velocity(self) -> np.ndarray:
-        return self._batched(self._bundle("com")[1])
+        return self._batched(self._bundle("kinematics")[1])
 
     def _com_jacobian(self) -> np.ndarray:
-        J = self._to_world_axes(self._bundle("com")[2], force=False)[:, :3]
+        J = self._to_world_axes(self._bundle("kinematics")[2], force=False)[:, :3]
         return self.cov.jacobian_back(self._joints(J, (2,)))
 
     def com_jacobian(self) -> np.ndarray:
         return self._batched(self._com_jacobian())
 
     def centroidal_momentum(self) -> np.ndarray:
-        h = self._to_world_axes(self._bundle("com")[3][..., None], force=True)[..., 0]
+        h = self._to_world_axes(self._bundle("kinematics")[3][..., None], force=True)[..., 0]
         return self._batched(h)
 
     def centroidal_momentum_matrix(self) -> np.ndarray:
-        A = self._to_world_axes(self._bundle("com")[4], force=True)
+        A = self._to_world_axes(self._bundle("kinematics")[4], force=True)
         return self._batched(self.cov.jacobian_back(self._joints(A, (2,))))
 
     def total_momentum(self) -> np.ndarray:
-        return self._batched(self._bundle("com")[5])
+        return self._batched(self._bundle("kinematics")[5])
 
     def total_momentum_jacobian(self) -> np.ndarray:
-        return self._batched(self.cov.jacobian_back(self._joints(self._bundle("com")[6], (2,))))
+        return self._batched(self.cov.jacobian_back(self._joints(self._bundle("kinematics")[6], (2,))))
