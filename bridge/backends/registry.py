@@ -309,7 +309,7 @@ register(
 register(
     Library(
         name="jaxsim",
-        summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth-first joints",
+        summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth first",
         conventions={
             "jaxsim": f"{_B}.jaxsim.state:JAXSIM",
             "jaxsim_body": f"{_B}.jaxsim.state:JAXSIM_BODY",

@@ -53,7 +53,8 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
 def convert(
     model: ModelArg,
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Output file: URDF, MJCF for .xml/.mjcf, SDFormat for .sdf.")
+        Path,
+        typer.Option("-o", "--output", help="Output file: URDF, MJCF for .xml/.mjcf, SDFormat for .sdf."),
     ],
     force: ForceOpt = False,
     base: BaseOpt = None,

@@ -28,7 +28,11 @@ DRAKE_NAMESPACE = "http://drake.mit.edu"
 def _pose(parent: ET.Element, T: Transform, relative_to: str | None) -> None:
     """``<pose relative_to=...>x y z roll pitch yaw</pose>`` of ``T`` (``relative_to`` None: the
     default frame of the element)."""
-    el = ET.SubElement(parent, "pose", relative_to=relative_to) if relative_to else ET.SubElement(parent, "pose")
+    el = (
+        ET.SubElement(parent, "pose", relative_to=relative_to)
+        if relative_to
+        else ET.SubElement(parent, "pose")
+    )
     el.text = _fmt(np.concatenate([T.translation, T.as_rpy()]))
 
 

@@ -1,10 +1,12 @@
 """The jaxsim backend: jaxsim's conventions measured on raw jaxsim calls, the "jaxsim" engine against
-Pinocchio and bridge's Featherstone engine (1e-10 relative) on small and random models, iCub and
-example-robot-data robots, floating and fixed, in the three representations, and what jaxsim cannot
-represent left out of cross-validation with a reason. Skipped only when jaxsim is not installed.
+Pinocchio and bridge's Featherstone engine (1e-10 relative) on the small model, random trees, iCub
+and example-robot-data robots, floating and fixed, in the three representations, and what jaxsim
+cannot represent refused with a reason. Skipped only when jaxsim is not installed.
 
-jaxsim compiles its functions per model, representation and batch size (seconds each): the default
-run keeps to a few models; the sweeps over robots and random trees are marked slow (``--runslow``).
+jaxsim compiles its functions per model, representation and batch size (seconds each, minutes on a
+loaded machine): the default run keeps to the small model in MIXED; the other representations, the
+fixed base, gravity and wrenches, iCub, the robots and the random trees are marked slow
+(``--runslow``).
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ def test_q_is_position_then_quaternion_wxyz(small) -> None:
     st = random_state(small, np.random.default_rng(1), "mixed")
     d = _data(small, st)
     np.testing.assert_allclose(np.asarray(d.base_position), st.world_H_base.translation, atol=1e-15)
-    np.testing.assert_allclose(np.asarray(d.base_quaternion), st.world_H_base.as_quaternion_wxyz(), atol=1e-15)
+    np.testing.assert_allclose(
+        np.asarray(d.base_quaternion), st.world_H_base.as_quaternion_wxyz(), atol=1e-15
+    )
     np.testing.assert_allclose(np.asarray(d.base_transform), st.world_H_base.matrix, atol=1e-14)
     perm = JAXSIM_CONVENTIONS[Representation.MIXED].permutation(small)
     np.testing.assert_array_equal(np.asarray(d.joint_positions), st.s[perm])
@@ -101,54 +105,78 @@ def test_state_round_trip(small, rep: str) -> None:
 
 
 # ------------------------------------------------------------------ the engine
-@pytest.mark.parametrize("floating", [True, False])
-def test_engine_small_model(floating: bool) -> None:
-    """Every quantity, three representations, against Pinocchio and Featherstone (1e-10)."""
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    ("floating", "rep"),
+    [
+        (True, "mixed"),
+        pytest.param(True, "body", marks=SLOW),
+        pytest.param(True, "inertial", marks=SLOW),
+        pytest.param(False, "mixed", marks=SLOW),
+        pytest.param(False, "body", marks=SLOW),
+        pytest.param(False, "inertial", marks=SLOW),
+    ],
+)
+def test_engine_small_model(floating: bool, rep: str) -> None:
+    """Every quantity against Pinocchio and Featherstone (1e-10): axis origins, a fixed joint, a
+    frame (the default run: floating, MIXED, without the engine-independent identities)."""
     model = small_model(np.random.default_rng(0), floating)
-    _ok(cross_validate(model, engines=ENGINES, samples=3, seed=1, fd_samples=1))
+    slow = not (floating and rep == "mixed")
+    report = cross_validate(
+        model, engines=ENGINES, samples=2, seed=1, representations=(rep,), identities=slow
+    )
+    _ok(report)
 
 
-def test_engine_random_gravity_and_batches() -> None:
-    """Another gravity per sample (jaxsim's is fixed in its model) and a batch of states."""
+@pytest.mark.slow
+def test_engine_random_gravity_batches_and_wrenches() -> None:
+    """Another gravity per sample (jaxsim's is fixed in its model), a batch of states, external
+    wrenches on a link and on a frame, in the three representations."""
     rng = np.random.default_rng(4)
     model = small_model(rng)
-    st = random_state(model, rng, "mixed", batch=(2, 2))
-    g = rng.normal(size=(2, 2, 3)) * 5
-    kd, ref = bridge.KinDyn(model, "jaxsim"), bridge.KinDyn(model, "pinocchio")
-    nu_dot = rng.normal(size=(2, 2, model.nv))
-    f = {"tool": rng.normal(size=(2, 2, 6)), model.base: rng.normal(size=(2, 2, 6))}
-    out = []
-    for k in (kd, ref):
-        k.set_robot_state(st, g)
-        tau = k.inverse_dynamics(nu_dot[..., :6], nu_dot[..., 6:], f)
-        out.append((k.mass_matrix(), k.bias_forces(), k.gravity_forces(), tau, k.forward_dynamics(tau, f)))
-    for a, b in zip(*out, strict=True):
-        assert_close(a, b, 1e-10)
-    assert_close(out[0][4], nu_dot, 1e-9)
+    for rep in REPS:
+        st = random_state(model, rng, rep, batch=(3,))
+        g = rng.normal(size=(3, 3)) * 5
+        nu_dot = rng.normal(size=(3, model.nv))
+        f = {"tool": rng.normal(size=(3, 6)), model.base: rng.normal(size=(3, 6))}
+        out = []
+        for engine in ("jaxsim", "pinocchio"):
+            kd = bridge.KinDyn(model, engine, rep)
+            kd.set_robot_state(st, g)
+            tau = kd.inverse_dynamics(nu_dot[:, :6], nu_dot[:, 6:], f)
+            fd = kd.forward_dynamics(tau, f)
+            out.append((kd.mass_matrix(), kd.bias_forces(), kd.gravity_forces(), tau, fd))
+        for a, b in zip(*out, strict=True):
+            assert_close(a, b, 1e-10, rep)
+        assert_close(out[0][4], nu_dot, 1e-9, rep)
 
 
+@pytest.mark.slow
 def test_engine_icub() -> None:
-    """iCub (icub-models), floating, MIXED: a real robot with fixed joints and frames."""
+    """iCub (icub-models), floating and fixed: a real robot with fixed joints and frames."""
     model = bridge.load_urdf(robot_path("iCubGazeboV2_5"))
     assert unsupported(model) is None
-    frames = [model.base, "l_sole", "r_hand", "head"]
-    frames = [f for f in frames if f in model.frame_names]
-    _ok(cross_validate(model, engines=ENGINES, samples=2, representations=("mixed",), frames=frames, fd_samples=1))
+    frames = [f for f in (model.base, "l_sole", "r_hand", "head") if f in model.frame_names]
+    for m in (model, model.with_fixed_base()):
+        _ok(cross_validate(m, engines=ENGINES, samples=2, frames=frames))
 
 
-ROBOTS = ("iCubGazeboV2_5", "ur5", "panda", "solo12", "anymal", "talos")
+ROBOTS = ("panda", "solo12", "anymal", "talos")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ROBOTS)
 @pytest.mark.parametrize("floating", [True, False])
 def test_engine_robots(name: str, floating: bool) -> None:
+    """example-robot-data robots jaxsim accepts (a URDF whose root link is 'world' is not one)."""
     model = bridge.load_urdf(robot_path(name))
     model = model if floating else model.with_fixed_base()
     reason = unsupported(model)
     if reason is not None:
         pytest.skip(reason)
-    _ok(cross_validate(model, engines=ENGINES, samples=2, fd_samples=1))
+    _ok(cross_validate(model, engines=ENGINES, samples=2, representations=("mixed",)))
 
 
 @pytest.mark.slow
@@ -157,7 +185,7 @@ def test_engine_random_models(seed: int) -> None:
     model = bridge.random_model(10, seed, floating=seed % 2 == 0, massless_probability=0.0)
     if seed >= 3:
         model = model.with_base(model.links[-1].name)  # re-rooted: axis origins everywhere
-    _ok(cross_validate(model, engines=ENGINES, samples=2, fd_samples=1))
+    _ok(cross_validate(model, engines=ENGINES, samples=2))
 
 
 # ------------------------------------------------------------------ what jaxsim cannot represent

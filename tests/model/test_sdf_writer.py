@@ -33,7 +33,7 @@ def test_text_structure_and_exact_numbers() -> None:
     assert root.tag == "sdf" and root.get("version") == SDF_VERSION
     (m,) = root.findall("model")
     assert m.get("canonical_link") == model.base
-    assert [link.get("name") for link in m.findall("link")][0] == model.base
+    assert next(link.get("name") for link in m.findall("link")) == model.base
     assert {link.get("name") for link in m.findall("link")} == set(model.link_names)
     movable = [j.get("name") for j in m.findall("joint") if j.get("type") != "fixed"]
     assert movable == list(model.dof_names)  # DOFs in document order
@@ -57,7 +57,9 @@ def test_fixed_base_is_welded_to_the_world_and_massless_links_are_zero() -> None
     model = bridge.random_model(10, 3, floating=False, massless_probability=0.5)
     root = ET.fromstring(model.to_sdf())
     welds = [j for j in root.iter("joint") if j.find("parent").text == "world"]
-    assert len(welds) == 1 and welds[0].get("name") == WORLD_JOINT and welds[0].find("child").text == model.base
+    assert (
+        len(welds) == 1 and welds[0].get("name") == WORLD_JOINT and welds[0].find("child").text == model.base
+    )
     massless = [link for link in model.links if link.mass == 0.0]
     assert massless
     for link in massless:  # SDFormat's default inertial is a unit mass: zero is written

@@ -28,7 +28,6 @@ import weakref
 from collections.abc import Callable
 
 from bridge.conventions.state import Representation
-
 from bridge.model.model import Model
 
 from .model import to_jaxsim

@@ -56,6 +56,12 @@ _BODY, _MIXED, _INERTIAL = "body", "mixed", "inertial"
 _FRAMES = 7
 
 
+def _padding(n: int) -> int:
+    """Padding rows taking a batch of ``n`` states to the next power of two: jaxsim's functions are
+    compiled per batch size, so batches of 1, 2, 4, 8, ... states share the compiled code."""
+    return (1 << max(n - 1, 0).bit_length()) - n
+
+
 class JaxsimEngine(EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on jaxsim.
 
@@ -66,7 +72,12 @@ class JaxsimEngine(EngineBase):
     name = "jaxsim"
     #: derived quantities jaxsim computes (the others are :mod:`bridge.backends.generic`'s)
     NATIVE_QUANTITIES = frozenset(
-        {"total_momentum", "total_momentum_jacobian", "centroidal_momentum_matrix", "frame_jacobian_derivative"}
+        {
+            "total_momentum",
+            "total_momentum_jacobian",
+            "centroidal_momentum_matrix",
+            "frame_jacobian_derivative",
+        }
     )
 
     def __init__(self, model: Model, representation: Representation) -> None:
@@ -91,21 +102,29 @@ class JaxsimEngine(EngineBase):
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         model = self.model
-        flat = self._flat = FlatBatch(state, gravity)
+        flat = self._flat = FlatBatch(state, gravity, pad=_padding)
         self.batch_shape = flat.batch_shape
         self._state, self._single_args = state, None
         flat_state = State(
-            Transform(flat.H, check=False), flat.s, flat.base_velocity, flat.s_dot, state.representation, check=False
+            Transform(flat.H, check=False),
+            flat.s,
+            flat.base_velocity,
+            flat.s_dot,
+            state.representation,
+            check=False,
         )
         if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
             flat_state = flat_state.to(self.representation)
         q, v = to_native_state(model, flat_state, self.convention)
-        q, v = np.asarray(q, dtype=float).reshape(flat.n, -1), np.asarray(v, dtype=float).reshape(flat.n, -1)
+        q, v = (
+            np.asarray(q, dtype=float).reshape(flat.rows, -1),
+            np.asarray(v, dtype=float).reshape(flat.rows, -1),
+        )
         if model.floating:
             self._args = (q[:, :3], q[:, 3:7], q[:, 7:], v[:, :6], v[:, 6:])
         else:  # the base pose from the state, no base velocity
-            quat = Transform(flat.H, check=False).as_quaternion_wxyz().reshape(flat.n, 4)
-            self._args = (flat.H[:, :3, 3], quat, q, np.zeros((flat.n, 6)), v)
+            quat = Transform(flat.H, check=False).as_quaternion_wxyz().reshape(flat.rows, 4)
+            self._args = (flat.H[:, :3, 3], quat, q, np.zeros((flat.rows, 6)), v)
         dg = flat.gravity - JAXSIM_GRAVITY
         self._dg = dg if np.any(dg != 0.0) else None
         self._results: dict[tuple, tuple[np.ndarray, ...]] = {}
@@ -162,32 +181,34 @@ class JaxsimEngine(EngineBase):
 
     def _native_accelerations(self, nu_dot: np.ndarray) -> np.ndarray:
         a = self.cov.acceleration(self._flat.flat_view(nu_dot, nu_dot.shape[-1]))
-        a = np.broadcast_to(a, (self._flat.n, a.shape[-1]))
-        return a if not self._nb else np.concatenate([np.zeros((self._flat.n, 6)), a], axis=-1)
+        a = np.broadcast_to(a, (self._flat.rows, a.shape[-1]))
+        return a if not self._nb else np.concatenate([np.zeros((self._flat.rows, 6)), a], axis=-1)
 
     def inverse_dynamics(self, nu_dot: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         a = self._native_accelerations(nu_dot)
         f = self._link_forces(wrenches)
-        zero_t = np.zeros((self._flat.n, self.model.n_dofs))
+        zero_t = np.zeros((self._flat.rows, self.model.n_dofs))
         tau = self._joints(self._solve(a, f, zero_t, np.zeros_like(f))[0], (1,))
         return self._batched(self._with_gravity(self.cov.force_back(tau)))
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         flat = self._flat
-        t = np.broadcast_to(flat.flat_view(tau, tau.shape[-1]), (flat.n, tau.shape[-1]))
+        t = np.broadcast_to(flat.flat_view(tau, tau.shape[-1]), (flat.rows, tau.shape[-1]))
         dg = self._gravity_difference()
         t = self.cov.force(t if dg is None else t - dg)
         f = self._link_forces(wrenches)
         if self.model.floating:  # the base's generalized force: a wrench on the base in the representation
             f[:, self._links[self.model.base]] += t[:, :6]
             t = t[:, 6:]
-        acc = self._solve(np.zeros((flat.n, 6 + self.model.n_dofs)), np.zeros_like(f), np.ascontiguousarray(t), f)[1]
+        acc = self._solve(
+            np.zeros((flat.rows, 6 + self.model.n_dofs)), np.zeros_like(f), np.ascontiguousarray(t), f
+        )[1]
         return self._batched(self.cov.acceleration_back(self._joints(acc, (1,))))
 
     def _link_forces(self, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         """jaxsim's link forces (n, nL, 6) in the representation: each frame's wrench (its
         representation's frame for F) summed, through the world, on the frame's jaxsim link."""
-        n, nL = self._flat.n, len(self._links)
+        n, nL = self._flat.rows, len(self._links)
         f = np.zeros((n, nL, 6))
         if not wrenches:
             return f
@@ -224,7 +245,9 @@ class JaxsimEngine(EngineBase):
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         a = self._flat.flat_view(nu_dot, nu_dot.shape[-1])
         J = self._frame_jacobian(frame)
-        return self._batched(np.einsum("nij,nj->ni", J, np.broadcast_to(a, J.shape[::2])) + self._frame(frame)[3])
+        return self._batched(
+            np.einsum("nij,nj->ni", J, np.broadcast_to(a, J.shape[::2])) + self._frame(frame)[3]
+        )
 
     def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
         return self._batched(self.cov.jacobian_back(self._joints(self._frame(frame)[4], (2,))))

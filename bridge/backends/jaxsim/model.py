@@ -6,9 +6,9 @@ itself, but its parser drops every massless link before that (and fails on fixed
 axis), so bridge merges them first; and jaxsim's Jacobians take a link frame to be on its joint's
 axis (its parser accepts a link posed off its joint frame, its kinematics places the link there,
 its motion subspaces do not), so a joint whose axis misses the child's origin moves a link at the
-axis origin instead. The merged links and the extra frames become jaxsim frames. What jaxsim cannot represent raises
-:class:`bridge.UnsupportedError` (:func:`unsupported`), which leaves the jaxsim engine out of
-``cross_validate`` with the reason as a note:
+axis origin instead. The merged links and the extra frames become jaxsim frames. What jaxsim
+cannot represent raises :class:`bridge.UnsupportedError` (:func:`unsupported`), which leaves the
+jaxsim engine out of ``cross_validate`` with the reason as a note:
 
 * a moving body without mass (a massless link between two movable joints): jaxsim's parser drops
   massless links, breaking the tree;
@@ -44,7 +44,8 @@ def require_jaxsim() -> None:
         import jaxsim  # noqa: F401
     except ImportError as exc:
         raise BridgeError(
-            f"the jaxsim engine needs jaxsim, which is not installed (pip install 'bridge-dynamics[jaxsim]'): {exc}"
+            "the jaxsim engine needs jaxsim, which is not installed "
+            f"(pip install 'bridge-dynamics[jaxsim]'): {exc}"
         ) from None
 
 
@@ -75,7 +76,7 @@ def to_jaxsim(model: Model):
     require_jaxsim()
     from jaxsim.api.model import JaxSimModel
 
-    with _quiet():
+    with _Quiet():
         js_model = JaxSimModel.build_from_model_description(jaxsim_tree(model).to_sdf())
     if tuple(js_model.joint_names()) != jaxsim_joint_names(model):  # pragma: no cover - internal consistency
         raise BackendError(
@@ -99,7 +100,7 @@ def jaxsim_names(model: Model) -> tuple[dict[str, int], dict[str, int]]:
     return links, frames
 
 
-class _quiet:
+class _Quiet:
     """Silence jaxsim's logger and numpy's warnings while it parses (it hashes joint axes with
     overflowing casts)."""
 

@@ -8,7 +8,8 @@ so a jaxsim convention differs from bridge's representation of the same name onl
 order:
 
 * jaxsim merges the links joined by fixed joints (bridge hands it :func:`jaxsim_tree`: the links
-  merged, each link frame on its joint's axis), numbers the remaining links breadth first from the base, the children of a link sorted by name, and gives
+  merged, each link frame on its joint's axis), numbers the remaining links breadth first from the
+  base, the children of a link sorted by name, and gives
   each joint the index of its child link (:func:`jaxsim_dof_permutation`);
 * a configuration ``q = [W_p_B; quaternion (w, x, y, z); joints]`` (the arguments of
   ``JaxSimModelData.build`` in order).
@@ -91,9 +92,18 @@ def jaxsim_tree(model: Model) -> Model:
         helper = _unique(f"{j.name}__axis", used)
         links.append(Link(helper, SpatialInertia.zero()))
         moved = dataclasses.replace(
-            j, child=helper, parent_H_child=j.parent_H_child @ Transform.from_translation(o), axis_origin=np.zeros(3)
+            j,
+            child=helper,
+            parent_H_child=j.parent_H_child @ Transform.from_translation(o),
+            axis_origin=np.zeros(3),
         )
-        weld = Joint(_unique(f"{j.name}__axis_fixed", used), JointKind.FIXED, helper, j.child, Transform.from_translation(-o))
+        weld = Joint(
+            _unique(f"{j.name}__axis_fixed", used),
+            JointKind.FIXED,
+            helper,
+            j.child,
+            Transform.from_translation(-o),
+        )
         joints += [moved, weld]
     tree = model.replace(links=tuple(links), joints=tuple(joints)).lumped()
     _TREES[model] = tree
