@@ -310,11 +310,7 @@ register(
     Library(
         name="jaxsim",
         summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth first",
-        conventions={
-            "jaxsim": f"{_B}.jaxsim.state:JAXSIM",
-            "jaxsim_body": f"{_B}.jaxsim.state:JAXSIM_BODY",
-            "jaxsim_inertial": f"{_B}.jaxsim.state:JAXSIM_INERTIAL",
-        },
+        conventions={"jaxsim": f"{_B}.jaxsim.state:JAXSIM"},
         engine=f"{_B}.jaxsim.engine:JaxsimEngine",
         to_model=f"{_B}.jaxsim.model:to_jaxsim",
         to_state=f"{_B}.jaxsim.state:to_jaxsim_state",

@@ -43,7 +43,7 @@ def _data(model: bridge.Model, st: bridge.State):
     import jaxsim.api as js
     from jaxsim import VelRepr
 
-    q, v = to_jaxsim_state(model, st)
+    q, v = to_jaxsim_state(model, st, st.representation)
     name = {"body": "Body", "inertial": "Inertial", "mixed": "Mixed"}[st.representation.value]
     return js.data.JaxSimModelData.build(
         model=to_jaxsim(model),
@@ -96,8 +96,8 @@ def test_base_velocity_is_the_representation_linear_first(small, rep: str) -> No
 @pytest.mark.parametrize("rep", REPS)
 def test_state_round_trip(small, rep: str) -> None:
     st = random_state(small, np.random.default_rng(3), rep, batch=(2,))
-    q, v = to_jaxsim_state(small, st)
-    back = from_jaxsim_state(small, q, v, rep)
+    q, v = to_jaxsim_state(small, st, rep)
+    back = from_jaxsim_state(small, q, v, rep, native=rep)
     assert_close(back.world_H_base.matrix, st.world_H_base.matrix, 1e-14)
     assert_close(back.s, st.s, 1e-15)
     assert_close(back.base_velocity, st.base_velocity, 1e-14)  # through the rotation of the pose

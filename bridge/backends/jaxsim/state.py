@@ -14,8 +14,9 @@ order:
 * a configuration ``q = [W_p_B; quaternion (w, x, y, z); joints]`` (the arguments of
   ``JaxSimModelData.build`` in order).
 
-:data:`JAXSIM` is jaxsim's default (``VelRepr.Mixed``); :data:`JAXSIM_BODY` and
-:data:`JAXSIM_INERTIAL` the other two; :data:`JAXSIM_CONVENTIONS` maps each neutral representation to
+:data:`JAXSIM` is jaxsim's default (``VelRepr.Mixed``), the convention registered as ``"jaxsim"``
+(its ``(q, v)`` are :func:`to_jaxsim_state`'s); :data:`JAXSIM_BODY` and :data:`JAXSIM_INERTIAL` the
+other two, which the engine uses; :data:`JAXSIM_CONVENTIONS` maps each neutral representation to
 its jaxsim convention and :data:`VELREPR` to the name of jaxsim's ``VelRepr`` member. A fixed base
 has no base coordinates: q and v are the joints (the base pose is handed to jaxsim separately).
 """
@@ -163,19 +164,22 @@ VELREPR: dict[Representation, str] = {
 }
 
 
-def to_jaxsim_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
-    """Neutral state -> jaxsim ``(q, v)`` in the state's representation, batched (..., nq),
-    (..., nv): ``q = [W_p_B; quaternion (w, x, y, z); joints]``, ``v = [linear; angular; joints]``,
-    joints in jaxsim's order (a fixed base: the joints only)."""
+def to_jaxsim_state(model: Model, state: State, representation: object = "mixed") -> tuple[np.ndarray, np.ndarray]:
+    """Neutral state -> jaxsim ``(q, v)`` with the base velocity in ``representation`` (default
+    MIXED, jaxsim's ``VelRepr.Mixed``: :data:`JAXSIM`), batched (..., nq), (..., nv):
+    ``q = [W_p_B; quaternion (w, x, y, z); joints]``, ``v = [linear; angular; joints]``, joints in
+    jaxsim's order (a fixed base: the joints only)."""
     if not isinstance(model, Model) or not isinstance(state, State):
         raise StateError("to_jaxsim_state expects a bridge Model and a bridge State")
-    return to_native_state(model, state, JAXSIM_CONVENTIONS[state.representation])
+    return to_native_state(model, state, JAXSIM_CONVENTIONS[Representation.parse(representation)])
 
 
-def from_jaxsim_state(model: Model, q: object, v: object, representation: object = "mixed") -> State:
-    """jaxsim ``(q, v)`` with the base velocity in ``representation`` -> neutral State in
-    ``representation`` (a fixed base at the identity pose)."""
+def from_jaxsim_state(
+    model: Model, q: object, v: object, representation: object = "mixed", native: object = "mixed"
+) -> State:
+    """jaxsim ``(q, v)`` with the base velocity in ``native`` (default MIXED, :data:`JAXSIM`) ->
+    neutral State in ``representation`` (a fixed base at the identity pose)."""
     if not isinstance(model, Model):
         raise StateError(f"from_jaxsim_state expects a bridge Model first, got {type(model).__name__}")
-    rep = Representation.parse(representation)
-    return from_native_state(model, q, v, JAXSIM_CONVENTIONS[rep], rep)
+    convention = JAXSIM_CONVENTIONS[Representation.parse(native)]
+    return from_native_state(model, q, v, convention, Representation.parse(representation))
