@@ -12,7 +12,7 @@ import numpy as np
 from bridge.errors import UnsupportedError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
-from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt
+from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt, _unique
 from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["SDF_VERSION", "WORLD_JOINT", "model_to_sdf"]
@@ -142,7 +142,8 @@ def model_to_sdf(model: Model) -> str:
     parent_joint = {j.child: j for j in model.joints}
     _write_link(model_el, model.base, links[model.base].inertia, None)
     if not model.floating:
-        weld = ET.SubElement(model_el, "joint", name=_unused(WORLD_JOINT, model), type="fixed")
+        used = set(model.joint_names) | set(model.frame_names)
+        weld = ET.SubElement(model_el, "joint", name=_unique(WORLD_JOINT, used), type="fixed")
         _pose(weld, Transform.identity(), "__model__")
         _text(weld, "parent", "world")
         _text(weld, "child", model.base)
@@ -159,13 +160,3 @@ def model_to_sdf(model: Model) -> str:
         _pose(frame, f.link_H_frame, f.link)
     ET.indent(sdf)
     return '<?xml version="1.0"?>\n' + ET.tostring(sdf, encoding="unicode") + "\n"
-
-
-def _unused(name: str, model: Model) -> str:
-    """``name``, with a numeric suffix if a joint, link or frame of ``model`` has it already."""
-    used = set(model.joint_names) | set(model.frame_names)
-    out, k = name, 1
-    while out in used:
-        k += 1
-        out = f"{name}{k}"
-    return out

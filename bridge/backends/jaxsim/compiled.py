@@ -59,25 +59,23 @@ def _bundles() -> dict[str, tuple[Callable, tuple]]:
             js.model.free_floating_gravity_forces(m, d),
         )
 
-    def one_link(m, d, i):
-        J_dot = js.link.jacobian_derivative(m, d, link_index=i)
-        return (
-            js.link.transform(m, d, link_index=i),
-            js.link.velocity(m, d, link_index=i),
-            js.link.jacobian(m, d, link_index=i),
-            J_dot @ d.generalized_velocity,
-            J_dot,
-        )
+    def one(api, key):
+        """Transform, velocity, Jacobian, J_dot nu, J_dot of one link or frame (``api``: jaxsim's
+        ``link`` or ``frame`` module, ``key`` its index argument)."""
 
-    def one_frame(m, d, i):
-        J_dot = js.frame.jacobian_derivative(m, d, frame_index=i)
-        return (
-            js.frame.transform(m, d, frame_index=i),
-            js.frame.velocity(m, d, frame_index=i),
-            js.frame.jacobian(m, d, frame_index=i),
-            J_dot @ d.generalized_velocity,
-            J_dot,
-        )
+        def quantities(m, d, i):
+            J_dot = api.jacobian_derivative(m, d, **{key: i})
+            return (
+                api.transform(m, d, **{key: i}),
+                api.velocity(m, d, **{key: i}),
+                api.jacobian(m, d, **{key: i}),
+                J_dot @ d.generalized_velocity,
+                J_dot,
+            )
+
+        return quantities
+
+    one_link, one_frame = one(js.link, "link_index"), one(js.frame, "frame_index")
 
     def kinematics(m, d):
         mixed = dataclasses.replace(d, velocity_representation=VelRepr.Mixed)

@@ -105,17 +105,7 @@ class JaxsimEngine(EngineBase):
         flat = self._flat = FlatBatch(state, gravity, pad=_padding)
         self.batch_shape = flat.batch_shape
         self._state, self._single_args = state, None
-        flat_state = State(
-            Transform(flat.H, check=False),
-            flat.s,
-            flat.base_velocity,
-            flat.s_dot,
-            state.representation,
-            check=False,
-        )
-        if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
-            flat_state = flat_state.to(self.representation)
-        q, v = to_native_state(model, flat_state, self.convention)
+        q, v = to_native_state(model, flat.state(self.representation), self.convention)
         q, v = (
             np.asarray(q, dtype=float).reshape(flat.rows, -1),
             np.asarray(v, dtype=float).reshape(flat.rows, -1),

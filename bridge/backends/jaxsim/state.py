@@ -42,6 +42,7 @@ from bridge.conventions.state import Representation, State
 from bridge.errors import StateError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Link, Model
+from bridge.model.urdf_writer import _unique
 from bridge.spatial import SpatialInertia, Transform
 
 __all__ = [
@@ -59,15 +60,6 @@ __all__ = [
 
 
 _TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _unique(name: str, used: set[str]) -> str:
-    out, k = name, 1
-    while out in used:
-        k += 1
-        out = f"{name}{k}"
-    used.add(out)
-    return out
 
 
 def jaxsim_tree(model: Model) -> Model:
@@ -164,7 +156,9 @@ VELREPR: dict[Representation, str] = {
 }
 
 
-def to_jaxsim_state(model: Model, state: State, representation: object = "mixed") -> tuple[np.ndarray, np.ndarray]:
+def to_jaxsim_state(
+    model: Model, state: State, representation: object = "mixed"
+) -> tuple[np.ndarray, np.ndarray]:
     """Neutral state -> jaxsim ``(q, v)`` with the base velocity in ``representation`` (default
     MIXED, jaxsim's ``VelRepr.Mixed``: :data:`JAXSIM`), batched (..., nq), (..., nv):
     ``q = [W_p_B; quaternion (w, x, y, z); joints]``, ``v = [linear; angular; joints]``, joints in
