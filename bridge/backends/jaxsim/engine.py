@@ -56,6 +56,17 @@ _BODY, _MIXED, _INERTIAL = "body", "mixed", "inertial"
 _FRAMES = 7
 
 
+def _numpy(x: object) -> np.ndarray:
+    """A jaxsim result as a new numpy array, its non-finite entries (overflowing inputs) as NaN, as
+    the other engines give them: bridge's finiteness check then raises its error without a numpy
+    warning (a sum of +inf and -inf warns)."""
+    out = np.array(x)
+    bad = ~np.isfinite(out)
+    if bad.any():
+        out[bad] = np.nan
+    return out
+
+
 def _padding(n: int) -> int:
     """Padding rows taking a batch of ``n`` states to the next power of two: jaxsim's functions are
     compiled per batch size, so batches of 1, 2, 4, 8, ... states share the compiled code."""
@@ -124,13 +135,13 @@ class JaxsimEngine(EngineBase):
         (n, ...), evaluated once per state."""
         out = self._results.get(name)
         if out is None:
-            out = self._results[name] = tuple(np.array(x) for x in self._compiled(name)(*self._args))
+            out = self._results[name] = tuple(_numpy(x) for x in self._compiled(name)(*self._args))
         return out
 
     def _solve(self, nu_dot: np.ndarray, f_id: np.ndarray, tau: np.ndarray, f_fd: np.ndarray) -> tuple:
         """jaxsim's (inverse dynamics, forward dynamics) at the current states, flat (n, 6 + n)."""
         out = self._compiled("solve")(*self._args, nu_dot, f_id, tau, f_fd)
-        return tuple(np.array(x) for x in out)
+        return tuple(_numpy(x) for x in out)
 
     def _joints(self, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         """``x`` without jaxsim's base rows/columns (the ``axes`` of size 6 + n) for a fixed base."""
