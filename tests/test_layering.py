@@ -45,13 +45,15 @@ LIBRARY_HOME = {
     "pydrake": "bridge.backends.drake",
     "newton": "bridge.backends.newton",
     "warp": "bridge.backends.newton",
+    "jaxsim": "bridge.backends.jaxsim",
 }
-#: array libraries -> the modules that alone may import them (array functions come from one place)
+#: array libraries -> the modules that alone may import them (array functions come from one place;
+#: the jaxsim backend compiles jaxsim's functions with jax.jit / jax.vmap and turns on x64)
 ARRAY_HOME = {
-    "jax": ("bridge.spatial.xp",),
+    "jax": ("bridge.spatial.xp", "bridge.backends.jaxsim.model", "bridge.backends.jaxsim.compiled"),
     "casadi": ("bridge.spatial.xp_casadi", "bridge.conventions.casadi_functions"),
 }
-LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "jaxsim", "torch")
+LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "torch")
 BACKENDS = "bridge.backends"
 MAX_TOP_MODULES = 10
 MAX_LINES = 700

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bridge.conventions.state import State
+from bridge.conventions.state import Representation, State
 
 __all__ = ["FlatBatch"]
 
@@ -31,10 +31,11 @@ class FlatBatch:
     ``pad``: the number of padding rows, or a function of the number of samples giving it.
     """
 
-    __slots__ = ("H", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
+    __slots__ = ("H", "_rep", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
 
     def __init__(self, state: State, gravity: np.ndarray, pad: int | Callable[[int], int] = 0) -> None:
         H = state.world_H_base.matrix
+        self._rep = state.representation
         self.batch_shape = tuple(
             np.broadcast_shapes(
                 H.shape[:-2],
@@ -64,6 +65,7 @@ class FlatBatch:
         flat.batch_shape, flat.n, flat.rows = (), 1, 1
         flat.H, flat.s, flat.s_dot = H[None], s[None], s_dot[None]
         flat.base_velocity, flat.gravity = base_velocity[None], gravity[None]
+        flat._rep = None
         return flat
 
     def flatten(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
@@ -80,6 +82,16 @@ class FlatBatch:
         if self.rows == self.n:
             return np.broadcast_to(x, (*self.batch_shape, k)).reshape(self.n, k)
         return self.flatten(x, (k,))
+
+    def state(self, representation: Representation) -> State:
+        """The flat samples as one (unchecked) State (rows, ...) in ``representation``, the
+        representation the state was given in (converted when it is another one)."""
+        from bridge.spatial import Transform
+
+        flat = State(
+            Transform(self.H, check=False), self.s, self.base_velocity, self.s_dot, self._rep, check=False
+        )
+        return flat if self._rep is representation else flat.to(representation)
 
     def unflatten(self, arr: np.ndarray) -> np.ndarray:
         """(rows, ...) or (n, ...) per-sample results -> (*batch_shape, ...) (padding dropped)."""

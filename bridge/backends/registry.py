@@ -90,6 +90,9 @@ class Library:
             rounding; a float32 library states its floor): ``cross_validate`` compares the engine to
             at least this tolerance and leaves out its finite-difference identities when the floor
             exceeds their tolerance.
+        on_request: its engine joins ``cross_validate`` and ``bridge check`` only when named
+            (``engines=`` / ``--engines``), not by default (jaxsim: it compiles its functions per
+            model and representation, seconds each).
     """
 
     name: str
@@ -109,6 +112,7 @@ class Library:
     exports: Mapping[str, str] = field(default_factory=dict)
     size_check: str | None = None
     rtol: float = 0.0
+    on_request: bool = False
 
     @property
     def installed(self) -> bool:
@@ -336,5 +340,19 @@ register(
         extra="newton",
         info=f"{_B}.newton.info:info_column",
         rtol=1e-4,
+    )
+)
+register(
+    Library(
+        name="jaxsim",
+        summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth first",
+        conventions={"jaxsim": f"{_B}.jaxsim.state:JAXSIM"},
+        engine=f"{_B}.jaxsim.engine:JaxsimEngine",
+        to_model=f"{_B}.jaxsim.model:to_jaxsim",
+        to_state=f"{_B}.jaxsim.state:to_jaxsim_state",
+        from_state=f"{_B}.jaxsim.state:from_jaxsim_state",
+        requires="jaxsim",
+        extra="jaxsim",
+        on_request=True,
     )
 )

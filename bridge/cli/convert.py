@@ -37,20 +37,15 @@ def _text(model: Model, output: Path) -> tuple[str, list[str]]:
     import warnings
 
     from bridge.backends.registry import exporter
-    from bridge.errors import BridgeWarning, UnsupportedError
+    from bridge.errors import BridgeWarning
 
     suffix = output.suffix.lower()
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
         if suffix in (".xml", ".mjcf"):
             text = exporter("mjcf")(model)
-        elif suffix == ".sdf":
-            to_sdf = getattr(model, "to_sdf", None)
-            if to_sdf is None:
-                raise UnsupportedError(f"{output}: this bridge cannot write SDFormat (no Model.to_sdf)")
-            text = to_sdf()
         else:
-            text = model.to_urdf()
+            text = model.to_sdf() if suffix == ".sdf" else model.to_urdf()
     return text, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 

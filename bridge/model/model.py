@@ -585,6 +585,12 @@ class Model:
 
         return model_to_urdf(self)
 
+    def to_sdf(self) -> str:
+        """SDFormat text of this model (see :func:`bridge.model.sdf_writer.model_to_sdf`)."""
+        from bridge.model.sdf_writer import model_to_sdf
+
+        return model_to_sdf(self)
+
     def summary(self) -> str:
         return (
             f"Model {self.name!r}: {len(self.links)} links, {len(self.joints)} joints, "

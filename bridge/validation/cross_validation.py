@@ -70,8 +70,10 @@ Values = dict[tuple[str, str | None], np.ndarray]
 
 
 def available_engines() -> tuple[str, ...]:
-    """The registered engines whose library is installed (found, not imported: this stays fast)."""
-    return registry.available_engines()
+    """The engines ``cross_validate`` and ``bridge check`` compare by default: the registered
+    engines whose library is installed (found, not imported: this stays fast), but those compared
+    on request only (``Library.on_request``: jaxsim)."""
+    return tuple(e for e in registry.available_engines() if not registry.library(e).on_request)
 
 
 def _forward(kd: KinDyn, inputs: dict, out: Values, singular: dict[str, str]) -> None:
@@ -151,7 +153,10 @@ def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> lis
     (an optional one that refuses it is left out with a note in ``dropped``)."""
     if engines is None:
         engines = []
-        for e in available_engines():
+        for e in registry.available_engines():
+            if registry.library(e).on_request:
+                dropped.append(f"engine {e!r} compared on request only (engines=[..., {e!r}])")
+                continue
             if registry.library(e).requires is not None:
                 try:
                     KinDyn(model, engine=e)
@@ -249,7 +254,9 @@ def cross_validate(
             robot name.
         engines: engine names (see :mod:`bridge.backends.registry`); default: every installed engine
             (:func:`available_engines`) that accepts the model (an optional engine that refuses it,
-            e.g. MuJoCo on massless moving links, is left out with a note).
+            e.g. MuJoCo on massless moving links, is left out with a note), except the engines
+            compared on request only (``Library.on_request``: jaxsim, which compiles per model;
+            a note says so).
         representations: velocity representations to test.
         samples: number of random states (seeded by ``seed``).
         frames: frames for the frame quantities (default: :func:`default_frames`).

@@ -6,9 +6,10 @@ installed library itself (Pinocchio, iDynTree) on a real robot (iCub) or on smal
 here; velocity and acceleration cells are checked against central finite differences of frame
 poses along a trajectory built by hand (closed-form, independent of every library). Cells of
 conventions whose library is not installed (spatial_v2, RBDL, TDS/brax) are checked against the
-formulas of the convention through bridge's converters and the featherstone backend. The Drake and
-MuJoCo cells have their tests in modules of their own (tests/docs/_conventions_drake.py,
-_conventions_mujoco.py, _conventions_mujoco_dynamics.py), imported at the end of this one.
+formulas of the convention through bridge's converters and the featherstone backend. The Drake,
+jaxsim and MuJoCo cells have their tests in modules of their own (tests/docs/_conventions_drake.py,
+_conventions_jaxsim.py, _conventions_mujoco.py, _conventions_mujoco_dynamics.py), imported at the
+end of this one.
 """
 
 from __future__ import annotations
@@ -1807,8 +1808,9 @@ def test_fbexport_xtree6_floatbase():
         FDfb(sv2, xfb, q, q, q)
 
 
-# ================================================================ Drake and MuJoCo (their own modules)
+# ========================================================== Drake, jaxsim and MuJoCo (their own modules)
 from tests.docs._conventions_drake import *  # noqa: E402, F403
+from tests.docs._conventions_jaxsim import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco_dynamics import *  # noqa: E402, F403
 from tests.docs._conventions_newton import *  # noqa: E402, F403

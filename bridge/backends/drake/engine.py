@@ -46,7 +46,6 @@ from bridge.conventions.frames import frame_acceleration, frame_force, frame_jac
 from bridge.conventions.single_state import single_base_change
 from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.model.model import Model
-from bridge.spatial import Transform
 
 from .model import WORLD_H_BASE, instance_name, require_drake, to_drake
 from .single import DrakeSingleState
@@ -147,16 +146,7 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         if self._constant_cov is not None and state.representation is self.representation:
             cov = self._cov = self._constant_cov
         else:
-            flat_state = State(
-                Transform(flat.H, check=False),
-                flat.s,
-                flat.base_velocity,
-                flat.s_dot,
-                state.representation,
-                check=False,
-            )
-            if state.representation is not self.representation:  # pragma: no cover - KinDyn converts
-                flat_state = flat_state.to(self.representation)
+            flat_state = flat.state(self.representation)
             cov = self._cov = change_of_variables(model, flat_state, self.convention, DRAKE)
             nu = cov.nu
         self._v = np.ascontiguousarray(cov.velocity(nu))
