@@ -1,7 +1,9 @@
-"""What the single-state hot paths of the library engines (MuJoCo, Drake) share.
+"""What the single-state hot paths of the library engines (Pinocchio, MuJoCo, Drake) share.
 
 One unbatched state given as arrays is checked as :class:`~bridge.conventions.state.State` checks
-it, without building one (:func:`single_arrays`), and the library's mass matrix is taken back to
+it, without building one (:func:`bridge.conventions.state.single_arrays`), the engine's queries
+are switched between its single-state path and its general one, the State is rebuilt from the
+path's copies on demand (:class:`LibrarySingleState`), and the library's mass matrix is taken back to
 the representation with index maps made once (:class:`SingleMatrixBack`); the change of variables
 itself is :class:`bridge.conventions.single_state.SingleStateChange`, derived from the two
 conventions' declarations.
@@ -12,60 +14,22 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
-from bridge.conventions.state import State, pose_rows_valid
+from bridge.conventions.state import MODERATE_SQ, State, single_arrays, vdot
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
-__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]
-
-_F64 = np.dtype(np.float64)
-
-
-def single_arrays(
-    world_H_base: object, s: object, base_velocity: object, s_dot: object, shape_n: tuple[int]
-) -> tuple[np.ndarray, list, np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(H (4, 4), rows = H.tolist(), s, base_velocity, s_dot)`` as arrays of one unbatched state
-    of ``shape_n = (n,)`` DOFs with a valid pose, or None when they are not (batched, of other
-    shapes or kinds, or an invalid pose: the caller's :class:`State` then raises). The vectors are
-    not copied nor checked for finiteness: the caller copies them into its buffers and tests those
-    (one dot product)."""
-    H = world_H_base
-    try:
-        if type(H) is not np.ndarray or H.dtype is not _F64:
-            H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
-        if type(s) is not np.ndarray:
-            s = np.asarray(s, dtype=np.float64)
-        if type(s_dot) is not np.ndarray:
-            s_dot = np.asarray(s_dot, dtype=np.float64)
-        if type(base_velocity) is not np.ndarray:
-            base_velocity = np.asarray(base_velocity, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if (
-        H.shape != (4, 4)
-        or s.shape != shape_n
-        or s_dot.shape != shape_n
-        or base_velocity.shape != (6,)
-        or s.dtype.kind not in "fiu"
-        or s_dot.dtype.kind not in "fiu"
-        or base_velocity.dtype.kind not in "fiu"
-    ):
-        return None
-    rows = H.tolist()
-    if not pose_rows_valid(rows):
-        return None
-    return H, rows, s, base_velocity, s_dot
-
+__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]  # (single_arrays: re-exported)
 
 class LibrarySingleState:
-    """Mixin of a library engine with a single-state hot path (its own ``set_single_state`` and
-    ``_<query>_single`` methods): switching between that path and the general one, and the state
-    rebuilt from the path's copies.
+    """Mixin of a library engine with a single-state hot path (its own ``_take_single`` and
+    ``_<query>_single`` methods): the arguments checked, switching between that path and the
+    general one, and the state rebuilt from the path's copies.
 
-    The engine sets ``_single`` (the path is on), ``_q1``/``_v1`` (the library's q and v of the
-    current single state), ``_vb1`` (its base velocity in the representation), ``_rows`` (its pose
-    as ``H.tolist()``) and, once, ``_s_index``/``_sd_index`` (where ``s`` and ``s_dot`` are in q
-    and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
+    The engine sets ``_single`` (the path is on, :meth:`_use_single_path`), ``_q1``/``_v1`` (the
+    library's q and v of the current single state), ``_vb1`` (its base velocity in the
+    representation), ``_rows`` (its pose as ``H.tolist()``), ``_cov1`` (its change of variables)
+    and, once, ``_nb``, ``_shape_n`` (``(n,)``), ``_s_index``/``_sd_index`` (where ``s`` and
+    ``s_dot`` are in q and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
     """
 
     #: the queries the single state answers itself, bound on the instance while the engine holds a
@@ -73,6 +37,8 @@ class LibrarySingleState:
     _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
     _single = False
     _state: State | None = None
+    #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
+    _s_copy: np.ndarray | None = None
 
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
@@ -87,12 +53,13 @@ class LibrarySingleState:
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
 
-    def _use_single_path(self, single: bool) -> None:
-        """Switch between the single-state path and the engine's general path."""
+    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
+        """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
+        engine's general path."""
         self._single = single
         for name in self._SINGLE_QUERIES:
             if single:
-                setattr(self, name, getattr(self, f"_{name}_single"))
+                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
             else:
                 self.__dict__.pop(name, None)
 
@@ -100,11 +67,20 @@ class LibrarySingleState:
     def state(self) -> State:
         """The current state (rebuilt from the copies after ``set_single_state``)."""
         if self._state is None and self._single:
-            s, sd = self._q1[self._s_index], self._v1[self._sd_index]  # (copies)
-            vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
-            H = Transform(np.array(self._rows), check=False)
-            self._state = State(H, s, vb, sd, self.representation, check=False)
+            self._state = self._single_state()
         return self._state
+
+    def _single_state(self) -> State:
+        """The current single state, rebuilt from the copies (fresh arrays)."""
+        s = self._s_copy if self._s_copy is not None else self._q1[self._s_index]
+        sd = self._v1[self._sd_index]
+        vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
+        H = Transform(self._pose1(), check=False)
+        return State(H, s, vb, sd, self.representation, check=False)
+
+    def _pose1(self) -> np.ndarray:
+        """The single state's base pose (4, 4) (a fresh array)."""
+        return np.array(self._rows)
 
     def _acceleration_args(self, base_acc: object, s_ddot: object) -> tuple | None:
         """``(base_acc, s_ddot)`` as arrays of one acceleration (``base_acc`` None for a fixed
@@ -125,6 +101,20 @@ class LibrarySingleState:
         elif base_acc is not None:
             return None
         return base_acc, s_ddot
+
+    def _acceleration_into(
+        self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray
+    ) -> tuple | None:
+        """Write the library's acceleration ``T nu_dot + T_dot nu`` (nv,) of the raw ``base_acc``
+        (6,) (None for a fixed base) and ``s_ddot`` (n,) into ``a`` (its base and joint parts
+        ``a_base``, ``a_joints``) and return the arguments as arrays (:meth:`_acceleration_args`);
+        None, ``a`` undefined, when they are not one finite and moderate acceleration of the right
+        shapes (the caller's general path then raises the errors)."""
+        args = self._acceleration_args(base_acc, s_ddot)
+        if args is None:
+            return None
+        self._cov1.acceleration_into(*args, a_base, a_joints)
+        return args if vdot(a, a) < MODERATE_SQ else None  # an inf, a NaN or a huge value: None
 
 
 class SingleMatrixBack:

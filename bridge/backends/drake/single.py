@@ -172,12 +172,8 @@ class DrakeSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
-        if args is None:
-            return None
         a = self._acc
-        self._cov1.acceleration_into(*args, *self._acc_parts)
-        if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+        if not self._single or self._acceleration_into(base_acc, s_ddot, a, *self._acc_parts) is None:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
         return self._mass_back.force(tau, self._cov1.X, self._cov1)

@@ -200,12 +200,8 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
-        if args is None:
-            return None
-        qacc = self._d_qacc
-        self._cov1.acceleration_into(*args, self._d_acc_base, self._d_acc_joints)
-        if not vdot(qacc, qacc) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+        qacc, parts = self._d_qacc, (self._d_acc_base, self._d_acc_joints)
+        if not self._single or self._acceleration_into(base_acc, s_ddot, qacc, *parts) is None:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)

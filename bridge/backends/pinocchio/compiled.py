@@ -17,9 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.single_state import SingleStateChange, single_base_change
-from bridge.conventions.state import State
 from bridge.derivatives.select import compiled_kernels
-from bridge.spatial import Transform
 
 __all__ = ["CompiledPath"]
 
@@ -120,7 +118,7 @@ class CompiledPath:
         self._q1, self._v1, self._vb1 = q, v, vbc
         self._cov1_ = self._state = self._cov = self._q = None
         if self._mode != "compiled":
-            self._use_single_path("compiled")
+            self._use_single_path(True, "compiled")
         if gravity is not self._g_last:
             self._set_gravity(gravity)
         return True
@@ -204,18 +202,3 @@ class CompiledPath:
         out = a if kern.in_place and a.base is None else np.empty_like(a)
         kern.k.acceleration_back(a, self._state1, kern.ints, out)
         return out
-
-    def _compiled_state(self) -> State:
-        """The current single state, rebuilt from the compiled path's copies."""
-        inv = self._kern.inverse
-        q, v = self._q1, self._v1
-        s = q[7:].copy() if inv is None else q[7:][inv]
-        s_dot = v[6:].copy() if inv is None else v[6:][inv]
-        return State(
-            Transform(self._H1.copy(), check=False),
-            s,
-            self._vb1.copy(),
-            s_dot,
-            self.representation,
-            check=False,
-        )
