@@ -132,7 +132,7 @@ class SingleMatrixBack:
     def __init__(self, joints: JointOrder) -> None:
         nv = self._nv = joints.nv
         self._nb = joints.nb
-        self._G = np.empty((6, nv))  # the compiled base block's scratch
+        self._G = np.empty((6, nv + 6))  # the compiled base block's scratch
         #: the compiled base block (:mod:`.single_kernels`), None without numba
         self._kernel = self._columns = self._rows = None
         if compiled_kernels() is not None:
@@ -167,7 +167,7 @@ class SingleMatrixBack:
         (overwritten and returned when the order is the same), ``X`` the base block (None: the
         identity) and ``cov`` the state's change of variables (the numpy path)."""
         if X is not None and self._columns is not None:
-            self._columns(J, X)
+            self._columns(J, X, J)
             return J if self._back is None else J.take(self._back, axis=1)
         return cov.jacobian_back(J, True)
 
