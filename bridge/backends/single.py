@@ -18,7 +18,22 @@ from bridge.conventions.state import MODERATE_SQ, State, single_arrays, vdot
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
-__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]  # (single_arrays: re-exported)
+# (single_arrays: re-exported from bridge.conventions.state)
+__all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_arrays"]
+
+#: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
+#: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
+#: machine, loaded (load average 6), fresh processes, kernels cached on disk (numba's
+#: ``cache=True``): ``import numba`` 0.29-0.46 s, the first cached kernel of a process 0.6-0.8 s
+#: (LLVM set up; 10-15 ms when a kernel of bridge's derivatives ran before: that cost is shared),
+#: each further kernel 5-10 ms; with no cache on disk (a fresh environment) the Pinocchio
+#: engine's kernels compile in 11.6 s, once. Against that, the kernels save 2-7 us per state
+#: (docs/performance.md): loading them costs ~1.1 s, the time of 150,000 to 500,000 states in
+#: numpy, or ~0.1 s (15,000 to 50,000 states) where numba is already running. After 100,000
+#: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
+#: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
+COMPILE_AFTER = 100_000
+
 
 class LibrarySingleState:
     """Mixin of a library engine with a single-state hot path (its own ``_take_single`` and
@@ -35,6 +50,8 @@ class LibrarySingleState:
     #: the queries the single state answers itself, bound on the instance while the engine holds a
     #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
     _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
+    #: :data:`COMPILE_AFTER` of this engine (0: the compiled kernels from the first state)
+    COMPILE_AFTER = COMPILE_AFTER
     _single = False
     _state: State | None = None
     #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
@@ -118,33 +135,45 @@ class LibrarySingleState:
 
 
 class SingleMatrixBack:
-    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's full symmetric
-    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once
-    (and ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
+    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's symmetric mass
+    matrix ``M_t`` in its own convention (target), the index map of the joint order made once (and
+    ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
 
     The base rows become ``X^T M_t[:6]`` (with ``X^T M_t[:6, :6] X`` in the corner), written into
     ``M_t``; one ``take`` then permutes the joints back and mirrors the upper triangle into the
-    lower one (no take, the lower base block written from the rows, when the order is the same).
+    lower one (no take, the lower base block written from the rows, when the order is the same and
+    ``M_t`` is full). With numba, the base block is one compiled call (:mod:`.single_kernels`)
+    once the numpy path has served ``compile_after`` mass matrices (:data:`COMPILE_AFTER`).
     """
 
-    __slots__ = ("_G", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
+    __slots__ = ("_G", "_after", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
 
-    def __init__(self, joints: JointOrder) -> None:
+    def __init__(self, joints: JointOrder, compile_after: int = 0, full: bool = True) -> None:
+        """``full``: the library's matrices are full symmetric (else only their upper triangle
+        is read)."""
         nv = self._nv = joints.nv
         self._nb = joints.nb
         self._G = np.empty((6, nv + 6))  # the compiled base block's scratch
-        #: the compiled base block (:mod:`.single_kernels`), None without numba
+        #: the compiled base block (:mod:`.single_kernels`), None before it is loaded or without numba
         self._kernel = self._columns = self._rows = None
+        self._after: int | None = compile_after  # (None: loaded, or numba missing)
+        if compile_after <= 0:
+            self._load()
+        self._back = joints.back
+        cols = joints.back if joints.back is not None or full else np.arange(nv)
+        if cols is None:
+            self._idx = None
+        else:
+            i, j = cols[:, None], cols[None, :]
+            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
+
+    def _load(self) -> None:
+        """Load the compiled base block (once; it stays off without numba)."""
+        self._after = None
         if compiled_kernels() is not None:
             from .single_kernels import base_columns, base_congruence, base_rows
 
             self._kernel, self._columns, self._rows = base_congruence, base_columns, base_rows
-        self._back = joints.back
-        if joints.back is None:
-            self._idx = None
-        else:
-            i, j = joints.back[:, None], joints.back[None, :]
-            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
 
     def __call__(self, M: np.ndarray, X: np.ndarray | None) -> np.ndarray:
         """The source matrix from ``M`` (nv, nv), a fresh array the caller gives up (it may be
@@ -153,6 +182,10 @@ class SingleMatrixBack:
             if self._kernel is not None:
                 self._kernel(M, X, self._G)
                 return M if self._idx is None else M.take(self._idx)
+            if self._after is not None:
+                self._after -= 1
+                if self._after <= 0:
+                    self._load()
             M6 = M[:6]
             G = X.T.dot(M6)
             M6[...] = G

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.single import LibrarySingleState
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
 from bridge.conventions.state import MODERATE_SQ, all_finite, single_arrays, vdot, velocity_declaration
@@ -49,16 +49,13 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         n, nv = model.n_dofs, model.nv
         nb = joints.nb
         self._nb, self._nv, self._qb = nb, nv, (7 if nb else 0)
-        # M = M_pin[back][:, back], read from the upper triangle: one take permutes and symmetrises
-        cols = joints.back if joints.back is not None else np.arange(nv)
-        i, j = cols[:, None], cols[None, :]
-        self._M_idx = np.minimum(i, j) * nv + np.maximum(i, j)
-        if joints.perm is None and nv:
-            # no permutation: skip the take if Pinocchio's crba returns the full symmetric matrix
-            # (its Python binding does; checked once here)
+        # M = M_pin[back][:, back], read from the upper triangle unless Pinocchio's crba returns the
+        # full symmetric matrix (its Python binding does; checked once here)
+        full = False
+        if nv:
             M0 = pin.crba(self.pm, self.data, pin.neutral(self.pm))
-            if M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None:
-                self._M_idx = None
+            full = M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None
+        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER, full)
         cont = np.asarray(lay.continuous, dtype=bool)
         self._q_joints_perm_only = not bool(cont.any())  # then q[qb:] = s[perm]
         self._q_dst, self._q_src = lay.idx_q[~cont], np.flatnonzero(~cont)
@@ -103,14 +100,10 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
-        """Hot path of ``set_state`` for one unbatched state given as arrays (``world_H_base``
-        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
-        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
-
-        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error). The
-        inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
-        """
+        """The shared :meth:`~bridge.backends.single.LibrarySingleState.set_single_state`, with
+        float64 arrays of the right shapes taken by the compiled path once it is loaded (its kernel
+        checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
+        copied (into q and v); the State is rebuilt from the copies only if asked for."""
         H = world_H_base
         if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
             self._kern is not None
@@ -204,19 +197,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         return self._pin.crba(self.pm, self.data, q)
 
     def _mass_matrix_single(self) -> np.ndarray:
-        M = self._crba(self._q1)
-        X = self._cov1.X
-        if X is not None:
-            # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy
-            M6 = M[:6]
-            G = X.T.dot(M6)
-            M6[...] = G
-            M6[:, :6] = G[:, :6].dot(X)
-            if self._M_idx is None:
-                M[6:, :6] = G[:, 6:].T
-                return M
-        # one take permutes the joints and mirrors the upper triangle (base columns included)
-        return M if self._M_idx is None else M.take(self._M_idx)
+        return self._mass_back(self._crba(self._q1), self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
