@@ -90,7 +90,7 @@ class DrakeSingleState(LibrarySingleState):
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into Drake's
+        """Copy one state's arrays (:func:`~bridge.conventions.state.single_arrays`) into Drake's
         convention and the Context, or return False, changing nothing (not finite or not moderate)."""
         nb, spare = self._nb, self._spare
         buf, qv, q, vel, vb, q_joints = self._bufs[spare]

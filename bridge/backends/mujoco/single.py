@@ -95,7 +95,7 @@ class MujocoSingleState(LibrarySingleState):
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into MuJoCo's
+        """Copy one state's arrays (:func:`~bridge.conventions.state.single_arrays`) into MuJoCo's
         convention and the MjData, or return False, changing nothing (not finite or not moderate)."""
         nb, perm, spare = self._nb, self._perm, self._spare
         buf, q, qvel, vb, q_base, q_joints = self._bufs[spare]
