@@ -99,9 +99,14 @@ class LibrarySingleState:
         """The single state's base pose (4, 4) (a fresh array)."""
         return np.array(self._rows)
 
-    def _acceleration_args(self, base_acc: object, s_ddot: object) -> tuple | None:
-        """``(base_acc, s_ddot)`` as arrays of one acceleration (``base_acc`` None for a fixed
-        base), or None when they are not (the caller's general path then raises the errors)."""
+    def _acceleration_into(
+        self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray
+    ) -> tuple | None:
+        """Write the library's acceleration ``T nu_dot + T_dot nu`` (nv,) of the raw ``base_acc``
+        (6,) (None for a fixed base) and ``s_ddot`` (n,) into ``a`` (its base and joint parts
+        ``a_base``, ``a_joints``) and return ``(base_acc, s_ddot)`` as arrays; None, ``a``
+        undefined, when they are not one finite and moderate acceleration of the right shapes (the
+        caller's general path then raises the errors)."""
         nb = self._nb
         try:
             if type(s_ddot) is not np.ndarray:
@@ -117,21 +122,10 @@ class LibrarySingleState:
                 return None
         elif base_acc is not None:
             return None
-        return base_acc, s_ddot
-
-    def _acceleration_into(
-        self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray
-    ) -> tuple | None:
-        """Write the library's acceleration ``T nu_dot + T_dot nu`` (nv,) of the raw ``base_acc``
-        (6,) (None for a fixed base) and ``s_ddot`` (n,) into ``a`` (its base and joint parts
-        ``a_base``, ``a_joints``) and return the arguments as arrays (:meth:`_acceleration_args`);
-        None, ``a`` undefined, when they are not one finite and moderate acceleration of the right
-        shapes (the caller's general path then raises the errors)."""
-        args = self._acceleration_args(base_acc, s_ddot)
-        if args is None:
+        self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
+        if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
             return None
-        self._cov1.acceleration_into(*args, a_base, a_joints)
-        return args if vdot(a, a) < MODERATE_SQ else None  # an inf, a NaN or a huge value: None
+        return base_acc, s_ddot
 
 
 class SingleMatrixBack:
@@ -146,7 +140,7 @@ class SingleMatrixBack:
     once the numpy path has served ``compile_after`` mass matrices (:data:`COMPILE_AFTER`).
     """
 
-    __slots__ = ("_G", "_after", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
+    __slots__ = ("_G", "_after", "_back", "_columns", "_full", "_idx", "_kernel", "_nb", "_nv", "_rows")
 
     def __init__(self, joints: JointOrder, compile_after: int = 0, full: bool = True) -> None:
         """``full``: the library's matrices are full symmetric (else only their upper triangle
@@ -159,7 +153,7 @@ class SingleMatrixBack:
         self._after: int | None = compile_after  # (None: loaded, or numba missing)
         if compile_after <= 0:
             self._load()
-        self._back = joints.back
+        self._back, self._full = joints.back, full
         cols = joints.back if joints.back is not None or full else np.arange(nv)
         if cols is None:
             self._idx = None
@@ -186,13 +180,17 @@ class SingleMatrixBack:
                 self._after -= 1
                 if self._after <= 0:
                     self._load()
+            idx = self._idx
+            if not self._full:  # mirrored (and permuted) first: the products below read whole rows
+                M, idx = M.take(idx), None
             M6 = M[:6]
             G = X.T.dot(M6)
             M6[...] = G
             M6[:, :6] = G[:, :6].dot(X)
-            if self._idx is None:
+            if idx is None:
                 M[6:, :6] = G[:, 6:].T
                 return M
+            return M.take(idx)
         return M if self._idx is None else M.take(self._idx)
 
     def columns(self, J: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:

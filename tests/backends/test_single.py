@@ -46,6 +46,40 @@ def test_matrix_and_columns_back_equal_the_change_of_variables(
     assert_close(back.columns(J.copy(), cov.X, cov), cov.jacobian_back(J), 1e-12, "J T")
 
 
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("compiled", [True, False])
+def test_matrix_back_reads_the_upper_triangle_when_not_full(rep: str, compiled: bool) -> None:
+    rng = np.random.default_rng(4)
+    model = small_model(rng, True)
+    state = random_state(model, rng, rep)
+    cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], convention("mujoco"))
+    back = SingleMatrixBack(cov.joints, full=False)
+    if not compiled:
+        back._kernel = back._columns = back._rows = None
+    elif back._kernel is None:
+        pytest.skip("numba is not installed")
+    A = rng.normal(size=(model.nv, model.nv))
+    M = A @ A.T
+    upper = np.triu(M) + np.tril(rng.normal(size=M.shape), -1)  # the lower triangle is junk
+    assert_close(back(upper, cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+
+
+def test_matrix_back_loads_its_kernels_after_compile_after_matrices() -> None:
+    rng = np.random.default_rng(5)
+    model = small_model(rng, True)
+    state = random_state(model, rng, "mixed")
+    cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.MIXED], convention("mujoco"))
+    back = SingleMatrixBack(cov.joints, compile_after=2)
+    A = rng.normal(size=(model.nv, model.nv))
+    M = A @ A.T
+    loaded = []
+    for _ in range(3):
+        assert_close(back(M.copy(), cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+        loaded.append(back._kernel is not None)
+    numba = bridge.derivatives.select.compiled_kernels() is not None
+    assert loaded == [False, numba, numba]
+
+
 def test_single_arrays_takes_one_valid_state_only() -> None:
     H, s, v = np.eye(4), np.zeros(3), np.zeros(6)
     assert single_arrays(bridge.Transform(H), s, v, s, (3,)) is not None

@@ -69,7 +69,7 @@ class DrakeSingleState(LibrarySingleState):
         self._a_bias_base = self._a_bias[:nb]
         self._zeros_nv = np.zeros(nv)
         self._acc = np.empty(nv)  # Drake's acceleration of the single-state inverse dynamics
-        self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._acc_parts = (self._acc, self._acc[:nb], self._acc[nb:])  # (whole, base, joints)
         self._tau = np.zeros(nv)  # Drake's generalized force of joint torques: the base stays zero
         self._tau_joints = self._tau[nb:]
         self._zero_base = np.zeros(6)
@@ -173,7 +173,7 @@ class DrakeSingleState(LibrarySingleState):
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
         a = self._acc
-        if not self._single or self._acceleration_into(base_acc, s_ddot, a, *self._acc_parts) is None:
+        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
         return self._mass_back.force(tau, self._cov1.X, self._cov1)

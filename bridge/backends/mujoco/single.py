@@ -51,7 +51,7 @@ class MujocoSingleState(LibrarySingleState):
         self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
         self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
-        self._d_acc_base, self._d_acc_joints = d.qacc[:nb], d.qacc[nb:]
+        self._d_acc = (d.qacc, d.qacc[:nb], d.qacc[nb:])  # qacc and its base and joint parts
         self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
         self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
         # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
@@ -200,8 +200,7 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        qacc, parts = self._d_qacc, (self._d_acc_base, self._d_acc_joints)
-        if not self._single or self._acceleration_into(base_acc, s_ddot, qacc, *parts) is None:
+        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)

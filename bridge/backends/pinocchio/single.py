@@ -80,7 +80,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             SingleStateChange(source, PINOCCHIO.velocity, joints, b[6], b[7]).fill for b in self._bufs
         ]
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
-        self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._acc_parts = (self._acc, self._acc[:nb], self._acc[nb:])  # (whole, base, joints)
         self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero
         self._a_bias_base = self._a_bias[:nb]  # written by ChangeOfVariables.base_bias_into only
         tau = np.zeros(nv)
@@ -271,7 +271,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             done = self._acceleration_compiled(base_acc, s_ddot)
             if done is not None:
                 return base_acc if done else False
-        args = self._acceleration_into(base_acc, s_ddot, self._acc, *self._acc_parts)
+        args = self._acceleration_into(base_acc, s_ddot, *self._acc_parts)
         return False if args is None else args[0]
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
