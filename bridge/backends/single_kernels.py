@@ -27,7 +27,7 @@ __all__ = ["base_columns", "base_congruence", "base_force", "base_rows", "congru
 def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) -> None:
     """``G[:, :nv] = X^T M[:6]`` (6, nv) and ``C = X^T M[:6, :6] X`` (6, 6) of a symmetric ``M``
     (nv, nv), its upper triangle read (``M`` itself not written); ``X`` (6, 6), its zeros skipped
-    (half of a block-diagonal ``X``). ``G`` may be longer than nv."""
+    (half of a block-diagonal ``X``)."""
     nv = M.shape[0]
     for r in range(6):
         for j in range(nv):
@@ -53,16 +53,14 @@ def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) 
 
 
 @njit(cache=True)
-def base_congruence(M: np.ndarray, X: np.ndarray, G: np.ndarray) -> None:
+def base_congruence(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) -> None:
     """In place, ``M`` (nv, nv) symmetric (upper triangle read) -> ``T^T M T`` (full) for ``T =
-    blkdiag(X, 1)``, ``X`` (6, 6); ``G`` (6, nv + 6) scratch."""
-    nv = M.shape[0]
-    C = G[:, nv : nv + 6]
+    blkdiag(X, 1)``, ``X`` (6, 6); ``G`` (6, nv) and ``C`` (6, 6) scratch."""
     congruence_rows(M, X, G, C)
     for r in range(6):
         for j in range(6):
             M[r, j] = C[r, j]
-        for j in range(6, nv):
+        for j in range(6, M.shape[0]):
             M[r, j] = G[r, j]
             M[j, r] = G[r, j]
 

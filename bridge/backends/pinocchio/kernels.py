@@ -255,7 +255,7 @@ def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: Pinocchio's mass matrix
     (upper triangle read) as the source's."""
     nv = M.shape[0]
-    base_congruence(M, _X(state, nv, False), np.empty((6, nv + 6)))
+    base_congruence(M, _X(state, nv, False), np.empty((6, nv)), np.empty((6, 6)))
 
 
 @njit(cache=True)
@@ -263,8 +263,7 @@ def matrix_back_permuted(M: np.ndarray, state: np.ndarray, ints: np.ndarray, out
     """``out = T^T M T`` (nv, nv) with the joints permuted back (source index i is target index
     ``order[i]``, the tail of ``ints``); M's upper triangle read."""
     nv = M.shape[0]
-    G = np.empty((6, nv + 6))
-    C = G[:, nv:]
+    G, C = np.empty((6, nv)), np.empty((6, 6))
     congruence_rows(M, _X(state, nv, False), G, C)
     o = ints.shape[0] - nv
     for i in range(nv):
