@@ -1,7 +1,9 @@
-"""What the single-state hot paths of the library engines (MuJoCo, Drake) share.
+"""What the single-state hot paths of the library engines (Pinocchio, MuJoCo, Drake) share.
 
 One unbatched state given as arrays is checked as :class:`~bridge.conventions.state.State` checks
-it, without building one (:func:`single_arrays`), and the library's mass matrix is taken back to
+it, without building one (:func:`bridge.conventions.state.single_arrays`), the engine's queries
+are switched between its single-state path and its general one, the State is rebuilt from the
+path's copies on demand (:class:`LibrarySingleState`), and the library's mass matrix is taken back to
 the representation with index maps made once (:class:`SingleMatrixBack`); the change of variables
 itself is :class:`bridge.conventions.single_state.SingleStateChange`, derived from the two
 conventions' declarations.
@@ -12,67 +14,48 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
-from bridge.conventions.state import State, pose_rows_valid
+from bridge.conventions.state import MODERATE_SQ, State, single_arrays, vdot
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
-__all__ = ["LibrarySingleState", "SingleMatrixBack", "single_arrays"]
+# (single_arrays: re-exported from bridge.conventions.state)
+__all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_arrays"]
 
-_F64 = np.dtype(np.float64)
-
-
-def single_arrays(
-    world_H_base: object, s: object, base_velocity: object, s_dot: object, shape_n: tuple[int]
-) -> tuple[np.ndarray, list, np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(H (4, 4), rows = H.tolist(), s, base_velocity, s_dot)`` as arrays of one unbatched state
-    of ``shape_n = (n,)`` DOFs with a valid pose, or None when they are not (batched, of other
-    shapes or kinds, or an invalid pose: the caller's :class:`State` then raises). The vectors are
-    not copied nor checked for finiteness: the caller copies them into its buffers and tests those
-    (one dot product)."""
-    H = world_H_base
-    try:
-        if type(H) is not np.ndarray or H.dtype is not _F64:
-            H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
-        if type(s) is not np.ndarray:
-            s = np.asarray(s, dtype=np.float64)
-        if type(s_dot) is not np.ndarray:
-            s_dot = np.asarray(s_dot, dtype=np.float64)
-        if type(base_velocity) is not np.ndarray:
-            base_velocity = np.asarray(base_velocity, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if (
-        H.shape != (4, 4)
-        or s.shape != shape_n
-        or s_dot.shape != shape_n
-        or base_velocity.shape != (6,)
-        or s.dtype.kind not in "fiu"
-        or s_dot.dtype.kind not in "fiu"
-        or base_velocity.dtype.kind not in "fiu"
-    ):
-        return None
-    rows = H.tolist()
-    if not pose_rows_valid(rows):
-        return None
-    return H, rows, s, base_velocity, s_dot
+#: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
+#: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
+#: machine, loaded (load average 6), fresh processes, kernels cached on disk (numba's
+#: ``cache=True``): ``import numba`` 0.29-0.46 s, the first cached kernel of a process 0.6-0.8 s
+#: (LLVM set up; 10-15 ms when a kernel of bridge's derivatives ran before: that cost is shared),
+#: each further kernel 5-10 ms; with no cache on disk (a fresh environment) the Pinocchio
+#: engine's kernels compile in 11.6 s, once. Against that, the kernels save 2-7 us per state
+#: (docs/performance.md): loading them costs ~1.1 s, the time of 150,000 to 500,000 states in
+#: numpy, or ~0.1 s (15,000 to 50,000 states) where numba is already running. After 100,000
+#: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
+#: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
+COMPILE_AFTER = 100_000
 
 
 class LibrarySingleState:
-    """Mixin of a library engine with a single-state hot path (its own ``set_single_state`` and
-    ``_<query>_single`` methods): switching between that path and the general one, and the state
-    rebuilt from the path's copies.
+    """Mixin of a library engine with a single-state hot path (its own ``_take_single`` and
+    ``_<query>_single`` methods): the arguments checked, switching between that path and the
+    general one, and the state rebuilt from the path's copies.
 
-    The engine sets ``_single`` (the path is on), ``_q1``/``_v1`` (the library's q and v of the
-    current single state), ``_vb1`` (its base velocity in the representation), ``_rows`` (its pose
-    as ``H.tolist()``) and, once, ``_s_index``/``_sd_index`` (where ``s`` and ``s_dot`` are in q
-    and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
+    The engine sets ``_single`` (the path is on, :meth:`_use_single_path`), ``_q1``/``_v1`` (the
+    library's q and v of the current single state), ``_vb1`` (its base velocity in the
+    representation), ``_rows`` (its pose as ``H.tolist()``), ``_cov1`` (its change of variables)
+    and, once, ``_nb``, ``_shape_n`` (``(n,)``), ``_s_index``/``_sd_index`` (where ``s`` and
+    ``s_dot`` are in q and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
     """
 
     #: the queries the single state answers itself, bound on the instance while the engine holds a
     #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
     _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
+    #: :data:`COMPILE_AFTER` of this engine (0: the compiled kernels from the first state)
+    COMPILE_AFTER = COMPILE_AFTER
     _single = False
     _state: State | None = None
+    #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
+    _s_copy: np.ndarray | None = None
 
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
@@ -87,12 +70,13 @@ class LibrarySingleState:
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
 
-    def _use_single_path(self, single: bool) -> None:
-        """Switch between the single-state path and the engine's general path."""
+    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
+        """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
+        engine's general path."""
         self._single = single
         for name in self._SINGLE_QUERIES:
             if single:
-                setattr(self, name, getattr(self, f"_{name}_single"))
+                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
             else:
                 self.__dict__.pop(name, None)
 
@@ -100,15 +84,29 @@ class LibrarySingleState:
     def state(self) -> State:
         """The current state (rebuilt from the copies after ``set_single_state``)."""
         if self._state is None and self._single:
-            s, sd = self._q1[self._s_index], self._v1[self._sd_index]  # (copies)
-            vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
-            H = Transform(np.array(self._rows), check=False)
-            self._state = State(H, s, vb, sd, self.representation, check=False)
+            self._state = self._single_state()
         return self._state
 
-    def _acceleration_args(self, base_acc: object, s_ddot: object) -> tuple | None:
-        """``(base_acc, s_ddot)`` as arrays of one acceleration (``base_acc`` None for a fixed
-        base), or None when they are not (the caller's general path then raises the errors)."""
+    def _single_state(self) -> State:
+        """The current single state, rebuilt from the copies (fresh arrays)."""
+        s = self._s_copy if self._s_copy is not None else self._q1[self._s_index]
+        sd = self._v1[self._sd_index]
+        vb = self._vb1.copy() if self._nb else self._zero_base  # the buffer is reused later
+        H = Transform(self._pose1(), check=False)
+        return State(H, s, vb, sd, self.representation, check=False)
+
+    def _pose1(self) -> np.ndarray:
+        """The single state's base pose (4, 4) (a fresh array)."""
+        return np.array(self._rows)
+
+    def _acceleration_into(
+        self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray
+    ) -> tuple | None:
+        """Write the library's acceleration ``T nu_dot + T_dot nu`` (nv,) of the raw ``base_acc``
+        (6,) (None for a fixed base) and ``s_ddot`` (n,) into ``a`` (its base and joint parts
+        ``a_base``, ``a_joints``) and return ``(base_acc, s_ddot)`` as arrays; None, ``a``
+        undefined, when they are not one finite and moderate acceleration of the right shapes (the
+        caller's general path then raises the errors)."""
         nb = self._nb
         try:
             if type(s_ddot) is not np.ndarray:
@@ -124,52 +122,75 @@ class LibrarySingleState:
                 return None
         elif base_acc is not None:
             return None
+        self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
+        if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+            return None
         return base_acc, s_ddot
 
 
 class SingleMatrixBack:
-    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's full symmetric
-    mass matrix ``M_t`` in its own convention (target), the index map of the joint order made once
-    (and ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
+    """``T^T M_t T`` (nv, nv) of one state, ``T = blkdiag(X, P)``, from a library's symmetric mass
+    matrix ``M_t`` in its own convention (target), the index map of the joint order made once (and
+    ``J_t T``, ``T^T tau_t``: :meth:`columns`, :meth:`force`).
 
     The base rows become ``X^T M_t[:6]`` (with ``X^T M_t[:6, :6] X`` in the corner), written into
     ``M_t``; one ``take`` then permutes the joints back and mirrors the upper triangle into the
-    lower one (no take, the lower base block written from the rows, when the order is the same).
+    lower one (no take, the lower base block written from the rows, when the order is the same and
+    ``M_t`` is full). With numba, the base block is one compiled call (:mod:`.single_kernels`)
+    once the numpy path has served ``compile_after`` mass matrices (:data:`COMPILE_AFTER`).
     """
 
-    __slots__ = ("_G", "_back", "_columns", "_idx", "_kernel", "_nb", "_nv", "_rows")
+    __slots__ = ("_C", "_G", "_after", "_back", "_columns", "_full", "_idx", "_kernel", "_nb", "_nv", "_rows")
 
-    def __init__(self, joints: JointOrder) -> None:
+    def __init__(self, joints: JointOrder, compile_after: int = 0, full: bool = True) -> None:
+        """``full``: the library's matrices are full symmetric (else only their upper triangle
+        is read)."""
         nv = self._nv = joints.nv
         self._nb = joints.nb
-        self._G = np.empty((6, nv))  # the compiled base block's scratch
-        #: the compiled base block (:mod:`.single_kernels`), None without numba
+        self._G, self._C = np.empty((6, nv)), np.empty((6, 6))  # the compiled base block's scratch
+        #: the compiled base block (:mod:`.single_kernels`), None before it is loaded or without numba
         self._kernel = self._columns = self._rows = None
+        self._after: int | None = compile_after  # (None: loaded, or numba missing)
+        if compile_after <= 0:
+            self._load()
+        self._back, self._full = joints.back, full
+        cols = joints.back if joints.back is not None or full else np.arange(nv)
+        if cols is None:
+            self._idx = None
+        else:
+            i, j = cols[:, None], cols[None, :]
+            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
+
+    def _load(self) -> None:
+        """Load the compiled base block (once; it stays off without numba)."""
+        self._after = None
         if compiled_kernels() is not None:
             from .single_kernels import base_columns, base_congruence, base_rows
 
             self._kernel, self._columns, self._rows = base_congruence, base_columns, base_rows
-        self._back = joints.back
-        if joints.back is None:
-            self._idx = None
-        else:
-            i, j = joints.back[:, None], joints.back[None, :]
-            self._idx = np.minimum(i, j) * nv + np.maximum(i, j)
 
     def __call__(self, M: np.ndarray, X: np.ndarray | None) -> np.ndarray:
         """The source matrix from ``M`` (nv, nv), a fresh array the caller gives up (it may be
         overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
         if X is not None and self._nb:
             if self._kernel is not None:
-                self._kernel(M, X, self._G)
+                self._kernel(M, X, self._G, self._C)
                 return M if self._idx is None else M.take(self._idx)
+            if self._after is not None:
+                self._after -= 1
+                if self._after <= 0:
+                    self._load()
+            idx = self._idx
+            if not self._full:  # mirrored (and permuted) first: the products below read whole rows
+                M, idx = M.take(idx), None
             M6 = M[:6]
             G = X.T.dot(M6)
             M6[...] = G
             M6[:, :6] = G[:, :6].dot(X)
-            if self._idx is None:
+            if idx is None:
                 M[6:, :6] = G[:, 6:].T
                 return M
+            return M.take(idx)
         return M if self._idx is None else M.take(self._idx)
 
     def columns(self, J: np.ndarray, X: np.ndarray | None, cov) -> np.ndarray:
@@ -177,7 +198,7 @@ class SingleMatrixBack:
         (overwritten and returned when the order is the same), ``X`` the base block (None: the
         identity) and ``cov`` the state's change of variables (the numpy path)."""
         if X is not None and self._columns is not None:
-            self._columns(J, X)
+            self._columns(J, X, J)
             return J if self._back is None else J.take(self._back, axis=1)
         return cov.jacobian_back(J, True)
 

@@ -32,7 +32,15 @@ from bridge.spatial.xp import NUMPY, Ops, is_foreign, namespace
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.model import Model
 
-__all__ = ["DEFAULT_GRAVITY", "Representation", "State", "base_velocity_matrix", "velocity_declaration"]
+__all__ = [
+    "DEFAULT_GRAVITY",
+    "Representation",
+    "State",
+    "base_velocity_matrix",
+    "single_arrays",
+    "single_state_arrays",
+    "velocity_declaration",
+]
 
 
 class Representation(str, Enum):
@@ -329,6 +337,46 @@ def pose_entries_valid(
     return det > 0.0 and x * x + y * y + z * z < MODERATE_SQ
 
 
+_F64 = np.dtype(np.float64)
+
+
+def single_arrays(
+    world_H_base: object, s: object, base_velocity: object, s_dot: object, shape_n: tuple[int]
+) -> tuple[np.ndarray, list, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(H (4, 4), rows = H.tolist(), s, base_velocity, s_dot)`` as arrays of one unbatched state
+    of ``shape_n = (n,)`` DOFs with a valid pose (:func:`pose_rows_valid`), or None when they are
+    not (batched, of other shapes or kinds, or an invalid pose: the caller's :class:`State` then
+    raises). Nothing is copied (``H`` and the vectors may be the caller's arrays) and the vectors
+    are not checked for finiteness: the caller copies them into its buffers and tests those (one
+    dot product, :func:`all_moderate`)."""
+    H = world_H_base
+    try:
+        if type(H) is not np.ndarray or H.dtype is not _F64:
+            H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
+        if type(s) is not np.ndarray:
+            s = np.asarray(s, dtype=np.float64)
+        if type(s_dot) is not np.ndarray:
+            s_dot = np.asarray(s_dot, dtype=np.float64)
+        if type(base_velocity) is not np.ndarray:
+            base_velocity = np.asarray(base_velocity, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if (
+        H.shape != (4, 4)
+        or s.shape != shape_n
+        or s_dot.shape != shape_n
+        or base_velocity.shape != (6,)
+        or s.dtype.kind not in "fiu"
+        or s_dot.dtype.kind not in "fiu"
+        or base_velocity.dtype.kind not in "fiu"
+    ):
+        return None
+    rows = H.tolist()
+    if not pose_rows_valid(rows):
+        return None
+    return H, rows, s, base_velocity, s_dot
+
+
 def single_state_arrays(
     world_H_base: object, s: object, base_velocity: object, s_dot: object, n_dofs: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -336,38 +384,20 @@ def single_state_arrays(
     of a model with ``n_dofs`` DOFs, or None when the input is batched, invalid or unusual: the
     caller then goes through :class:`State`, which accepts the same inputs and raises the errors.
 
-    This is the hot path of ``KinDyn.set_state``: a handful of cheap calls (one copy of the three
-    vectors into one buffer, one finiteness test, the pose checked in Python floats). The vectors
-    are views of that buffer, owned by the caller from now on; ``State(..., check=False)`` makes
-    them read-only.
+    This is the hot path of ``KinDyn.set_state`` for the engines without their own: the arrays
+    checked by :func:`single_arrays`, one copy of the three vectors into one buffer, one finiteness
+    test. The vectors are views of that buffer, owned by the caller from now on;
+    ``State(..., check=False)`` makes them read-only.
     """
+    taken = single_arrays(world_H_base, s, base_velocity, s_dot, (n_dofs,))
+    if taken is None:
+        return None
+    H, _, s, base_velocity, s_dot = taken
+    if not isinstance(world_H_base, Transform):  # (a Transform's matrix is read-only already)
+        H = _owned(H, world_H_base)
+    buf = np.empty(2 * n_dofs + 6)
+    s_, sd_, v_ = buf[:n_dofs], buf[n_dofs : 2 * n_dofs], buf[2 * n_dofs :]
     try:
-        if isinstance(world_H_base, Transform):
-            H = world_H_base.matrix  # already checked and read-only
-            if H.shape != (4, 4):
-                return None
-        else:
-            H = np.array(world_H_base, dtype=np.float64)
-            if H.shape != (4, 4) or not _pose_is_valid(H):
-                return None
-        if type(s) is not np.ndarray:
-            s = np.asarray(s, dtype=np.float64)
-        if type(s_dot) is not np.ndarray:
-            s_dot = np.asarray(s_dot, dtype=np.float64)
-        if type(base_velocity) is not np.ndarray:
-            base_velocity = np.asarray(base_velocity, dtype=np.float64)
-        shape = (n_dofs,)
-        if (
-            s.shape != shape
-            or s_dot.shape != shape
-            or base_velocity.shape != (6,)
-            or s.dtype.kind not in "fiu"
-            or s_dot.dtype.kind not in "fiu"
-            or base_velocity.dtype.kind not in "fiu"
-        ):
-            return None
-        buf = np.empty(2 * n_dofs + 6)
-        s_, sd_, v_ = buf[:n_dofs], buf[n_dofs : 2 * n_dofs], buf[2 * n_dofs :]
         s_[...] = s
         sd_[...] = s_dot
         v_[...] = base_velocity

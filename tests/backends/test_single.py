@@ -23,27 +23,60 @@ REPS = ("body", "inertial", "mixed")
 ENGINES = [e for e in ("mujoco", "drake") if importlib.util.find_spec({"drake": "pydrake"}.get(e, e))]
 
 
+def _change_and_matrix(seed: int, rep: str, floating: bool) -> tuple:
+    """``(rng, model, cov, M)``: a small model's change of variables from ``rep`` to MuJoCo's
+    convention at a random state (a DOF order that is not MuJoCo's, depth first) and a random
+    symmetric positive definite M (nv, nv)."""
+    rng = np.random.default_rng(seed)
+    model = small_model(rng, floating)
+    state = random_state(model, rng, rep)
+    cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], convention("mujoco"))
+    A = rng.normal(size=(model.nv, model.nv))
+    return rng, model, cov, A @ A.T
+
+
+def _back(cov, compiled: bool, **options) -> SingleMatrixBack:
+    """The cov's SingleMatrixBack, compiled (skips without numba) or on its numpy path."""
+    back = SingleMatrixBack(cov.joints, **options)
+    if not compiled:
+        back._kernel = back._columns = back._rows = None  # the numpy path (no numba)
+    elif back._kernel is None:
+        pytest.skip("numba is not installed")
+    return back
+
+
 @pytest.mark.parametrize("rep", REPS)
 @pytest.mark.parametrize("floating", [True, False])
 @pytest.mark.parametrize("compiled", [True, False])
 def test_matrix_and_columns_back_equal_the_change_of_variables(
     rep: str, floating: bool, compiled: bool
 ) -> None:
-    rng = np.random.default_rng(3)
-    model = small_model(rng, floating)  # a DOF order that is not MuJoCo's (depth first)
-    state = random_state(model, rng, rep)
-    cov = change_of_variables(model, state, NEUTRAL[bridge.Representation.parse(rep)], convention("mujoco"))
-    back = SingleMatrixBack(cov.joints)
-    if not compiled:
-        back._kernel = back._columns = back._rows = None  # the numpy path (no numba)
-    elif back._kernel is None:
-        pytest.skip("numba is not installed")
-    A = rng.normal(size=(model.nv, model.nv))
-    M = A @ A.T
+    rng, model, cov, M = _change_and_matrix(3, rep, floating)
+    back = _back(cov, compiled)
     J, tau = rng.normal(size=(6, model.nv)), rng.normal(size=model.nv)
     assert_close(back(M.copy(), cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
     assert_close(back.force(tau, cov.X, cov), cov.force_back(tau), 1e-12, "T^T tau")
     assert_close(back.columns(J.copy(), cov.X, cov), cov.jacobian_back(J), 1e-12, "J T")
+
+
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("compiled", [True, False])
+def test_matrix_back_reads_the_upper_triangle_when_not_full(rep: str, compiled: bool) -> None:
+    rng, _, cov, M = _change_and_matrix(4, rep, True)
+    back = _back(cov, compiled, full=False)
+    upper = np.triu(M) + np.tril(rng.normal(size=M.shape), -1)  # the lower triangle is junk
+    assert_close(back(upper, cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+
+
+def test_matrix_back_loads_its_kernels_after_compile_after_matrices() -> None:
+    _, _, cov, M = _change_and_matrix(5, "mixed", True)
+    back = SingleMatrixBack(cov.joints, compile_after=2)
+    loaded = []
+    for _ in range(3):
+        assert_close(back(M.copy(), cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
+        loaded.append(back._kernel is not None)
+    numba = bridge.derivatives.select.compiled_kernels() is not None
+    assert loaded == [False, numba, numba]
 
 
 def test_single_arrays_takes_one_valid_state_only() -> None:

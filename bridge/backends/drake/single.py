@@ -63,13 +63,13 @@ class DrakeSingleState(LibrarySingleState):
             self._bufs.append((buf, buf[: nq + nv], q, v, vb, q[qb:] if in_order else None))
             fills.append(SingleStateChange(source, DRAKE.velocity, joints, v[:nb], v[nb:]).fill)
         self._fills, self._spare = fills, 0
-        self._mass_back = SingleMatrixBack(joints)
+        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER)
         self._forces_g = MultibodyForces(plant)  # gravity's contribution at the current state
         self._a_bias = np.zeros(nv)  # T_dot nu in Drake's convention: joints stay zero
         self._a_bias_base = self._a_bias[:nb]
         self._zeros_nv = np.zeros(nv)
         self._acc = np.empty(nv)  # Drake's acceleration of the single-state inverse dynamics
-        self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._acc_parts = (self._acc, self._acc[:nb], self._acc[nb:])  # (whole, base, joints)
         self._tau = np.zeros(nv)  # Drake's generalized force of joint torques: the base stays zero
         self._tau_joints = self._tau[nb:]
         self._zero_base = np.zeros(6)
@@ -90,7 +90,7 @@ class DrakeSingleState(LibrarySingleState):
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into Drake's
+        """Copy one state's arrays (:func:`~bridge.conventions.state.single_arrays`) into Drake's
         convention and the Context, or return False, changing nothing (not finite or not moderate)."""
         nb, spare = self._nb, self._spare
         buf, qv, q, vel, vb, q_joints = self._bufs[spare]
@@ -172,12 +172,8 @@ class DrakeSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
-        if args is None:
-            return None
         a = self._acc
-        self._cov1.acceleration_into(*args, *self._acc_parts)
-        if not vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
         return self._mass_back.force(tau, self._cov1.X, self._cov1)

@@ -51,7 +51,7 @@ class MujocoSingleState(LibrarySingleState):
         self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
         self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
-        self._d_acc_base, self._d_acc_joints = d.qacc[:nb], d.qacc[nb:]
+        self._d_acc = (d.qacc, d.qacc[:nb], d.qacc[nb:])  # qacc and its base and joint parts
         self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
         self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
         # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
@@ -63,7 +63,7 @@ class MujocoSingleState(LibrarySingleState):
             self._bufs.append((buf, q, v, vb, q[: 7 if nb else 0], q[7 if nb else 0 :]))
             fills.append(SingleStateChange(source, MUJOCO.velocity, joints, v[:nb], v[nb:]).fill)
         self._fills, self._spare = fills, 0
-        self._mass_back = SingleMatrixBack(joints)
+        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER)
         self._a_bias = np.zeros(nv)  # T_dot nu in MuJoCo's convention: joints stay zero
         self._a_bias_base = self._a_bias[:nb]
         # frame Jacobians: mj_jac at F's origin gives F[A]; at A's origin, A (INERTIAL) at once;
@@ -95,7 +95,7 @@ class MujocoSingleState(LibrarySingleState):
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
     ) -> bool:
-        """Copy one state's arrays (:func:`~bridge.backends.single.single_arrays`) into MuJoCo's
+        """Copy one state's arrays (:func:`~bridge.conventions.state.single_arrays`) into MuJoCo's
         convention and the MjData, or return False, changing nothing (not finite or not moderate)."""
         nb, perm, spare = self._nb, self._perm, self._spare
         buf, q, qvel, vb, q_base, q_joints = self._bufs[spare]
@@ -200,12 +200,7 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        args = self._acceleration_args(base_acc, s_ddot) if self._single else None
-        if args is None:
-            return None
-        qacc = self._d_qacc
-        self._cov1.acceleration_into(*args, self._d_acc_base, self._d_acc_joints)
-        if not vdot(qacc, qacc) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate)
+        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridge.backends.single import COMPILE_AFTER
 from bridge.conventions.single_state import SingleStateChange, single_base_change
-from bridge.conventions.state import State
 from bridge.derivatives.select import compiled_kernels
-from bridge.spatial import Transform
 
 __all__ = ["CompiledPath"]
 
@@ -70,14 +69,14 @@ class CompiledPath:
     """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
     was set by :meth:`_set_compiled` when ``_state1`` is not None).
 
-    The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path: importing
-    numba and loading the compiled kernels costs a fixed 0.5 to 2.5 s per process (measured on a
-    loaded 2-core machine), which a script asking for a few states would pay for nothing; a loop
-    over states pays it once.
+    The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path (the rule
+    the library engines share, :data:`bridge.backends.single.COMPILE_AFTER`, with its measured
+    numbers): loading numba and the compiled kernels costs a fixed ~1 s per process, which a script
+    asking for a few thousand states would pay for milliseconds; a long loop pays it once.
     """
 
     #: single states set through the numpy path before the compiled one is loaded (0: at once)
-    COMPILE_AFTER = 100
+    COMPILE_AFTER = COMPILE_AFTER
     _kern: Compiled | None = None
     _kern_args: tuple | None = None  # (source, target, joints) while the path is not loaded yet
     _n_numpy = 0
@@ -87,6 +86,7 @@ class CompiledPath:
         source, target, joints = self._kern_args
         self._kern_args = None
         self._kern = compiled_path(source, target, joints)
+
     _state1: np.ndarray | None = None
     _cov1_: object = None
 
@@ -120,7 +120,7 @@ class CompiledPath:
         self._q1, self._v1, self._vb1 = q, v, vbc
         self._cov1_ = self._state = self._cov = self._q = None
         if self._mode != "compiled":
-            self._use_single_path("compiled")
+            self._use_single_path(True, "compiled")
         if gravity is not self._g_last:
             self._set_gravity(gravity)
         return True
@@ -204,18 +204,3 @@ class CompiledPath:
         out = a if kern.in_place and a.base is None else np.empty_like(a)
         kern.k.acceleration_back(a, self._state1, kern.ints, out)
         return out
-
-    def _compiled_state(self) -> State:
-        """The current single state, rebuilt from the compiled path's copies."""
-        inv = self._kern.inverse
-        q, v = self._q1, self._v1
-        s = q[7:].copy() if inv is None else q[7:][inv]
-        s_dot = v[6:].copy() if inv is None else v[6:][inv]
-        return State(
-            Transform(self._H1.copy(), check=False),
-            s,
-            self._vb1.copy(),
-            s_dot,
-            self.representation,
-            check=False,
-        )

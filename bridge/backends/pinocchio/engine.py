@@ -146,13 +146,6 @@ class PinocchioEngine(SingleStatePath, EngineBase):
             self._q, self._v = self._q1[None], self._v1[None]
 
     @property
-    def state(self) -> State:
-        """The current state (rebuilt from the copies after :meth:`set_single_state`)."""
-        if self._state is None:
-            self._state = self._single_state()
-        return self._state
-
-    @property
     def cov(self) -> ChangeOfVariables:
         """The change of variables to Pinocchio's convention at the current state (on demand)."""
         if self._cov is None:

@@ -5,8 +5,9 @@ With numba installed (the ``fast`` extra; ``BRIDGE_NUMBA=0`` turns it off,
 next to Pinocchio's own: :func:`set_state` checks one state and writes Pinocchio's ``q``, ``v``,
 the base block ``X`` of ``T`` (and ``X^-1``) and ``T_dot nu``; :func:`matrix_back`,
 :func:`vector_back`, :func:`columns_back`, :func:`acceleration` and :func:`acceleration_back`
-apply ``T`` to Pinocchio's results and arguments. In numpy each of these is a handful of calls of
-half a microsecond each for a few hundred flops.
+apply ``T`` to Pinocchio's results and arguments (the base block's products are the library
+engines' shared kernels, :mod:`bridge.backends.single_kernels`). In numpy each of these is a
+handful of calls of half a microsecond each for a few hundred flops.
 
 Nothing here is a change of variables written by hand: ``X`` and ``X^-1`` are evaluated from the
 index maps and skew terms that :class:`bridge.conventions.single_state.SingleBaseChange` compiles
@@ -25,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from bridge.backends.single_kernels import base_columns, base_congruence, base_force, congruence_rows
 from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
 from bridge.spatial.so3 import quaternion_xyzw_of_entries
 
@@ -249,43 +251,11 @@ def _X(state: np.ndarray, nv: int, inverse: bool) -> np.ndarray:
 
 
 @njit(cache=True)
-def _base_rows(M: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``G = X^T M[:6]`` (6, nv) and ``X^T M_bb X`` (6, 6) of a symmetric M, its upper triangle read."""
-    nv = M.shape[0]
-    G = np.zeros((6, nv))
-    for r in range(6):
-        for k in range(6):
-            x = X[k, r]
-            if x == 0.0:  # (X's structural zeros: half of it for a block-diagonal X)
-                continue
-            for j in range(6):
-                G[r, j] += x * (M[k, j] if k <= j else M[j, k])
-            for j in range(6, nv):
-                G[r, j] += x * M[k, j]
-    C = np.empty((6, 6))
-    for r in range(6):
-        for j in range(6):
-            C[r, j] = (
-                G[r, 0] * X[0, j]
-                + G[r, 1] * X[1, j]
-                + G[r, 2] * X[2, j]
-                + G[r, 3] * X[3, j]
-                + (G[r, 4] * X[4, j] + G[r, 5] * X[5, j])
-            )
-    return G, C
-
-
-@njit(cache=True)
 def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: Pinocchio's mass matrix
     (upper triangle read) as the source's."""
-    G, C = _base_rows(M, _X(state, M.shape[0], False))
-    for r in range(6):
-        for j in range(6):
-            M[r, j] = C[r, j]
-        for j in range(6, M.shape[0]):
-            M[r, j] = G[r, j]
-            M[j, r] = G[r, j]
+    nv = M.shape[0]
+    base_congruence(M, _X(state, nv, False), np.empty((6, nv)), np.empty((6, 6)))
 
 
 @njit(cache=True)
@@ -293,7 +263,8 @@ def matrix_back_permuted(M: np.ndarray, state: np.ndarray, ints: np.ndarray, out
     """``out = T^T M T`` (nv, nv) with the joints permuted back (source index i is target index
     ``order[i]``, the tail of ``ints``); M's upper triangle read."""
     nv = M.shape[0]
-    G, C = _base_rows(M, _X(state, nv, False))
+    G, C = np.empty((6, nv)), np.empty((6, 6))
+    congruence_rows(M, _X(state, nv, False), G, C)
     o = ints.shape[0] - nv
     for i in range(nv):
         t = ints[o + i]
@@ -308,17 +279,9 @@ def matrix_back_permuted(M: np.ndarray, state: np.ndarray, ints: np.ndarray, out
 
 
 @njit(cache=True)
-def _base_force(x: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
-    """``out[:6] = X^T x[:6]`` (x may be out)."""
-    h0, h1, h2, h3, h4, h5 = x[0], x[1], x[2], x[3], x[4], x[5]
-    for r in range(6):
-        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
-
-
-@njit(cache=True)
 def vector_back(x: np.ndarray, state: np.ndarray) -> None:
     """``x <- T^T x`` (nv,) in place, the joint order the identity: a generalized force."""
-    _base_force(x, _X(state, x.shape[0], False), x)
+    base_force(x, _X(state, x.shape[0], False), x)
 
 
 @njit(cache=True)
@@ -328,25 +291,14 @@ def vector_back_permuted(x: np.ndarray, state: np.ndarray, ints: np.ndarray, out
     o = ints.shape[0] - nv
     for i in range(6, nv):
         out[i] = x[ints[o + i]]
-    _base_force(x, _X(state, nv, False), out)
-
-
-@njit(cache=True)
-def _base_columns(J: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
-    """``out[:, :6] = J[:, :6] X`` (J may be out)."""
-    for i in range(J.shape[0]):
-        j0, j1, j2, j3, j4, j5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
-        for c in range(6):
-            out[i, c] = (
-                j0 * X[0, c] + j1 * X[1, c] + j2 * X[2, c] + j3 * X[3, c] + j4 * X[4, c] + j5 * X[5, c]
-            )
+    base_force(x, _X(state, nv, False), out)
 
 
 @njit(cache=True)
 def columns_back(J: np.ndarray, state: np.ndarray) -> None:
     """``J <- J T`` (m, nv) in place, the joint order the identity: a Jacobian of Pinocchio's
     velocity as one of the source's."""
-    _base_columns(J, _X(state, J.shape[1], False), J)
+    base_columns(J, _X(state, J.shape[1], False), J)
 
 
 @njit(cache=True)
@@ -357,7 +309,7 @@ def columns_back_permuted(J: np.ndarray, state: np.ndarray, ints: np.ndarray, ou
     for i in range(J.shape[0]):
         for j in range(6, nv):
             out[i, j] = J[i, ints[o + j]]
-    _base_columns(J, _X(state, nv, False), out)
+    base_columns(J, _X(state, nv, False), out)
 
 
 @njit(cache=True)

@@ -15,17 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
-from bridge.conventions.state import (
-    MODERATE_SQ,
-    State,
-    all_finite,
-    pose_rows_valid,
-    vdot,
-    velocity_declaration,
-)
-from bridge.spatial import Transform
+from bridge.conventions.state import MODERATE_SQ, all_finite, single_arrays, vdot, velocity_declaration
 from bridge.spatial.so3 import quaternion_xyzw_of_rows
 
 from .compiled import CompiledPath, compiled_eligible
@@ -34,7 +27,6 @@ from .state import PINOCCHIO, PinocchioLayout
 __all__ = ["SingleStatePath"]
 
 _F64 = np.dtype(np.float64)
-_vdot = vdot  # (a BLAS dot without numpy's overflow warning: see all_moderate)
 
 
 def _rows_to_q7(rows: list) -> list[float]:
@@ -43,8 +35,10 @@ def _rows_to_q7(rows: list) -> list[float]:
     return [rows[0][3], rows[1][3], rows[2][3], *quaternion_xyzw_of_rows(rows)]
 
 
-class SingleStatePath(CompiledPath):
-    """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: one unbatched state.
+class SingleStatePath(CompiledPath, LibrarySingleState):
+    """Mixin of :class:`bridge.backends.pinocchio.engine.PinocchioEngine`: one unbatched state (the
+    machinery the library engines share, :class:`~bridge.backends.single.LibrarySingleState`, with
+    Pinocchio's q and the compiled path of :mod:`.compiled`).
 
     Uses the engine's ``model``, ``representation``, ``pm``, ``data``, ``_pin``, ``joints``
     (:class:`JointOrder` to Pinocchio's order) and its general path's ``_batch``/``_prepare``.
@@ -55,22 +49,22 @@ class SingleStatePath(CompiledPath):
         n, nv = model.n_dofs, model.nv
         nb = joints.nb
         self._nb, self._nv, self._qb = nb, nv, (7 if nb else 0)
-        # M = M_pin[back][:, back], read from the upper triangle: one take permutes and symmetrises
-        cols = joints.back if joints.back is not None else np.arange(nv)
-        i, j = cols[:, None], cols[None, :]
-        self._M_idx = np.minimum(i, j) * nv + np.maximum(i, j)
-        if joints.perm is None and nv:
-            # no permutation: skip the take if Pinocchio's crba returns the full symmetric matrix
-            # (its Python binding does; checked once here)
+        # M = M_pin[back][:, back], read from the upper triangle unless Pinocchio's crba returns the
+        # full symmetric matrix (its Python binding does; checked once here)
+        full = False
+        if nv:
             M0 = pin.crba(self.pm, self.data, pin.neutral(self.pm))
-            if M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None:
-                self._M_idx = None
+            full = M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None
+        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER, full)
         cont = np.asarray(lay.continuous, dtype=bool)
         self._q_joints_perm_only = not bool(cont.any())  # then q[qb:] = s[perm]
         self._q_dst, self._q_src = lay.idx_q[~cont], np.flatnonzero(~cont)
         self._qc_dst, self._qc_src = lay.idx_q[cont], np.flatnonzero(cont)
         self._qc_dst1 = self._qc_dst + 1
         self._shape_n = (n,)
+        inv = joints.inverse  # s and s_dot in q and v (s: when q holds it as it is)
+        self._s_index = self._qb + (np.arange(n) if inv is None else inv)
+        self._sd_index = nb + (np.arange(n) if inv is None else inv)
         # two buffers [q | v | base velocity], alternately the current state's and the spare
         # (see set_single_state), with their views sliced once
         nq, qb = lay.nq, self._qb
@@ -86,7 +80,7 @@ class SingleStatePath(CompiledPath):
             SingleStateChange(source, PINOCCHIO.velocity, joints, b[6], b[7]).fill for b in self._bufs
         ]
         self._acc = np.empty(nv)  # Pinocchio-order arguments of the single-state ID and FD
-        self._acc_parts = (self._acc[:nb], self._acc[nb:])
+        self._acc_parts = (self._acc, self._acc[:nb], self._acc[nb:])  # (whole, base, joints)
         self._a_bias = np.zeros(nv)  # the bias forces' Pinocchio acceleration: joints stay zero
         self._a_bias_base = self._a_bias[:nb]  # written by ChangeOfVariables.base_bias_into only
         tau = np.zeros(nv)
@@ -106,14 +100,10 @@ class SingleStatePath(CompiledPath):
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
-        """Hot path of ``set_state`` for one unbatched state given as arrays (``world_H_base``
-        (4, 4) or a Transform, ``s``/``s_dot`` (n,), ``base_velocity`` (6,) in this engine's
-        representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
-
-        Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error). The
-        inputs are copied (into q and v); the State is rebuilt from the copies only if asked for.
-        """
+        """The shared :meth:`~bridge.backends.single.LibrarySingleState.set_single_state`, with
+        float64 arrays of the right shapes taken by the compiled path once it is loaded (its kernel
+        checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
+        copied (into q and v); the State is rebuilt from the copies only if asked for."""
         H = world_H_base
         if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
             self._kern is not None
@@ -124,31 +114,15 @@ class SingleStatePath(CompiledPath):
             and base_velocity.shape == (6,)
         ):
             return self._set_compiled(H, s, base_velocity, s_dot, gravity)
-        try:
-            if type(H) is not np.ndarray or H.dtype is not _F64:
-                H = np.asarray(H.matrix if isinstance(H, Transform) else H, dtype=np.float64)
-            if type(s) is not np.ndarray:
-                s = np.asarray(s, dtype=np.float64)
-            if type(s_dot) is not np.ndarray:
-                s_dot = np.asarray(s_dot, dtype=np.float64)
-            if type(base_velocity) is not np.ndarray:
-                base_velocity = np.asarray(base_velocity, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            return False
-        shape = self._shape_n
-        if (
-            H.shape != (4, 4)
-            or s.shape != shape
-            or s_dot.shape != shape
-            or base_velocity.shape != (6,)
-            or s.dtype.kind not in "fiu"
-            or s_dot.dtype.kind not in "fiu"
-            or base_velocity.dtype.kind not in "fiu"
-        ):
-            return False
-        rows = H.tolist()
-        if not pose_rows_valid(rows):
-            return False
+        taken = single_arrays(H, s, base_velocity, s_dot, self._shape_n)
+        return taken is not None and self._take_single(*taken, gravity)
+
+    def _take_single(
+        self, H: np.ndarray, rows: list, s: np.ndarray, base_velocity: np.ndarray, s_dot: np.ndarray,
+        gravity: np.ndarray,
+    ) -> bool:  # fmt: skip
+        """Copy one state's checked arrays (:func:`~bridge.conventions.state.single_arrays`) into
+        Pinocchio's q and v, or return False, changing nothing (not finite or not moderate)."""
         nb = self._nb
         # the copies go to the spare one of two buffers, so that the current state stays intact
         # until this one is known to be valid: q, v, a copy of the base velocity (for the State)
@@ -169,13 +143,13 @@ class SingleStatePath(CompiledPath):
             sc = s_copy[self._qc_src]
             q[self._qc_dst] = np.cos(sc)
             q[self._qc_dst1] = np.sin(sc)
-        if not _vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
+        if not vdot(buf, buf) < MODERATE_SQ:  # finite and moderate (all_moderate, inlined)
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
         self._state1 = None
         if self._mode != "numpy":
-            self._use_single_path("numpy")
+            self._use_single_path(True, "numpy")
         if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
             self._n_numpy += 1
             if self._n_numpy >= self.COMPILE_AFTER:
@@ -204,41 +178,18 @@ class SingleStatePath(CompiledPath):
             self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
             self._g_list = g
 
-    # the queries a single state answers through this module, bound on the instance while the engine
-    # holds a single state (one attribute look-up from KinDyn, no dispatch through the general method)
     _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "gravity_forces", "frame_jacobian")
 
-    def _use_single_path(self, mode: str | bool) -> None:
-        """Bind the single-state queries of ``mode``: "numpy" (this module), "compiled"
-        (:mod:`.compiled`) or False (the engine's general path)."""
-        self._single = bool(mode)
-        self._mode = mode or None
-        if mode:
+    def _use_single_path(self, single: bool, mode: str = "numpy") -> None:
+        """Bind the single-state queries of ``mode``: "numpy" (this module's ``_<query>_single``),
+        "compiled" (:mod:`.compiled`), or the engine's general path (``single`` False)."""
+        self._mode = mode if single else None
+        if single:
             self.batch_shape = ()  # (a batched state before this one must not leave its shape)
             self._rows = self._s_copy = None
         else:
             self._state1 = None  # (no compiled state any more)
-        suffix = "compiled" if mode == "compiled" else "single"
-        for name in self._SINGLE_QUERIES:
-            if mode:
-                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
-            else:
-                self.__dict__.pop(name, None)
-
-    def _single_state(self) -> State:
-        """The current single state, rebuilt from the copies."""
-        if self._state1 is not None:
-            return self._compiled_state()
-        nb, nv, inv = self._nb, self._nv, self.joints.inverse
-        q, v = self._q1, self._v1
-        if self._s_copy is not None:
-            s = self._s_copy
-        else:
-            s = q[self._qb :].copy() if inv is None else q[self._qb :][inv]
-        s_dot = v[nb:nv].copy() if inv is None else v[nb:nv][inv]
-        H = Transform(np.array(self._rows), check=False)
-        vb = self._vb1.copy() if nb else self._vb1  # the buffer is reused later
-        return State(H, s, vb, s_dot, self.representation, check=False)
+        super()._use_single_path(single, "compiled" if mode == "compiled" else "single")
 
     # ------------------------------------------------------------------ queries
     def _crba(self, q: np.ndarray) -> np.ndarray:
@@ -246,19 +197,7 @@ class SingleStatePath(CompiledPath):
         return self._pin.crba(self.pm, self.data, q)
 
     def _mass_matrix_single(self) -> np.ndarray:
-        M = self._crba(self._q1)
-        X = self._cov1.X
-        if X is not None:
-            # base rows of T^T M T in Pinocchio's order, written into its (fresh) copy
-            M6 = M[:6]
-            G = X.T.dot(M6)
-            M6[...] = G
-            M6[:, :6] = G[:, :6].dot(X)
-            if self._M_idx is None:
-                M[6:, :6] = G[:, 6:].T
-                return M
-        # one take permutes the joints and mirrors the upper triangle (base columns included)
-        return M if self._M_idx is None else M.take(self._M_idx)
+        return self._mass_back(self._crba(self._q1), self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
@@ -332,30 +271,8 @@ class SingleStatePath(CompiledPath):
             done = self._acceleration_compiled(base_acc, s_ddot)
             if done is not None:
                 return base_acc if done else False
-        nb = self._nb
-        try:
-            if type(s_ddot) is not np.ndarray:
-                s_ddot = np.asarray(s_ddot, dtype=np.float64)
-            if nb and type(base_acc) is not np.ndarray:
-                base_acc = np.asarray(base_acc, dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            return False
-        if s_ddot.shape != self._shape_n or s_ddot.dtype.kind not in "fiu":
-            return False
-        a_base, a_joints = self._acc_parts
-        if not nb:
-            if base_acc is not None:
-                return False
-            perm = self.joints.perm  # a fixed base's T is the joint order alone
-            a_joints[...] = s_ddot if perm is None else s_ddot[perm]
-        elif base_acc.shape != (6,) or base_acc.dtype.kind not in "fiu":
-            return False
-        else:
-            self._cov1.acceleration_into(base_acc, s_ddot, a_base, a_joints)
-        a = self._acc
-        if not _vdot(a, a) < MODERATE_SQ:  # an inf, a NaN or a huge value (all_moderate, inlined)
-            return False
-        return base_acc
+        args = self._acceleration_into(base_acc, s_ddot, *self._acc_parts)
+        return False if args is None else args[0]
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
         """Hot path of ``KinDyn.forward_dynamics`` without external wrenches: nu_dot (nv,) for the
@@ -365,7 +282,7 @@ class SingleStatePath(CompiledPath):
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not _vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
