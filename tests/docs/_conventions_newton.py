@@ -25,6 +25,7 @@ from tests.helpers import assert_close, random_state
 __all__ = [
     "test_base_pose_newton",
     "test_base_vel_newton",
+    "test_body_acc_newton",
     "test_body_vel_newton",
     "test_dof_order_newton",
     "test_dtype_newton",
@@ -302,3 +303,26 @@ def test_dtype_newton():
 
     back = from_newton_state(model, st.joint_q.numpy(), st.joint_qd.numpy(), "mixed")
     assert_close(back.world_H_base.matrix, state.world_H_base.matrix, 1e-6, "float32 pose")
+
+
+def test_body_acc_newton():
+    """No body accelerations in Newton's public API for its Featherstone solver (BODY_QDD is not
+    among its observables); its forward pass ``eval_rigid_id`` (``body_a_s``, about the root COM,
+    shifted to the world origin) with the internal joint accelerations (a free joint's: INERTIAL,
+    NEWTON_INTERNAL) gives each body's INERTIAL acceleration, Pinocchio's to float32 precision."""
+    newton, wp = _newton()
+    from bridge.backends.newton.accelerations import NEWTON_INTERNAL, body_accelerations
+    from bridge.backends.newton.model import body_order
+
+    assert "body_qdd" not in newton.solvers.SolverFeatherstone.SUPPORTED_OBSERVABLES
+    model, nm, state, q, qd = _case()
+    nu_dot = np.random.default_rng(6).normal(size=model.nv)
+    qdd = convert_acceleration(model, state, nu_dot, state.representation, NEWTON_INTERNAL.bound(model))
+    a = body_accelerations(wp, nm, _fk(q, qd), qdd)
+    kd = bridge.KinDyn(model, engine="pinocchio", representation="inertial")
+    st = state.to("inertial")
+    kd.set_robot_state(st)
+    inertial = convert_acceleration(model, state, nu_dot, state.representation, "inertial")
+    for k, link in enumerate(body_order(model)):
+        expected = kd.frame_acceleration(link, inertial[:6], inertial[6:])
+        assert_close(a[k], expected, 1e-5, f"body {link}")

@@ -18,9 +18,12 @@ representation at the boundary by one change of variables derived from the decla
   tests/backends/test_newton.py).
 
 The centre of mass, its velocity and Jacobian and the centroidal momentum are sums over Newton's
-body states (its twists are at the bodies' COMs already). The frame bias accelerations and
-accelerations are not in Newton's API: they come from bridge's Featherstone engine in the user's
-representation; the derived quantities are the generic constructions. Newton computes in float32:
+body states (its twists are at the bodies' COMs already). Frame accelerations (and bias
+accelerations, the acceleration at ``nu_dot = 0``) are the body accelerations of Newton's
+Featherstone forward pass (:mod:`bridge.backends.newton.accelerations`: INERTIAL, mapped to the
+frame and representation by :func:`bridge.conventions.frames.frame_acceleration`); the derived
+quantities are the generic constructions. Every quantity is Newton's: nothing is delegated to
+another engine. Newton computes in float32:
 results agree with float64 engines to about 1e-5 relative (:data:`RTOL`). A batch of states is
 evaluated state by state.
 """
@@ -33,11 +36,12 @@ from typing import Any
 import numpy as np
 
 from bridge.backends.base import EngineBase
+from bridge.backends.newton.accelerations import NEWTON_INTERNAL, body_accelerations
 from bridge.backends.newton.bodies import body_poses
 from bridge.backends.newton.model import body_order, require_newton, to_newton, xform
 from bridge.backends.newton.state import NEWTON
 from bridge.conventions.convert import velocity_change
-from bridge.conventions.frames import frame_jacobian, frame_motion
+from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.native_state import to_native_state
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
@@ -126,6 +130,11 @@ class _Sample:
             self._passive = (g.numpy().astype(float), c.numpy().astype(float))
         return self._passive
 
+    def accelerations(self, qdd_internal: np.ndarray) -> np.ndarray:
+        """(n_links, 6): every body's INERTIAL acceleration for the internal joint accelerations."""
+        self._place()
+        return body_accelerations(self._wp, self.e._nm, self.state, qdd_internal)
+
     def step(self, tau: np.ndarray) -> np.ndarray:
         """Newton's acceleration (nv,) under the generalized force ``tau`` (Newton's coordinates)."""
         e = self.e
@@ -144,13 +153,10 @@ class NewtonEngine(EngineBase):
     name = "newton"
 
     def __init__(self, model: Model, representation: object = "mixed") -> None:
-        from bridge.backends.registry import engine_class
-
         self.model = model
         self.representation = Representation.parse(representation)
         self._newton, self._wp = require_newton()
         self._nm = _newton_model(model)
-        self._featherstone = engine_class("featherstone")(model, self.representation)
         self._convention = NEWTON.bound(self.model)
         self._index = {name: i for i, name in enumerate(body_order(self.model))}
         links = [model.link(name).inertia for name in body_order(model)]
@@ -159,21 +165,23 @@ class NewtonEngine(EngineBase):
         self._inertia = np.array([np.asarray(i.inertia_com, dtype=float) for i in links])
         self._total = float(self._mass.sum())
         self._fs_solver = None
+        self._internal = NEWTON_INTERNAL.bound(model)
+        self.batch_shape: tuple[int, ...] = ()
 
     def _solver(self) -> Any:
         if self._fs_solver is None:
             self._fs_solver = self._newton.solvers.SolverFeatherstone(self._nm, angular_damping=0.0)
         return self._fs_solver
 
-    @property
-    def batch_shape(self) -> tuple[int, ...]:
-        return self._featherstone.batch_shape
-
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         self._state, self._single_args = state, None
-        self._featherstone.set_state(state, gravity)
+        self.batch_shape = np.broadcast_shapes(
+            state.world_H_base.batch_shape, state.s.shape[:-1], state.base_velocity.shape[:-1],
+            state.s_dot.shape[:-1], np.shape(gravity)[:-1],
+        )
         self._cov = velocity_change(self.model, state, self.representation, self._convention)
+        self._cov_internal = velocity_change(self.model, state, self.representation, self._internal)
         q, qd = to_native_state(self.model, state, self._convention)
         shape = self.batch_shape
         g = np.broadcast_to(np.asarray(gravity, dtype=float), (*shape, 3))
@@ -255,6 +263,22 @@ class NewtonEngine(EngineBase):
         J = self._stack(lambda s: s.J[self._index[link]])
         return self._cov.jacobian_back(frame_jacobian(H, J, decl, self.representation))
 
+    def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
+        """(..., 6): ``J nu_dot + J_dot nu`` from Newton's body acceleration of the frame's link
+        (INERTIAL: the same for every frame on the link), in the representation."""
+        link = self._link_of(frame)[0]
+        i = self._index[link]
+        qdd = self._cov_internal.acceleration(np.asarray(nu_dot, dtype=float))
+        qdd = np.broadcast_to(qdd, (*self.batch_shape, self.model.nv))
+        a = np.stack([s.accelerations(qdd[k])[i] for k, s in self._samples]).reshape(*self.batch_shape, 6)
+        H = self.frame_transform(frame)
+        v = frame_motion(H, self.frame_velocity(frame), self.representation, "inertial")
+        return frame_acceleration(H, v, a, "inertial", self.representation)
+
+    def frame_bias_acc(self, frame: str) -> np.ndarray:
+        """(..., 6): ``J_dot nu``, the frame acceleration at ``nu_dot = 0`` (representation's)."""
+        return self.frame_acceleration(frame, np.zeros(self.model.nv))
+
     # ------------------------------------------------------------------ centre of mass, from the body states
     def _bodies(self, s: _Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(R (nb, 3, 3), c (nb, 3), v (nb, 3))``: each body's rotation, COM and COM velocity in
@@ -287,8 +311,3 @@ class NewtonEngine(EngineBase):
             return np.r_[self._mass @ v, angular.sum(axis=0)]
 
         return self._stack(one)
-
-    def __getattr__(self, name: str) -> Any:  # frame accelerations: bridge's Featherstone
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._featherstone, name)
