@@ -353,6 +353,7 @@ register(
         from_state=f"{_B}.jaxsim.state:from_jaxsim_state",
         requires="jaxsim",
         extra="jaxsim",
+        size_check=f"{_B}.jaxsim.size:size_problem",
         on_request=True,
     )
 )

@@ -232,3 +232,30 @@ def test_a_bad_budget_in_the_environment_is_named(monkeypatch, chain) -> None:
     monkeypatch.setenv(limits.MEMORY_ENV, "plenty")
     with pytest.raises(bridge.InvalidValueError, match=limits.MEMORY_ENV):
         bridge.KinDyn(chain, "pinocchio")
+
+
+# --------------------------------------------------------------------------- jaxsim's recursion
+def test_jaxsim_depth_limit_follows_the_recursion_limit(monkeypatch) -> None:
+    """jaxsim's builder recursed past Python's limit between 125 and 140 chained joints (1,000
+    frames, measured): the size check refuses beyond ``max_depth`` and moves with the limit."""
+    import sys
+
+    from bridge.backends.jaxsim.size import max_depth, size_problem
+
+    limit = max_depth()
+    assert 100 <= limit <= 125 and limit == sys.getrecursionlimit() // 8
+    assert size_problem(_chain(limit + 1)) is None  # (the base link holds no joint)
+    text = size_problem(_chain(limit + 2))
+    assert text is not None and f"at most {limit} movable joints" in text
+    monkeypatch.setattr(sys, "getrecursionlimit", lambda: 4000)
+    assert size_problem(_chain(limit + 2)) is None
+
+
+@pytest.mark.slow
+def test_jaxsim_builds_a_chain_at_its_depth_limit() -> None:
+    """The limit is not too cautious: jaxsim builds a chain as deep as it (about 10 s)."""
+    pytest.importorskip("jaxsim")
+    from bridge.backends.jaxsim.model import to_jaxsim
+    from bridge.backends.jaxsim.size import max_depth
+
+    assert to_jaxsim(_chain(max_depth() + 1)) is not None

@@ -35,6 +35,7 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
+from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder
 from bridge.conventions.frames import frame_force, frame_jacobian
 from bridge.conventions.native_state import to_native_state
@@ -94,6 +95,7 @@ class JaxsimEngine(EngineBase):
     def __init__(self, model: Model, representation: Representation) -> None:
         self.model = model
         self.representation = rep = Representation.parse(representation)
+        refuse_too_large(self.name, model)  # jaxsim's builder recursion, before building anything
         self.js_model = to_jaxsim(model)
         self.convention = JAXSIM_CONVENTIONS[rep]
         self._compiled = compiled(model, rep)
