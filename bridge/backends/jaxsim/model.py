@@ -66,6 +66,8 @@ def unsupported(model: Model) -> str | None:
 def to_jaxsim(model: Model):
     """The ``jaxsim.api.model.JaxSimModel`` of ``model`` (built once per model; gravity
     ``(0, 0, -9.81)``), its joints checked to be in :func:`jaxsim_joint_names` order."""
+    if not isinstance(model, Model):
+        raise BackendError(f"to_jaxsim expects a bridge Model, got {type(model).__name__}")
     cached = _MODELS.get(model)
     if cached is not None:
         return cached
