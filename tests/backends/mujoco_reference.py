@@ -8,8 +8,10 @@ imports MuJoCo: test modules import it after ``pytest.importorskip("mujoco")``.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -19,6 +21,19 @@ from bridge.backends.mujoco import from_mujoco_state, site_frame_name, to_mujoco
 from bridge.backends.mujoco.model import rigid_body_flags
 from bridge.conventions.convert import velocity_change
 from tests.helpers import float64_engines
+
+
+def package_dir(name: str, *parts: str) -> Path | None:
+    """The folder ``parts`` inside the installed package ``name`` (None: not installed)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)), *parts)
+
+
+#: MuJoCo files shipped by installed packages: the control suite (dm-control) and MuJoCo's test models
+SUITE = package_dir("dm_control", "suite")
+MUJOCO_TESTDATA = package_dir("mujoco", "testdata")
 
 #: how many sites get their Jacobian compared (the first and the last ones; every site's pose is)
 JACOBIAN_SITES = 2

