@@ -222,3 +222,14 @@ def _env(**extra: str) -> dict[str, str]:
     import os
 
     return {**os.environ, **extra}
+
+
+@pytest.mark.parametrize("name", ["rnea", "crba", "aba"])
+def test_serial_and_parallel_kernels_cached_apart(name: str) -> None:
+    """The serial and the parallel kernel of one algorithm keep separate entries in numba's disk
+    cache (under one entry, whichever compiled first was loaded for both: the "serial" kernel ran
+    numba's threads, and the parallel one could be serial)."""
+    nk = pytest.importorskip("bridge.backends.featherstone.numba_kernels")
+    ser, par = getattr(nk, f"{name}_ser"), getattr(nk, f"{name}_par")
+    assert not ser.targetoptions.get("parallel") and par.targetoptions.get("parallel")
+    assert ser._cache._cache_file._index_path != par._cache._cache_file._index_path

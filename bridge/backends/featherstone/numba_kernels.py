@@ -27,6 +27,8 @@ call in a fresh environment compiles for about a minute.
 
 from __future__ import annotations
 
+import types
+
 import numpy as np
 from numba import njit, prange
 
@@ -57,6 +59,25 @@ SINGULAR = 1e-9
 #: a block's states are copied in groups of this many into small batch-last buffers: rows of a few
 #: cache lines, not of N columns (whose rows, N * 8 bytes apart, would compete for the same cache sets)
 STAGE = 16
+
+
+@njit(**_INL)
+def _own(parent, code, vidx, qidx, lvq, Et, rt, inertia, arm):
+    """Copies of the tree's constants, for one block. Every view of an array the kernels take (a
+    body's ``Et[i]``, ...) counts a reference to that array atomically: threads reading the caller's
+    arrays would count on the same cache line for every body of every state and run no faster than
+    one thread (measured); each block works on its own copies instead."""
+    return (
+        parent.copy(),
+        code.copy(),
+        vidx.copy(),
+        qidx.copy(),
+        lvq.copy(),
+        Et.copy(),
+        rt.copy(),
+        inertia.copy(),
+        arm.copy(),
+    )
 
 
 @njit(**_INL)
@@ -155,6 +176,9 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
     nb = parent.shape[0]
     N = tau.shape[1]
     for b in prange(nblk):
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, arm_ = _own(
+            parent, code, vidx, qidx, lvq, Et, rt, I6, arm
+        )
         XE = np.empty((nb, 3, 3))
         Xr = np.empty((nb, 3))
         v = np.empty((nb, 6))
@@ -171,8 +195,8 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
             _stage(nud, n0, nl, nudb)
             for n in range(nl):
                 _rnea_one(
-                    n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb,
-                    nub, nudb, ab, arm, tb, XE, Xr, v, a, f, w,
+                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb,
+                    nub, nudb, ab, arm_, tb, XE, Xr, v, a, f, w,
                 )  # fmt: skip
             _unstage(tb, n0, nl, tau)
 
@@ -266,6 +290,10 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
     nb = parent.shape[0]
     N = H.shape[0]
     for b in prange(nblk):
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
+            parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
+        )
+        mass_, h0_ = mass.copy(), h0.copy()
         XE = np.empty((nb, 3, 3))
         Xr = np.empty((nb, 3))
         m = np.empty(nb)
@@ -289,8 +317,8 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
             _stage(r0, n0, nl, rb)
             for n in range(nl):
                 _crba_one(
-                    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, qb, lcb, lsb, E3, rb,
-                    arm, H[n0:], XE, Xr, m, h, Ib, w, W,
+                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                    arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
                 )  # fmt: skip
 
 
@@ -426,6 +454,9 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
     nb = parent.shape[0]
     N = nud.shape[1]
     for b in prange(nblk):
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, arm_ = _own(
+            parent, code, vidx, qidx, lvq, Et, rt, I6, arm
+        )
         XE = np.empty((nb, 3, 3))
         Xr = np.empty((nb, 3))
         v = np.empty((nb, 6))
@@ -447,15 +478,25 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             _stage(tau, n0, nl, tb)
             for n in range(nl):
                 _aba_one(
-                    n, parent, code, vidx, qidx, lvq, Et, rt, I6, qb, lcb, lsb, E3, rb, nub, tb, ab, arm, ob,
-                    XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
+                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb, nub, tb, ab,
+                    arm_, ob, XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
                 )  # fmt: skip
             _unstage(ob, n0, nl, nud)
 
 
-rnea_par = njit(parallel=True, **_JIT)(_rnea)
-rnea_ser = njit(**_JIT)(_rnea)
-crba_par = njit(parallel=True, **_JIT)(_crba)
-crba_ser = njit(**_JIT)(_crba)
-aba_par = njit(parallel=True, **_JIT)(_aba)
-aba_ser = njit(**_JIT)(_aba)
+def _named(fn, suffix: str):
+    """``fn`` under the name ``fn.__name__ + suffix``: numba's disk cache keys compiled code on the
+    function's qualified name, so the serial and the parallel kernel of one function need two names
+    (under one, whichever compiled first would be loaded for both)."""
+    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
+    g.__qualname__ = fn.__qualname__ + suffix
+    g.__doc__ = fn.__doc__
+    return g
+
+
+rnea_par = njit(parallel=True, **_JIT)(_named(_rnea, "_par"))
+rnea_ser = njit(**_JIT)(_named(_rnea, "_ser"))
+crba_par = njit(parallel=True, **_JIT)(_named(_crba, "_par"))
+crba_ser = njit(**_JIT)(_named(_crba, "_ser"))
+aba_par = njit(parallel=True, **_JIT)(_named(_aba, "_par"))
+aba_ser = njit(**_JIT)(_named(_aba, "_ser"))
