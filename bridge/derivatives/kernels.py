@@ -1,17 +1,19 @@
-"""Compiled kernels (numba) of the single-state chain rule of the inverse dynamics derivatives.
+"""Compiled kernels (numba) of the single-state chain rule of the dynamics derivatives.
 
-:class:`bridge.derivatives.single.SingleStateInverseDerivatives` turns a BODY-based engine's
-derivatives ``(D_q, D_v, M)`` (nv, nv) of one state into the derivatives in W = MIXED or INERTIAL:
-base rows times ``X^T``, base columns times a (24, 18) block matrix G, joints permuted. In numpy
-that is about fifteen calls of half a microsecond each for a few thousand flops; here it is one
-compiled call. The formulas are those of :func:`bridge.derivatives.inverse_dynamics_derivatives_back`
-(docs/theory.md, "Derivatives of the dynamics"); the numpy path of the class is the reference the
-tests compare these kernels with.
+:mod:`bridge.derivatives.single` turns a BODY-based engine's derivatives of one state, ``(D_q, D_v,
+M)`` (inverse dynamics) or ``(A_q, A_v, M^-1)`` (forward dynamics), each (nv, nv), into the
+derivatives in W = MIXED or INERTIAL: base rows times ``L`` (``X^T`` or ``X^-1``), base columns
+times an (18, 18) block matrix G, a (6, 6) term on the base block, joints permuted. In numpy that
+is about fifteen calls of half a microsecond each for a few thousand flops; here it is one call of
+:func:`chain_rule`. The formulas are those of
+:func:`bridge.derivatives.inverse_dynamics_derivatives_back` and
+:func:`bridge.derivatives.forward_dynamics_derivatives_back` (docs/theory.md, "Derivatives of the
+dynamics"); the numpy paths are the reference the tests compare these kernels with.
 
 This module imports numba at its top and is imported only when numba is installed (the ``fast``
 extra); nothing else in bridge needs it. Every kernel writes into a caller-made ``out`` and
-allocates only small scratch, so it is thread-safe. Compiled code is cached on disk (numba's
-``cache=True``): the first call in a fresh environment compiles for about a second.
+allocates only its own scratch, so it is thread-safe. Compiled code is cached on disk (numba's
+``cache=True``): the first call in a fresh environment compiles for a few seconds.
 """
 
 from __future__ import annotations
@@ -19,176 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["blocks", "chain", "forward_chain", "inertial_inverse_chain", "mixed_inverse_chain"]
+__all__ = ["blocks", "chain_rule", "constants", "copy_permuted"]
 
-
-@njit(cache=True)
-def _rt_skew(G: np.ndarray, r0: int, c0: int, Rt: np.ndarray, x: float, y: float, z: float) -> None:
-    """``G[r0:r0 + 3, c0:c0 + 3] = Rt @ [x, y, z]^`` (``u^`` the cross-product matrix)."""
-    for a in range(3):
-        p, q, r = Rt[a, 0], Rt[a, 1], Rt[a, 2]
-        G[r0 + a, c0] = q * z - r * y
-        G[r0 + a, c0 + 1] = r * x - p * z
-        G[r0 + a, c0 + 2] = p * y - q * x
-
-
-@njit(cache=True)
-def _gather(
-    L: np.ndarray, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, order: np.ndarray, out: np.ndarray
-) -> np.ndarray:
-    """Write the joint columns of ``blkdiag(L, P^T) A_k P`` into ``out[k]`` (3, nv, nv) and return
-    the base columns of the same rows, (nv, 18): row i holds ``[A0, A1, A2]`` row ``order[i]``'s
-    first six entries side by side (base rows first times L)."""
-    nv = A0.shape[0]
-    top = np.empty((3, 6, nv))
-    for k in range(3):
-        D = A0 if k == 0 else (A1 if k == 1 else A2)
-        for r in range(6):
-            x0, x1, x2, x3, x4, x5 = L[r, 0], L[r, 1], L[r, 2], L[r, 3], L[r, 4], L[r, 5]
-            for j in range(nv):
-                top[k, r, j] = (
-                    x0 * D[0, j] + x1 * D[1, j] + x2 * D[2, j] + x3 * D[3, j] + x4 * D[4, j] + x5 * D[5, j]
-                )
-    C = np.empty((nv, 18))
-    for i in range(nv):
-        t = order[i]
-        for k in range(3):
-            src = top[k, t] if t < 6 else (A0[t] if k == 0 else (A1[t] if k == 1 else A2[t]))
-            dst = out[k, i]
-            for j in range(6, nv):
-                dst[j] = src[order[j]]
-            for b in range(6):
-                C[i, 6 * k + b] = src[b]
-    return C
-
-
-@njit(cache=True)
-def mixed_inverse_chain(
-    X: np.ndarray,
-    nu_b: np.ndarray,
-    nu_dot_b: np.ndarray,
-    tau_b: np.ndarray,
-    dq: np.ndarray,
-    dv: np.ndarray,
-    M: np.ndarray,
-    order: np.ndarray,
-    out: np.ndarray,
-) -> np.ndarray:
-    """The MIXED chain rule of one state into ``out`` (3, nv, nv); returns ``out``.
-
-    Args:
-        X: ``B_X_W`` (6, 6) = ``blkdiag(R^T, R^T)``.
-        nu_b: the base velocity in W (6,).
-        nu_dot_b: the base acceleration in W (6,).
-        tau_b: the base part (6,) of the engine's inverse dynamics (a BODY wrench).
-        dq: the engine's derivative (nv, nv) with respect to its tangent, in its order.
-        dv: the engine's derivative (nv, nv) with respect to its velocity, in its order.
-        M: the engine's mass matrix (nv, nv), in its order.
-        order: (nv,) the engine index of each W index (base first, unchanged).
-        out: (3, nv, nv), overwritten with ``(dtau_dq, dtau_dnu, dtau_dnudot)`` in W.
-
-    With ``A_u = R^T u^``: the base columns of the rows r (base rows first times ``X^T``) of
-    ``(D_q, D_v, M)`` (``c_q, c_v, c_M``, each split into linear and angular halves) give
-    ``dq[r, :3] = c_q,lin R^T``, ``dq[r, 3:] = c_q,ang R^T + c_v,lin A_v + c_v,ang A_w +
-    c_M,lin A_(a - w x v) + c_M,ang A_alpha - (R f)^`` (f the linear half of ``tau_b`` on the first three
-    base rows, its angular half on the last three), ``dnu[r, :3] = c_v,lin R^T - c_M,lin A_w``,
-    ``dnu[r, 3:] = c_v,ang R^T + c_M,lin A_v``, ``M[r, :3] = c_M,lin R^T``, ``M[r, 3:] = c_M,ang R^T``.
-    """
-    nv = dq.shape[0]
-    Rt = X[:3, :3]
-    vx, vy, vz = nu_b[0], nu_b[1], nu_b[2]
-    wx, wy, wz = nu_b[3], nu_b[4], nu_b[5]
-    A = np.empty((4, 3, 3))  # A_v, A_w, A_(a - w x v), A_alpha
-    _rt_skew(A[0], 0, 0, Rt, vx, vy, vz)
-    _rt_skew(A[1], 0, 0, Rt, wx, wy, wz)
-    _rt_skew(
-        A[2], 0, 0, Rt,
-        nu_dot_b[0] - wy * vz + wz * vy, nu_dot_b[1] - wz * vx + wx * vz, nu_dot_b[2] - wx * vy + wy * vx,
-    )  # fmt: skip
-    _rt_skew(A[3], 0, 0, Rt, nu_dot_b[3], nu_dot_b[4], nu_dot_b[5])
-    Z = np.zeros((6, 3))  # rows: (R f_lin)^, (R f_ang)^
-    for h in range(2):
-        f0, f1, f2 = tau_b[3 * h], tau_b[3 * h + 1], tau_b[3 * h + 2]
-        g0 = Rt[0, 0] * f0 + Rt[1, 0] * f1 + Rt[2, 0] * f2
-        g1 = Rt[0, 1] * f0 + Rt[1, 1] * f1 + Rt[2, 1] * f2
-        g2 = Rt[0, 2] * f0 + Rt[1, 2] * f1 + Rt[2, 2] * f2
-        o = 3 * h
-        Z[o, 1], Z[o, 2] = -g2, g1
-        Z[o + 1, 0], Z[o + 1, 2] = g2, -g0
-        Z[o + 2, 0], Z[o + 2, 1] = -g1, g0
-    C = _gather(np.ascontiguousarray(X.T), dq, dv, M, order, out)
-    for i in range(nv):
-        t = order[i]
-        c = C[i]
-        oq, ov, oM = out[0, i], out[1, i], out[2, i]
-        for b in range(3):
-            q0 = q1 = v0 = v1 = m0 = m1 = 0.0
-            for a in range(3):
-                r = Rt[a, b]
-                q0 += c[a] * r
-                q1 += (
-                    c[3 + a] * r + c[6 + a] * A[0, a, b] + c[9 + a] * A[1, a, b]
-                    + c[12 + a] * A[2, a, b] + c[15 + a] * A[3, a, b]
-                )  # fmt: skip
-                v0 += c[6 + a] * r - c[12 + a] * A[1, a, b]
-                v1 += c[9 + a] * r + c[12 + a] * A[0, a, b]
-                m0 += c[12 + a] * r
-                m1 += c[15 + a] * r
-            if t < 6:
-                q1 -= Z[t, b]
-            oq[b], oq[3 + b] = q0, q1
-            ov[b], ov[3 + b] = v0, v1
-            oM[b], oM[3 + b] = m0, m1
-    return out
-
-
-@njit(cache=True)
-def chain(
-    L: np.ndarray,
-    G: np.ndarray,
-    E: np.ndarray,
-    A0: np.ndarray,
-    A1: np.ndarray,
-    A2: np.ndarray,
-    order: np.ndarray,
-    out: np.ndarray,
-) -> np.ndarray:
-    """``out[k] = blkdiag(L, P^T) (A_k with new base columns) + E_k`` for three (nv, nv) matrices
-    of one state; returns ``out`` (3, nv, nv).
-
-    Args:
-        L: (6, 6) the left factor of the base rows (ID: ``X^T``; FD: ``X^-1``).
-        G: (18, 18) block matrix: the base columns of the rows r of ``(A0, A1, A2)`` (base rows
-            first times L), side by side (18,), times G are the new base columns of the three
-            results (only the blocks ``G[:, :6]``, ``G[6:, 6:12]``, ``G[12:, 12:]`` are read).
-        E: (2, 6, 6) added to the base blocks of the first two results (after L).
-        A0: the first of the engine's three matrices (nv, nv), in its order.
-        A1: the second.
-        A2: the third.
-        order: (nv,) the engine index of each W index (base first, unchanged).
-        out: (3, nv, nv), overwritten.
-    """
-    nv = A0.shape[0]
-    C = _gather(L, A0, A1, A2, order, out)
-    for i in range(nv):
-        t = order[i]
-        c = C[i]
-        o0, o1, o2 = out[0, i], out[1, i], out[2, i]
-        for b in range(6):
-            s0 = E[0, t, b] if t < 6 else 0.0
-            s1 = E[1, t, b] if t < 6 else 0.0
-            s2 = 0.0
-            for r in range(6):
-                s0 += c[r] * G[r, b]
-            for r in range(6, 12):
-                s0 += c[r] * G[r, b]
-                s1 += c[r] * G[r, 6 + b]
-            for r in range(12, 18):
-                s0 += c[r] * G[r, b]
-                s1 += c[r] * G[r, 6 + b]
-                s2 += c[r] * G[r, 12 + b]
-            o0[b], o1[b], o2[b] = s0, s1, s2
-    return out
+# FMA contraction only (no reassociation: the results stay those of the written order of
+# operations up to the fused roundings, 1e-15 relative from the numpy path)
+_FAST = {"contract"}
 
 
 @njit(cache=True)
@@ -286,79 +123,203 @@ def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mi
     return out
 
 
-@njit(cache=True)
-def inertial_inverse_chain(
-    X: np.ndarray,
-    nu_b: np.ndarray,
-    nu_dot_b: np.ndarray,
-    tau_b: np.ndarray,
-    dq: np.ndarray,
-    dv: np.ndarray,
-    M: np.ndarray,
-    order: np.ndarray,
-    out: np.ndarray,
+# ------------------------------------------------------------------------------------------------
+# numba's dispatch costs about 70 ns per array argument (each is unboxed) and boxing a returned
+# array about 250 ns, more than much of the work, and each small array allocated in a kernel about
+# 30 ns: :func:`chain_rule` takes eight arguments, returns nothing and allocates one scratch array.
+# Its constants travel in one int array (:func:`constants`), X and the base velocity in one float
+# array ``w`` read at offsets (so an engine may pass its own state buffer as it is):
+#   ints = [forward (0: ID, 1: FD), mixed, identity order, offset of X (36, row major) in w,
+#           offset of the base velocity in W (6) in w, offset of the engine's T_dot nu base part
+#           (6) in w (-1: y is W's base acceleration itself), order (nv)]
+_HEAD = 6
+
+
+def constants(
+    forward: bool, mixed: bool, order: np.ndarray, x_at: int, nu_at: int, bias_at: int = -1
 ) -> np.ndarray:
-    """The INERTIAL chain rule of the inverse dynamics derivatives of one state into ``out``
-    (3, nv, nv), arguments as in :func:`mixed_inverse_chain` (``X = B_X_W`` the motion transform
-    from the world frame to the base): ``dtau_dq = T^T [D_q T + D_v[:, b] Y(nu) + M[:, b]
-    Y(nu_dot)] + Z(tau_t)``, ``dtau_dnu = T^T D_v T``, ``dtau_dnudot = T^T M T``."""
-    B = blocks(X, nu_b, nu_dot_b, tau_b, False)
-    G = np.zeros((18, 18))
+    """The int constants of :func:`chain_rule` (see the comment above) for the joint ``order``
+    (nv,) (the engine index of each W index, base first, unchanged)."""
+    order = np.asarray(order, dtype=np.intp)
+    identity = bool((order == np.arange(order.shape[0])).all())
+    head = np.array([int(forward), int(mixed), int(identity), x_at, nu_at, bias_at], dtype=np.intp)
+    return np.concatenate([head, order])
+
+
+@njit(cache=True)
+def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, scratch: np.ndarray) -> None:
+    """The per-state blocks of :func:`chain_rule` into ``scratch``: L (6, 6) at 0, G (18, 18) at
+    36, E (2, 6, 6) at 360 (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu,
+    X]]``, ``E = (Z(f), 0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0,
+    X^-T]]``, ``E = (-X^-1 (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
+    forward, mixed = ints[0] != 0, ints[1] != 0
+    ox, onu, obias = ints[3], ints[4], ints[5]
+    X = np.empty((6, 6))
     for a in range(6):
         for b in range(6):
-            G[a, b] = G[6 + a, 6 + b] = G[12 + a, 12 + b] = X[a, b]
-            G[6 + a, b] = B[1, a, b]
-            G[12 + a, b] = B[2, a, b]
-    E = np.zeros((2, 6, 6))
-    E[0] = B[4]
-    return chain(np.ascontiguousarray(X.T), G, E, dq, dv, M, order, out)
-
-
-@njit(cache=True)
-def forward_chain(
-    X: np.ndarray,
-    nu_b: np.ndarray,
-    nu_dot_b: np.ndarray,
-    tau_b: np.ndarray,
-    mixed: bool,
-    da_dq: np.ndarray,
-    da_dv: np.ndarray,
-    M_inv: np.ndarray,
-    order: np.ndarray,
-    out: np.ndarray,
-) -> np.ndarray:
-    """The chain rule of the forward dynamics derivatives of one state into ``out`` (3, nv, nv)
-    (:func:`bridge.derivatives.forward_dynamics_derivatives_back`): ``dnudot_dq = T^-1 [A_q T +
-    A_v[:, b] Y(nu) - M_t^-1[:, b] X^-T Z(tau_t) - (Y(nu_dot) + B_q)_bb]``, ``dnudot_dnu = T^-1
-    [A_v T - (B_nu)_bb]``, ``dnudot_dtau = T^-1 M_t^-1 T^-T``.
-
-    Args:
-        X: ``B_X_W`` (6, 6).
-        nu_b: the base velocity in W (6,).
-        nu_dot_b: the base acceleration (the forward dynamics) in W (6,).
-        tau_b: the base part (6,) of the generalized force in the engine (``T^-T tau``).
-        mixed: W is MIXED (else INERTIAL).
-        da_dq: the engine's derivative (nv, nv) with respect to its tangent, in its order.
-        da_dv: the engine's derivative (nv, nv) with respect to its velocity, in its order.
-        M_inv: the engine's inverse mass matrix (nv, nv), in its order.
-        order: (nv,) the engine index of each W index (base first, unchanged).
-        out: (3, nv, nv), overwritten with ``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` in W.
-    """
-    B = blocks(X, nu_b, nu_dot_b, tau_b, mixed)
+            X[a, b] = w[ox + 6 * a + b]
+    nu_b = w[onu : onu + 6]
+    yb = y[:6]
+    if obias >= 0:  # W's base acceleration from the engine's: X^-1 (a_b - T_dot nu)
+        yb = np.empty(6)
+        Xi = _inverse(X)
+        for a in range(6):
+            acc = 0.0
+            for m in range(6):
+                acc += Xi[a, m] * (y[m] - w[obias + m])
+            yb[a] = acc
+    B = blocks(X, nu_b, yb, f, mixed)  # X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
+    L = scratch[0:36].reshape(6, 6)
+    G = scratch[36:360].reshape(18, 18)
+    E = scratch[360:432].reshape(2, 6, 6)
+    G[:] = 0.0
+    E[:] = 0.0
     Xi = B[0]
-    G = np.zeros((18, 18))
-    XiZ = np.empty((6, 6))
-    _mm(Xi, B[4], XiZ, True)
     for a in range(6):
         for b in range(6):
             G[a, b] = G[6 + a, 6 + b] = X[a, b]
             G[6 + a, b] = B[1, a, b]
-            G[12 + a, b] = -XiZ[a, b]
-            G[12 + a, 12 + b] = Xi[b, a]
-    E = np.zeros((2, 6, 6))
-    _mm(Xi, B[2], E[0], False)
-    _mm(Xi, B[3], E[1], False)
-    for a in range(6):
+            if forward:
+                L[a, b] = Xi[a, b]
+                G[12 + a, 12 + b] = Xi[b, a]
+            else:
+                L[a, b] = X[b, a]
+                G[12 + a, 12 + b] = X[a, b]
+                G[12 + a, b] = B[2, a, b]
+                G[12 + a, 6 + b] = B[3, a, b]
+                E[0, a, b] = B[4, a, b]
+    if forward:
+        for a in range(6):
+            for b in range(6):
+                s0 = s1 = s2 = 0.0
+                for m in range(6):
+                    s0 += Xi[m, a] * B[4, m, b]
+                    s1 += Xi[a, m] * B[2, m, b]
+                    s2 += Xi[a, m] * B[3, m, b]
+                G[12 + a, b] = -s0
+                E[0, a, b] = -s1
+                E[1, a, b] = -s2
+
+
+@njit(cache=True)
+def _inverse(X: np.ndarray) -> np.ndarray:
+    """``X^-1`` (6, 6) of ``X = [[A, B], [0, A]]``, A orthogonal: ``[[A^T, -A^T B A^T], [0, A^T]]``."""
+    Xi = np.zeros((6, 6))
+    for a in range(3):
+        for b in range(3):
+            Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
+            acc = 0.0
+            for m in range(3):
+                for q in range(3):
+                    acc -= X[m, a] * X[m, 3 + q] * X[b, q]
+            Xi[a, 3 + b] = acc
+    return Xi
+
+
+@njit(cache=True, fastmath=_FAST)
+def chain_rule(
+    ints: np.ndarray,
+    w: np.ndarray,
+    y: np.ndarray,
+    f: np.ndarray,
+    A0: np.ndarray,
+    A1: np.ndarray,
+    A2: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """The chain rule of one state's ID or FD derivatives into ``out`` (3, nv, nv): ``out[k] =
+    blkdiag(L, P^T) A_k P`` with new base columns ``[c_0, c_1, c_2] G`` (``c_k`` the first six
+    entries of the row of ``blkdiag(L, P^T) A_k``) and ``E_k`` added on the base block (see
+    :func:`_setup`).
+
+    Args:
+        ints: :func:`constants`.
+        w: holds ``X = B_X_W`` and the base velocity in W (and the engine's ``T_dot nu``) at the
+            offsets in ``ints``.
+        y: the base acceleration in W (6,), or (``ints`` giving a bias offset; FD) the engine's
+            acceleration (>= 6,), of which it is ``X^-1 (a_b - T_dot nu)``.
+        f: the engine's generalized force, its base part (first six entries) read (ID: its inverse
+            dynamics; FD: ``T^-T tau``).
+        A0: ``D_q`` (ID) or ``A_q`` (FD) (nv, nv), the engine's, in its order.
+        A1: ``D_v`` or ``A_v`` (nv, nv).
+        A2: ``M`` or ``M^-1`` (nv, nv).
+        out: (3, nv, nv), overwritten.
+    """
+    nv = A0.shape[0]
+    identity = ints[2] != 0
+    scratch = np.empty(432 + 18 * nv + 18 * nv)
+    _setup(ints, w, y, f, scratch)
+    L = scratch[0:36].reshape(6, 6)
+    G = scratch[36:360].reshape(18, 18)
+    E = scratch[360:432].reshape(2, 6, 6)
+    # T (3, 6, nv): L times the engine's base rows; C^T (18, nv): the base columns of every W row
+    T = scratch[432 : 432 + 18 * nv].reshape(3, 6, nv)
+    Ct = scratch[432 + 18 * nv :].reshape(18, nv)
+    T[:] = 0.0
+    for i in range(6):
+        for m in range(6):
+            lm = L[i, m]
+            for j in range(nv):
+                T[0, i, j] += lm * A0[m, j]
+                T[1, i, j] += lm * A1[m, j]
+                T[2, i, j] += lm * A2[m, j]
         for b in range(6):
-            E[0, a, b], E[1, a, b] = -E[0, a, b], -E[1, a, b]
-    return chain(Xi, G, E, da_dq, da_dv, M_inv, order, out)
+            Ct[b, i], Ct[6 + b, i], Ct[12 + b, i] = T[0, i, b], T[1, i, b], T[2, i, b]
+        for j in range(6, nv):
+            c = j if identity else ints[_HEAD + j]
+            out[0, i, j], out[1, i, j], out[2, i, j] = T[0, i, c], T[1, i, c], T[2, i, c]
+    # joint rows, permuted (the three matrices row by row together: three interleaved streams
+    # copied about twice as fast as one matrix after another, measured)
+    for i in range(6, nv):
+        t = i if identity else ints[_HEAD + i]
+        for b in range(6):
+            Ct[b, i], Ct[6 + b, i], Ct[12 + b, i] = A0[t, b], A1[t, b], A2[t, b]
+        if identity:
+            for j in range(6, nv):
+                out[0, i, j] = A0[t, j]
+                out[1, i, j] = A1[t, j]
+                out[2, i, j] = A2[t, j]
+        else:
+            for j in range(6, nv):
+                c = ints[_HEAD + j]
+                out[0, i, j] = A0[t, c]
+                out[1, i, j] = A1[t, c]
+                out[2, i, j] = A2[t, c]
+    # the new base columns, (G^T C^T) one column at a time over all rows (contiguous; the zero
+    # entries of G, half of X's in MIXED, skipped), then E on the base block
+    col = T[0, 0]  # (T is read no more: its first row is scratch of nv)
+    for k in range(3):
+        for b in range(6):
+            for i in range(nv):
+                col[i] = 0.0
+            for r in range(6 * k, 18):
+                g = G[r, 6 * k + b]
+                if g != 0.0:
+                    for i in range(nv):
+                        col[i] += g * Ct[r, i]
+            for i in range(nv):
+                out[k, i, b] = col[i]
+            if k < 2:
+                for i in range(6):
+                    out[k, i, b] += E[k, i, b]
+
+
+@njit(cache=True)
+def copy_permuted(ints: np.ndarray, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, out: np.ndarray) -> None:
+    """``out[k] = P^T A_k P`` (3, nv, nv) (rows and columns to W's order; ``ints`` of
+    :func:`constants`, only the order read): the chain rule where T is the joint permutation."""
+    nv = A0.shape[0]
+    identity = ints[2] != 0
+    for i in range(nv):
+        t = i if identity else ints[_HEAD + i]
+        if identity:
+            for j in range(nv):
+                out[0, i, j] = A0[t, j]
+                out[1, i, j] = A1[t, j]
+                out[2, i, j] = A2[t, j]
+        else:
+            for j in range(nv):
+                c = ints[_HEAD + j]
+                out[0, i, j] = A0[t, c]
+                out[1, i, j] = A1[t, c]
+                out[2, i, j] = A2[t, c]

@@ -98,6 +98,39 @@ class _SingleState:
         self._permuted = _Permuted(joints) if self.permutes_only else None
         back = joints.back
         self._order = np.arange(nv, dtype=np.intp) if back is None else np.asarray(back, dtype=np.intp)
+        #: the compiled kernel (:func:`bridge.derivatives.kernels.chain_rule`) or None
+        self.kernel = None if kernels is None else kernels.chain_rule
+        self._ints = self._w = None
+        if kernels is not None:  # X and the base velocity packed into w (offsets 0 and 36)
+            self._ints = self.constants(0, 36)
+            self._w = np.empty(42)
+            self._wX, self._wnu = self._w[:36].reshape(6, 6), self._w[36:]
+
+    _forward = False
+
+    def constants(self, x_at: int, nu_at: int, bias_at: int = -1) -> np.ndarray:
+        """The int constants of :attr:`kernel` for an engine's float buffer holding ``X`` at
+        ``x_at`` and the base velocity in W at ``nu_at`` (and, FD, its ``T_dot nu`` at ``bias_at``:
+        the kernel then takes the engine's acceleration), see :func:`bridge.derivatives.kernels.constants`."""
+        kernels = self._kernels
+        if kernels is None:
+            raise InvalidValueError(f"{type(self).__name__}: no compiled kernels")
+        return kernels.constants(self._forward, self.rep is _MIXED, self._order, x_at, nu_at, bias_at)
+
+    def _compiled(self, X, nu_b, y_b, f_b, A0, A1, A2, out) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kernel's result for ``X``, ``nu_b`` (packed into the instance's buffer), the base
+        acceleration ``y_b`` and force ``f_b`` in a fresh read-only array (or ``out``)."""
+        self._wX[...] = X
+        self._wnu[...] = nu_b
+        if y_b.dtype != np.float64:  # (one compiled specialization)
+            y_b = y_b.astype(np.float64)
+        fresh = out is None
+        if fresh:
+            out = np.empty(self._shape)
+        self.kernel(self._ints, self._w, y_b, f_b, A0, A1, A2, out)
+        if fresh:
+            out.setflags(write=False)
+        return out[0], out[1], out[2]
 
 
 class SingleStateInverseDerivatives(_SingleState):
@@ -125,10 +158,7 @@ class SingleStateInverseDerivatives(_SingleState):
 
     def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None = None) -> None:
         super().__init__(joints, rep, compiled)
-        rep, nv, kernels = self.rep, joints.nv, self._kernels
-        self._kernel = None
-        if kernels is not None:
-            self._kernel = kernels.mixed_inverse_chain if rep is _MIXED else kernels.inertial_inverse_chain
+        rep, nv = self.rep, joints.nv
         #: the numpy path reads the base pose (INERTIAL)
         self.needs_pose = rep is _INERTIAL and not self.compiled and not self.permutes_only
         n2 = nv * nv
@@ -196,17 +226,8 @@ class SingleStateInverseDerivatives(_SingleState):
             M_t = M_t.T
         if self._permuted is not None:
             return self._permuted(dtau_dq_t, dtau_dv_t, M_t, out)
-        kernel = self._kernel
-        if kernel is not None:
-            if nu_dot_b.dtype != np.float64:  # (one compiled specialization)
-                nu_dot_b = nu_dot_b.astype(np.float64)
-            fresh = out is None
-            if fresh:
-                out = np.empty(self._shape)
-            kernel(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, self._order, out)
-            if fresh:
-                out.setflags(write=False)
-            return out[0], out[1], out[2]
+        if self.kernel is not None:
+            return self._compiled(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, out)
         self._X[...] = X
         if self.rep is _MIXED:
             vx, vy, vz, wx, wy, wz = nu_b.tolist()
@@ -277,16 +298,16 @@ class SingleStateForwardDerivatives(_SingleState):
     """:func:`bridge.derivatives.forward_dynamics_derivatives_back` for one unbatched state, made
     once per joint order and representation, where it is fast: BODY or a fixed base (the joint
     permutation alone) and, with the compiled kernels, a floating base in INERTIAL or MIXED (one call
-    of :func:`bridge.derivatives.kernels.forward_chain`). :attr:`usable` is False otherwise (the
+    of :func:`bridge.derivatives.kernels.chain_rule`). :attr:`usable` is False otherwise (the
     caller then takes the general function).
     """
+
+    _forward = True
 
     def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None = None) -> None:
         super().__init__(joints, rep, compiled)
         #: whether :meth:`__call__` may be used
         self.usable = self.permutes_only or self.compiled
-        self._kernel = None if self._kernels is None else self._kernels.forward_chain
-        self._mixed = self.rep is _MIXED
 
     def __call__(
         self,
@@ -316,15 +337,9 @@ class SingleStateForwardDerivatives(_SingleState):
             M_inv_t = M_inv_t.T
         if self._permuted is not None:
             return self._permuted(da_dq_t, da_dv_t, M_inv_t, out)
-        if self._kernel is None:
+        if self.kernel is None:
             raise InvalidValueError("SingleStateForwardDerivatives: not usable (no compiled kernels)")
-        fresh = out is None
-        if fresh:
-            out = np.empty(self._shape)
-        self._kernel(X, nu_b, nu_dot_b, tau_b, self._mixed, da_dq_t, da_dv_t, M_inv_t, self._order, out)
-        if fresh:
-            out.setflags(write=False)
-        return out[0], out[1], out[2]
+        return self._compiled(X, nu_b, nu_dot_b, tau_b, da_dq_t, da_dv_t, M_inv_t, out)
 
 
 _SINGLE_INDEX: dict[object, tuple[weakref.ref | None, tuple[np.ndarray, np.ndarray]]] = {}
