@@ -36,7 +36,14 @@ from bridge.derivatives.chain import (
 )
 from bridge.errors import BridgeWarning
 
-__all__ = ["Analytical", "BodyDerivatives", "Differences", "compiled_kernels", "pick_derivatives"]
+__all__ = [
+    "Analytical",
+    "BodyDerivatives",
+    "Differences",
+    "compiled_kernels",
+    "kernels_loaded",
+    "pick_derivatives",
+]
 
 Derivs = tuple[np.ndarray, np.ndarray, np.ndarray]
 Wrenches = Mapping[str, np.ndarray] | None
@@ -69,6 +76,11 @@ def compiled_kernels() -> ModuleType | None:
                     module = None
         _KERNELS.append(module)
     return _KERNELS[0]
+
+
+def kernels_loaded() -> bool:
+    """Whether :func:`compiled_kernels` has loaded the kernels in this process (numba runs)."""
+    return bool(_KERNELS) and _KERNELS[0] is not None
 
 
 class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capability
@@ -114,6 +126,10 @@ class Differences:
         """No hot path: KinDyn takes :meth:`inverse`."""
         return None
 
+    def forward_single(self, joint_torques: object) -> None:
+        """No hot path: KinDyn takes :meth:`forward`."""
+        return None
+
     def inverse(self, nu_dot: np.ndarray, wrenches: Wrenches, gravity: np.ndarray) -> Derivs:
         """``(dtau_dq, dtau_dnu, dtau_dnudot)`` (..., nv, nv) in the representation."""
         return numeric.inverse_dynamics_derivatives(self._engine, nu_dot, wrenches, gravity)
@@ -138,6 +154,9 @@ class Analytical:
         self._inverse_raw = body.inverse_single
         self._id_chain = None
         self._fd_chain = None
+        # the engine's fused hot paths (its call and the compiled chain rule), made at the first call
+        self._id_fused: object = None
+        self._fd_fused: object = None
 
     @property
     def strategy(self) -> str:
@@ -159,15 +178,29 @@ class Analytical:
         self._fd_chain = SingleStateForwardDerivatives(joints, rep, compiled=compiled)
         return self._id_chain, self._fd_chain
 
+    def _fused(self, forward: bool):
+        """The engine's fused single-state path (``inverse_fused`` / ``forward_fused`` of the
+        capability, optional) on the current chain, or :func:`_none`; made once per chain."""
+        chain = self._fd_chain if forward else self._id_chain
+        if chain is None:
+            chain = self._chains()[forward]
+        make = getattr(self._body, "forward_fused" if forward else "inverse_fused", None)
+        run = None if make is None else make(chain)
+        return (chain, _none if run is None else run)
+
     # ------------------------------------------------------------------ inverse dynamics
     def inverse_single(self, base_acc: object, s_ddot: object) -> Derivs | None:
         """Hot path of ``KinDyn.inverse_dynamics_derivatives`` without external wrenches: three
         read-only (nv, nv) arrays for the raw ``base_acc`` (6,) (None for a fixed base) and
         ``s_ddot`` (n,), or None, doing nothing, unless the engine holds one single state and the
         arguments are one finite acceleration (KinDyn's general path then raises the errors)."""
+        fused = self._id_fused
+        if fused is None or fused[0] is not self._id_chain:
+            fused = self._id_fused = self._fused(False)
+        out = fused[1](base_acc, s_ddot)
+        if out is not None:
+            return out
         chain = self._id_chain
-        if chain is None:
-            chain = self._chains()[0]
         out = self._inverse_raw(base_acc, s_ddot, not chain.permutes_only)
         if out is None:
             return None
@@ -230,6 +263,16 @@ class Analytical:
         return total
 
     # ------------------------------------------------------------------ forward dynamics
+    def forward_single(self, joint_torques: object) -> Derivs | None:
+        """Hot path of ``KinDyn.forward_dynamics_derivatives`` without external wrenches on a
+        moderate state: three read-only (nv, nv) arrays for the raw ``joint_torques`` (n,), or
+        None, doing nothing, unless the engine's fused path takes them (KinDyn's general path
+        then does)."""
+        fused = self._fd_fused
+        if fused is None or fused[0] is not self._fd_chain:
+            fused = self._fd_fused = self._fused(True)
+        return fused[1](joint_torques)
+
     def forward(self, tau: np.ndarray, wrenches: Wrenches, gravity: np.ndarray) -> Derivs:
         """``(dnudot_dq, dnudot_dnu, dnudot_dtau)`` (..., nv, nv) in the representation;
         ``dnudot_dtau`` is the inverse mass matrix."""

@@ -131,13 +131,12 @@ class KinDyn:
         # hot-path constants: a state given as arrays (see set_state), the frame names, gravity
         self._has_state = False
         self._set_single = self._engine.set_single_state
-        # engines may answer one unbatched query straight from its raw arguments (they return
-        # None when the state or the arguments are not the plain single case)
+        # engines answer one unbatched query from its raw arguments (or None: not the plain case)
         self._id_single = capability(self._engine, "inverse_dynamics_single") or _declines
         self._fd_single = capability(self._engine, "forward_dynamics_single") or _declines
         # the derivatives: analytical (the engine's capability) + chain rule, or differences
-        self._derivatives = pick_derivatives(self._engine, capability(self._engine, "body_derivatives"))
-        self._idd_single = self._derivatives.inverse_single
+        d = self._derivatives = pick_derivatives(self._engine, capability(self._engine, "body_derivatives"))
+        self._idd_single, self._fdd_single = d.inverse_single, d.forward_single
         # the derived quantities: the engine's own where it computes them, else the generic ones
         self._derived = {name: derived(self._engine, name) for name in DERIVED_QUANTITIES}
         # the centroidal quantities' rows are in G[A], or G[B] where the representation's axes are B's
@@ -486,6 +485,8 @@ class KinDyn:
         implicit function theorem (``dnudot_dx = -M^-1 dtau_dx`` at ``nu_dot = FD(tau)``)."""
         if self.model.massless_dofs:
             raise self._singular_mass_error()
+        if self._moderate and external_wrenches is None and (out := self._fdd_single(joint_torques)):
+            return out  # hot path (read-only already)
         self._require_state()
         if external_wrenches is None and _moderate_vector(self, joint_torques):  # nothing can overflow
             out = self._derivatives.forward(self._generalized_force(joint_torques), None, self._gravity)

@@ -13,13 +13,17 @@ Pinocchio's calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
+from bridge.conventions.state import MODERATE_SQ, vdot
+from bridge.derivatives.select import kernels_loaded
 
 __all__ = ["PinocchioBodyDerivatives"]
+
+_F64 = np.dtype(np.float64)
 
 
 class PinocchioBodyDerivatives:
@@ -92,6 +96,115 @@ class PinocchioBodyDerivatives:
         else:
             tau_b = pin.rnea(pm, d, e._q1, e._v1, e._acc)[:6]
         return dq, dv, M, e._base_X(), e._vb1, ba, tau_b
+
+    # ------------------------------------------------------------------ fused hot paths
+    # One state set through the compiled path (.compiled): the acceleration kernel, Pinocchio's call
+    # and the chain rule's kernel reading Pinocchio's matrices, tau or ddq as the views its call
+    # returns (the same memory every call) and X, the base velocity and T_dot nu in the engine's
+    # state array as it is; nothing else is copied, and the result is one fresh read-only array.
+    def _compiled_state(self) -> dict[str, slice] | None:
+        """The layout of the engine's compiled state array (:func:`.kernels.layout`), or None when
+        the engine has no compiled path or Pinocchio's derivative calls do not leave tau and the
+        acceleration in its data. Loads the engine's compiled path now when numba already runs
+        (the derivatives' kernels loaded it: the engine's cached kernels then load in ~10 ms, and
+        the next state set takes that path), instead of after ``COMPILE_AFTER`` states."""
+        e = self._engine
+        if e._kern is None and e._kern_args is not None and kernels_loaded():
+            e._load_compiled()
+        if (e._kern is None and e._kern_args is None) or not self.fills_result():
+            return None
+        from .kernels import layout  # (numba is loaded, or will be with the compiled path)
+
+        return layout(self.joints.n)
+
+    def inverse_fused(self, chain) -> Callable[[object, object], tuple | None] | None:
+        """The ID derivatives of KinDyn's raw ``(base_acc, s_ddot)`` at the engine's compiled single
+        state through ``chain`` (a :class:`bridge.derivatives.single.SingleStateInverseDerivatives`):
+        a function returning three read-only (nv, nv) views of one fresh array, or None (doing
+        nothing: another state or other arguments; the caller's other paths then take them). None
+        when this engine has no such path (no compiled state possible, or Pinocchio's call does
+        not leave tau in its data)."""
+        e = self._engine
+        parts = self._compiled_state() if chain.permutes_only or chain.compiled else None
+        if parts is None:
+            return None
+        pin, pm, d = self._pin, self._pm, self._data
+        rnead, empty = pin.computeRNEADerivatives, np.empty
+        shape, shape_n, acc = chain._shape, e._shape_n, e._acc
+        kernel = chain.kernel
+        ints = None if kernel is None else chain.constants(parts["X"].start, parts["vb"].start)
+        tau = d.tau  # (a view of Pinocchio's data, which lives as long as the engine)
+        permuted = chain._permuted
+
+        def run(base_acc: object, s_ddot: object) -> tuple | None:
+            st = e._state1
+            if (
+                st is None
+                or type(base_acc) is not np.ndarray
+                or type(s_ddot) is not np.ndarray
+                or base_acc.dtype is not _F64
+                or s_ddot.dtype is not _F64
+                or base_acc.shape != (6,)
+                or s_ddot.shape != shape_n
+            ):
+                return None
+            kern = e._kern
+            if not kern.k.acceleration(st, base_acc, s_ddot, kern.ints, acc):
+                return None
+            dq, dv, M = rnead(pm, d, e._q1, e._v1, acc)
+            if kernel is None:
+                return permuted(dq, dv, M.T)
+            out = empty(shape)
+            kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
+            out.setflags(write=False)
+            return out[0], out[1], out[2]
+
+        return run
+
+    def forward_fused(self, chain) -> Callable[[object], tuple | None] | None:
+        """The FD derivatives of KinDyn's raw joint torques (n,) (zero base wrench) at the engine's
+        compiled single state through ``chain`` (a
+        :class:`bridge.derivatives.single.SingleStateForwardDerivatives`), as
+        :meth:`inverse_fused`; the torques must be moderate (the caller checks the state is)."""
+        e = self._engine
+        parts = self._compiled_state() if chain.usable else None
+        if parts is None:
+            return None
+        pin, pm, d = self._pin, self._pm, self._data
+        abad, empty = pin.computeABADerivatives, np.empty
+        shape, shape_n, perm = chain._shape, e._shape_n, self.joints.perm
+        kernel = chain.kernel
+        ints = None
+        if kernel is not None:  # the kernel takes Pinocchio's acceleration and the state's T_dot nu
+            ints = chain.constants(parts["X"].start, parts["vb"].start, parts["bias"].start)
+        t = np.zeros(self._pm.nv)  # Pinocchio's generalized force: T^-T [0; tau] = [0; P tau]
+        t_joints = t[6:]
+        ddq = d.ddq  # (a view of Pinocchio's data)
+        permuted = chain._permuted
+
+        def run(tau: object) -> tuple | None:
+            st = e._state1
+            if (
+                st is None
+                or type(tau) is not np.ndarray
+                or tau.dtype is not _F64
+                or tau.shape != shape_n
+                or not vdot(tau, tau) < MODERATE_SQ
+            ):
+                return None
+            if perm is None:
+                t_joints[...] = tau
+            else:
+                tau.take(perm, out=t_joints)
+            da_dq, da_dv, M_inv = abad(pm, d, e._q1, e._v1, t)
+            if kernel is None:
+                return permuted(da_dq, da_dv, M_inv)
+            out = empty(shape)
+            kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
+            out.setflags(write=False)
+            return out[0], out[1], out[2]
+
+        return run
 
     def single_pose(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
