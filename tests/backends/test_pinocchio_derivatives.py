@@ -54,13 +54,14 @@ def _state(model: bridge.Model, rng: np.random.Generator) -> tuple:
 
 def _numpy_kindyn(model: bridge.Model, rep: str, monkeypatch) -> bridge.KinDyn:
     """A KinDyn as without numba: the engine's numpy single-state path, the numpy chain rule."""
-    monkeypatch.setattr(select, "_KERNELS", [None])
-    kd = bridge.KinDyn(model, "pinocchio", rep)
-    kd.set_state(*_state(model, np.random.default_rng(0)))
-    kd.inverse_dynamics_derivatives(np.zeros(6), np.zeros(model.n_dofs))  # (makes its chains now)
-    kd.forward_dynamics_derivatives(np.zeros(model.n_dofs))
-    monkeypatch.undo()
-    assert kd._engine._kern is None and kd._derivatives.strategy in ("analytical+numpy", "analytical+permutation")
+    with monkeypatch.context() as m:
+        m.setattr(select, "_KERNELS", [None])
+        kd = bridge.KinDyn(model, "pinocchio", rep)
+        kd.set_state(*_state(model, np.random.default_rng(0)))
+        kd.inverse_dynamics_derivatives(np.zeros(6), np.zeros(model.n_dofs))  # (makes its chains now)
+        kd.forward_dynamics_derivatives(np.zeros(model.n_dofs))
+    assert kd._engine._kern is None
+    assert kd._derivatives.strategy in ("analytical+numpy", "analytical+permutation")
     return kd
 
 
