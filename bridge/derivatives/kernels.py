@@ -247,27 +247,24 @@ def chain_rule(
     """
     nv = A0.shape[0]
     identity = ints[2] != 0
-    scratch = np.empty(432 + 18 * nv + 18 * nv)
+    scratch = np.empty(432 + 19 * nv)
     _setup(ints, w, y, f, scratch)
     L = scratch[0:36].reshape(6, 6)
     G = scratch[36:360].reshape(18, 18)
     E = scratch[360:432].reshape(2, 6, 6)
-    # T (3, 6, nv): L times the engine's base rows; C^T (18, nv): the base columns of every W row
-    T = scratch[432 : 432 + 18 * nv].reshape(3, 6, nv)
-    Ct = scratch[432 + 18 * nv :].reshape(18, nv)
-    T[:] = 0.0
-    for i in range(6):
-        for m in range(6):
-            lm = L[i, m]
-            for j in range(nv):
-                T[0, i, j] += lm * A0[m, j]
-                T[1, i, j] += lm * A1[m, j]
-                T[2, i, j] += lm * A2[m, j]
-        for b in range(6):
-            Ct[b, i], Ct[6 + b, i], Ct[12 + b, i] = T[0, i, b], T[1, i, b], T[2, i, b]
-        for j in range(6, nv):
-            c = j if identity else ints[_HEAD + j]
-            out[0, i, j], out[1, i, j], out[2, i, j] = T[0, i, c], T[1, i, c], T[2, i, c]
+    Ct = scratch[432 : 432 + 18 * nv].reshape(18, nv)  # the base columns of every W row
+    col = scratch[432 + 18 * nv :]
+    for i in range(6):  # base rows: L times the engine's base rows (each entry summed in a register)
+        l0, l1, l2, l3, l4, l5 = L[i, 0], L[i, 1], L[i, 2], L[i, 3], L[i, 4], L[i, 5]
+        for j in range(nv):
+            c = j if identity or j < 6 else ints[_HEAD + j]
+            x0 = l0 * A0[0, c] + l1 * A0[1, c] + l2 * A0[2, c] + l3 * A0[3, c] + l4 * A0[4, c] + l5 * A0[5, c]
+            x1 = l0 * A1[0, c] + l1 * A1[1, c] + l2 * A1[2, c] + l3 * A1[3, c] + l4 * A1[4, c] + l5 * A1[5, c]
+            x2 = l0 * A2[0, c] + l1 * A2[1, c] + l2 * A2[2, c] + l3 * A2[3, c] + l4 * A2[4, c] + l5 * A2[5, c]
+            if j < 6:
+                Ct[j, i], Ct[6 + j, i], Ct[12 + j, i] = x0, x1, x2
+            else:
+                out[0, i, j], out[1, i, j], out[2, i, j] = x0, x1, x2
     # joint rows, permuted (the three matrices row by row together: three interleaved streams
     # copied about twice as fast as one matrix after another, measured)
     for i in range(6, nv):
@@ -287,7 +284,6 @@ def chain_rule(
                 out[2, i, j] = A2[t, c]
     # the new base columns, (G^T C^T) one column at a time over all rows (contiguous; the zero
     # entries of G, half of X's in MIXED, skipped), then E on the base block
-    col = T[0, 0]  # (T is read no more: its first row is scratch of nv)
     for k in range(3):
         for b in range(6):
             for i in range(nv):
