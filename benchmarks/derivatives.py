@@ -1,17 +1,22 @@
-"""Cost of KinDyn's dynamics derivatives on iCub against Pinocchio's own derivative calls, the
-difference fallback and automatic differentiation.
+"""Cost of KinDyn's dynamics derivatives on iCub and solo12 against Pinocchio's own derivative
+calls, the difference fallback and automatic differentiation.
 
-Run: ``PYTHONPATH=. python benchmarks/derivatives.py [--quick]``. For each representation it prints
-the best per-call time (interleaved repetitions, so both sides see the same machine load) of
-Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` on the same (q, v, a) and of
+Run: ``PYTHONPATH=. python benchmarks/derivatives.py [--quick] [--robots NAME ...]``. For each robot
+(default: icub-models' iCubGazeboV2_5, nv 38, and example-robot-data's solo12, nv 18) and
+representation it prints the best per-call time (interleaved repetitions, so both sides see the
+same machine load) of Pinocchio's ``computeRNEADerivatives`` / ``computeABADerivatives`` on the
+same (q, v, a), of the floor of any wrapper returning fresh arrays (that call plus one copy of its
+three (nv, nv) results, which the next call overwrites: ``np.concatenate``), and of
 ``KinDyn.inverse_dynamics_derivatives`` / ``forward_dynamics_derivatives`` (engine "pinocchio",
 one unbatched state, which includes Pinocchio's call; the chain rule compiled by numba when it is
-installed, numpy with ``BRIDGE_NUMBA=0``), and in MIXED a batch of 100 states per state against
-``computeRNEADerivatives`` in a Python loop. Then, in MIXED on the same state: the
-difference fallback of the "featherstone" and "idyntree" engines, and Drake's AutoDiffXd
-(``plant.ToAutoDiffXd()``: inverse dynamics minus gravity with derivative seeds on ``(q, v,
-v_dot)``, in Drake's own coordinates, gradient width ``nq + 2 nv``; seeding and extracting the
-gradient included, no mapping to bridge's tangent), and adam's jax derivatives if jax imports.
+installed, numpy with ``BRIDGE_NUMBA=0``). The states are set as a loop over states sets them
+after its first derivative call (with numba, the engine's compiled single-state path). Then, for
+the first robot, in MIXED: a batch of 100 states per state against ``computeRNEADerivatives`` in
+a Python loop, the difference fallback of the "featherstone" and "idyntree" engines, and Drake's
+AutoDiffXd (``plant.ToAutoDiffXd()``: inverse dynamics minus gravity with derivative seeds on
+``(q, v, v_dot)``, in Drake's own coordinates, gradient width ``nq + 2 nv``; seeding and
+extracting the gradient included, no mapping to bridge's tangent), and adam's jax derivatives if
+jax imports. ``--skip-others`` leaves those out.
 """
 
 from __future__ import annotations
@@ -102,45 +107,70 @@ def main() -> None:
     from bridge.derivatives.single import compiled_kernels
 
     quick = "--quick" in sys.argv
+    robots = ["iCubGazeboV2_5", "solo12"]
+    if "--robots" in sys.argv:
+        robots = [a for a in sys.argv[sys.argv.index("--robots") + 1 :] if not a.startswith("--")]
     if compiled_kernels() is None:
         print("chain rule: numpy (numba not installed, or BRIDGE_NUMBA=0)")
     else:
         import numba
 
         print(f"chain rule: compiled kernels (numba {numba.__version__}; BRIDGE_NUMBA=0 for numpy)")
-    path = robot_path("iCubGazeboV2_5")
-    model = bridge.load_urdf(path, check_inertia=False)
-    rng = np.random.default_rng(0)
-    n = model.n_dofs
     rounds = 5 if quick else 15
-    for rep in ("body", "inertial", "mixed"):
-        quat = rng.normal(size=4)
-        H = bridge.Transform.from_quaternion_xyzw(quat / np.linalg.norm(quat), rng.normal(size=3)).matrix
-        s, sd, vb = rng.uniform(-0.5, 0.5, n), rng.normal(size=n), rng.normal(size=6)
-        kd = bridge.KinDyn(model, "pinocchio", rep)
-        kd.set_state(H, s, vb, sd)
-        a, tq = rng.normal(size=model.nv), rng.normal(size=n)
-        ba, sdd = a[:6].copy(), a[6:].copy()
-        q, v = bridge.to_pinocchio_state(model, kd.state)
-        pm = kd._engine.pm
-        d = pm.createData()
-        tau = np.concatenate([np.zeros(6), tq])
-        args = (pm, d, q, v)
-        t = best(
-            [
-                lambda args=args, a=a: pin.computeRNEADerivatives(*args, a),
-                lambda kd=kd, ba=ba, sdd=sdd: kd.inverse_dynamics_derivatives(ba, sdd),
-                lambda args=args, tau=tau: pin.computeABADerivatives(*args, tau),
-                lambda kd=kd, tq=tq: kd.forward_dynamics_derivatives(tq),
-            ],
-            rounds=rounds,
-        )
-        print(
-            f"{rep:9s} computeRNEADerivatives {t[0]:6.1f} us  KinDyn ID derivatives {t[1]:6.1f} us "
-            f"({t[1] / t[0]:.2f}x) | computeABADerivatives {t[2]:6.1f} us  KinDyn FD derivatives "
-            f"{t[3]:6.1f} us ({t[3] / t[2]:.2f}x)"
-        )
-    t_id = t[1]
+    for robot in robots:
+        path = robot_path(robot)
+        model = bridge.load_urdf(path, check_inertia=False)
+        rng = np.random.default_rng(0)
+        n = model.n_dofs
+        for rep in ("body", "inertial", "mixed"):
+            quat = rng.normal(size=4)
+            H = bridge.Transform.from_quaternion_xyzw(quat / np.linalg.norm(quat), rng.normal(size=3)).matrix
+            s, sd, vb = rng.uniform(-0.5, 0.5, n), rng.normal(size=n), rng.normal(size=6)
+            kd = bridge.KinDyn(model, "pinocchio", rep)
+            a, tq = rng.normal(size=model.nv), rng.normal(size=n)
+            ba, sdd = a[:6].copy(), a[6:].copy()
+            kd.set_state(H, s, vb, sd)  # as a loop over states: a state, its derivatives, the next state
+            kd.inverse_dynamics_derivatives(ba, sdd)
+            kd.set_state(H, s, vb, sd)
+            q, v = bridge.to_pinocchio_state(model, kd.state)
+            pm = kd._engine.pm
+            d = pm.createData()
+            tau = np.concatenate([np.zeros(6), tq])
+            args = (pm, d, q, v)
+
+            def rnea_copy(args=args, a=a) -> np.ndarray:
+                dq, dv, M = pin.computeRNEADerivatives(*args, a)
+                return np.concatenate((dq, dv, M.T)).reshape(3, *M.shape)
+
+            def aba_copy(args=args, tau=tau, shape=(3, pm.nv, pm.nv)) -> np.ndarray:
+                return np.concatenate(pin.computeABADerivatives(*args, tau)).reshape(shape)
+
+            t = best(
+                [
+                    lambda args=args, a=a: pin.computeRNEADerivatives(*args, a),
+                    rnea_copy,
+                    lambda kd=kd, ba=ba, sdd=sdd: kd.inverse_dynamics_derivatives(ba, sdd),
+                    lambda args=args, tau=tau: pin.computeABADerivatives(*args, tau),
+                    aba_copy,
+                    lambda kd=kd, tq=tq: kd.forward_dynamics_derivatives(tq),
+                ],
+                rounds=rounds,
+            )
+            print(
+                f"{robot:14s} {rep:9s} computeRNEADerivatives {t[0]:6.2f} us (+copy {t[1]:6.2f})  KinDyn ID "
+                f"derivatives {t[2]:6.2f} us ({t[2] / t[0]:.3f}x; {t[2] / t[1]:.3f}x the floor) | "
+                f"computeABADerivatives {t[3]:6.2f} us (+copy {t[4]:6.2f})  KinDyn FD derivatives "
+                f"{t[5]:6.2f} us ({t[5] / t[3]:.3f}x; {t[5] / t[4]:.3f}x the floor)"
+            )
+        if robot != robots[0] or "--skip-others" in sys.argv:
+            continue
+        others(pin, path, model, kd, pm, d, a, rng, rounds, t[2])
+
+
+def others(pin, path, model, kd, pm, d, a, rng, rounds: int, t_id: float) -> None:
+    """The batch of 100 states, the difference fallbacks, Drake's AutoDiffXd and adam (MIXED, ``kd``
+    at its state; ``t_id`` its ID derivatives' time)."""
+    n = model.n_dofs
     # a batch of states (MIXED): per state, against Pinocchio's call in a Python loop
     N = 100
     st = bridge.State(
