@@ -230,18 +230,18 @@ class Analytical:
         nv = a_t.shape[-1]
         rows = flat.flat_view(a_t, nv)
         if chain.permutes_only or chain.compiled:
-            X = nu_b = nud_b = None
-            if not chain.permutes_only:
-                X = _flat_blocks(cov.X, flat)
-                nu_b, nud_b = flat.flat_view(cov.nu[..., :6], 6), flat.flat_view(nu_dot[..., :6], 6)
+            w = nud_b = None
+            if not chain.permutes_only:  # X and the base velocity of every sample, packed once
+                w = _packed(cov.X, cov.nu[..., :6], flat)
+                nud_b = np.ascontiguousarray(flat.flat_view(nu_dot[..., :6], 6), dtype=np.float64)
             out = np.empty((flat.n, 3, nv, nv))
-            for i, (dq, dv, M, tau) in enumerate(body.inverse_samples(rows, fext, X is not None)):
+            for i, (dq, dv, M, tau) in enumerate(body.inverse_samples(rows, fext, w is not None)):
                 if extra is not None:
                     dq = dq + extra[i]
-                if X is None:
+                if w is None:
                     chain(None, None, None, None, dq, dv, M, out=out[i])
                 else:
-                    chain(X[i], nu_b[i], nud_b[i], tau[:6], dq, dv, M, out=out[i])
+                    chain.packed(w[i], nud_b[i], tau, dq, dv, M, out[i])
             return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
         dq, dv, M, tau = _stacked(body.inverse_samples(rows, fext, True), flat.n, nv)
         if extra is not None:
@@ -329,22 +329,18 @@ class Analytical:
         """Batched FD derivatives sample by sample (the chain rule compiled, or the permutation
         alone): the base acceleration in W, ``X^-1 (a_base - T_dot nu)``, from the target's."""
         n, nv = flat.n, rows.shape[-1]
-        X = X_inv = nu_b = bias = None
-        if not chain.permutes_only:
-            X, X_inv = _flat_blocks(cov.X, flat), _flat_blocks(cov._base_inv(), flat)
-            nu_b = flat.flat_view(cov.nu[..., :6], 6)
+        w = None
+        if not chain.permutes_only:  # X, the base velocity and T_dot nu of every sample, packed once
             b = cov.base_bias
-            bias = None if b is None else flat.flat_view(b, 6)
+            w = _packed(cov.X, cov.nu[..., :6], flat, np.zeros(6) if b is None else b)
         out = np.empty((n, 3, nv, nv))
-        for i, (da_dq, da_dv, M_inv, a) in enumerate(self._body.forward_samples(rows, fext, X is not None)):
+        for i, (da_dq, da_dv, M_inv, a) in enumerate(self._body.forward_samples(rows, fext, w is not None)):
             if extra is not None:
                 da_dq = da_dq - M_inv @ extra[i]
-            if X is None:
+            if w is None:
                 chain(None, None, None, None, da_dq, da_dv, M_inv, out=out[i])
-                continue
-            a_b = a[:6]
-            nud_b = X_inv[i].dot(a_b if bias is None else a_b - bias[i])
-            chain(X[i], nu_b[i], nud_b, rows[i, :6], da_dq, da_dv, M_inv, out=out[i])
+            else:  # (the kernel takes the engine's acceleration: X^-1 (a_b - T_dot nu))
+                chain.packed(w[i], a, rows[i], da_dq, da_dv, M_inv, out[i])
         return flat.unflatten(out[:, 0]), flat.unflatten(out[:, 1]), flat.unflatten(out[:, 2])
 
 
@@ -361,6 +357,11 @@ def _stacked(samples: Iterator[tuple], n: int, nv: int) -> tuple[np.ndarray, ...
     return tuple(out)
 
 
-def _flat_blocks(x: np.ndarray, flat) -> np.ndarray:
-    """(..., 6, 6) blocks broadcast to the batch and flattened: a C-contiguous (n, 6, 6) array."""
-    return np.ascontiguousarray(np.broadcast_to(x, (*flat.batch_shape, 6, 6)).reshape(flat.n, 6, 6))
+def _packed(X: np.ndarray, nu_b: np.ndarray, flat, bias: np.ndarray | None = None) -> np.ndarray:
+    """Per flat sample ``[X (36) | nu_b (6) | bias (6)]`` (n, 42 or 48), the float buffers of
+    :meth:`bridge.derivatives.single.SingleStateInverseDerivatives.packed`: X (..., 6, 6), the base
+    velocities (..., 6) and (FD) the engine's ``T_dot nu`` base parts (..., 6), broadcast to the batch."""
+    shape, n = flat.batch_shape, flat.n
+    parts = [np.broadcast_to(X, (*shape, 6, 6)).reshape(n, 36)]
+    parts += [np.broadcast_to(v[..., :6], (*shape, 6)).reshape(n, 6) for v in (nu_b, bias) if v is not None]
+    return np.concatenate(parts, axis=1)

@@ -117,6 +117,17 @@ class _SingleState:
             raise InvalidValueError(f"{type(self).__name__}: no compiled kernels")
         return kernels.constants(self._forward, self.rep is _MIXED, self._order, x_at, nu_at, bias_at)
 
+    def packed(self, w: np.ndarray, y: np.ndarray, f: np.ndarray, A0, A1, A2, out: np.ndarray) -> None:
+        """The kernel into ``out`` (3, nv, nv) for one sample's packed ``w = [X (36) | nu_b (6) |
+        T_dot nu's base part (6, FD)]``, its base acceleration in W (ID) or the engine's
+        acceleration (FD) ``y`` and the engine's force ``f`` (its first six entries read)."""
+        ints = self._ints_packed
+        if ints is None:
+            ints = self._ints_packed = self.constants(0, 36, 42 if self._forward else -1)
+        self.kernel(ints, w, y, f, A0, A1, A2.T if A2.flags.f_contiguous else A2, out)  # (A2 symmetric)
+
+    _ints_packed: np.ndarray | None = None
+
     def _compiled(self, X, nu_b, y_b, f_b, A0, A1, A2, out) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The kernel's result for ``X``, ``nu_b`` (packed into the instance's buffer), the base
         acceleration ``y_b`` and force ``f_b`` in a fresh read-only array (or ``out``)."""
