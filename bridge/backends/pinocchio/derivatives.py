@@ -19,7 +19,7 @@ import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
 from bridge.conventions.state import MODERATE_SQ, vdot
-from bridge.derivatives.select import kernels_loaded
+from bridge.derivatives.select import compiled_kernels, kernels_loaded
 
 __all__ = ["PinocchioBodyDerivatives"]
 
@@ -134,9 +134,10 @@ class PinocchioBodyDerivatives:
         kernel = chain.kernel
         ints = None if kernel is None else chain.constants(parts["X"].start, parts["vb"].start)
         tau = d.tau  # (a view of Pinocchio's data, which lives as long as the engine)
-        permuted = chain._permuted
+        copy = None  # T the joint permutation: the copy kernel, looked up at the first compiled state
 
         def run(base_acc: object, s_ddot: object) -> tuple | None:
+            nonlocal copy
             st = e._state1
             if (
                 st is None
@@ -152,10 +153,12 @@ class PinocchioBodyDerivatives:
             if not kern.k.acceleration(st, base_acc, s_ddot, kern.ints, acc):
                 return None
             dq, dv, M = rnead(pm, d, e._q1, e._v1, acc)
-            if kernel is None:
-                return permuted(dq, dv, M.T)
             out = empty(shape)
-            kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
+            if kernel is None:
+                copy = copy or _copy_kernel(chain)
+                copy[0](copy[1], dq, dv, M.T, out)
+            else:
+                kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
             out.setflags(write=False)
             return out[0], out[1], out[2]
 
@@ -180,9 +183,10 @@ class PinocchioBodyDerivatives:
         t = np.zeros(self._pm.nv)  # Pinocchio's generalized force: T^-T [0; tau] = [0; P tau]
         t_joints = t[6:]
         ddq = d.ddq  # (a view of Pinocchio's data)
-        permuted = chain._permuted
+        copy = None
 
         def run(tau: object) -> tuple | None:
+            nonlocal copy
             st = e._state1
             if (
                 st is None
@@ -197,10 +201,12 @@ class PinocchioBodyDerivatives:
             else:
                 tau.take(perm, out=t_joints)
             da_dq, da_dv, M_inv = abad(pm, d, e._q1, e._v1, t)
-            if kernel is None:
-                return permuted(da_dq, da_dv, M_inv)
             out = empty(shape)
-            kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
+            if kernel is None:
+                copy = copy or _copy_kernel(chain)
+                copy[0](copy[1], da_dq, da_dv, M_inv, out)
+            else:
+                kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
             out.setflags(write=False)
             return out[0], out[1], out[2]
 
@@ -325,3 +331,10 @@ class PinocchioBodyDerivatives:
             if need_acc:
                 a = d.ddq if fills else pin.aba(*args)
             yield da_dq, da_dv, M_inv, a
+
+
+def _copy_kernel(chain) -> tuple:
+    """The permutation's kernel (:func:`bridge.derivatives.kernels.copy_permuted`) and its constants
+    for ``chain`` (T the joint permutation; numba runs: the engine's state is compiled)."""
+    kernels = compiled_kernels()
+    return kernels.copy_permuted, kernels.constants(False, False, chain._order, 0, 0)
