@@ -373,8 +373,7 @@ class KinDyn:
         """Generalized forces ``tau`` (..., nv) for the acceleration ``[base_acc; s_ddot]``.
 
         ``base_acc`` (..., 6) is the time derivative of the base velocity in this representation
-        (pass None for a fixed base).
-        """
+        (pass None for a fixed base)."""
         if self._has_state and external_wrenches is None:
             if self._moderate:  # hot path: None unless one plain valid state
                 tau = self._id_single(base_acc, s_ddot)
