@@ -11,6 +11,9 @@
   base), the compiled chain rule (numba kernels, :func:`compiled_kernels`) and the numpy chain rule
   (:mod:`bridge.derivatives.single` for one state or sample by sample,
   :mod:`bridge.derivatives.chain` vectorised over a batch). numba is imported then, not before.
+  One unbatched state goes first through the engine's fused path when it offers one
+  (``inverse_fused`` / ``forward_fused``: its call and the compiled kernel reading its buffers),
+  then through the single-state chain rule, then the general functions.
 
 The capability is duck-typed (this package sits below the backends): :class:`BodyDerivatives`
 states what it offers.
@@ -106,6 +109,9 @@ class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capa
     def forward_samples(self, t_rows: np.ndarray, fext: list | None, need_acc: bool) -> Iterator[tuple]: ...
     # optional: forward_single(tau, with_base) -> (da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b) | None, a
     # shortcut of the single-state FD derivatives (the Pinocchio engine's compiled path)
+    # optional: inverse_fused(chain) / forward_fused(chain) -> a function of KinDyn's raw arguments
+    # (base_acc, s_ddot) / (joint_torques) returning the three derivatives or None, or None: the
+    # library's call and the chain's compiled kernel in one step (the Pinocchio engine's compiled state)
 
 
 def pick_derivatives(engine: object, body: BodyDerivatives | None) -> Differences | Analytical:

@@ -4,9 +4,11 @@ path of ``KinDyn.inverse_dynamics_derivatives`` on the "pinocchio" engine).
 
 Two implementations of the same formulas:
 
-* compiled: one call of a numba kernel (:mod:`bridge.derivatives.kernels`), when numba is installed
-  (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off;
-  :func:`bridge.derivatives.select.compiled_kernels`);
+* compiled: one call of a numba kernel (:func:`bridge.derivatives.kernels.chain_rule`), when numba
+  is installed (the ``fast`` extra; ``BRIDGE_NUMBA=0`` in the environment turns it off;
+  :func:`bridge.derivatives.select.compiled_kernels`); an engine may call :attr:`kernel` itself on
+  its own buffers, with the constants of ``constants(x_at, nu_at, bias_at)`` (the Pinocchio
+  engine's fused paths), or through :meth:`packed` (batches);
 * numpy: a few stacked products and ``take`` gathers through precomputed flat indices (the
   reference the tests compare the kernels with, and the path without numba).
 

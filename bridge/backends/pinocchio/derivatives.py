@@ -8,7 +8,10 @@ times ``exp(delta_base^)``), joints depth first, external forces held fixed in t
 change of variables, the base pose, Pinocchio's tau and acceleration, frame Jacobians in its
 coordinates); :mod:`bridge.derivatives.select` turns them into the derivatives in the KinDyn's
 representation (docs/theory.md, "Derivatives of the dynamics"). Batches loop over samples for
-Pinocchio's calls.
+Pinocchio's calls. On the engine's compiled single state, :meth:`PinocchioBodyDerivatives.inverse_fused`
+and :meth:`~PinocchioBodyDerivatives.forward_fused` do a whole derivative call in three steps (the
+acceleration kernel, Pinocchio's call, the chain rule's kernel reading Pinocchio's data and the
+engine's state array in place; docs/performance.md, "Dynamics derivatives at the library's speed").
 """
 
 from __future__ import annotations
