@@ -105,18 +105,21 @@ class PinocchioBodyDerivatives:
     # and the chain rule's kernel reading Pinocchio's matrices, tau or ddq as the views its call
     # returns (the same memory every call) and X, the base velocity and T_dot nu in the engine's
     # state array as it is; nothing else is copied, and the result is one fresh read-only array.
-    def _compiled_state(self) -> dict[str, slice] | None:
-        """The layout of the engine's compiled state array (:func:`.kernels.layout`), or None when
-        the engine has no compiled path or Pinocchio's derivative calls do not leave tau and the
-        acceleration in its data. Loads the engine's compiled path now when numba already runs
-        (the derivatives' kernels loaded it: the engine's cached kernels then load in ~10 ms, and
-        the next state set takes that path), instead of after ``COMPILE_AFTER`` states."""
+    def _compiled_possible(self) -> bool:
+        """Whether the engine has (or may load) a compiled single-state path and Pinocchio's
+        derivative calls leave tau and the acceleration in its data. Loads the engine's compiled
+        path now when numba already runs (the derivatives' kernels loaded it: the engine's cached
+        kernels then load in ~10 ms, and the next state set takes that path), instead of after
+        ``COMPILE_AFTER`` states."""
         e = self._engine
         if e._kern is None and e._kern_args is not None and kernels_loaded():
             e._load_compiled()
-        if (e._kern is None and e._kern_args is None) or not self.fills_result():
-            return None
-        from .kernels import layout  # (numba is loaded, or will be with the compiled path)
+        return (e._kern is not None or e._kern_args is not None) and self.fills_result()
+
+    def _layout(self) -> dict[str, slice]:
+        """The parts of the engine's compiled state array (:func:`.kernels.layout`; imports numba:
+        called at the first compiled state only)."""
+        from .kernels import layout
 
         return layout(self.joints.n)
 
@@ -128,19 +131,17 @@ class PinocchioBodyDerivatives:
         when this engine has no such path (no compiled state possible, or Pinocchio's call does
         not leave tau in its data)."""
         e = self._engine
-        parts = self._compiled_state() if chain.permutes_only or chain.compiled else None
-        if parts is None:
+        if not ((chain.permutes_only or chain.compiled) and self._compiled_possible()):
             return None
         pin, pm, d = self._pin, self._pm, self._data
         rnead, empty = pin.computeRNEADerivatives, np.empty
         shape, shape_n, acc = chain._shape, e._shape_n, e._acc
         kernel = chain.kernel
-        ints = None if kernel is None else chain.constants(parts["X"].start, parts["vb"].start)
         tau = d.tau  # (a view of Pinocchio's data, which lives as long as the engine)
-        copy = None  # T the joint permutation: the copy kernel, looked up at the first compiled state
+        ints = copy = None  # the kernel's constants, made at the first compiled state
 
         def run(base_acc: object, s_ddot: object) -> tuple | None:
-            nonlocal copy
+            nonlocal ints, copy
             st = e._state1
             if (
                 st is None
@@ -161,6 +162,9 @@ class PinocchioBodyDerivatives:
                 copy = copy or _copy_kernel(chain)
                 copy[0](copy[1], dq, dv, M.T, out)
             else:
+                if ints is None:
+                    parts = self._layout()
+                    ints = chain.constants(parts["X"].start, parts["vb"].start)
                 kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
             out.setflags(write=False)
             return out[0], out[1], out[2]
@@ -173,23 +177,19 @@ class PinocchioBodyDerivatives:
         :class:`bridge.derivatives.single.SingleStateForwardDerivatives`), as
         :meth:`inverse_fused`; the torques must be moderate (the caller checks the state is)."""
         e = self._engine
-        parts = self._compiled_state() if chain.usable else None
-        if parts is None:
+        if not (chain.usable and self._compiled_possible()):
             return None
         pin, pm, d = self._pin, self._pm, self._data
         abad, empty = pin.computeABADerivatives, np.empty
         shape, shape_n, perm = chain._shape, e._shape_n, self.joints.perm
         kernel = chain.kernel
-        ints = None
-        if kernel is not None:  # the kernel takes Pinocchio's acceleration and the state's T_dot nu
-            ints = chain.constants(parts["X"].start, parts["vb"].start, parts["bias"].start)
         t = np.zeros(self._pm.nv)  # Pinocchio's generalized force: T^-T [0; tau] = [0; P tau]
         t_joints = t[6:]
         ddq = d.ddq  # (a view of Pinocchio's data)
-        copy = None
+        ints = copy = None
 
         def run(tau: object) -> tuple | None:
-            nonlocal copy
+            nonlocal ints, copy
             st = e._state1
             if (
                 st is None
@@ -209,6 +209,9 @@ class PinocchioBodyDerivatives:
                 copy = copy or _copy_kernel(chain)
                 copy[0](copy[1], da_dq, da_dv, M_inv, out)
             else:
+                if ints is None:  # (the kernel takes Pinocchio's acceleration and the state's T_dot nu)
+                    parts = self._layout()
+                    ints = chain.constants(parts["X"].start, parts["vb"].start, parts["bias"].start)
                 kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
             out.setflags(write=False)
             return out[0], out[1], out[2]
