@@ -25,10 +25,12 @@ This module is neutral: each backend describes its own convention with a :class:
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridge import _numba
 from bridge.conventions.convention import BODY, INERTIAL, MIXED, NEUTRAL, Convention, JointOrder
 from bridge.conventions.declaration import BaseMaps
 from bridge.conventions.single_state import SingleBias
@@ -367,13 +369,15 @@ class ChangeOfVariables:
             return out
         return self._columns_back(J_t, X)
 
-    def matrix_back(self, M_t: Any, out: np.ndarray | None = None) -> Any:
+    def matrix_back(self, M_t: Any, out: np.ndarray | None = None, overwrite: bool = False) -> Any:
         """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one
         (written into ``out`` when given: a numpy array of the result's shape, not overlapping
-        M_t)."""
+        M_t; with ``overwrite``, a numpy batch M_t the caller gives up may be written over and
+        returned)."""
         o = self.ops
         if o is NUMPY and type(M_t) is np.ndarray and M_t.ndim > 2:
-            return self._matrix_back_batch(M_t, out)
+            res = self._matrix_back_compiled(M_t, out, overwrite)
+            return res if res is not None else self._matrix_back_batch(M_t, out, overwrite)
         M = self._columns_back(M_t, self.X)
         result = o.mT(self._columns_back(o.mT(M), self.X))
         if out is not None:
@@ -381,21 +385,54 @@ class ChangeOfVariables:
             return out
         return result
 
-    def _matrix_back_batch(self, M_t: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    def _matrix_back_batch(
+        self, M_t: np.ndarray, out: np.ndarray | None, overwrite: bool = False
+    ) -> np.ndarray:
         """:meth:`matrix_back` of a numpy batch (..., nv, nv): one gather (the joint permutation on
         both sides) into the result, then X^T on the base rows and X on the base columns (a few
-        passes over the batch, not a block assembly per side)."""
+        passes over the batch, not a block assembly per side). The reference of the compiled
+        kernel (:mod:`bridge.conventions.batch_kernels`)."""
         j = self.joints
-        res = out if out is not None and out.flags.c_contiguous else np.empty(M_t.shape)
-        if j.inverse is None:
+        if out is not None and out.flags.c_contiguous:
+            res = out
+        elif overwrite and out is None and M_t.flags.c_contiguous and M_t.dtype == np.float64:
+            res = M_t
+        else:
+            res = np.empty(M_t.shape)
+        if j.inverse is not None:  # (an index pair: several times faster than np.take of the flat entries)
+            res[...] = M_t[..., j.back[:, None], j.back]
+        elif res is not M_t:
             np.copyto(res, M_t)
-        else:  # (an index pair: several times faster than np.take of the flat entries)
-            perm = np.concatenate([np.arange(j.nb), j.nb + np.asarray(j.inverse)])
-            res[...] = M_t[..., perm[:, None], perm]
         X = self.X
         if j.nb and X is not None:
             res[..., :6, :] = np.matmul(np.swapaxes(X, -1, -2), res[..., :6, :])
             res[..., :, :6] = np.matmul(res[..., :, :6], X)
+        if out is not None and res is not out:
+            np.copyto(out, res)
+            return out
+        return res
+
+    def _matrix_back_compiled(
+        self, M_t: np.ndarray, out: np.ndarray | None, overwrite: bool
+    ) -> np.ndarray | None:
+        """:meth:`matrix_back` of a float64 numpy batch by the compiled kernel, or None (numba not
+        usable, or arrays the kernel does not take: the numpy path then runs)."""
+        kernels = compiled_matrix_kernels()
+        if kernels is None or M_t.dtype != np.float64 or not M_t.flags.c_contiguous:
+            return None
+        lead, nv = M_t.shape[:-2], M_t.shape[-1]
+        j = self.joints
+        X = _flat_base_blocks(self.X, lead) if j.nb and self.X is not None else np.empty((0, 6, 6))
+        if X is None:
+            return None
+        if out is not None and out.flags.c_contiguous and out.dtype == np.float64:
+            res = out
+        else:
+            res = M_t if overwrite and out is None else np.empty(M_t.shape)
+        N = int(np.prod(lead, dtype=int))
+        M, R = M_t.reshape(N, nv, nv), res.reshape(N, nv, nv)
+        perm = j.back if j.back is not None else np.empty(0, dtype=np.intp)
+        _numba.launch(kernels.matrix_back_par, kernels.matrix_back_ser, N, M, X, perm, j.nb, R)
         if out is not None and res is not out:
             np.copyto(out, res)
             return out
@@ -495,6 +532,41 @@ def change_of_variables(
         v_source = o.matvec(Ls, v_body)
     nu = o.vcat([v_source, _reorder(o, state.s_dot, source, model)])
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot, ops=o)
+
+
+_MATRIX_KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
+
+
+def compiled_matrix_kernels() -> ModuleType | None:
+    """:mod:`bridge.conventions.batch_kernels` (numba), or None when numba is not usable
+    (:func:`bridge._numba.enabled`; a kernel module that fails to load gives a
+    :class:`bridge.BridgeWarning`). Looked up once per process."""
+    if not _MATRIX_KERNELS:
+        message = "the compiled change of variables did not load ({}); the numpy path runs"
+        _MATRIX_KERNELS.append(_numba.load(_import_matrix_kernels, message))
+    return _MATRIX_KERNELS[0]
+
+
+def _import_matrix_kernels() -> ModuleType:
+    from bridge.conventions import batch_kernels
+
+    return batch_kernels
+
+
+def _flat_base_blocks(X: np.ndarray, lead: tuple[int, ...]) -> np.ndarray | None:
+    """Base blocks (..., 6, 6) for a batch of shape ``lead`` as a C-contiguous float64 (1, 6, 6)
+    (one block for all) or (N, 6, 6) array, or None when they do not broadcast to ``lead``."""
+    if type(X) is not np.ndarray or X.shape[-2:] != (6, 6):
+        return None
+    xl = X.shape[:-2]
+    try:
+        if np.broadcast_shapes(xl, lead) != lead:
+            return None
+    except ValueError:
+        return None
+    if all(st == 0 or d == 1 for st, d in zip(X.strides[:-2], xl, strict=True)):  # one block for all
+        return np.ascontiguousarray(X[(0,) * len(xl)], dtype=np.float64).reshape(1, 6, 6)
+    return np.ascontiguousarray(np.broadcast_to(X, (*lead, 6, 6)), dtype=np.float64).reshape(-1, 6, 6)
 
 
 def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:

@@ -14,7 +14,6 @@ compare the two paths in one process). numba is imported at the first call, not 
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,8 +22,7 @@ from types import ModuleType
 
 import numpy as np
 
-from bridge.derivatives.select import compiled_kernels
-from bridge.errors import BridgeWarning
+from bridge import _numba
 from bridge.spatial import vee
 
 from .batch_math import x_motion
@@ -35,30 +33,26 @@ __all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
 
 #: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
 #: parallel launch costs a few microseconds)
-PARALLEL_MIN = 32
+PARALLEL_MIN = _numba.PARALLEL_MIN
 
 _MODULE: list[ModuleType | None] = []  # [module or None] once looked up
 _OFF = threading.local()  # numpy_only() depth of this thread
 
 
 def _kernels() -> ModuleType | None:
-    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (as the compiled
-    derivatives decide: :func:`bridge.derivatives.select.compiled_kernels`), or the kernels failing
-    to load (then a :class:`bridge.BridgeWarning`). Looked up once per process."""
+    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0``
+    (:func:`bridge._numba.enabled`), or the kernels failing to load (then a
+    :class:`bridge.BridgeWarning`). Looked up once per process."""
     if not _MODULE:
-        module = None
-        if compiled_kernels() is not None:
-            try:
-                from . import numba_kernels as module
-            except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
-                warnings.warn(
-                    f"the compiled Featherstone kernels did not load ({exc}); the numpy kernels run",
-                    BridgeWarning,
-                    stacklevel=3,
-                )
-                module = None
-        _MODULE.append(module)
+        message = "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
+        _MODULE.append(_numba.load(_import_kernels, message))
     return _MODULE[0]
+
+
+def _import_kernels() -> ModuleType:
+    from . import numba_kernels
+
+    return numba_kernels
 
 
 def available() -> bool:
@@ -135,22 +129,11 @@ def _armature(armature: np.ndarray | None) -> np.ndarray:
     return np.empty(0) if armature is None else _c(armature)
 
 
-#: one parallel launch at a time: numba's fallback threading layer (workqueue, without TBB or OpenMP)
-#: aborts the process on concurrent launches; a call finding it taken runs the serial kernel
-_PARALLEL = threading.Lock()
-
-
 def _run(name: str, N: int, *args: np.ndarray) -> None:
-    """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread."""
-    import numba
-
-    if N >= PARALLEL_MIN and _PARALLEL.acquire(blocking=False):
-        try:
-            getattr(_kernels(), f"{name}_par")(*args, min(N, 4 * numba.get_num_threads()))
-        finally:
-            _PARALLEL.release()
-    else:
-        getattr(_kernels(), f"{name}_ser")(*args, 1)
+    """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread
+    (:func:`bridge._numba.launch`)."""
+    k = _kernels()
+    _numba.launch(getattr(k, f"{name}_par"), getattr(k, f"{name}_ser"), N, *args, minimum=PARALLEL_MIN)
 
 
 def rnea(

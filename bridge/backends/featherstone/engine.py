@@ -346,11 +346,12 @@ class FeatherstoneEngine(EngineBase):
         return self._query(self._mass_matrix, tail=(nv, nv))
 
     def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
-        J = self._J
-        # chunks: H_F in a reused work array (matrix_back copies it)
-        H_F = None if self._chunks is None else J.buf("H_F", (self._N, self.tree.nv, self.tree.nv))
-        H = self._get("H", lambda: crba(J, out=H_F, armature=self._armature))
-        return self._ft.matrix_back(H, out=out)
+        # H_F by the CRBA straight into the rows of the result, changed there in place
+        H = crba(self._J, out=out, armature=self._armature)
+        M = self._ft.matrix_back(H, overwrite=True)
+        if out is not None and M is not out:
+            np.copyto(out, M)
+        return M
 
     def bias_forces(self) -> np.ndarray:
         return self._query(self._bias_forces)

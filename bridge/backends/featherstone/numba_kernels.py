@@ -27,10 +27,10 @@ call in a fresh environment compiles for about a minute.
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 from numba import njit, prange
+
+from bridge._numba import named
 
 from .numba_spatial import (
     _a0col,
@@ -484,19 +484,9 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             _unstage(ob, n0, nl, nud)
 
 
-def _named(fn, suffix: str):
-    """``fn`` under the name ``fn.__name__ + suffix``: numba's disk cache keys compiled code on the
-    function's qualified name, so the serial and the parallel kernel of one function need two names
-    (under one, whichever compiled first would be loaded for both)."""
-    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
-    g.__qualname__ = fn.__qualname__ + suffix
-    g.__doc__ = fn.__doc__
-    return g
-
-
-rnea_par = njit(parallel=True, **_JIT)(_named(_rnea, "_par"))
-rnea_ser = njit(**_JIT)(_named(_rnea, "_ser"))
-crba_par = njit(parallel=True, **_JIT)(_named(_crba, "_par"))
-crba_ser = njit(**_JIT)(_named(_crba, "_ser"))
-aba_par = njit(parallel=True, **_JIT)(_named(_aba, "_par"))
-aba_ser = njit(**_JIT)(_named(_aba, "_ser"))
+rnea_par = njit(parallel=True, **_JIT)(named(_rnea, "_par"))
+rnea_ser = njit(**_JIT)(named(_rnea, "_ser"))
+crba_par = njit(parallel=True, **_JIT)(named(_crba, "_par"))
+crba_ser = njit(**_JIT)(named(_crba, "_ser"))
+aba_par = njit(parallel=True, **_JIT)(named(_aba, "_par"))
+aba_ser = njit(**_JIT)(named(_aba, "_ser"))
