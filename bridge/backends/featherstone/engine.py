@@ -58,20 +58,25 @@ __all__ = ["FeatherstoneEngine"]
 
 def _padding(n: int) -> int:
     """Padding rows of a batch of n states (copies of the first, dropped from every output): an even
-    batch of 64 to CHUNK states runs as one more state, a larger one as chunks of an odd width
-    (work-array rows of an odd length; see workspace.padded_width)."""
+    batch of 64 to CHUNK states runs as one more state. A larger one runs as chunks of an odd width
+    (work-array rows of an odd length; see workspace.padded_width), the last one padded by
+    :func:`_rows` (the flat batch itself is not: its arrays may then be views of the state's)."""
     if n > CHUNK:
-        return padded_width(n)[0] - n
+        return 0
     return 1 if n >= 64 and n % 2 == 0 else 0
 
 
 def _rows(x: object, sl: slice) -> object:
-    """The rows ``sl`` of a flat per-state input: an array (rows, ...), a dict of them, or None."""
+    """The rows ``sl`` of a flat per-state input: an array (n, ...), a dict of them, or None; rows
+    past the end (the last chunk's padding) are copies of the first."""
     if x is None:
         return None
     if isinstance(x, dict):
-        return {k: v[sl] for k, v in x.items()}
-    return x[sl]
+        return {k: _rows(v, sl) for k, v in x.items()}
+    n = x.shape[0]
+    if sl.stop <= n:
+        return x[sl]
+    return np.concatenate([x[sl.start :], np.broadcast_to(x[:1], (sl.stop - n, *x.shape[1:]))])
 
 
 #: the frame representation of the algorithms' world-coordinate motions (A, angular first)
@@ -130,8 +135,8 @@ class FeatherstoneEngine(EngineBase):
         self._results: dict[str, np.ndarray] = {}
         self._loaded: tuple[int, int] | None = None
         if fb.n > CHUNK:  # chunks of an odd width, loaded by each query in turn
-            w = padded_width(fb.n)[1]
-            self._chunks: list[slice] | None = [slice(a, a + w) for a in range(0, fb.rows, w)]
+            rows, w = padded_width(fb.n)
+            self._chunks: list[slice] | None = [slice(a, a + w) for a in range(0, rows, w)]
         else:
             self._chunks = None
             self._load(slice(0, fb.rows))
@@ -143,7 +148,7 @@ class FeatherstoneEngine(EngineBase):
             return
         model = self.model
         fb = self._flat
-        Hf, s, sd, vb, g = fb.H[sl], fb.s[sl], fb.s_dot[sl], fb.base_velocity[sl], fb.gravity[sl]
+        Hf, s, sd, vb, g = (_rows(x, sl) for x in (fb.H, fb.s, fb.s_dot, fb.base_velocity, fb.gravity))
         N = self._N = Hf.shape[0]
         flat = State(Transform(Hf, check=False), s, vb, sd, self._state.representation, check=False)
         if flat.representation is not self.representation:
