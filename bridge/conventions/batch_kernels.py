@@ -25,9 +25,98 @@ from numba import njit, prange
 
 from bridge._numba import named
 
-__all__ = ["matrix_back_par", "matrix_back_ser"]
+__all__ = ["back_one", "matrix_back_par", "matrix_back_ser", "scratch"]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_INL = {**_JIT, "inline": "always"}
+
+
+@njit(**_INL)
+def scratch(nv: int, permuted: bool) -> tuple:
+    """The per-block scratch of :func:`back_one` (and the block's copy of the permutation, made by
+    the caller): ``(S, R, C, Xn, Pr, Pc, Y)``."""
+    return (
+        np.empty((nv, nv) if permuted else (0, 0)),
+        np.empty((6, nv)),
+        np.empty((6, nv)),
+        np.empty((6, 6)),
+        np.empty((6, nv)),
+        np.empty((6, nv)),
+        np.empty((6, 6)),
+    )
+
+
+@njit(**_INL)
+def back_one(M, out, n, X, p, nb, inplace, S, R, C, Xn, Pr, Pc, Y):
+    """``out[n] = T^T M[n] T`` for one state n (see :func:`_matrix_back` for the arguments; ``p``
+    the block's copy of the permutation, (0,) for none; the scratch from :func:`scratch`)."""
+    nv = M.shape[1]
+    NX = X.shape[0]
+    if p.shape[0] > 0:  # the whole matrix into the scratch, then gathered into out
+        for a in range(nv):
+            for b in range(nv):
+                S[a, b] = M[n, a, b]
+        for a in range(nb, nv):
+            pa = p[a]
+            for b in range(nb, nv):
+                out[n, a, b] = S[pa, p[b]]
+        for c in range(nb):
+            for b in range(nv):
+                R[c, b] = S[c, p[b]]
+                C[c, b] = S[p[b], c]
+    else:
+        if not inplace:
+            for a in range(nb, nv):
+                for b in range(nb, nv):
+                    out[n, a, b] = M[n, a, b]
+        for c in range(nb):
+            for b in range(nv):
+                R[c, b] = M[n, c, b]
+        for b in range(nv):
+            for c in range(nb):
+                C[c, b] = M[n, b, c]
+    if nb == 0:
+        return
+    if NX == 0:  # X the identity
+        for c in range(6):
+            for b in range(nv):
+                out[n, c, b] = R[c, b]
+        for b in range(nv):
+            for c in range(6):
+                out[n, b, c] = C[c, b]
+        return
+    xn = n if NX > 1 else 0
+    for c in range(6):
+        for r in range(6):
+            Xn[c, r] = X[xn, c, r]
+    # the base rows X^T R and the base columns (X^T C)^T at the joint entries (b >= 6), row by row
+    # over contiguous entries
+    Pr[:, :] = 0.0
+    Pc[:, :] = 0.0
+    for r in range(6):
+        for c in range(6):
+            x = Xn[c, r]
+            for b in range(6, nv):
+                Pr[r, b] += x * R[c, b]
+                Pc[r, b] += x * C[c, b]
+    for r in range(6):
+        for b in range(6, nv):
+            out[n, r, b] = Pr[r, b]
+    for a in range(6, nv):
+        for r in range(6):
+            out[n, a, r] = Pc[r, a]
+    for r in range(6):  # base block: (X^T M[:6, :6]) X
+        for d in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += Xn[c, r] * R[c, d]
+            Y[r, d] = acc
+    for r in range(6):
+        for s in range(6):
+            acc = 0.0
+            for d in range(6):
+                acc += Y[r, d] * Xn[d, s]
+            out[n, r, s] = acc
 
 
 def _matrix_back(M: np.ndarray, X: np.ndarray, perm: np.ndarray, nb: int, out: np.ndarray, nblk: int) -> None:
@@ -40,85 +129,13 @@ def _matrix_back(M: np.ndarray, X: np.ndarray, perm: np.ndarray, nb: int, out: n
     base) or 0. Without a permutation and in place, the joint block is not touched.
     """
     N, nv = M.shape[0], M.shape[1]
-    NX = X.shape[0]
     permuted = perm.shape[0] > 0
     inplace = out.ctypes.data == M.ctypes.data
     for blk in prange(nblk):
-        p = perm.copy() if permuted else np.arange(nv)
-        S = np.empty((nv, nv) if permuted else (0, 0))
-        R = np.empty((6, nv))  # the base rows, gathered
-        C = np.empty((6, nv))  # the base columns (transposed), gathered
-        Xn = np.empty((6, 6))
-        Pr = np.empty((6, nv))  # the new base rows
-        Pc = np.empty((6, nv))  # the new base columns (transposed)
-        Y = np.empty((6, 6))
-        stop = (blk + 1) * N // nblk
-        for n in range(blk * N // nblk, stop):
-            if permuted:  # the whole matrix into the scratch, then gathered into out
-                for a in range(nv):
-                    for b in range(nv):
-                        S[a, b] = M[n, a, b]
-                for a in range(nb, nv):
-                    pa = p[a]
-                    for b in range(nb, nv):
-                        out[n, a, b] = S[pa, p[b]]
-                for c in range(nb):
-                    for b in range(nv):
-                        R[c, b] = S[c, p[b]]
-                        C[c, b] = S[p[b], c]
-            else:
-                if not inplace:
-                    for a in range(nb, nv):
-                        for b in range(nb, nv):
-                            out[n, a, b] = M[n, a, b]
-                for c in range(nb):
-                    for b in range(nv):
-                        R[c, b] = M[n, c, b]
-                for b in range(nv):
-                    for c in range(nb):
-                        C[c, b] = M[n, b, c]
-            if nb == 0:
-                continue
-            if NX == 0:  # X the identity
-                for c in range(6):
-                    for b in range(nv):
-                        out[n, c, b] = R[c, b]
-                for b in range(nv):
-                    for c in range(6):
-                        out[n, b, c] = C[c, b]
-                continue
-            xn = n if NX > 1 else 0
-            for c in range(6):
-                for r in range(6):
-                    Xn[c, r] = X[xn, c, r]
-            # the base rows X^T R and the base columns (X^T C)^T, the joint entries (b >= 6), row by
-            # row over the contiguous entries
-            Pr[:, :] = 0.0
-            Pc[:, :] = 0.0
-            for r in range(6):
-                for c in range(6):
-                    x = Xn[c, r]
-                    for b in range(6, nv):
-                        Pr[r, b] += x * R[c, b]
-                        Pc[r, b] += x * C[c, b]
-            for r in range(6):
-                for b in range(6, nv):
-                    out[n, r, b] = Pr[r, b]
-            for a in range(6, nv):
-                for r in range(6):
-                    out[n, a, r] = Pc[r, a]
-            for r in range(6):  # base block: (X^T M[:6, :6]) X
-                for d in range(6):
-                    acc = 0.0
-                    for c in range(6):
-                        acc += Xn[c, r] * R[c, d]
-                    Y[r, d] = acc
-            for r in range(6):
-                for s in range(6):
-                    acc = 0.0
-                    for d in range(6):
-                        acc += Y[r, d] * Xn[d, s]
-                    out[n, r, s] = acc
+        p = perm.copy()
+        S, R, C, Xn, Pr, Pc, Y = scratch(nv, permuted)
+        for n in range(blk * N // nblk, (blk + 1) * N // nblk):
+            back_one(M, out, n, X, p, nb, inplace, S, R, C, Xn, Pr, Pc, Y)
 
 
 matrix_back_par = njit(parallel=True, **_JIT)(named(_matrix_back, "_par"))

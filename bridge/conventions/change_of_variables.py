@@ -420,23 +420,37 @@ class ChangeOfVariables:
         kernels = compiled_matrix_kernels()
         if kernels is None or M_t.dtype != np.float64 or not M_t.flags.c_contiguous:
             return None
-        lead, nv = M_t.shape[:-2], M_t.shape[-1]
-        j = self.joints
-        X = _flat_base_blocks(self.X, lead) if j.nb and self.X is not None else np.empty((0, 6, 6))
-        if X is None:
+        args = self.kernel_arguments(M_t.shape[:-2])
+        if args is None:
             return None
         if out is not None and out.flags.c_contiguous and out.dtype == np.float64:
             res = out
         else:
             res = M_t if overwrite and out is None else np.empty(M_t.shape)
-        N = int(np.prod(lead, dtype=int))
+        nv = M_t.shape[-1]
+        N = int(np.prod(M_t.shape[:-2], dtype=int))
         M, R = M_t.reshape(N, nv, nv), res.reshape(N, nv, nv)
-        perm = j.back if j.back is not None else np.empty(0, dtype=np.intp)
-        _numba.launch(kernels.matrix_back_par, kernels.matrix_back_ser, N, M, X, perm, j.nb, R)
+        X, perm, nb = args
+        _numba.launch(kernels.matrix_back_par, kernels.matrix_back_ser, N, M, X, perm, nb, R)
         if out is not None and res is not out:
             np.copyto(out, res)
             return out
         return res
+
+    def kernel_arguments(self, lead: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """``(X, perm, nb)``, T as the compiled kernels of :mod:`bridge.conventions.batch_kernels`
+        take it for a numpy batch of shape ``lead``: X (N, 6, 6), (1, 6, 6) (one for all) or (0, 6, 6)
+        (the identity, or a fixed base), C-contiguous float64; perm (nv,) the gather of the rows into
+        the source's order, or (0,) for none; nb 6 or 0. None when the base block does not broadcast
+        to ``lead`` (or is not a numpy array)."""
+        j = self.joints
+        X = np.empty((0, 6, 6))
+        if j.nb and self.X is not None:
+            X = _flat_base_blocks(self.X, tuple(lead))
+            if X is None:
+                return None
+        perm = j.back if j.back is not None else np.empty(0, dtype=np.intp)
+        return X, perm, j.nb
 
     def coriolis_back(self, C_t: Any, M_t: Any) -> Any:
         """``T^T (C_t T + M_t T_dot)`` (..., nv, nv): a target Coriolis matrix as a source one.

@@ -154,9 +154,13 @@ def rnea(
     return tau
 
 
-def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.ndarray | None:
+def crba(
+    J: Joints, out: np.ndarray | None, armature: np.ndarray | None, back: tuple | None = None
+) -> np.ndarray | None:
     """:func:`.kernels.crba` (N, nv, nv) (into ``out`` when it is a C-contiguous float64 array), or
-    None off the compiled path."""
+    None off the compiled path. ``back``: ``(X, perm, nb)`` of
+    :meth:`bridge.conventions.change_of_variables.ChangeOfVariables.kernel_arguments`, to return
+    ``T^T H T`` instead, each state changed right after its CRBA (in cache)."""
     if not available():
         return None
     t, N, nv = _constants(J.tree), J.N, J.tree.nv
@@ -166,10 +170,11 @@ def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.n
         if out is not None and out.flags.c_contiguous and out.dtype == np.float64
         else np.empty((N, nv, nv))
     )
+    X, perm, nb = back if back is not None else (np.empty((0, 6, 6)), np.empty(0, dtype=np.intp), 0)
     _run(
         "crba", N,
         t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
-        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, back is not None, X, perm, nb,
     )  # fmt: skip
     if out is not None and H is not out:
         out[...] = H

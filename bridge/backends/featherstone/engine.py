@@ -46,6 +46,7 @@ from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 from bridge.spatial import Transform, cross, vee
 
+from . import compiled
 from .batch_math import inertia_apply
 from .joints import Joints
 from .kernels import aba, accelerations, composite, crba, rnea, subtree_momenta, velocities
@@ -351,9 +352,14 @@ class FeatherstoneEngine(EngineBase):
         return self._query(self._mass_matrix, tail=(nv, nv))
 
     def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
-        # H_F by the CRBA straight into the rows of the result, changed there in place
-        H = crba(self._J, out=out, armature=self._armature)
-        M = self._ft.matrix_back(H, overwrite=True)
+        # H_F by the CRBA straight into the rows of the result, changed there in place: state by state
+        # within the compiled CRBA (while in cache), else after it
+        ft, M = self._ft, None
+        back = None if ft.identity else ft.kernel_arguments((self._N,))
+        if back is not None:
+            M = compiled.crba(self._J, out, self._armature, back)  # (None off the compiled path)
+        if M is None:
+            M = ft.matrix_back(crba(self._J, out=out, armature=self._armature), overwrite=True)
         if out is not None and M is not out:
             np.copyto(out, M)
         return M
