@@ -156,8 +156,6 @@ class FeatherstoneEngine(EngineBase):
             flat = flat.to(self.representation)
         ft = self._ft = change_of_variables(model, flat, self.convention, FEATHERSTONE)
         self._nu = ft.nu  # (N, nv) neutral
-        self._nu_F = np.ascontiguousarray(ft.velocity(ft.nu).T)  # (nv, N)
-        self._Tdnu_F = np.ascontiguousarray(ft.bias_acceleration.T)
         qF = np.ascontiguousarray(s[:, self.fmodel.dof_perm].T)
         R = Hf[:, :3, :3]
         E0 = np.ascontiguousarray(np.transpose(R, (2, 1, 0)))  # (3, 3, N): E0[i, j] = R[j, i]
@@ -212,6 +210,17 @@ class FeatherstoneEngine(EngineBase):
         if value is None:
             value = self._cache[key] = fn()
         return value
+
+    @property
+    def _nu_F(self) -> np.ndarray:
+        """Featherstone's generalized velocities (nv, N) (made on first use: the mass matrix needs
+        none)."""
+        return self._get("nu_F", lambda: np.ascontiguousarray(self._ft.velocity(self._nu).T))
+
+    @property
+    def _Tdnu_F(self) -> np.ndarray:
+        """``P T_dot nu`` (nv, N), Featherstone's order (made on first use)."""
+        return self._get("Tdnu_F", lambda: np.ascontiguousarray(self._ft.bias_acceleration.T))
 
     def _S(self) -> np.ndarray:
         """World-coordinate motion subspaces (6, nv, N)."""
