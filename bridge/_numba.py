@@ -26,7 +26,7 @@ from types import ModuleType
 
 from bridge.errors import BridgeWarning
 
-__all__ = ["PARALLEL_MIN", "enabled", "launch", "load", "named"]
+__all__ = ["PARALLEL_MIN", "enabled", "launch", "load", "loader", "named"]
 
 #: batches of at least this many states run a parallel kernel (smaller ones the serial one: a
 #: parallel launch costs a few microseconds)
@@ -60,6 +60,19 @@ def load(importer: Callable[[], ModuleType], message: str) -> ModuleType | None:
     except Exception as exc:
         warnings.warn(message.format(exc), BridgeWarning, stacklevel=3)
         return None
+
+
+def loader(importer: Callable[[], ModuleType], message: str) -> Callable[[], ModuleType | None]:
+    """A function giving :func:`load`'s answer for ``importer``, looked up at its first call and
+    kept for the process."""
+    found: list[ModuleType | None] = []
+
+    def kernels() -> ModuleType | None:
+        if not found:
+            found.append(load(importer, message))
+        return found[0]
+
+    return kernels
 
 
 def launch(

@@ -57,3 +57,16 @@ def test_small_batches_and_concurrent_launches_run_serially() -> None:
     release.set()
     t.join()
     assert calls[-1] == ("ser", ("y", 1))
+
+
+def test_a_loader_looks_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("numba")
+    monkeypatch.delenv("BRIDGE_NUMBA", raising=False)
+    calls = []
+
+    def importer():
+        calls.append(1)
+        return sys
+
+    kernels = _numba.loader(importer, "{}")
+    assert kernels() is sys and kernels() is sys and calls == [1]

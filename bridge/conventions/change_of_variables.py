@@ -548,23 +548,17 @@ def change_of_variables(
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot, ops=o)
 
 
-_MATRIX_KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
-
-
-def compiled_matrix_kernels() -> ModuleType | None:
-    """:mod:`bridge.conventions.batch_kernels` (numba), or None when numba is not usable
-    (:func:`bridge._numba.enabled`; a kernel module that fails to load gives a
-    :class:`bridge.BridgeWarning`). Looked up once per process."""
-    if not _MATRIX_KERNELS:
-        message = "the compiled change of variables did not load ({}); the numpy path runs"
-        _MATRIX_KERNELS.append(_numba.load(_import_matrix_kernels, message))
-    return _MATRIX_KERNELS[0]
-
-
 def _import_matrix_kernels() -> ModuleType:
     from bridge.conventions import batch_kernels
 
     return batch_kernels
+
+
+#: :mod:`bridge.conventions.batch_kernels` (numba), or None when numba is not usable
+#: (:func:`bridge._numba.enabled`; kernels that fail to load give a :class:`bridge.BridgeWarning`)
+compiled_matrix_kernels = _numba.loader(
+    _import_matrix_kernels, "the compiled change of variables did not load ({}); the numpy path runs"
+)
 
 
 def _flat_base_blocks(X: np.ndarray, lead: tuple[int, ...]) -> np.ndarray | None:

@@ -35,24 +35,20 @@ __all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
 #: parallel launch costs a few microseconds)
 PARALLEL_MIN = _numba.PARALLEL_MIN
 
-_MODULE: list[ModuleType | None] = []  # [module or None] once looked up
 _OFF = threading.local()  # numpy_only() depth of this thread
-
-
-def _kernels() -> ModuleType | None:
-    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0``
-    (:func:`bridge._numba.enabled`), or the kernels failing to load (then a
-    :class:`bridge.BridgeWarning`). Looked up once per process."""
-    if not _MODULE:
-        message = "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
-        _MODULE.append(_numba.load(_import_kernels, message))
-    return _MODULE[0]
 
 
 def _import_kernels() -> ModuleType:
     from . import numba_kernels
 
     return numba_kernels
+
+
+#: :mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (:func:`bridge._numba.enabled`),
+#: or the kernels failing to load (then a :class:`bridge.BridgeWarning`); looked up once per process
+_kernels = _numba.loader(
+    _import_kernels, "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
+)
 
 
 def available() -> bool:
