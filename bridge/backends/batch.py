@@ -26,8 +26,8 @@ class FlatBatch:
         n: the number of samples (``prod(batch_shape)``).
         rows: ``n + pad`` (the flat arrays' first axis).
         H: (rows, 4, 4) base poses; s, s_dot: (rows, k); base_velocity: (rows, 6);
-        gravity: (rows, 3); all C-contiguous, new or read-only views of the state's arrays
-        (:meth:`flatten`).
+        gravity: (rows, 3); all C-contiguous, new or read-only views of the state's arrays (see
+            :meth:`flatten`).
 
     ``pad``: the number of padding rows, or a function of the number of samples giving it.
     """
