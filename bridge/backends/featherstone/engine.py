@@ -80,6 +80,17 @@ def _rows(x: object, sl: slice) -> object:
     return np.concatenate([x[sl.start :], np.broadcast_to(x[:1], (sl.stop - n, *x.shape[1:]))])
 
 
+def _new_result(shape: tuple[int, ...]) -> np.ndarray:
+    """A new float64 result of a chunked query, its pages written once (zeros) in one pass before
+    the compiled kernels write it from their threads: the first touch of a large output's fresh
+    pages, taken concurrently by two threads, measured 2 to 3 times slower (the first mass matrices
+    of 100,000 iCub states: 56 to 70 µs per state against 30 to 36 with this pass, which costs
+    about 0.8 µs per state on pages touched before)."""
+    out = np.empty(shape)
+    out.fill(0.0)
+    return out
+
+
 #: the frame representation of the algorithms' world-coordinate motions (A, angular first)
 _WORLD = FEATHERSTONE.velocity
 
@@ -184,7 +195,7 @@ class FeatherstoneEngine(EngineBase):
         if self._chunks is None:
             return self._out(fn(*inputs))
         n = self._n
-        out = None if tail is None else np.empty((n, *tail))
+        out = None if tail is None else _new_result((n, *tail))
         for sl in self._chunks:
             self._load(sl)
             rows = [_rows(x, sl) for x in inputs]
