@@ -1,21 +1,27 @@
 """Compiled kernels (numba) of the batched change of variables of a matrix, ``T^T M T``.
 
 :meth:`bridge.conventions.change_of_variables.ChangeOfVariables.matrix_back` of a float64 numpy
-batch (N, nv, nv) with ``T = blkdiag(X, P)`` runs :func:`matrix_back_par` (``prange`` over blocks
-of states, :func:`bridge._numba.launch`) or :func:`matrix_back_ser` here when numba is usable
-(:func:`bridge._numba.enabled`); its numpy path is the reference the tests compare them with. Per
-state the kernel copies the target matrix into a per-block scratch (in cache), then writes the
-source matrix: the joint block gathered through the permutation, the base rows ``X^T M_t[:6, p]``,
-the base columns ``M_t[p, :6] X`` and the base block ``(X^T M_t[:6, :6]) X``, in the numpy path's
-order of products. The result may be the input itself (in place): only the scratch is extra.
+batch (N, nv, nv) with a joint permutation in ``T = blkdiag(X, P)`` runs :func:`matrix_back_par`
+(``prange`` over blocks of states, :func:`bridge._numba.launch`) or :func:`matrix_back_ser` here
+when numba is usable (:func:`bridge._numba.enabled`); its numpy path is the reference the tests
+compare them with. Per state (:func:`back_one`) the kernel reads the base rows and columns (the whole
+matrix into a per-block scratch when there is a permutation), then writes the source matrix: the
+joint block gathered through the permutation, the base rows ``X^T M_t[:6, p]``, the base columns
+``M_t[p, :6] X`` and the base block ``(X^T M_t[:6, :6]) X``, in the numpy path's order of products.
+The result may be the input itself (in place): only the scratch is extra.
+
+:func:`back_one` and :func:`scratch` are also inlined (``inline="always"``) into the Featherstone
+CRBA (:mod:`bridge.backends.featherstone.numba_kernels`), which changes each state's matrix right
+after computing it: numba's cache of that module does not see a change here (delete its
+``__pycache__/*.nbi`` and ``*.nbc`` after editing these two).
 
 Arrays are indexed element by element (no per-state views: a view of an array shared by the
 threads counts a reference atomically on one cache line, and two threads would then run at one
 thread's speed); each block works on its own copy of the permutation.
 
 This module imports numba at its top and is imported only through
-:func:`bridge.conventions.change_of_variables.compiled_matrix_kernels`. Compiled code is cached on
-disk (``cache=True``).
+:func:`bridge.conventions.change_of_variables.compiled_matrix_kernels` (or by the kernels that inline
+it). Compiled code is cached on disk (``cache=True``).
 """
 
 from __future__ import annotations
