@@ -24,7 +24,11 @@ measurement's memory and caches do not affect the next.
   ``set_state`` (``ru_maxrss`` difference; the inputs are allocated before), the peak of the
   arrays allocated during the call (``tracemalloc``, a second call), and the time per state of
   ``set_state`` plus the query (the best of a few calls for N < 100,000, one call otherwise), after
-  small calls (1 and 64 states) that take imports and the loading of compiled code out.
+  small calls (1 and 64 states) that take imports and the loading of compiled code out; then the
+  time of a second call, and, in another fresh process right after, the time to write a new array
+  of the mass matrices' size once (the first touch of its pages: on a virtual machine this alone
+  varies from about 1 to 30 µs per state at N = 100,000 with the host's memory pressure, and bounds
+  the first call from below).
 
 Output: markdown tables on stdout and the raw numbers in
 ``benchmarks/results/featherstone_scale.json`` (or ``--json PATH``).
@@ -130,6 +134,9 @@ def _batch_worker(quantity: str, N: int, robot: str) -> dict:
             t0 = time.perf_counter()
             call()
             times.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    call()
+    second = time.perf_counter() - t0
     tracemalloc.start()
     call()
     traced = tracemalloc.get_traced_memory()[1]
@@ -141,8 +148,24 @@ def _batch_worker(quantity: str, N: int, robot: str) -> dict:
         "rss_peak_extra_MB": (rss1 - rss0) / MB,
         "traced_peak_MB": traced / MB,
         "us_per_state": min(times) / N * 1e6,
+        "second_us_per_state": second / N * 1e6,
         "finite": finite,
     }
+
+
+def _touch_worker(N: int, robot: str) -> dict:
+    """The floor of a first call: a new array of the mass matrices' size written once (its pages
+    touched for the first time), in a fresh process."""
+    import numpy as np
+
+    import bridge
+    from bridge.robots import robot_path
+
+    nv = bridge.load_urdf(robot_path(robot)).nv
+    t0 = time.perf_counter()
+    a = np.empty((N, nv, nv))
+    a.fill(1.0)
+    return {"N": N, "touch_us_per_state": (time.perf_counter() - t0) / N * 1e6}
 
 
 # --------------------------------------------------------------------------- driver
@@ -161,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         kind, *rest = argv[1:]
         if kind == "chain":
             res = _chain_worker(int(rest[0]), rest[1] == "1")
+        elif kind == "touch":
+            res = _touch_worker(int(rest[0]), rest[1])
         else:
             res = _batch_worker(rest[0], int(rest[1]), rest[2])
         print(json.dumps(res))
@@ -202,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         print()
     if args.part in ("batch", "all"):
         print("| quantity | N | output [MB] | peak above start (max RSS) [MB] | peak of traced arrays [MB] "
-              "| µs per state |")
-        print("|---|--:|--:|--:|--:|--:|")
+              "| µs per state | 2nd call: µs per state | first touch of M's size: µs per state |")
+        print("|---|--:|--:|--:|--:|--:|--:|--:|")
         for q in args.quantities:
             for N in args.sizes:
                 r = _run(["batch", q, str(N), args.robot])
@@ -211,9 +236,12 @@ def main(argv: list[str] | None = None) -> int:
                 if "error" in r:
                     print(f"| {q} | {N} | error: {r['error']} |")
                     continue
+                touch = _run(["touch", str(N), args.robot])  # (right after: the same memory pressure)
+                r["touch_us_per_state"] = touch.get("touch_us_per_state", float("nan"))
                 print(
                     f"| {q} | {N:,} | {r['output_MB']:.1f} | {r['rss_peak_extra_MB']:.0f} | "
-                    f"{r['traced_peak_MB']:.0f} | {r['us_per_state']:.2f} |",
+                    f"{r['traced_peak_MB']:.0f} | {r['us_per_state']:.2f} | {r['second_us_per_state']:.2f} | "
+                    f"{r['touch_us_per_state']:.2f} |",
                     flush=True,
                 )
     args.json.parent.mkdir(parents=True, exist_ok=True)

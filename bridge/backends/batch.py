@@ -26,7 +26,8 @@ class FlatBatch:
         n: the number of samples (``prod(batch_shape)``).
         rows: ``n + pad`` (the flat arrays' first axis).
         H: (rows, 4, 4) base poses; s, s_dot: (rows, k); base_velocity: (rows, 6);
-        gravity: (rows, 3); all new C-contiguous arrays.
+        gravity: (rows, 3); all C-contiguous, new or read-only views of the state's arrays (see
+            :meth:`flatten`).
 
     ``pad``: the number of padding rows, or a function of the number of samples giving it.
     """
@@ -69,8 +70,19 @@ class FlatBatch:
         return flat
 
     def flatten(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
-        """``x`` (..., *tail) broadcast to the batch and flattened: a new (rows, *tail) array (the
-        padding rows are copies of the first sample)."""
+        """``x`` (..., *tail) broadcast to the batch and flattened: a (rows, *tail) array (the
+        padding rows are copies of the first sample), new, or a view of ``x`` when it is a read-only
+        C-contiguous float64 array of that shape already (a State's own arrays: no copy to pay
+        for a large batch)."""
+        if (
+            self.rows == self.n
+            and type(x) is np.ndarray
+            and not x.flags.writeable
+            and x.flags.c_contiguous
+            and x.dtype == np.float64
+            and x.shape == (*self.batch_shape, *tail)
+        ):
+            return x.reshape(self.n, *tail)
         out = np.empty((self.rows, *tail))
         out[: self.n] = np.broadcast_to(x, (*self.batch_shape, *tail)).reshape(self.n, *tail)
         if self.rows > self.n:

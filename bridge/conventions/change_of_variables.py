@@ -25,10 +25,12 @@ This module is neutral: each backend describes its own convention with a :class:
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bridge import _numba
 from bridge.conventions.convention import BODY, INERTIAL, MIXED, NEUTRAL, Convention, JointOrder
 from bridge.conventions.declaration import BaseMaps
 from bridge.conventions.single_state import SingleBias
@@ -367,13 +369,18 @@ class ChangeOfVariables:
             return out
         return self._columns_back(J_t, X)
 
-    def matrix_back(self, M_t: Any, out: np.ndarray | None = None) -> Any:
+    def matrix_back(self, M_t: Any, out: np.ndarray | None = None, overwrite: bool = False) -> Any:
         """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one
         (written into ``out`` when given: a numpy array of the result's shape, not overlapping
-        M_t)."""
+        M_t; with ``overwrite``, a numpy batch M_t the caller gives up may be written over and
+        returned)."""
         o = self.ops
         if o is NUMPY and type(M_t) is np.ndarray and M_t.ndim > 2:
-            return self._matrix_back_batch(M_t, out)
+            # the compiled kernel with a joint permutation (1.7x numpy's gather per core); without
+            # one, numpy's batched products are as fast (the kernel then serves the Featherstone
+            # CRBA, state by state in cache)
+            res = None if self.joints.perm is None else self._matrix_back_compiled(M_t, out, overwrite)
+            return res if res is not None else self._matrix_back_batch(M_t, out, overwrite)
         M = self._columns_back(M_t, self.X)
         result = o.mT(self._columns_back(o.mT(M), self.X))
         if out is not None:
@@ -381,17 +388,24 @@ class ChangeOfVariables:
             return out
         return result
 
-    def _matrix_back_batch(self, M_t: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+    def _matrix_back_batch(
+        self, M_t: np.ndarray, out: np.ndarray | None, overwrite: bool = False
+    ) -> np.ndarray:
         """:meth:`matrix_back` of a numpy batch (..., nv, nv): one gather (the joint permutation on
         both sides) into the result, then X^T on the base rows and X on the base columns (a few
-        passes over the batch, not a block assembly per side)."""
+        passes over the batch, not a block assembly per side). The reference of the compiled
+        kernel (:mod:`bridge.conventions.batch_kernels`)."""
         j = self.joints
-        res = out if out is not None and out.flags.c_contiguous else np.empty(M_t.shape)
-        if j.inverse is None:
+        if out is not None and out.flags.c_contiguous:
+            res = out
+        elif overwrite and out is None and M_t.flags.c_contiguous and M_t.dtype == np.float64:
+            res = M_t
+        else:
+            res = np.empty(M_t.shape)
+        if j.inverse is not None:  # (an index pair: several times faster than np.take of the flat entries)
+            res[...] = M_t[..., j.back[:, None], j.back]
+        elif res is not M_t:
             np.copyto(res, M_t)
-        else:  # (an index pair: several times faster than np.take of the flat entries)
-            perm = np.concatenate([np.arange(j.nb), j.nb + np.asarray(j.inverse)])
-            res[...] = M_t[..., perm[:, None], perm]
         X = self.X
         if j.nb and X is not None:
             res[..., :6, :] = np.matmul(np.swapaxes(X, -1, -2), res[..., :6, :])
@@ -400,6 +414,46 @@ class ChangeOfVariables:
             np.copyto(out, res)
             return out
         return res
+
+    def _matrix_back_compiled(
+        self, M_t: np.ndarray, out: np.ndarray | None, overwrite: bool
+    ) -> np.ndarray | None:
+        """:meth:`matrix_back` of a float64 numpy batch by the compiled kernel, or None (numba not
+        usable, or arrays the kernel does not take: the numpy path then runs)."""
+        kernels = compiled_matrix_kernels()
+        if kernels is None or M_t.dtype != np.float64 or not M_t.flags.c_contiguous:
+            return None
+        args = self.kernel_arguments(M_t.shape[:-2])
+        if args is None:
+            return None
+        if out is not None and out.flags.c_contiguous and out.dtype == np.float64:
+            res = out
+        else:
+            res = M_t if overwrite and out is None else np.empty(M_t.shape)
+        nv = M_t.shape[-1]
+        N = int(np.prod(M_t.shape[:-2], dtype=int))
+        M, R = M_t.reshape(N, nv, nv), res.reshape(N, nv, nv)
+        X, perm, nb = args
+        _numba.launch(kernels.matrix_back_par, kernels.matrix_back_ser, N, M, X, perm, nb, R)
+        if out is not None and res is not out:
+            np.copyto(out, res)
+            return out
+        return res
+
+    def kernel_arguments(self, lead: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, int] | None:
+        """``(X, perm, nb)``, T as the compiled kernels of :mod:`bridge.conventions.batch_kernels`
+        take it for a numpy batch of shape ``lead``: X (N, 6, 6), (1, 6, 6) (one for all) or (0, 6, 6)
+        (the identity, or a fixed base), C-contiguous float64; perm (nv,) the gather of the rows into
+        the source's order, or (0,) for none; nb 6 or 0. None when the base block does not broadcast
+        to ``lead`` (or is not a numpy array)."""
+        j = self.joints
+        X = np.empty((0, 6, 6))
+        if j.nb and self.X is not None:
+            X = _flat_base_blocks(self.X, tuple(lead))
+            if X is None:
+                return None
+        perm = j.back if j.back is not None else np.empty(0, dtype=np.intp)
+        return X, perm, j.nb
 
     def coriolis_back(self, C_t: Any, M_t: Any) -> Any:
         """``T^T (C_t T + M_t T_dot)`` (..., nv, nv): a target Coriolis matrix as a source one.
@@ -495,6 +549,35 @@ def change_of_variables(
         v_source = o.matvec(Ls, v_body)
     nu = o.vcat([v_source, _reorder(o, state.s_dot, source, model)])
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot, ops=o)
+
+
+def _import_matrix_kernels() -> ModuleType:
+    from bridge.conventions import batch_kernels
+
+    return batch_kernels
+
+
+#: :mod:`bridge.conventions.batch_kernels` (numba), or None when numba is not usable
+#: (:func:`bridge._numba.enabled`; kernels that fail to load give a :class:`bridge.BridgeWarning`)
+compiled_matrix_kernels = _numba.loader(
+    _import_matrix_kernels, "the compiled change of variables did not load ({}); the numpy path runs"
+)
+
+
+def _flat_base_blocks(X: np.ndarray, lead: tuple[int, ...]) -> np.ndarray | None:
+    """Base blocks (..., 6, 6) for a batch of shape ``lead`` as a C-contiguous float64 (1, 6, 6)
+    (one block for all) or (N, 6, 6) array, or None when they do not broadcast to ``lead``."""
+    if type(X) is not np.ndarray or X.shape[-2:] != (6, 6):
+        return None
+    xl = X.shape[:-2]
+    try:
+        if np.broadcast_shapes(xl, lead) != lead:
+            return None
+    except ValueError:
+        return None
+    if all(st == 0 or d == 1 for st, d in zip(X.strides[:-2], xl, strict=True)):  # one block for all
+        return np.ascontiguousarray(X[(0,) * len(xl)], dtype=np.float64).reshape(1, 6, 6)
+    return np.ascontiguousarray(np.broadcast_to(X, (*lead, 6, 6)), dtype=np.float64).reshape(-1, 6, 6)
 
 
 def _times(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:

@@ -21,14 +21,13 @@ states what it offers.
 
 from __future__ import annotations
 
-import os
-import warnings
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Protocol
 
 import numpy as np
 
+from bridge import _numba
 from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
 from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives import numeric
@@ -37,7 +36,6 @@ from bridge.derivatives.chain import (
     inverse_dynamics_derivatives_back,
     wrench_position_term,
 )
-from bridge.errors import BridgeWarning
 
 __all__ = [
     "Analytical",
@@ -56,34 +54,29 @@ _KERNELS: list[ModuleType | None] = []  # [module or None] once looked up
 
 def compiled_kernels() -> ModuleType | None:
     """:mod:`bridge.derivatives.kernels` (numba kernels), or None when numba is not installed or
-    the environment variable ``BRIDGE_NUMBA`` is ``0``. Looked up once per process; numba that is
-    installed but fails to import gives a :class:`bridge.BridgeWarning` naming the error, and the
-    numpy path."""
+    the environment variable ``BRIDGE_NUMBA`` is ``0`` (:func:`bridge._numba.enabled`). Looked up
+    once per process; numba that is installed but fails to import gives a
+    :class:`bridge.BridgeWarning` naming the error, and the numpy path."""
     if not _KERNELS:
-        module = None
-        if os.environ.get("BRIDGE_NUMBA", "1").strip() != "0":
-            try:
-                import numba  # noqa: F401
-            except ImportError:
-                pass
-            else:
-                try:
-                    from bridge.derivatives import kernels as module
-                except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
-                    warnings.warn(
-                        f"numba is installed but bridge's compiled kernels did not load ({exc}); "
-                        "the derivatives use the numpy path",
-                        BridgeWarning,
-                        stacklevel=2,
-                    )
-                    module = None
-        _KERNELS.append(module)
+        _KERNELS.append(
+            _numba.load(
+                _import_kernels,
+                "numba is installed but bridge's compiled kernels did not load ({}); "
+                "the derivatives use the numpy path",
+            )
+        )
     return _KERNELS[0]
 
 
 def kernels_loaded() -> bool:
     """Whether :func:`compiled_kernels` has loaded the kernels in this process (numba runs)."""
     return bool(_KERNELS) and _KERNELS[0] is not None
+
+
+def _import_kernels() -> ModuleType:
+    from bridge.derivatives import kernels
+
+    return kernels
 
 
 class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capability

@@ -193,6 +193,35 @@ def test_engine_armature_and_wrenches(floating: bool) -> None:
         assert_close(a, b, 1e-10 if i in (2, 5) else 1e-12, f"quantity {i}")
 
 
+@pytest.mark.parametrize("rep", ["body", "inertial", "mixed"])
+@pytest.mark.parametrize("name", ["icub", "tree", "fixed"])
+@pytest.mark.parametrize("N", [40, 1100])  # one batch; two chunks, the last one padded
+def test_engine_mass_matrix_changed_within_the_crba(
+    name: str, rep: str, N: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compiled CRBA changes each state's matrix to the representation as soon as it is
+    computed (``T^T H T`` in cache): the numpy CRBA followed by the change of variables' numpy path
+    gives the same numbers."""
+    from bridge.conventions.change_of_variables import ChangeOfVariables
+
+    model = MODELS[name]
+    rng = np.random.default_rng(N)
+    H = np.broadcast_to(np.eye(4), (N, 4, 4)).copy()
+    H[:, :3, :3] = so3_exp(rng.normal(size=(N, 3)))
+    H[:, :3, 3] = rng.normal(size=(N, 3))
+    k = model.n_dofs
+    args = (H, rng.uniform(-1.5, 1.5, (N, k)), rng.normal(size=(N, 6)), rng.normal(size=(N, k)))
+    kd = bridge.KinDyn(model, engine="featherstone", representation=rep)
+    kd.set_state(*args)
+    fast = kd.mass_matrix()
+    ref_kd = bridge.KinDyn(model, engine="featherstone", representation=rep)
+    monkeypatch.setattr(ChangeOfVariables, "_matrix_back_compiled", lambda *a: None)  # its numpy path
+    with compiled.numpy_only():
+        ref_kd.set_state(*args)
+        ref = ref_kd.mass_matrix()
+    assert_close(fast, ref, 1e-12, f"{name} {rep} N={N}")
+
+
 def test_numpy_path_without_numba() -> None:
     """``BRIDGE_NUMBA=0`` (as without numba): the numpy kernels run and give the same numbers."""
     code = (

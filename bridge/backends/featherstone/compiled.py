@@ -14,7 +14,6 @@ compare the two paths in one process). numba is imported at the first call, not 
 from __future__ import annotations
 
 import threading
-import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,8 +22,7 @@ from types import ModuleType
 
 import numpy as np
 
-from bridge.derivatives.select import compiled_kernels
-from bridge.errors import BridgeWarning
+from bridge import _numba
 from bridge.spatial import vee
 
 from .batch_math import x_motion
@@ -35,30 +33,22 @@ __all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
 
 #: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
 #: parallel launch costs a few microseconds)
-PARALLEL_MIN = 32
+PARALLEL_MIN = _numba.PARALLEL_MIN
 
-_MODULE: list[ModuleType | None] = []  # [module or None] once looked up
 _OFF = threading.local()  # numpy_only() depth of this thread
 
 
-def _kernels() -> ModuleType | None:
-    """:mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (as the compiled
-    derivatives decide: :func:`bridge.derivatives.select.compiled_kernels`), or the kernels failing
-    to load (then a :class:`bridge.BridgeWarning`). Looked up once per process."""
-    if not _MODULE:
-        module = None
-        if compiled_kernels() is not None:
-            try:
-                from . import numba_kernels as module
-            except Exception as exc:  # numba present but broken (e.g. an unsupported numpy)
-                warnings.warn(
-                    f"the compiled Featherstone kernels did not load ({exc}); the numpy kernels run",
-                    BridgeWarning,
-                    stacklevel=3,
-                )
-                module = None
-        _MODULE.append(module)
-    return _MODULE[0]
+def _import_kernels() -> ModuleType:
+    from . import numba_kernels
+
+    return numba_kernels
+
+
+#: :mod:`.numba_kernels`, or None: numba missing or ``BRIDGE_NUMBA=0`` (:func:`bridge._numba.enabled`),
+#: or the kernels failing to load (then a :class:`bridge.BridgeWarning`); looked up once per process
+_kernels = _numba.loader(
+    _import_kernels, "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
+)
 
 
 def available() -> bool:
@@ -135,22 +125,11 @@ def _armature(armature: np.ndarray | None) -> np.ndarray:
     return np.empty(0) if armature is None else _c(armature)
 
 
-#: one parallel launch at a time: numba's fallback threading layer (workqueue, without TBB or OpenMP)
-#: aborts the process on concurrent launches; a call finding it taken runs the serial kernel
-_PARALLEL = threading.Lock()
-
-
 def _run(name: str, N: int, *args: np.ndarray) -> None:
-    """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread."""
-    import numba
-
-    if N >= PARALLEL_MIN and _PARALLEL.acquire(blocking=False):
-        try:
-            getattr(_kernels(), f"{name}_par")(*args, min(N, 4 * numba.get_num_threads()))
-        finally:
-            _PARALLEL.release()
-    else:
-        getattr(_kernels(), f"{name}_ser")(*args, 1)
+    """The serial kernel ``name`` on one block, or the parallel one on a few blocks per thread
+    (:func:`bridge._numba.launch`)."""
+    k = _kernels()
+    _numba.launch(getattr(k, f"{name}_par"), getattr(k, f"{name}_ser"), N, *args, minimum=PARALLEL_MIN)
 
 
 def rnea(
@@ -171,9 +150,13 @@ def rnea(
     return tau
 
 
-def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.ndarray | None:
+def crba(
+    J: Joints, out: np.ndarray | None, armature: np.ndarray | None, back: tuple | None = None
+) -> np.ndarray | None:
     """:func:`.kernels.crba` (N, nv, nv) (into ``out`` when it is a C-contiguous float64 array), or
-    None off the compiled path."""
+    None off the compiled path. ``back``: ``(X, perm, nb)`` of
+    :meth:`bridge.conventions.change_of_variables.ChangeOfVariables.kernel_arguments`, to return
+    ``T^T H T`` instead, each state changed right after its CRBA (in cache)."""
     if not available():
         return None
     t, N, nv = _constants(J.tree), J.N, J.tree.nv
@@ -183,10 +166,11 @@ def crba(J: Joints, out: np.ndarray | None, armature: np.ndarray | None) -> np.n
         if out is not None and out.flags.c_contiguous and out.dtype == np.float64
         else np.empty((N, nv, nv))
     )
+    X, perm, nb = back if back is not None else (np.empty((0, 6, 6)), np.empty(0, dtype=np.intp), 0)
     _run(
         "crba", N,
         t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
-        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, back is not None, X, perm, nb,
     )  # fmt: skip
     if out is not None and H is not out:
         out[...] = H

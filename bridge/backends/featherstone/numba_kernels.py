@@ -20,6 +20,11 @@ coordinates, the base wrench in world coordinates its force); ``a0`` (6, 1) or (
 acceleration of the fixed world (``-a_grav``) in the coordinates of the tree's root (world
 coordinates for a free tree).
 
+The CRBA may change each state's matrix to the user's convention right after computing it, while it
+is in cache (``T^T H T``, :func:`bridge.conventions.batch_kernels.back_one`, inlined: numba's cache
+of this module does not see a change there; delete this package's ``__pycache__/*.nbi`` and
+``*.nbc`` after editing it).
+
 This module imports numba at its top and is imported only through :mod:`.compiled` (numba
 installed, ``BRIDGE_NUMBA`` not ``0``). Compiled code is cached on disk (``cache=True``): the first
 call in a fresh environment compiles for about a minute.
@@ -27,10 +32,11 @@ call in a fresh environment compiles for about a minute.
 
 from __future__ import annotations
 
-import types
-
 import numpy as np
 from numba import njit, prange
+
+from bridge._numba import named
+from bridge.conventions.batch_kernels import back_one, scratch
 
 from .numba_spatial import (
     _a0col,
@@ -285,8 +291,13 @@ def _crba_one(
     _ = nv
 
 
-def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, nblk):
-    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles)."""
+def _crba(
+    parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
+    back, X, perm, nbase, nblk,
+):  # fmt: skip
+    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles); with ``back``, each
+    then changed in place to ``T^T H T`` while in cache (``X``, ``perm``, ``nbase``: the arguments of
+    :func:`bridge.conventions.batch_kernels.back_one`)."""
     nb = parent.shape[0]
     N = H.shape[0]
     for b in prange(nblk):
@@ -294,6 +305,8 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
             parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
         )
         mass_, h0_ = mass.copy(), h0.copy()
+        p_ = perm.copy()
+        S, R, C, Xn, Pr, Pc, Y = scratch(H.shape[1], perm.shape[0] > 0)
         XE = np.empty((nb, 3, 3))
         Xr = np.empty((nb, 3))
         m = np.empty(nb)
@@ -320,6 +333,8 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
                     n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
                     arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
                 )  # fmt: skip
+                if back:
+                    back_one(H, H, n0 + n, X, p_, nbase, True, S, R, C, Xn, Pr, Pc, Y)
 
 
 # --------------------------------------------------------------------------- ABA
@@ -484,19 +499,9 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             _unstage(ob, n0, nl, nud)
 
 
-def _named(fn, suffix: str):
-    """``fn`` under the name ``fn.__name__ + suffix``: numba's disk cache keys compiled code on the
-    function's qualified name, so the serial and the parallel kernel of one function need two names
-    (under one, whichever compiled first would be loaded for both)."""
-    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
-    g.__qualname__ = fn.__qualname__ + suffix
-    g.__doc__ = fn.__doc__
-    return g
-
-
-rnea_par = njit(parallel=True, **_JIT)(_named(_rnea, "_par"))
-rnea_ser = njit(**_JIT)(_named(_rnea, "_ser"))
-crba_par = njit(parallel=True, **_JIT)(_named(_crba, "_par"))
-crba_ser = njit(**_JIT)(_named(_crba, "_ser"))
-aba_par = njit(parallel=True, **_JIT)(_named(_aba, "_par"))
-aba_ser = njit(**_JIT)(_named(_aba, "_ser"))
+rnea_par = njit(parallel=True, **_JIT)(named(_rnea, "_par"))
+rnea_ser = njit(**_JIT)(named(_rnea, "_ser"))
+crba_par = njit(parallel=True, **_JIT)(named(_crba, "_par"))
+crba_ser = njit(**_JIT)(named(_crba, "_ser"))
+aba_par = njit(parallel=True, **_JIT)(named(_aba, "_par"))
+aba_ser = njit(**_JIT)(named(_aba, "_ser"))

@@ -1,0 +1,105 @@
+"""Whether bridge's compiled (numba) kernels run, and how a batched kernel is launched.
+
+The one place that decides: :func:`enabled` is True when numba is installed (the ``fast`` extra)
+and the environment variable ``BRIDGE_NUMBA`` is not ``0``. Each package with compiled kernels
+(the batched change of variables of :mod:`bridge.conventions`, the chain rule of
+:mod:`bridge.derivatives`, the engines' kernels) loads its kernel module through :func:`load` and
+keeps the answer; the numpy path runs otherwise and gives the same numbers to rounding.
+
+Parallel kernels (numba ``prange`` over blocks of a batch) are launched through :func:`launch`,
+one at a time in the process: numba's fallback threading layer (workqueue, without TBB or OpenMP)
+aborts the process on concurrent launches, so a call finding the launch taken runs the serial
+kernel. :func:`named` gives the serial and the parallel dispatcher of one function the two names
+numba's disk cache needs.
+
+This module imports numba only inside its functions (``import bridge`` stays fast).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from types import ModuleType
+
+from bridge.errors import BridgeWarning
+
+__all__ = ["PARALLEL_MIN", "enabled", "launch", "load", "loader", "named"]
+
+#: batches of at least this many states run a parallel kernel (smaller ones the serial one: a
+#: parallel launch costs a few microseconds)
+PARALLEL_MIN = 32
+
+_PARALLEL = threading.Lock()
+
+
+def enabled() -> bool:
+    """numba importable and ``BRIDGE_NUMBA`` not ``0`` (read at each call; callers keep what they
+    load)."""
+    if os.environ.get("BRIDGE_NUMBA", "1").strip() == "0":
+        return False
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def load(importer: Callable[[], ModuleType], message: str) -> ModuleType | None:
+    """``importer()`` (a kernel module, which imports numba) when :func:`enabled`, else None.
+
+    A kernel module that fails to import with numba installed (e.g. numba and numpy versions that
+    do not match) gives a :class:`bridge.BridgeWarning`, ``message`` with ``{}`` replaced by the
+    error, and None: the numpy path."""
+    if not enabled():
+        return None
+    try:
+        return importer()
+    except Exception as exc:
+        warnings.warn(message.format(exc), BridgeWarning, stacklevel=3)
+        return None
+
+
+def loader(importer: Callable[[], ModuleType], message: str) -> Callable[[], ModuleType | None]:
+    """A function giving :func:`load`'s answer for ``importer``, looked up at its first call and
+    kept for the process."""
+    found: list[ModuleType | None] = []
+
+    def kernels() -> ModuleType | None:
+        if not found:
+            found.append(load(importer, message))
+        return found[0]
+
+    return kernels
+
+
+def launch(
+    parallel: Callable[..., None],
+    serial: Callable[..., None],
+    N: int,
+    *args: object,
+    minimum: int = PARALLEL_MIN,
+) -> None:
+    """``parallel(*args, nblk)`` on ``nblk`` blocks of the N states (a few per thread), or
+    ``serial(*args, 1)`` for fewer than ``minimum`` states or while another parallel launch runs."""
+    import numba
+
+    if minimum <= N and _PARALLEL.acquire(blocking=False):
+        try:
+            parallel(*args, min(N, 4 * numba.get_num_threads()))
+        finally:
+            _PARALLEL.release()
+    else:
+        serial(*args, 1)
+
+
+def named(fn: types.FunctionType, suffix: str) -> types.FunctionType:
+    """``fn`` under the name ``fn.__name__ + suffix``: numba's disk cache keys compiled code on the
+    function's qualified name, so the serial and the parallel kernel of one function need two names
+    (under one, whichever compiled first would be loaded for both)."""
+    g = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix, fn.__defaults__, fn.__closure__)
+    g.__qualname__ = fn.__qualname__ + suffix
+    g.__doc__ = fn.__doc__
+    return g
