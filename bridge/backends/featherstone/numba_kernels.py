@@ -35,16 +35,18 @@ from numba import njit, prange
 from .numba_spatial import (
     _a0col,
     _body_force,
-    _congruence_add,
     _crm_axis,
     _inertia_to_parent,
     _joint_up,
+    _pose_up,
+    _rigid_bias_force,
+    _shift_force,
+    _shift_motion,
     _solve6,
     _stage,
     _unstage,
+    _world_subspace,
     _xm,
-    _xm_inv,
-    _xsf,
     _xtf,
 )
 
@@ -323,151 +325,170 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
 
 
 # --------------------------------------------------------------------------- ABA
-# --------------------------------------------------------------------------- ABA
 @njit(**_JIT)
 def _aba_one(
-    n,
-    parent,
-    code,
-    vidx,
-    qidx,
-    lvq,
-    Et,
-    rt,
-    I6,
-    q,
-    lc,
-    ls,
-    E0,
-    r0,
-    nu,
-    tau,
-    a0,
-    arm,
-    nud,
-    XE,
-    Xr,
-    v,
-    c,
-    IA,
-    pA,
-    U,
-    du,
-    IA6,
-    W,
-    w,
-):
+    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud,
+    Ew, pw, S, v, ch, IA, pA, U, du, w, W,
+):  # fmt: skip
+    """One state's forward dynamics in "world" coordinates (see :func:`_aba`)."""
     nb = parent.shape[0]
     a0n = _a0col(a0, n)
     has_arm = arm.shape[0] > 0
     tmp = w[0]
+    hw = w[1]
+    g = w[2]
+    Iw = W[0]
+    T = W[1]
     for i in range(nb):
         ci = code[i]
-        c[i, :] = 0.0
-        if ci == FREE:
+        p = parent[i]
+        if ci == FREE:  # world-aligned coordinates at the base's origin r0
             for x in range(3):
-                Xr[i, x] = r0[x, n]
+                pw[i, x] = 0.0
                 for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-            for x in range(6):
-                tmp[x] = nu[x, n]
-            _xm(XE[i], Xr[i], tmp, v[i])
+                    Ew[i, x, y] = E0[x, y, n]
+                tmp[x] = r0[x, n]
+                v[i, x] = nu[x, n]
+                v[i, 3 + x] = nu[3 + x, n]
+                ch[i, x] = 0.0
+                ch[i, 3 + x] = 0.0
+            _shift_motion(tmp, v[i], -1.0)
         else:
-            p = parent[i]
-            _joint_up(ci, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            if p >= 0:
-                _xm(XE[i], Xr[i], v[p], v[i])
-            else:
-                v[i, :] = 0.0
+            k = lvq[i]
+            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et[i], rt[i], Ew[p], pw[p], p < 0, Ew[i], pw[i])
+            _world_subspace(ci, Ew[i], pw[i], S[i])
             qd = nu[vidx[i], n]
-            v[i, ci] += qd
-            _crm_axis(v[i], ci, qd, c[i])
-        IA[i] = I6[i]
-        _body_force(I6[i], v[i], v[i], pA[i], False)
-    Ia = IA6
-    pa = w[1]
+            if p >= 0:
+                # c = v_p x S qd (= v x S qd), accumulated from the root
+                sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
+                sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
+                w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
+                l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
+                ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
+                ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
+                ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
+                ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
+                ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
+                ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
+                v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
+                v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
+            else:
+                for x in range(6):
+                    v[i, x] = S[i, x] * qd
+                    ch[i, x] = 0.0
+        # the body's rigid inertia in world coordinates: (m, hw, Iw), and as IA's upper triangle
+        m = mass[i]
+        hw[0], hw[1], hw[2] = 0.0, 0.0, 0.0
+        Iw[:, :] = 0.0
+        _inertia_to_parent(Ew[i], pw[i], m, h0[i], Ib0[i], hw, Iw, g, T)
+        _rigid_bias_force(m, hw, Iw, v[i], ch[i], pA[i])
+        A = IA[i]
+        for x in range(3):
+            for y in range(x, 3):
+                A[x, y] = Iw[x, y]
+                A[3 + x, 3 + y] = m if x == y else 0.0
+            A[x, 3 + x] = 0.0
+        A[0, 4], A[0, 5], A[1, 5] = -hw[2], hw[1], -hw[0]
+        A[1, 3], A[2, 3], A[2, 4] = hw[2], -hw[1], hw[0]
     for i in range(nb - 1, -1, -1):
         ci = code[i]
         if ci == FREE:
             continue
+        A = IA[i]
+        s = S[i]
         j = vidx[i]
-        for x in range(6):
-            U[i, x] = IA[i, x, ci]
-        d = U[i, ci] + (arm[j] if has_arm else 0.0)
+        # U = IA S (IA symmetric: its upper triangle)
+        d = arm[j] if has_arm else 0.0
+        su = 0.0
         scale = 0.0
         for x in range(6):
-            scale = max(scale, abs(IA[i, x, x]))
+            t = 0.0
+            for y in range(6):
+                t += (A[x, y] if x <= y else A[y, x]) * s[y]
+            U[i, x] = t
+            d += s[x] * t
+            su += s[x] * pA[i, x]
+            scale = max(scale, abs(A[x, x]))
         # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
         # operations give the exact zero of a singular mass matrix where rounding here would not)
         dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
-        u = tau[j, n] - pA[i, ci]
+        u = tau[j, n] - su
         du[i, 0] = dinv
         du[i, 1] = u
         p = parent[i]
         if p < 0:
             continue
-        # Ia = IA - U U^T / d, pa = pA + Ia c + U u / d
+        # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
+        Ap = IA[p]
         for x in range(6):
-            for y in range(6):
-                Ia[x, y] = IA[i, x, y] - U[i, x] * U[i, y] * dinv
-        for x in range(6):
-            s = pA[i, x] + U[i, x] * u * dinv
-            for y in range(6):
-                s += Ia[x, y] * c[i, y]
-            pa[x] = s
-        _congruence_add(XE[i], Xr[i], Ia, IA[p], W)
-        _xtf(XE[i], Xr[i], pa, pA[p], True)
-    acc = v  # the velocities are not needed any more: reuse them for the accelerations
+            ux = U[i, x] * dinv
+            for y in range(x, 6):
+                Ap[x, y] += A[x, y] - ux * U[i, y]
+            pA[p, x] += pA[i, x] + ux * u
+    acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
     for i in range(nb):
         ci = code[i]
         if ci == FREE:
-            # IA a + pA = the base wrench in body coordinates; a = X0 (a_base + a0)
-            for x in range(6):
+            # IA a + pA = the base wrench (both at the base's origin); nu_dot = a (at the world's) - a0
+            for x in range(3):
+                g[x] = r0[x, n]
                 tmp[x] = tau[x, n]
-            _xsf(XE[i], Xr[i], tmp, pa)
+                tmp[3 + x] = tau[3 + x, n]
+            _shift_force(g, tmp)
+            A = W[2:6].reshape((6, 6))
             for x in range(6):
-                pa[x] -= pA[i, x]
-            Ia[:, :] = IA[i]
-            _solve6(Ia, pa, acc[i])
-            _xm_inv(XE[i], Xr[i], acc[i], tmp)
+                tmp[x] -= pA[i, x]
+                for y in range(6):
+                    A[x, y] = IA[i, x, y] if x <= y else IA[i, y, x]
+            _solve6(A, tmp, acc[i])
+            for x in range(6):
+                tmp[x] = acc[i, x]
+            _shift_motion(g, tmp, 1.0)
             for x in range(6):
                 nud[x, n] = tmp[x] - a0n[x]
             continue
         p = parent[i]
-        if p >= 0:
-            _xm(XE[i], Xr[i], acc[p], tmp)
-        else:
-            _xm(XE[i], Xr[i], a0n, tmp)
-        s = 0.0
+        ap = acc[p] if p >= 0 else a0n
+        t = 0.0
         for x in range(6):
-            tmp[x] += c[i, x]
-            s += U[i, x] * tmp[x]
-        qdd = (du[i, 1] - s) * du[i, 0]
-        tmp[ci] += qdd
-        acc[i, :] = tmp
+            t += U[i, x] * ap[x]
+        qdd = (du[i, 1] - t) * du[i, 0]
+        for x in range(6):
+            acc[i, x] = ap[x] + S[i, x] * qdd
         nud[vidx[i], n] = qdd
 
 
-def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, nblk):
+def _aba(
+    parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, nblk
+):  # fmt: skip
     """Forward dynamics: ``nud`` (nv, N) written (inf or NaN where a joint or the base moves no
-    inertia)."""
+    inertia).
+
+    The articulated-body algorithm in the coordinates of the tree's frame of reference (a fixed
+    tree's root frame; for a free tree, the world's axes at the base's origin, so that the
+    articulated inertias, which add there without transforms, keep the precision of body
+    coordinates however far the robot is from the world's origin): the bias accelerations ``c_i =
+    v_i x S_i qd_i`` accumulate from the root into ``ch_i`` and enter the bias forces as ``I_i ch_i``,
+    so that the recursions run on ``a_i - ch_i`` without bias terms (as :func:`.kernels.aba`); the
+    articulated inertias are kept as upper triangles."""
     nb = parent.shape[0]
     N = nud.shape[1]
     for b in prange(nblk):
-        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, arm_ = _own(
-            parent, code, vidx, qidx, lvq, Et, rt, I6, arm
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
+            parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
         )
-        XE = np.empty((nb, 3, 3))
-        Xr = np.empty((nb, 3))
+        mass_, h0_ = mass.copy(), h0.copy()
+        Ew = np.empty((nb, 3, 3))
+        pw = np.empty((nb, 3))
+        S = np.empty((nb, 6))
         v = np.empty((nb, 6))
-        c = np.empty((nb, 6))
+        ch = np.empty((nb, 6))
         IA = np.empty((nb, 6, 6))
         pA = np.empty((nb, 6))
         U = np.empty((nb, 6))
         du = np.empty((nb, 2))
-        IA6 = np.empty((6, 6))
-        W = np.empty((7, 3, 3))
-        w = np.empty((2, 6))
+        w = np.empty((3, 6))
+        W = np.empty((6, 3, 3))
         qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
         tb = np.empty((tau.shape[0], STAGE))
         ob = np.empty((nud.shape[0], STAGE))
@@ -478,8 +499,8 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             _stage(tau, n0, nl, tb)
             for n in range(nl):
                 _aba_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb, nub, tb, ab,
-                    arm_, ob, XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
+                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                    nub, tb, ab, arm_, ob, Ew, pw, S, v, ch, IA, pA, U, du, w, W,
                 )  # fmt: skip
             _unstage(ob, n0, nl, nud)
 

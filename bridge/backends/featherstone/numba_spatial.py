@@ -245,3 +245,99 @@ def _solve6(A, b, out):
         for y in range(k + 1, 6):
             t -= A[k, y] * out[y]
         out[k] = t / A[k, k]
+
+
+@njit(**_INL)
+def _pose_up(code, qv, c, s, Et, rt, Ep, pp, root, E, p):
+    """A body's pose from its parent's, in the coordinates of the tree's frame of reference ("world"):
+    ``E`` (3, 3) the rotation from world to body coordinates (``XJ(code, qv) Xtree`` composed with
+    the parent's ``Ep``), ``p`` (3,) the body's origin (``pp`` plus the joint's offset ``rt`` (+
+    ``Et[k] qv`` for a prismatic joint) rotated to world coordinates); with ``root`` the parent is
+    the world itself (``Ep``, ``pp`` unused). ``c``, ``s`` the cosine and sine of qv."""
+    r0_, r1_, r2_ = rt[0], rt[1], rt[2]
+    if code >= 3:
+        k = code - 3
+        r0_ += Et[k, 0] * qv
+        r1_ += Et[k, 1] * qv
+        r2_ += Et[k, 2] * qv
+    if root:
+        for x in range(3):
+            for y in range(3):
+                E[x, y] = Et[x, y]
+        p[0], p[1], p[2] = r0_, r1_, r2_
+    else:
+        for x in range(3):
+            for y in range(3):
+                E[x, y] = Et[x, 0] * Ep[0, y] + Et[x, 1] * Ep[1, y] + Et[x, 2] * Ep[2, y]
+            p[x] = pp[x] + Ep[0, x] * r0_ + Ep[1, x] * r1_ + Ep[2, x] * r2_
+    if code < 3:
+        k1 = (code + 1) % 3
+        k2 = (code + 2) % 3
+        for y in range(3):
+            e1 = E[k1, y]
+            e2 = E[k2, y]
+            E[k1, y] = c * e1 + s * e2
+            E[k2, y] = c * e2 - s * e1
+
+
+@njit(**_INL)
+def _world_subspace(code, E, p, out):
+    """The motion subspace (6,) of a 1-DOF joint (``code`` 0..5) in world coordinates, at the world
+    origin: ``[a; p x a]`` for a revolute axis ``a`` (row ``code`` of the body's ``E``) through
+    ``p``, ``[0; a]`` for a prismatic one."""
+    k = code % 3
+    a0_, a1_, a2_ = E[k, 0], E[k, 1], E[k, 2]
+    if code < 3:
+        out[0], out[1], out[2] = a0_, a1_, a2_
+        out[3] = p[1] * a2_ - p[2] * a1_
+        out[4] = p[2] * a0_ - p[0] * a2_
+        out[5] = p[0] * a1_ - p[1] * a0_
+    else:
+        out[0], out[1], out[2] = 0.0, 0.0, 0.0
+        out[3], out[4], out[5] = a0_, a1_, a2_
+
+
+@njit(**_INL)
+def _rigid_bias_force(m, h, Iw, v, c, out):
+    """``out = v x* (I v) + I c`` (6,) for the rigid-body inertia ``I = [[Iw, h^], [h^T, m 1]]``
+    (``Iw`` (3, 3) rotational inertia about the origin, ``h`` (3,) first moment of mass)."""
+    w0, w1, w2, l0, l1, l2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    h0, h1, h2 = h[0], h[1], h[2]
+    # I v = [Iw w + h x l; m l - h x w]
+    n0 = Iw[0, 0] * w0 + Iw[0, 1] * w1 + Iw[0, 2] * w2 + h1 * l2 - h2 * l1
+    n1 = Iw[1, 0] * w0 + Iw[1, 1] * w1 + Iw[1, 2] * w2 + h2 * l0 - h0 * l2
+    n2 = Iw[2, 0] * w0 + Iw[2, 1] * w1 + Iw[2, 2] * w2 + h0 * l1 - h1 * l0
+    f0 = m * l0 - (h1 * w2 - h2 * w1)
+    f1 = m * l1 - (h2 * w0 - h0 * w2)
+    f2 = m * l2 - (h0 * w1 - h1 * w0)
+    c0, c1, c2, c3, c4, c5 = c[0], c[1], c[2], c[3], c[4], c[5]
+    # v x* [n; f] = [w x n + l x f; w x f], plus I c
+    out[0] = w1 * n2 - w2 * n1 + l1 * f2 - l2 * f1 + Iw[0, 0] * c0 + Iw[0, 1] * c1 + Iw[0, 2] * c2
+    out[1] = w2 * n0 - w0 * n2 + l2 * f0 - l0 * f2 + Iw[1, 0] * c0 + Iw[1, 1] * c1 + Iw[1, 2] * c2
+    out[2] = w0 * n1 - w1 * n0 + l0 * f1 - l1 * f0 + Iw[2, 0] * c0 + Iw[2, 1] * c1 + Iw[2, 2] * c2
+    out[0] += h1 * c5 - h2 * c4
+    out[1] += h2 * c3 - h0 * c5
+    out[2] += h0 * c4 - h1 * c3
+    out[3] = w1 * f2 - w2 * f1 + m * c3 - (h1 * c2 - h2 * c1)
+    out[4] = w2 * f0 - w0 * f2 + m * c4 - (h2 * c0 - h0 * c2)
+    out[5] = w0 * f1 - w1 * f0 + m * c5 - (h0 * c1 - h1 * c0)
+
+
+@njit(**_INL)
+def _shift_motion(r, m, sign):
+    """``m[3:] += sign * r x m[:3]`` in place: a motion vector (6,) moved between coordinates of the
+    same axes at two origins (``sign = -1``: from the origin O to the point r, ``+1``: back)."""
+    m0, m1, m2 = m[0], m[1], m[2]
+    m[3] += sign * (r[1] * m2 - r[2] * m1)
+    m[4] += sign * (r[2] * m0 - r[0] * m2)
+    m[5] += sign * (r[0] * m1 - r[1] * m0)
+
+
+@njit(**_INL)
+def _shift_force(r, f):
+    """``f[:3] -= r x f[3:]`` in place: a force (6,) moved from the coordinates at the origin O to
+    those of the same axes at the point r (its moment taken about r)."""
+    f3, f4, f5 = f[3], f[4], f[5]
+    f[0] -= r[1] * f5 - r[2] * f4
+    f[1] -= r[2] * f3 - r[0] * f5
+    f[2] -= r[0] * f4 - r[1] * f3
