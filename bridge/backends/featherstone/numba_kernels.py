@@ -39,12 +39,12 @@ from .numba_spatial import (
     _inertia_to_parent,
     _joint_up,
     _pose_up,
-    _rigid_bias_force,
     _shift_force,
     _shift_motion,
     _solve6,
     _stage,
     _unstage,
+    _world_rigid,
     _world_subspace,
     _xm,
     _xtf,
@@ -332,13 +332,10 @@ def _aba_one(
 ):  # fmt: skip
     """One state's forward dynamics in "world" coordinates (see :func:`_aba`)."""
     nb = parent.shape[0]
-    a0n = _a0col(a0, n)
+    a0c = n if a0.shape[1] > 1 else 0
     has_arm = arm.shape[0] > 0
     tmp = w[0]
-    hw = w[1]
-    g = w[2]
-    Iw = W[0]
-    T = W[1]
+    g = w[1]
     for i in range(nb):
         ci = code[i]
         p = parent[i]
@@ -355,8 +352,8 @@ def _aba_one(
             _shift_motion(tmp, v[i], -1.0)
         else:
             k = lvq[i]
-            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et[i], rt[i], Ew[p], pw[p], p < 0, Ew[i], pw[i])
-            _world_subspace(ci, Ew[i], pw[i], S[i])
+            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
+            _world_subspace(ci, Ew, pw, S, i)
             qd = nu[vidx[i], n]
             if p >= 0:
                 # c = v_p x S qd (= v x S qd), accumulated from the root
@@ -376,26 +373,12 @@ def _aba_one(
                 for x in range(6):
                     v[i, x] = S[i, x] * qd
                     ch[i, x] = 0.0
-        # the body's rigid inertia in world coordinates: (m, hw, Iw), and as IA's upper triangle
-        m = mass[i]
-        hw[0], hw[1], hw[2] = 0.0, 0.0, 0.0
-        Iw[:, :] = 0.0
-        _inertia_to_parent(Ew[i], pw[i], m, h0[i], Ib0[i], hw, Iw, g, T)
-        _rigid_bias_force(m, hw, Iw, v[i], ch[i], pA[i])
-        A = IA[i]
-        for x in range(3):
-            for y in range(x, 3):
-                A[x, y] = Iw[x, y]
-                A[3 + x, 3 + y] = m if x == y else 0.0
-            A[x, 3 + x] = 0.0
-        A[0, 4], A[0, 5], A[1, 5] = -hw[2], hw[1], -hw[0]
-        A[1, 3], A[2, 3], A[2, 4] = hw[2], -hw[1], hw[0]
+    for i in range(nb):  # independent of one another
+        _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i)
     for i in range(nb - 1, -1, -1):
         ci = code[i]
         if ci == FREE:
             continue
-        A = IA[i]
-        s = S[i]
         j = vidx[i]
         # U = IA S (IA symmetric: its upper triangle)
         d = arm[j] if has_arm else 0.0
@@ -404,11 +387,11 @@ def _aba_one(
         for x in range(6):
             t = 0.0
             for y in range(6):
-                t += (A[x, y] if x <= y else A[y, x]) * s[y]
+                t += (IA[i, x, y] if x <= y else IA[i, y, x]) * S[i, y]
             U[i, x] = t
-            d += s[x] * t
-            su += s[x] * pA[i, x]
-            scale = max(scale, abs(A[x, x]))
+            d += S[i, x] * t
+            su += S[i, x] * pA[i, x]
+            scale = max(scale, abs(IA[i, x, x]))
         # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
         # operations give the exact zero of a singular mass matrix where rounding here would not)
         dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
@@ -419,11 +402,10 @@ def _aba_one(
         if p < 0:
             continue
         # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
-        Ap = IA[p]
         for x in range(6):
             ux = U[i, x] * dinv
             for y in range(x, 6):
-                Ap[x, y] += A[x, y] - ux * U[i, y]
+                IA[p, x, y] += IA[i, x, y] - ux * U[i, y]
             pA[p, x] += pA[i, x] + ux * u
     acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
     for i in range(nb):
@@ -435,7 +417,7 @@ def _aba_one(
                 tmp[x] = tau[x, n]
                 tmp[3 + x] = tau[3 + x, n]
             _shift_force(g, tmp)
-            A = W[2:6].reshape((6, 6))
+            A = W.reshape((6, 6))
             for x in range(6):
                 tmp[x] -= pA[i, x]
                 for y in range(6):
@@ -445,16 +427,22 @@ def _aba_one(
                 tmp[x] = acc[i, x]
             _shift_motion(g, tmp, 1.0)
             for x in range(6):
-                nud[x, n] = tmp[x] - a0n[x]
+                nud[x, n] = tmp[x] - a0[x, a0c]
             continue
         p = parent[i]
-        ap = acc[p] if p >= 0 else a0n
         t = 0.0
-        for x in range(6):
-            t += U[i, x] * ap[x]
-        qdd = (du[i, 1] - t) * du[i, 0]
-        for x in range(6):
-            acc[i, x] = ap[x] + S[i, x] * qdd
+        if p >= 0:
+            for x in range(6):
+                t += U[i, x] * acc[p, x]
+            qdd = (du[i, 1] - t) * du[i, 0]
+            for x in range(6):
+                acc[i, x] = acc[p, x] + S[i, x] * qdd
+        else:
+            for x in range(6):
+                t += U[i, x] * a0[x, a0c]
+            qdd = (du[i, 1] - t) * du[i, 0]
+            for x in range(6):
+                acc[i, x] = a0[x, a0c] + S[i, x] * qdd
         nud[vidx[i], n] = qdd
 
 
@@ -487,8 +475,8 @@ def _aba(
         pA = np.empty((nb, 6))
         U = np.empty((nb, 6))
         du = np.empty((nb, 2))
-        w = np.empty((3, 6))
-        W = np.empty((6, 3, 3))
+        w = np.empty((2, 6))
+        W = np.empty((4, 3, 3))
         qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
         tb = np.empty((tau.shape[0], STAGE))
         ob = np.empty((nud.shape[0], STAGE))

@@ -248,79 +248,145 @@ def _solve6(A, b, out):
 
 
 @njit(**_INL)
-def _pose_up(code, qv, c, s, Et, rt, Ep, pp, root, E, p):
-    """A body's pose from its parent's, in the coordinates of the tree's frame of reference ("world"):
-    ``E`` (3, 3) the rotation from world to body coordinates (``XJ(code, qv) Xtree`` composed with
-    the parent's ``Ep``), ``p`` (3,) the body's origin (``pp`` plus the joint's offset ``rt`` (+
-    ``Et[k] qv`` for a prismatic joint) rotated to world coordinates); with ``root`` the parent is
-    the world itself (``Ep``, ``pp`` unused). ``c``, ``s`` the cosine and sine of qv."""
-    r0_, r1_, r2_ = rt[0], rt[1], rt[2]
+def _pose_up(code, qv, c, s, Et, rt, Ew, pw, i, pa):
+    """Body ``i``'s pose from its parent's (``pa``, -1 for the world), in the coordinates of the
+    tree's frame of reference ("world"): ``Ew[i]`` (3, 3) the rotation from world to body
+    coordinates (``XJ(code, qv) Xtree`` composed with the parent's ``Ew[pa]``), ``pw[i]`` (3,) the
+    body's origin (the parent's plus the joint's offset ``rt[i]`` (+ ``Et[i, k] qv`` for a prismatic
+    joint) rotated to world coordinates). ``c``, ``s`` the cosine and sine of qv. Indices, not
+    views (a view may cost an atomic reference count), and scalars: the poses form a chain through
+    the tree, whose latency a round trip through memory would lengthen."""
+    r0_, r1_, r2_ = rt[i, 0], rt[i, 1], rt[i, 2]
     if code >= 3:
         k = code - 3
-        r0_ += Et[k, 0] * qv
-        r1_ += Et[k, 1] * qv
-        r2_ += Et[k, 2] * qv
-    if root:
-        for x in range(3):
-            for y in range(3):
-                E[x, y] = Et[x, y]
-        p[0], p[1], p[2] = r0_, r1_, r2_
+        r0_ += Et[i, k, 0] * qv
+        r1_ += Et[i, k, 1] * qv
+        r2_ += Et[i, k, 2] * qv
+    t00, t01, t02 = Et[i, 0, 0], Et[i, 0, 1], Et[i, 0, 2]
+    t10, t11, t12 = Et[i, 1, 0], Et[i, 1, 1], Et[i, 1, 2]
+    t20, t21, t22 = Et[i, 2, 0], Et[i, 2, 1], Et[i, 2, 2]
+    if pa < 0:
+        e00, e01, e02, e10, e11, e12, e20, e21, e22 = t00, t01, t02, t10, t11, t12, t20, t21, t22
+        pw[i, 0], pw[i, 1], pw[i, 2] = r0_, r1_, r2_
     else:
-        for x in range(3):
-            for y in range(3):
-                E[x, y] = Et[x, 0] * Ep[0, y] + Et[x, 1] * Ep[1, y] + Et[x, 2] * Ep[2, y]
-            p[x] = pp[x] + Ep[0, x] * r0_ + Ep[1, x] * r1_ + Ep[2, x] * r2_
-    if code < 3:
-        k1 = (code + 1) % 3
-        k2 = (code + 2) % 3
-        for y in range(3):
-            e1 = E[k1, y]
-            e2 = E[k2, y]
-            E[k1, y] = c * e1 + s * e2
-            E[k2, y] = c * e2 - s * e1
+        f00, f01, f02 = Ew[pa, 0, 0], Ew[pa, 0, 1], Ew[pa, 0, 2]
+        f10, f11, f12 = Ew[pa, 1, 0], Ew[pa, 1, 1], Ew[pa, 1, 2]
+        f20, f21, f22 = Ew[pa, 2, 0], Ew[pa, 2, 1], Ew[pa, 2, 2]
+        p0 = pw[pa, 0] + f00 * r0_ + f10 * r1_ + f20 * r2_
+        p1 = pw[pa, 1] + f01 * r0_ + f11 * r1_ + f21 * r2_
+        p2 = pw[pa, 2] + f02 * r0_ + f12 * r1_ + f22 * r2_
+        pw[i, 0], pw[i, 1], pw[i, 2] = p0, p1, p2
+        e00 = t00 * f00 + t01 * f10 + t02 * f20
+        e01 = t00 * f01 + t01 * f11 + t02 * f21
+        e02 = t00 * f02 + t01 * f12 + t02 * f22
+        e10 = t10 * f00 + t11 * f10 + t12 * f20
+        e11 = t10 * f01 + t11 * f11 + t12 * f21
+        e12 = t10 * f02 + t11 * f12 + t12 * f22
+        e20 = t20 * f00 + t21 * f10 + t22 * f20
+        e21 = t20 * f01 + t21 * f11 + t22 * f21
+        e22 = t20 * f02 + t21 * f12 + t22 * f22
+    # rotate rows k1, k2 = code + 1, code + 2 (mod 3) about row ``code``
+    if code == 0:
+        e10, e11, e12, e20, e21, e22 = (
+            c * e10 + s * e20, c * e11 + s * e21, c * e12 + s * e22,
+            c * e20 - s * e10, c * e21 - s * e11, c * e22 - s * e12,
+        )  # fmt: skip
+    elif code == 1:
+        e20, e21, e22, e00, e01, e02 = (
+            c * e20 + s * e00, c * e21 + s * e01, c * e22 + s * e02,
+            c * e00 - s * e20, c * e01 - s * e21, c * e02 - s * e22,
+        )  # fmt: skip
+    elif code == 2:
+        e00, e01, e02, e10, e11, e12 = (
+            c * e00 + s * e10, c * e01 + s * e11, c * e02 + s * e12,
+            c * e10 - s * e00, c * e11 - s * e01, c * e12 - s * e02,
+        )  # fmt: skip
+    Ew[i, 0, 0], Ew[i, 0, 1], Ew[i, 0, 2] = e00, e01, e02
+    Ew[i, 1, 0], Ew[i, 1, 1], Ew[i, 1, 2] = e10, e11, e12
+    Ew[i, 2, 0], Ew[i, 2, 1], Ew[i, 2, 2] = e20, e21, e22
 
 
 @njit(**_INL)
-def _world_subspace(code, E, p, out):
-    """The motion subspace (6,) of a 1-DOF joint (``code`` 0..5) in world coordinates, at the world
-    origin: ``[a; p x a]`` for a revolute axis ``a`` (row ``code`` of the body's ``E``) through
-    ``p``, ``[0; a]`` for a prismatic one."""
+def _world_subspace(code, Ew, pw, S, i):
+    """``S[i]`` (6,): the motion subspace of body i's 1-DOF joint (``code`` 0..5) in world
+    coordinates, at the world origin: ``[a; p x a]`` for a revolute axis ``a`` (row ``code`` of
+    ``Ew[i]``) through ``p = pw[i]``, ``[0; a]`` for a prismatic one."""
     k = code % 3
-    a0_, a1_, a2_ = E[k, 0], E[k, 1], E[k, 2]
+    a0_, a1_, a2_ = Ew[i, k, 0], Ew[i, k, 1], Ew[i, k, 2]
     if code < 3:
-        out[0], out[1], out[2] = a0_, a1_, a2_
-        out[3] = p[1] * a2_ - p[2] * a1_
-        out[4] = p[2] * a0_ - p[0] * a2_
-        out[5] = p[0] * a1_ - p[1] * a0_
+        p0, p1, p2 = pw[i, 0], pw[i, 1], pw[i, 2]
+        S[i, 0], S[i, 1], S[i, 2] = a0_, a1_, a2_
+        S[i, 3] = p1 * a2_ - p2 * a1_
+        S[i, 4] = p2 * a0_ - p0 * a2_
+        S[i, 5] = p0 * a1_ - p1 * a0_
     else:
-        out[0], out[1], out[2] = 0.0, 0.0, 0.0
-        out[3], out[4], out[5] = a0_, a1_, a2_
+        S[i, 0], S[i, 1], S[i, 2] = 0.0, 0.0, 0.0
+        S[i, 3], S[i, 4], S[i, 5] = a0_, a1_, a2_
 
 
 @njit(**_INL)
-def _rigid_bias_force(m, h, Iw, v, c, out):
-    """``out = v x* (I v) + I c`` (6,) for the rigid-body inertia ``I = [[Iw, h^], [h^T, m 1]]``
-    (``Iw`` (3, 3) rotational inertia about the origin, ``h`` (3,) first moment of mass)."""
-    w0, w1, w2, l0, l1, l2 = v[0], v[1], v[2], v[3], v[4], v[5]
-    h0, h1, h2 = h[0], h[1], h[2]
-    # I v = [Iw w + h x l; m l - h x w]
-    n0 = Iw[0, 0] * w0 + Iw[0, 1] * w1 + Iw[0, 2] * w2 + h1 * l2 - h2 * l1
-    n1 = Iw[1, 0] * w0 + Iw[1, 1] * w1 + Iw[1, 2] * w2 + h2 * l0 - h0 * l2
-    n2 = Iw[2, 0] * w0 + Iw[2, 1] * w1 + Iw[2, 2] * w2 + h0 * l1 - h1 * l0
-    f0 = m * l0 - (h1 * w2 - h2 * w1)
-    f1 = m * l1 - (h2 * w0 - h0 * w2)
-    f2 = m * l2 - (h0 * w1 - h1 * w0)
-    c0, c1, c2, c3, c4, c5 = c[0], c[1], c[2], c[3], c[4], c[5]
+def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
+    """Body i's rigid inertia in world coordinates and its bias force. ``(mass[i], h0[i], Ib0[i])``
+    (mass, first moment, rotational inertia about the body's origin; body coordinates) moved to the
+    world by the body's pose ``(Ew[i], pw[i])`` (see :func:`_pose_up`): ``I = [[Iw, hw^], [hw^T,
+    m 1]]`` written as the upper triangle of ``IA[i]`` (6, 6); ``pA[i] = v x* (I v) + I c`` (6,) for
+    the body's velocity ``v = v[i]`` and bias acceleration ``c = ch[i]`` (world coordinates). In
+    scalars, on indices (no scratch arrays, no views)."""
+    e00, e01, e02 = Ew[i, 0, 0], Ew[i, 0, 1], Ew[i, 0, 2]
+    e10, e11, e12 = Ew[i, 1, 0], Ew[i, 1, 1], Ew[i, 1, 2]
+    e20, e21, e22 = Ew[i, 2, 0], Ew[i, 2, 1], Ew[i, 2, 2]
+    p0, p1, p2 = pw[i, 0], pw[i, 1], pw[i, 2]
+    m = mass[i]
+    h_0, h_1, h_2 = h0[i, 0], h0[i, 1], h0[i, 2]
+    # g = E^T h: the first moment about the body's origin, world axes
+    g0 = e00 * h_0 + e10 * h_1 + e20 * h_2
+    g1 = e01 * h_0 + e11 * h_1 + e21 * h_2
+    g2 = e02 * h_0 + e12 * h_1 + e22 * h_2
+    # T = Ib E, then E^T T (upper triangle)
+    b00, b01, b02 = Ib0[i, 0, 0], Ib0[i, 0, 1], Ib0[i, 0, 2]
+    b11, b12, b22 = Ib0[i, 1, 1], Ib0[i, 1, 2], Ib0[i, 2, 2]
+    t00 = b00 * e00 + b01 * e10 + b02 * e20
+    t01 = b00 * e01 + b01 * e11 + b02 * e21
+    t02 = b00 * e02 + b01 * e12 + b02 * e22
+    t10 = b01 * e00 + b11 * e10 + b12 * e20
+    t11 = b01 * e01 + b11 * e11 + b12 * e21
+    t12 = b01 * e02 + b11 * e12 + b12 * e22
+    t20 = b02 * e00 + b12 * e10 + b22 * e20
+    t21 = b02 * e01 + b12 * e11 + b22 * e21
+    t22 = b02 * e02 + b12 * e12 + b22 * e22
+    # the shift to the world's origin: - (p g^T + g p^T + m p p^T) + (2 g.p + m p.p) 1
+    mp0, mp1, mp2 = m * p0, m * p1, m * p2
+    q0, q1, q2 = g0 + mp0, g1 + mp1, g2 + mp2  # hw
+    k0, k1, k2 = g0 + q0, g1 + q1, g2 + q2  # 2 g + m p: p g^T + g p^T + m p p^T = sym(p k^T) ...
+    dg = p0 * k0 + p1 * k1 + p2 * k2  # ... and 2 g.p + m p.p = p.k
+    i00 = e00 * t00 + e10 * t10 + e20 * t20 - (p0 * k0) + dg
+    i01 = e00 * t01 + e10 * t11 + e20 * t21 - 0.5 * (p0 * k1 + k0 * p1)
+    i02 = e00 * t02 + e10 * t12 + e20 * t22 - 0.5 * (p0 * k2 + k0 * p2)
+    i11 = e01 * t01 + e11 * t11 + e21 * t21 - (p1 * k1) + dg
+    i12 = e01 * t02 + e11 * t12 + e21 * t22 - 0.5 * (p1 * k2 + k1 * p2)
+    i22 = e02 * t02 + e12 * t12 + e22 * t22 - (p2 * k2) + dg
+    IA[i, 0, 0], IA[i, 0, 1], IA[i, 0, 2] = i00, i01, i02
+    IA[i, 1, 1], IA[i, 1, 2], IA[i, 2, 2] = i11, i12, i22
+    IA[i, 0, 3], IA[i, 1, 4], IA[i, 2, 5] = 0.0, 0.0, 0.0
+    IA[i, 0, 4], IA[i, 0, 5], IA[i, 1, 5] = -q2, q1, -q0
+    IA[i, 1, 3], IA[i, 2, 3], IA[i, 2, 4] = q2, -q1, q0
+    IA[i, 3, 3], IA[i, 3, 4], IA[i, 3, 5], IA[i, 4, 4], IA[i, 4, 5], IA[i, 5, 5] = m, 0.0, 0.0, m, 0.0, m
+    w0, w1, w2, l0, l1, l2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+    # I v = [Iw w + hw x l; m l - hw x w]
+    n0 = i00 * w0 + i01 * w1 + i02 * w2 + q1 * l2 - q2 * l1
+    n1 = i01 * w0 + i11 * w1 + i12 * w2 + q2 * l0 - q0 * l2
+    n2 = i02 * w0 + i12 * w1 + i22 * w2 + q0 * l1 - q1 * l0
+    f0 = m * l0 - (q1 * w2 - q2 * w1)
+    f1 = m * l1 - (q2 * w0 - q0 * w2)
+    f2 = m * l2 - (q0 * w1 - q1 * w0)
+    c0, c1, c2, c3, c4, c5 = ch[i, 0], ch[i, 1], ch[i, 2], ch[i, 3], ch[i, 4], ch[i, 5]
     # v x* [n; f] = [w x n + l x f; w x f], plus I c
-    out[0] = w1 * n2 - w2 * n1 + l1 * f2 - l2 * f1 + Iw[0, 0] * c0 + Iw[0, 1] * c1 + Iw[0, 2] * c2
-    out[1] = w2 * n0 - w0 * n2 + l2 * f0 - l0 * f2 + Iw[1, 0] * c0 + Iw[1, 1] * c1 + Iw[1, 2] * c2
-    out[2] = w0 * n1 - w1 * n0 + l0 * f1 - l1 * f0 + Iw[2, 0] * c0 + Iw[2, 1] * c1 + Iw[2, 2] * c2
-    out[0] += h1 * c5 - h2 * c4
-    out[1] += h2 * c3 - h0 * c5
-    out[2] += h0 * c4 - h1 * c3
-    out[3] = w1 * f2 - w2 * f1 + m * c3 - (h1 * c2 - h2 * c1)
-    out[4] = w2 * f0 - w0 * f2 + m * c4 - (h2 * c0 - h0 * c2)
-    out[5] = w0 * f1 - w1 * f0 + m * c5 - (h0 * c1 - h1 * c0)
+    pA[i, 0] = w1 * n2 - w2 * n1 + l1 * f2 - l2 * f1 + i00 * c0 + i01 * c1 + i02 * c2 + q1 * c5 - q2 * c4
+    pA[i, 1] = w2 * n0 - w0 * n2 + l2 * f0 - l0 * f2 + i01 * c0 + i11 * c1 + i12 * c2 + q2 * c3 - q0 * c5
+    pA[i, 2] = w0 * n1 - w1 * n0 + l0 * f1 - l1 * f0 + i02 * c0 + i12 * c1 + i22 * c2 + q0 * c4 - q1 * c3
+    pA[i, 3] = w1 * f2 - w2 * f1 + m * c3 - (q1 * c2 - q2 * c1)
+    pA[i, 4] = w2 * f0 - w0 * f2 + m * c4 - (q2 * c0 - q0 * c2)
+    pA[i, 5] = w0 * f1 - w1 * f0 + m * c5 - (q0 * c1 - q1 * c0)
 
 
 @njit(**_INL)
