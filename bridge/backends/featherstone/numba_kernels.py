@@ -336,6 +336,8 @@ def _aba_one(
     has_arm = arm.shape[0] > 0
     tmp = w[0]
     g = w[1]
+    for x in range(6):
+        v[nb, x] = 0.0  # the world (row nb) is at rest
     for i in range(nb):
         ci = code[i]
         p = parent[i]
@@ -350,29 +352,24 @@ def _aba_one(
                 ch[i, x] = 0.0
                 ch[i, 3 + x] = 0.0
             _shift_motion(tmp, v[i], -1.0)
-        else:
-            k = lvq[i]
-            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
-            _world_subspace(ci, Ew, pw, S, i)
-            qd = nu[vidx[i], n]
-            if p >= 0:
-                # c = v_p x S qd (= v x S qd), accumulated from the root
-                sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
-                sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
-                w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
-                l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
-                ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
-                ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
-                ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
-                ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
-                ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
-                ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
-                v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
-                v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
-            else:
-                for x in range(6):
-                    v[i, x] = S[i, x] * qd
-                    ch[i, x] = 0.0
+            continue
+        k = lvq[i]
+        _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
+        _world_subspace(ci, Ew, pw, S, i)
+        # v = v_p + S qd, ch = ch_p + v_p x S qd (= v x S qd)
+        qd = nu[vidx[i], n]
+        sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
+        sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
+        w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
+        l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
+        ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
+        ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
+        ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
+        ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
+        ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
+        ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
+        v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
+        v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
     for i in range(nb):  # independent of one another
         _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i)
     for i in range(nb - 1, -1, -1):
@@ -398,9 +395,7 @@ def _aba_one(
         u = tau[j, n] - su
         du[i, 0] = dinv
         du[i, 1] = u
-        p = parent[i]
-        if p < 0:
-            continue
+        p = parent[i]  # a root's parent: row nb, not read
         # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
         for x in range(6):
             ux = U[i, x] * dinv
@@ -408,6 +403,8 @@ def _aba_one(
                 IA[p, x, y] += IA[i, x, y] - ux * U[i, y]
             pA[p, x] += pA[i, x] + ux * u
     acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
+    for x in range(6):
+        acc[nb, x] = a0[x, a0c]  # the world's (a root's parent)
     for i in range(nb):
         ci = code[i]
         if ci == FREE:
@@ -431,18 +428,11 @@ def _aba_one(
             continue
         p = parent[i]
         t = 0.0
-        if p >= 0:
-            for x in range(6):
-                t += U[i, x] * acc[p, x]
-            qdd = (du[i, 1] - t) * du[i, 0]
-            for x in range(6):
-                acc[i, x] = acc[p, x] + S[i, x] * qdd
-        else:
-            for x in range(6):
-                t += U[i, x] * a0[x, a0c]
-            qdd = (du[i, 1] - t) * du[i, 0]
-            for x in range(6):
-                acc[i, x] = a0[x, a0c] + S[i, x] * qdd
+        for x in range(6):
+            t += U[i, x] * acc[p, x]
+        qdd = (du[i, 1] - t) * du[i, 0]
+        for x in range(6):
+            acc[i, x] = acc[p, x] + S[i, x] * qdd
         nud[vidx[i], n] = qdd
 
 
@@ -466,13 +456,19 @@ def _aba(
             parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
         )
         mass_, h0_ = mass.copy(), h0.copy()
-        Ew = np.empty((nb, 3, 3))
-        pw = np.empty((nb, 3))
+        # row nb stands for the world (a root's parent): identity pose, at rest
+        for i in range(nb):
+            if parent_[i] < 0:
+                parent_[i] = nb
+        Ew = np.zeros((nb + 1, 3, 3))
+        pw = np.zeros((nb + 1, 3))
         S = np.empty((nb, 6))
-        v = np.empty((nb, 6))
-        ch = np.empty((nb, 6))
-        IA = np.empty((nb, 6, 6))
-        pA = np.empty((nb, 6))
+        v = np.zeros((nb + 1, 6))
+        ch = np.zeros((nb + 1, 6))
+        IA = np.empty((nb + 1, 6, 6))
+        pA = np.empty((nb + 1, 6))
+        for x in range(3):
+            Ew[nb, x, x] = 1.0
         U = np.empty((nb, 6))
         du = np.empty((nb, 2))
         w = np.empty((2, 6))

@@ -249,8 +249,9 @@ def _solve6(A, b, out):
 
 @njit(**_INL)
 def _pose_up(code, qv, c, s, Et, rt, Ew, pw, i, pa):
-    """Body ``i``'s pose from its parent's (``pa``, -1 for the world), in the coordinates of the
-    tree's frame of reference ("world"): ``Ew[i]`` (3, 3) the rotation from world to body
+    """Body ``i``'s pose from its parent's (``pa``; for a root, a row holding the world's identity
+    pose), in the coordinates of the tree's frame of reference ("world"): ``Ew[i]`` (3, 3) the
+    rotation from world to body
     coordinates (``XJ(code, qv) Xtree`` composed with the parent's ``Ew[pa]``), ``pw[i]`` (3,) the
     body's origin (the parent's plus the joint's offset ``rt[i]`` (+ ``Et[i, k] qv`` for a prismatic
     joint) rotated to world coordinates). ``c``, ``s`` the cosine and sine of qv. Indices, not
@@ -265,26 +266,22 @@ def _pose_up(code, qv, c, s, Et, rt, Ew, pw, i, pa):
     t00, t01, t02 = Et[i, 0, 0], Et[i, 0, 1], Et[i, 0, 2]
     t10, t11, t12 = Et[i, 1, 0], Et[i, 1, 1], Et[i, 1, 2]
     t20, t21, t22 = Et[i, 2, 0], Et[i, 2, 1], Et[i, 2, 2]
-    if pa < 0:
-        e00, e01, e02, e10, e11, e12, e20, e21, e22 = t00, t01, t02, t10, t11, t12, t20, t21, t22
-        pw[i, 0], pw[i, 1], pw[i, 2] = r0_, r1_, r2_
-    else:
-        f00, f01, f02 = Ew[pa, 0, 0], Ew[pa, 0, 1], Ew[pa, 0, 2]
-        f10, f11, f12 = Ew[pa, 1, 0], Ew[pa, 1, 1], Ew[pa, 1, 2]
-        f20, f21, f22 = Ew[pa, 2, 0], Ew[pa, 2, 1], Ew[pa, 2, 2]
-        p0 = pw[pa, 0] + f00 * r0_ + f10 * r1_ + f20 * r2_
-        p1 = pw[pa, 1] + f01 * r0_ + f11 * r1_ + f21 * r2_
-        p2 = pw[pa, 2] + f02 * r0_ + f12 * r1_ + f22 * r2_
-        pw[i, 0], pw[i, 1], pw[i, 2] = p0, p1, p2
-        e00 = t00 * f00 + t01 * f10 + t02 * f20
-        e01 = t00 * f01 + t01 * f11 + t02 * f21
-        e02 = t00 * f02 + t01 * f12 + t02 * f22
-        e10 = t10 * f00 + t11 * f10 + t12 * f20
-        e11 = t10 * f01 + t11 * f11 + t12 * f21
-        e12 = t10 * f02 + t11 * f12 + t12 * f22
-        e20 = t20 * f00 + t21 * f10 + t22 * f20
-        e21 = t20 * f01 + t21 * f11 + t22 * f21
-        e22 = t20 * f02 + t21 * f12 + t22 * f22
+    f00, f01, f02 = Ew[pa, 0, 0], Ew[pa, 0, 1], Ew[pa, 0, 2]
+    f10, f11, f12 = Ew[pa, 1, 0], Ew[pa, 1, 1], Ew[pa, 1, 2]
+    f20, f21, f22 = Ew[pa, 2, 0], Ew[pa, 2, 1], Ew[pa, 2, 2]
+    p0 = pw[pa, 0] + f00 * r0_ + f10 * r1_ + f20 * r2_
+    p1 = pw[pa, 1] + f01 * r0_ + f11 * r1_ + f21 * r2_
+    p2 = pw[pa, 2] + f02 * r0_ + f12 * r1_ + f22 * r2_
+    pw[i, 0], pw[i, 1], pw[i, 2] = p0, p1, p2
+    e00 = t00 * f00 + t01 * f10 + t02 * f20
+    e01 = t00 * f01 + t01 * f11 + t02 * f21
+    e02 = t00 * f02 + t01 * f12 + t02 * f22
+    e10 = t10 * f00 + t11 * f10 + t12 * f20
+    e11 = t10 * f01 + t11 * f11 + t12 * f21
+    e12 = t10 * f02 + t11 * f12 + t12 * f22
+    e20 = t20 * f00 + t21 * f10 + t22 * f20
+    e21 = t20 * f01 + t21 * f11 + t22 * f21
+    e22 = t20 * f02 + t21 * f12 + t22 * f22
     # rotate rows k1, k2 = code + 1, code + 2 (mod 3) about row ``code``
     if code == 0:
         e10, e11, e12, e20, e21, e22 = (
