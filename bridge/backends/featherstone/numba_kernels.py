@@ -326,114 +326,116 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
 
 # --------------------------------------------------------------------------- ABA
 @njit(**_JIT)
-def _aba_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud,
+def _aba_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud,
     Ew, pw, S, v, ch, IA, pA, U, du, w, W,
 ):  # fmt: skip
-    """One state's forward dynamics in "world" coordinates (see :func:`_aba`)."""
+    """The states ``0 .. nl - 1`` of the staging buffers: forward dynamics in "world" coordinates (see
+    :func:`_aba`). One call per group of states: a call counts references to its array arguments."""
     nb = parent.shape[0]
-    a0c = n if a0.shape[1] > 1 else 0
     has_arm = arm.shape[0] > 0
     tmp = w[0]
     g = w[1]
-    for x in range(6):
-        v[nb, x] = 0.0  # the world (row nb) is at rest
-    for i in range(nb):
-        ci = code[i]
-        p = parent[i]
-        if ci == FREE:  # world-aligned coordinates at the base's origin r0
-            for x in range(3):
-                pw[i, x] = 0.0
-                for y in range(3):
-                    Ew[i, x, y] = E0[x, y, n]
-                tmp[x] = r0[x, n]
-                v[i, x] = nu[x, n]
-                v[i, 3 + x] = nu[3 + x, n]
-                ch[i, x] = 0.0
-                ch[i, 3 + x] = 0.0
-            _shift_motion(tmp, v[i], -1.0)
-            continue
-        k = lvq[i]
-        _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
-        _world_subspace(ci, Ew, pw, S, i)
-        # v = v_p + S qd, ch = ch_p + v_p x S qd (= v x S qd)
-        qd = nu[vidx[i], n]
-        sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
-        sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
-        w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
-        l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
-        ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
-        ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
-        ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
-        ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
-        ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
-        ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
-        v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
-        v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
-    for i in range(nb):  # independent of one another
-        _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i)
-    for i in range(nb - 1, -1, -1):
-        ci = code[i]
-        if ci == FREE:
-            continue
-        j = vidx[i]
-        # U = IA S (IA symmetric: its upper triangle)
-        d = arm[j] if has_arm else 0.0
-        su = 0.0
-        scale = 0.0
+    for n in range(nl):
+        a0c = n if a0.shape[1] > 1 else 0
         for x in range(6):
-            t = 0.0
-            for y in range(6):
-                t += (IA[i, x, y] if x <= y else IA[i, y, x]) * S[i, y]
-            U[i, x] = t
-            d += S[i, x] * t
-            su += S[i, x] * pA[i, x]
-            scale = max(scale, abs(IA[i, x, x]))
-        # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
-        # operations give the exact zero of a singular mass matrix where rounding here would not)
-        dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
-        u = tau[j, n] - su
-        du[i, 0] = dinv
-        du[i, 1] = u
-        p = parent[i]  # a root's parent: row nb, not read
-        # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
-        for x in range(6):
-            ux = U[i, x] * dinv
-            for y in range(x, 6):
-                IA[p, x, y] += IA[i, x, y] - ux * U[i, y]
-            pA[p, x] += pA[i, x] + ux * u
-    acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
-    for x in range(6):
-        acc[nb, x] = a0[x, a0c]  # the world's (a root's parent)
-    for i in range(nb):
-        ci = code[i]
-        if ci == FREE:
-            # IA a + pA = the base wrench (both at the base's origin); nu_dot = a (at the world's) - a0
-            for x in range(3):
-                g[x] = r0[x, n]
-                tmp[x] = tau[x, n]
-                tmp[3 + x] = tau[3 + x, n]
-            _shift_force(g, tmp)
-            A = W.reshape((6, 6))
+            v[nb, x] = 0.0  # the world (row nb) is at rest
+        for i in range(nb):
+            ci = code[i]
+            p = parent[i]
+            if ci == FREE:  # world-aligned coordinates at the base's origin r0
+                for x in range(3):
+                    pw[i, x] = 0.0
+                    for y in range(3):
+                        Ew[i, x, y] = E0[x, y, n]
+                    tmp[x] = r0[x, n]
+                    v[i, x] = nu[x, n]
+                    v[i, 3 + x] = nu[3 + x, n]
+                    ch[i, x] = 0.0
+                    ch[i, 3 + x] = 0.0
+                _shift_motion(tmp, v[i], -1.0)
+                continue
+            k = lvq[i]
+            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
+            _world_subspace(ci, Ew, pw, S, i)
+            # v = v_p + S qd, ch = ch_p + v_p x S qd (= v x S qd)
+            qd = nu[vidx[i], n]
+            sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
+            sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
+            w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
+            l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
+            ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
+            ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
+            ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
+            ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
+            ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
+            ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
+            v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
+            v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
+        for i in range(nb):  # independent of one another
+            _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i)
+        for i in range(nb - 1, -1, -1):
+            ci = code[i]
+            if ci == FREE:
+                continue
+            j = vidx[i]
+            # U = IA S (IA symmetric: its upper triangle)
+            d = arm[j] if has_arm else 0.0
+            su = 0.0
+            scale = 0.0
             for x in range(6):
-                tmp[x] -= pA[i, x]
+                t = 0.0
                 for y in range(6):
-                    A[x, y] = IA[i, x, y] if x <= y else IA[i, y, x]
-            _solve6(A, tmp, acc[i])
+                    t += (IA[i, x, y] if x <= y else IA[i, y, x]) * S[i, y]
+                U[i, x] = t
+                d += S[i, x] * t
+                su += S[i, x] * pA[i, x]
+                scale = max(scale, abs(IA[i, x, x]))
+            # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
+            # operations give the exact zero of a singular mass matrix where rounding here would not)
+            dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
+            u = tau[j, n] - su
+            du[i, 0] = dinv
+            du[i, 1] = u
+            p = parent[i]  # a root's parent: row nb, not read
+            # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
             for x in range(6):
-                tmp[x] = acc[i, x]
-            _shift_motion(g, tmp, 1.0)
+                ux = U[i, x] * dinv
+                for y in range(x, 6):
+                    IA[p, x, y] += IA[i, x, y] - ux * U[i, y]
+                pA[p, x] += pA[i, x] + ux * u
+        acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
+        for x in range(6):
+            acc[nb, x] = a0[x, a0c]  # the world's (a root's parent)
+        for i in range(nb):
+            ci = code[i]
+            if ci == FREE:
+                # IA a + pA = the base wrench (both at the base's origin); nu_dot = a (at the world's) - a0
+                for x in range(3):
+                    g[x] = r0[x, n]
+                    tmp[x] = tau[x, n]
+                    tmp[3 + x] = tau[3 + x, n]
+                _shift_force(g, tmp)
+                A = W.reshape((6, 6))
+                for x in range(6):
+                    tmp[x] -= pA[i, x]
+                    for y in range(6):
+                        A[x, y] = IA[i, x, y] if x <= y else IA[i, y, x]
+                _solve6(A, tmp, acc[i])
+                for x in range(6):
+                    tmp[x] = acc[i, x]
+                _shift_motion(g, tmp, 1.0)
+                for x in range(6):
+                    nud[x, n] = tmp[x] - a0[x, a0c]
+                continue
+            p = parent[i]
+            t = 0.0
             for x in range(6):
-                nud[x, n] = tmp[x] - a0[x, a0c]
-            continue
-        p = parent[i]
-        t = 0.0
-        for x in range(6):
-            t += U[i, x] * acc[p, x]
-        qdd = (du[i, 1] - t) * du[i, 0]
-        for x in range(6):
-            acc[i, x] = acc[p, x] + S[i, x] * qdd
-        nud[vidx[i], n] = qdd
+                t += U[i, x] * acc[p, x]
+            qdd = (du[i, 1] - t) * du[i, 0]
+            for x in range(6):
+                acc[i, x] = acc[p, x] + S[i, x] * qdd
+            nud[vidx[i], n] = qdd
 
 
 def _aba(
@@ -481,11 +483,10 @@ def _aba(
             nl = min(STAGE, stop - n0)
             _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(tau, n0, nl, tb)
-            for n in range(nl):
-                _aba_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                    nub, tb, ab, arm_, ob, Ew, pw, S, v, ch, IA, pA, U, du, w, W,
-                )  # fmt: skip
+            _aba_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                nub, tb, ab, arm_, ob, Ew, pw, S, v, ch, IA, pA, U, du, w, W,
+            )  # fmt: skip
             _unstage(ob, n0, nl, nud)
 
 
