@@ -6,13 +6,14 @@ blocks of consecutive states (a few per thread); a block copies its inputs in gr
 states into small buffers and runs every state through the recursions over the bodies in scalar
 code (the helpers of :mod:`.numba_spatial`, inlined) on per-block scratch arrays: nothing is
 allocated per state. Transforms are kept as ``(E, r)`` of ``plux(E, r)``, the CRBA's composite
-inertias as ``(m, h, Ibar)``, the ABA's articulated inertias as 6x6 matrices moved to the parent by
-a congruence that uses the block structure of the transform. Everything is float64, in the tree's
-internal body order (parents before children) and body coordinates; inputs and outputs are
-batch-last like :mod:`.kernels`' (``q`` (nq, N), the joints' cosines and sines ``lc``/``ls`` (nq, N)
-of :class:`~.joints.Joints` in level order (row ``lvq[i]`` for body i), base poses ``E0`` (9, N),
-``r0`` (3, N), ...), except the CRBA's matrices (N, nv, nv), written straight into the caller's
-array.
+inertias as ``(m, h, Ibar)``. The RNEA and the CRBA work in body coordinates; the ABA in the
+coordinates of the tree's frame of reference (for a free tree: the world's axes at the base's
+origin), where the articulated inertias (upper triangles of 6x6 matrices) add to the parent's
+without a transform (see :func:`_aba`). Everything is float64, in the tree's internal body order
+(parents before children); inputs and outputs are batch-last like :mod:`.kernels`' (``q`` (nq, N),
+the joints' cosines and sines ``lc``/``ls`` (nq, N) of :class:`~.joints.Joints` in level order (row
+``lvq[i]`` for body i), base poses ``E0`` (9, N), ``r0`` (3, N), ...), except the CRBA's matrices
+(N, nv, nv), written straight into the caller's array.
 
 Conventions (spatial_v2's, see :mod:`.kernels`): joint codes 0..5 are Rx, Ry, Rz, Px, Py, Pz, 6 a
 free body (body 0 of a free tree, whose generalized velocity is its spatial velocity in world

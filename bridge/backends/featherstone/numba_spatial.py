@@ -4,7 +4,11 @@ Each works on one state's small arrays in Featherstone's conventions (6D vectors
 motion transform ``plux(E, r) = [[E, 0], [-E r^, E]]`` kept as its ``(E, r)``), writes into a
 caller's array and allocates nothing. They are inlined in numba's IR (``inline="always"``): the
 array views passed to them then live in one function, whose reference counting numba prunes (a call
-would cost an atomic increment and decrement per view, several times the arithmetic).
+would cost an atomic increment and decrement per view, several times the arithmetic). The pruning
+fails where branches surround the use of an argument (measured on the ABA: two atomic pairs per body,
+a third of its time): the ABA's helpers (:func:`_pose_up`, :func:`_world_subspace`,
+:func:`_world_rigid`) take the whole arrays and a body's index instead, are called without a branch
+around them, and keep their values in scalars.
 
 Like :mod:`.numba_kernels`, imported only when numba is usable (see :mod:`.compiled`).
 """
@@ -50,21 +54,6 @@ def _xm(E, r, m, out):
 
 
 @njit(**_INL)
-def _xm_inv(E, r, m, out):
-    """``out = plux(E, r)^-1 m = [E^T w; E^T v + r x E^T w]`` (motion)."""
-    w0 = E[0, 0] * m[0] + E[1, 0] * m[1] + E[2, 0] * m[2]
-    w1 = E[0, 1] * m[0] + E[1, 1] * m[1] + E[2, 1] * m[2]
-    w2 = E[0, 2] * m[0] + E[1, 2] * m[1] + E[2, 2] * m[2]
-    v0 = E[0, 0] * m[3] + E[1, 0] * m[4] + E[2, 0] * m[5]
-    v1 = E[0, 1] * m[3] + E[1, 1] * m[4] + E[2, 1] * m[5]
-    v2 = E[0, 2] * m[3] + E[1, 2] * m[4] + E[2, 2] * m[5]
-    out[0], out[1], out[2] = w0, w1, w2
-    out[3] = v0 + r[1] * w2 - r[2] * w1
-    out[4] = v1 + r[2] * w0 - r[0] * w2
-    out[5] = v2 + r[0] * w1 - r[1] * w0
-
-
-@njit(**_INL)
 def _xtf(E, r, f, out, add):
     """``out (+)= plux(E, r)^T f = [E^T n + r x E^T fl; E^T fl]`` (force, child to parent)."""
     l0 = E[0, 0] * f[3] + E[1, 0] * f[4] + E[2, 0] * f[5]
@@ -82,17 +71,6 @@ def _xtf(E, r, f, out, add):
         out[5] += l2
     else:
         out[0], out[1], out[2], out[3], out[4], out[5] = n0, n1, n2, l0, l1, l2
-
-
-@njit(**_INL)
-def _xsf(E, r, f, out):
-    """``out = plux(E, r)^-T f = [E (n - r x fl); E fl]`` (force, world to body)."""
-    t0 = f[0] - (r[1] * f[5] - r[2] * f[4])
-    t1 = f[1] - (r[2] * f[3] - r[0] * f[5])
-    t2 = f[2] - (r[0] * f[4] - r[1] * f[3])
-    for i in range(3):
-        out[i] = E[i, 0] * t0 + E[i, 1] * t1 + E[i, 2] * t2
-        out[3 + i] = E[i, 0] * f[3] + E[i, 1] * f[4] + E[i, 2] * f[5]
 
 
 @njit(**_INL)
@@ -182,50 +160,6 @@ def _inertia_to_parent(E, r, m, h, Ib, hp, Ibp, g, T):
                 s += 2.0 * gr + m * rr
             Ibp[x, y] += s
         hp[x] += g[x] + m * r[x]
-
-
-@njit(**_INL)
-def _mm3(A, B, out, sign):
-    """``out += sign * A B`` (3x3)."""
-    for x in range(3):
-        for y in range(3):
-            out[x, y] += sign * (A[x, 0] * B[0, y] + A[x, 1] * B[1, y] + A[x, 2] * B[2, y])
-
-
-@njit(**_INL)
-def _congruence_add(E, r, A, dst, W):
-    """``dst += X^T A X`` for symmetric A (6, 6), ``X = plux(E, r) = [[E, 0], [0, E]] [[1, 0],
-    [-r^, 1]]``: blocks ``B = E6^T A E6``, then ``R^T B R = [[B11 + r^ B21 - B12 r^ - r^ B22 r^,
-    B12 + r^ B22], [sym., B22]]``. ``W`` (7, 3, 3) scratch."""
-    B11, B12, B22, T, S, C, D = W[0], W[1], W[2], W[3], W[4], W[5], W[6]
-    for blk in range(3):
-        r0_ = 0 if blk < 2 else 3
-        c0_ = 0 if blk == 0 else 3
-        Bk = W[blk]
-        for x in range(3):  # T = A_blk E
-            for y in range(3):
-                T[x, y] = (
-                    A[r0_ + x, c0_] * E[0, y] + A[r0_ + x, c0_ + 1] * E[1, y] + A[r0_ + x, c0_ + 2] * E[2, y]
-                )
-        for x in range(3):  # B = E^T T
-            for y in range(3):
-                Bk[x, y] = E[0, x] * T[0, y] + E[1, x] * T[1, y] + E[2, x] * T[2, y]
-    S[0, 0], S[0, 1], S[0, 2] = 0.0, -r[2], r[1]
-    S[1, 0], S[1, 1], S[1, 2] = r[2], 0.0, -r[0]
-    S[2, 0], S[2, 1], S[2, 2] = -r[1], r[0], 0.0
-    C[:, :] = B12  # C = B12 + S B22 (top right)
-    _mm3(S, B22, C, 1.0)
-    D[:, :] = B11  # D = B11 + S B21 - B12 S - S B22 S = B11 + S B12^T - C S
-    for x in range(3):
-        for y in range(3):
-            D[x, y] += S[x, 0] * B12[y, 0] + S[x, 1] * B12[y, 1] + S[x, 2] * B12[y, 2]
-    _mm3(C, S, D, -1.0)
-    for x in range(3):
-        for y in range(3):
-            dst[x, y] += D[x, y]
-            dst[x, 3 + y] += C[x, y]
-            dst[3 + y, x] += C[x, y]
-            dst[3 + x, 3 + y] += B22[x, y]
 
 
 @njit(**_INL)
