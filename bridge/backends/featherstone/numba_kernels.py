@@ -115,62 +115,66 @@ def _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, a
 
 # --------------------------------------------------------------------------- RNEA
 @njit(**_JIT)
-def _rnea_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, XE, Xr, v, a, f, w
-):
+def _rnea_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau,
+    XE, Xr, v, a, f, w,
+):  # fmt: skip
+    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
+    counts references to its array arguments)."""
     nb = parent.shape[0]
-    a0n = _a0col(a0, n)
     has_nu = nu.shape[0] > 0
     has_nud = nud.shape[0] > 0
     tmp = w[0]
-    for i in range(nb):
-        c = code[i]
-        if c == FREE:
-            for x in range(3):
-                Xr[i, x] = r0[x, n]
-                for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-            for x in range(6):
-                tmp[x] = a0n[x] + (nud[x, n] if has_nud else 0.0)
-            _xm(XE[i], Xr[i], tmp, a[i])
-            if has_nu:
+    for n in range(nl):
+        a0n = _a0col(a0, n)
+        for i in range(nb):
+            c = code[i]
+            if c == FREE:
+                for x in range(3):
+                    Xr[i, x] = r0[x, n]
+                    for y in range(3):
+                        XE[i, x, y] = E0[x, y, n]
                 for x in range(6):
-                    tmp[x] = nu[x, n]
-                _xm(XE[i], Xr[i], tmp, v[i])
+                    tmp[x] = a0n[x] + (nud[x, n] if has_nud else 0.0)
+                _xm(XE[i], Xr[i], tmp, a[i])
+                if has_nu:
+                    for x in range(6):
+                        tmp[x] = nu[x, n]
+                    _xm(XE[i], Xr[i], tmp, v[i])
+                else:
+                    v[i, :] = 0.0
             else:
-                v[i, :] = 0.0
-        else:
-            p = parent[i]
-            _joint_up(c, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            if p >= 0:
-                _xm(XE[i], Xr[i], v[p], v[i])
-                _xm(XE[i], Xr[i], a[p], a[i])
-            else:
-                v[i, :] = 0.0
-                _xm(XE[i], Xr[i], a0n, a[i])
+                p = parent[i]
+                _joint_up(c, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+                if p >= 0:
+                    _xm(XE[i], Xr[i], v[p], v[i])
+                    _xm(XE[i], Xr[i], a[p], a[i])
+                else:
+                    v[i, :] = 0.0
+                    _xm(XE[i], Xr[i], a0n, a[i])
+                j = vidx[i]
+                if has_nu:
+                    qd = nu[j, n]
+                    v[i, c] += qd
+                    _crm_axis(v[i], c, qd, a[i])
+                if has_nud:
+                    a[i, c] += nud[j, n]
+            _body_force(I6[i], v[i], a[i], f[i], True)
+        for i in range(nb - 1, -1, -1):
+            c = code[i]
+            if c == FREE:
+                _xtf(XE[i], Xr[i], f[i], tmp, False)
+                for x in range(6):
+                    tau[x, n] = tmp[x]
+                continue
             j = vidx[i]
-            if has_nu:
-                qd = nu[j, n]
-                v[i, c] += qd
-                _crm_axis(v[i], c, qd, a[i])
-            if has_nud:
-                a[i, c] += nud[j, n]
-        _body_force(I6[i], v[i], a[i], f[i], True)
-    for i in range(nb - 1, -1, -1):
-        c = code[i]
-        if c == FREE:
-            _xtf(XE[i], Xr[i], f[i], tmp, False)
-            for x in range(6):
-                tau[x, n] = tmp[x]
-            continue
-        j = vidx[i]
-        t = f[i, c]
-        if has_nud and arm.shape[0] > 0:
-            t += arm[j] * nud[j, n]
-        tau[j, n] = t
-        p = parent[i]
-        if p >= 0:
-            _xtf(XE[i], Xr[i], f[i], f[p], True)
+            t = f[i, c]
+            if has_nud and arm.shape[0] > 0:
+                t += arm[j] * nud[j, n]
+            tau[j, n] = t
+            p = parent[i]
+            if p >= 0:
+                _xtf(XE[i], Xr[i], f[i], f[p], True)
 
 
 def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, nblk):
@@ -196,96 +200,99 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
             nl = min(STAGE, stop - n0)
             _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(nud, n0, nl, nudb)
-            for n in range(nl):
-                _rnea_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb,
-                    nub, nudb, ab, arm_, tb, XE, Xr, v, a, f, w,
-                )  # fmt: skip
+            _rnea_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb,
+                nub, nudb, ab, arm_, tb, XE, Xr, v, a, f, w,
+            )  # fmt: skip
             _unstage(tb, n0, nl, tau)
 
 
 # --------------------------------------------------------------------------- CRBA
 @njit(**_JIT)
-def _crba_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, XE, Xr, m, h, Ib, w, W
-):
+def _crba_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
+    XE, Xr, m, h, Ib, w, W,
+):  # fmt: skip
+    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
+    counts references to its array arguments)."""
     nb = parent.shape[0]
     nv = H.shape[1]
-    Hn = H[n]
-    Hn[:, :] = 0.0
-    for i in range(nb):
-        if code[i] == FREE:
-            for x in range(3):
-                Xr[i, x] = r0[x, n]
-                for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-        else:
-            _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-        m[i] = mass[i]
-        h[i] = h0[i]
-        Ib[i] = Ib0[i]
-    for i in range(nb - 1, 0, -1):
-        p = parent[i]
-        if p >= 0:
-            m[p] += m[i]
-            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
     F = w[0]
     G = w[1]
-    for i in range(nb):
-        c = code[i]
-        if c == FREE:  # the whole tree's composite inertia in world coordinates
-            hw = w[3]
-            Iw = W[1]
-            hw[:] = 0.0
-            Iw[:, :] = 0.0
-            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
-            for x in range(3):
-                for y in range(3):
-                    Hn[x, y] = Iw[x, y]
-                Hn[3 + x, 3 + x] = m[i]
-            Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
-            Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
-            for x in range(3):
-                for y in range(3):
-                    Hn[3 + y, x] = Hn[x, 3 + y]
-            continue
-        # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
-        hi = h[i]
-        if c < 3:
-            for x in range(3):
-                F[x] = Ib[i, x, c]
-            F[3], F[4], F[5] = 0.0, 0.0, 0.0
-            k1 = (c + 1) % 3
-            k2 = (c + 2) % 3
-            F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
-            F[3 + k2] = hi[k1]
-        else:
-            k = c - 3
-            k1 = (k + 1) % 3
-            k2 = (k + 2) % 3
-            F[0], F[1], F[2] = 0.0, 0.0, 0.0
-            F[k1] = hi[k2]  # h^ e_k = h x e_k
-            F[k2] = -hi[k1]
-            F[3], F[4], F[5] = 0.0, 0.0, 0.0
-            F[c] = m[i]
-        j = vidx[i]
-        Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
-        k = i
-        while parent[k] >= 0:
-            _xtf(XE[k], Xr[k], F, G, False)
-            k = parent[k]
-            if code[k] == FREE:
-                _xtf(XE[k], Xr[k], G, F, False)
+    for n in range(nl):
+        Hn = H[n]
+        Hn[:, :] = 0.0
+        for i in range(nb):
+            if code[i] == FREE:
+                for x in range(3):
+                    Xr[i, x] = r0[x, n]
+                    for y in range(3):
+                        XE[i, x, y] = E0[x, y, n]
+            else:
+                _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+            m[i] = mass[i]
+            h[i] = h0[i]
+            Ib[i] = Ib0[i]
+        for i in range(nb - 1, 0, -1):
+            p = parent[i]
+            if p >= 0:
+                m[p] += m[i]
+                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
+        for i in range(nb):
+            c = code[i]
+            if c == FREE:  # the whole tree's composite inertia in world coordinates
+                hw = w[3]
+                Iw = W[1]
+                hw[:] = 0.0
+                Iw[:, :] = 0.0
+                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
+                for x in range(3):
+                    for y in range(3):
+                        Hn[x, y] = Iw[x, y]
+                    Hn[3 + x, 3 + x] = m[i]
+                Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
+                Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
+                for x in range(3):
+                    for y in range(3):
+                        Hn[3 + y, x] = Hn[x, 3 + y]
+                continue
+            # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
+            hi = h[i]
+            if c < 3:
+                for x in range(3):
+                    F[x] = Ib[i, x, c]
+                F[3], F[4], F[5] = 0.0, 0.0, 0.0
+                k1 = (c + 1) % 3
+                k2 = (c + 2) % 3
+                F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
+                F[3 + k2] = hi[k1]
+            else:
+                k = c - 3
+                k1 = (k + 1) % 3
+                k2 = (k + 2) % 3
+                F[0], F[1], F[2] = 0.0, 0.0, 0.0
+                F[k1] = hi[k2]  # h^ e_k = h x e_k
+                F[k2] = -hi[k1]
+                F[3], F[4], F[5] = 0.0, 0.0, 0.0
+                F[c] = m[i]
+            j = vidx[i]
+            Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
+            k = i
+            while parent[k] >= 0:
+                _xtf(XE[k], Xr[k], F, G, False)
+                k = parent[k]
+                if code[k] == FREE:
+                    _xtf(XE[k], Xr[k], G, F, False)
+                    for x in range(6):
+                        Hn[x, j] = F[x]
+                        Hn[j, x] = F[x]
+                    break
+                jk = vidx[k]
+                Hn[jk, j] = G[code[k]]
+                Hn[j, jk] = G[code[k]]
                 for x in range(6):
-                    Hn[x, j] = F[x]
-                    Hn[j, x] = F[x]
-                break
-            jk = vidx[k]
-            Hn[jk, j] = G[code[k]]
-            Hn[j, jk] = G[code[k]]
-            for x in range(6):
-                F[x] = G[x]
-    _ = nv
+                    F[x] = G[x]
+        _ = nv
 
 
 def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, nblk):
@@ -318,11 +325,10 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
             _stage(ls, n0, nl, lsb)
             _stage(E0, n0, nl, Eb)
             _stage(r0, n0, nl, rb)
-            for n in range(nl):
-                _crba_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                    arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
-                )  # fmt: skip
+            _crba_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
+            )  # fmt: skip
 
 
 # --------------------------------------------------------------------------- ABA
