@@ -182,6 +182,32 @@ def _solve6(A, b, out):
 
 
 @njit(**_INL)
+def _mat33(A, i):
+    """``A[i]`` (3, 3) as a row-major 9-tuple of scalars."""
+    return (
+        A[i, 0, 0], A[i, 0, 1], A[i, 0, 2],
+        A[i, 1, 0], A[i, 1, 1], A[i, 1, 2],
+        A[i, 2, 0], A[i, 2, 1], A[i, 2, 2],
+    )  # fmt: skip
+
+
+@njit(**_INL)
+def _mul33(a, b):
+    """The product ``a b`` of two 3x3 matrices given and returned as row-major 9-tuples."""
+    return (
+        a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+        a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+        a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+        a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+        a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+        a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+        a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+        a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+        a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+    )
+
+
+@njit(**_INL)
 def _pose_up(code, qv, c, s, Et, rt, Ew, pw, i, pa):
     """Body ``i``'s pose from its parent's (``pa``; for a root, a row holding the world's identity
     pose), in the coordinates of the tree's frame of reference ("world"): ``Ew[i]`` (3, 3) the
@@ -197,25 +223,11 @@ def _pose_up(code, qv, c, s, Et, rt, Ew, pw, i, pa):
         r0_ += Et[i, k, 0] * qv
         r1_ += Et[i, k, 1] * qv
         r2_ += Et[i, k, 2] * qv
-    t00, t01, t02 = Et[i, 0, 0], Et[i, 0, 1], Et[i, 0, 2]
-    t10, t11, t12 = Et[i, 1, 0], Et[i, 1, 1], Et[i, 1, 2]
-    t20, t21, t22 = Et[i, 2, 0], Et[i, 2, 1], Et[i, 2, 2]
-    f00, f01, f02 = Ew[pa, 0, 0], Ew[pa, 0, 1], Ew[pa, 0, 2]
-    f10, f11, f12 = Ew[pa, 1, 0], Ew[pa, 1, 1], Ew[pa, 1, 2]
-    f20, f21, f22 = Ew[pa, 2, 0], Ew[pa, 2, 1], Ew[pa, 2, 2]
-    p0 = pw[pa, 0] + f00 * r0_ + f10 * r1_ + f20 * r2_
-    p1 = pw[pa, 1] + f01 * r0_ + f11 * r1_ + f21 * r2_
-    p2 = pw[pa, 2] + f02 * r0_ + f12 * r1_ + f22 * r2_
-    pw[i, 0], pw[i, 1], pw[i, 2] = p0, p1, p2
-    e00 = t00 * f00 + t01 * f10 + t02 * f20
-    e01 = t00 * f01 + t01 * f11 + t02 * f21
-    e02 = t00 * f02 + t01 * f12 + t02 * f22
-    e10 = t10 * f00 + t11 * f10 + t12 * f20
-    e11 = t10 * f01 + t11 * f11 + t12 * f21
-    e12 = t10 * f02 + t11 * f12 + t12 * f22
-    e20 = t20 * f00 + t21 * f10 + t22 * f20
-    e21 = t20 * f01 + t21 * f11 + t22 * f21
-    e22 = t20 * f02 + t21 * f12 + t22 * f22
+    f = _mat33(Ew, pa)
+    pw[i, 0] = pw[pa, 0] + f[0] * r0_ + f[3] * r1_ + f[6] * r2_
+    pw[i, 1] = pw[pa, 1] + f[1] * r0_ + f[4] * r1_ + f[7] * r2_
+    pw[i, 2] = pw[pa, 2] + f[2] * r0_ + f[5] * r1_ + f[8] * r2_
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = _mul33(_mat33(Et, i), f)
     # rotate rows k1, k2 = code + 1, code + 2 (mod 3) about row ``code``
     if code == 0:
         e10, e11, e12, e20, e21, e22 = (
@@ -263,9 +275,8 @@ def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
     m 1]]`` written as the upper triangle of ``IA[i]`` (6, 6); ``pA[i] = v x* (I v) + I c`` (6,) for
     the body's velocity ``v = v[i]`` and bias acceleration ``c = ch[i]`` (world coordinates). In
     scalars, on indices (no scratch arrays, no views)."""
-    e00, e01, e02 = Ew[i, 0, 0], Ew[i, 0, 1], Ew[i, 0, 2]
-    e10, e11, e12 = Ew[i, 1, 0], Ew[i, 1, 1], Ew[i, 1, 2]
-    e20, e21, e22 = Ew[i, 2, 0], Ew[i, 2, 1], Ew[i, 2, 2]
+    e = _mat33(Ew, i)
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
     p0, p1, p2 = pw[i, 0], pw[i, 1], pw[i, 2]
     m = mass[i]
     h_0, h_1, h_2 = h0[i, 0], h0[i, 1], h0[i, 2]
@@ -274,17 +285,7 @@ def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
     g1 = e01 * h_0 + e11 * h_1 + e21 * h_2
     g2 = e02 * h_0 + e12 * h_1 + e22 * h_2
     # T = Ib E, then E^T T (upper triangle)
-    b00, b01, b02 = Ib0[i, 0, 0], Ib0[i, 0, 1], Ib0[i, 0, 2]
-    b11, b12, b22 = Ib0[i, 1, 1], Ib0[i, 1, 2], Ib0[i, 2, 2]
-    t00 = b00 * e00 + b01 * e10 + b02 * e20
-    t01 = b00 * e01 + b01 * e11 + b02 * e21
-    t02 = b00 * e02 + b01 * e12 + b02 * e22
-    t10 = b01 * e00 + b11 * e10 + b12 * e20
-    t11 = b01 * e01 + b11 * e11 + b12 * e21
-    t12 = b01 * e02 + b11 * e12 + b12 * e22
-    t20 = b02 * e00 + b12 * e10 + b22 * e20
-    t21 = b02 * e01 + b12 * e11 + b22 * e21
-    t22 = b02 * e02 + b12 * e12 + b22 * e22
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = _mul33(_mat33(Ib0, i), e)
     # the shift to the world's origin: - (p g^T + g p^T + m p p^T) + (2 g.p + m p.p) 1
     mp0, mp1, mp2 = m * p0, m * p1, m * p2
     q0, q1, q2 = g0 + mp0, g1 + mp1, g2 + mp2  # hw
