@@ -10,8 +10,10 @@ kernels' groups of states (16) nor of their blocks.
 Tolerances: 1e-12 relative (Frobenius norm of the batch) for ID, H and C. Forward dynamics compare
 to 1e-10: the numpy ABA works in world coordinates, where the rounding of the articulated inertias
 grows with the bodies' distance from the world origin (on iCub it agrees with Pinocchio to about
-6e-14, the compiled ABA, in body coordinates, to about 2e-15; the two differ by up to about 2e-12 in
-the largest entry); the compiled ABA is also checked against ``H^-1 (tau - C)`` at 1e-10.
+6e-14, the compiled ABA, in world-aligned coordinates at the base's origin, to about 2e-15; the two
+differ by up to about 2e-12 in the largest entry); the compiled ABA is also checked against
+``H^-1 (tau - C)`` at 1e-10, 10 m from the origin, and for invariance under moving the robot by 1 km
+(1e-12).
 """
 
 from __future__ import annotations
@@ -153,6 +155,50 @@ def test_compiled_aba_solves_the_mass_matrix(name: str) -> None:
     rhs = np.concatenate([np.zeros((50, 6)), x["tau"]], axis=-1) - C
     nd = np.linalg.solve(H, rhs[..., None])[..., 0]
     assert_close(np.concatenate([xdfb[:, 7:], qdd], axis=-1), nd, 1e-10)
+
+
+def _moved(x: dict[str, np.ndarray], d: np.ndarray) -> dict[str, np.ndarray]:
+    """The floating-base inputs ``x`` of :func:`_fb_inputs` with the robot moved by ``d`` (3,): the
+    same motion (the base's spatial velocity at the world origin changes by ``d x w``)."""
+    y = {k: v.copy() for k, v in x.items()}
+    y["xfb"][..., 4:7] += d
+    y["xfb"][..., 10:13] += np.cross(d, y["xfb"][..., 7:10])
+    return y
+
+
+@pytest.mark.parametrize("name", ["icub", "tree"])
+def test_compiled_aba_far_from_the_origin(name: str) -> None:
+    """10 m from the world's origin, the compiled ABA still gives the numpy ABA's accelerations and
+    solves the mass matrix (both to 1e-10; the world-coordinate base velocity of the inputs grows
+    ill-conditioned with the distance: about 1e-9 at 100 m, for every method)."""
+    fm = to_featherstone(MODELS[name])
+    x = _moved(_fb_inputs(fm, (50,), np.random.default_rng(11)), np.array([6.0, -8.0, 0.0]))
+    xdfb, qdd = FDfb(fm, x["xfb"], x["q"], x["qd"], x["tau"])
+    with compiled.numpy_only():
+        xdfb_ref, qdd_ref = FDfb(fm, x["xfb"], x["q"], x["qd"], x["tau"])
+    assert_close(xdfb, xdfb_ref, 1e-10, "xdfb")
+    assert_close(qdd, qdd_ref, 1e-10, "qdd")
+    H, C = HandCfree(fm, x["xfb"], x["q"], x["qd"])
+    rhs = np.concatenate([np.zeros((50, 6)), x["tau"]], axis=-1) - C
+    nd = np.linalg.solve(H, rhs[..., None])[..., 0]
+    assert_close(np.concatenate([xdfb[:, 7:], qdd], axis=-1), nd, 1e-10)
+
+
+@pytest.mark.parametrize("name", ["icub", "chain"])
+def test_compiled_aba_translation_invariant(name: str) -> None:
+    """The compiled ABA works at the base's origin: the same motion 1 km away gives the same joint
+    accelerations and the same base acceleration (moved back to the first place) to 1e-12 (the
+    numpy ABA, at the world's origin, to about 1e-7 there)."""
+    fm = to_featherstone(MODELS[name])
+    x = _fb_inputs(fm, (40,), np.random.default_rng(12))
+    d = np.array([600.0, -800.0, 0.0])
+    y = _moved(x, d)
+    xdfb, qdd = FDfb(fm, x["xfb"], x["q"], x["qd"], x["tau"])
+    xdfb_far, qdd_far = FDfb(fm, y["xfb"], y["q"], y["qd"], y["tau"])
+    assert_close(qdd_far, qdd, 1e-12, "qdd")
+    a = xdfb_far[:, 7:].copy()
+    a[:, 3:] -= np.cross(d, a[:, :3])
+    assert_close(a, xdfb[:, 7:], 1e-12, "base acceleration")
 
 
 @pytest.mark.parametrize("floating", [True, False])

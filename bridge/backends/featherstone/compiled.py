@@ -194,7 +194,8 @@ def aba(
     a0 = _c(np.broadcast_to(a0, (6, a0.shape[-1])))
     _run(
         "aba", N,
-        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.I6, _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
+        t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0,
         _c(nu), _c(tau), a0, _armature(armature), nud,
     )  # fmt: skip
     return nud if np.isfinite(nud).all() else None

@@ -6,13 +6,14 @@ blocks of consecutive states (a few per thread); a block copies its inputs in gr
 states into small buffers and runs every state through the recursions over the bodies in scalar
 code (the helpers of :mod:`.numba_spatial`, inlined) on per-block scratch arrays: nothing is
 allocated per state. Transforms are kept as ``(E, r)`` of ``plux(E, r)``, the CRBA's composite
-inertias as ``(m, h, Ibar)``, the ABA's articulated inertias as 6x6 matrices moved to the parent by
-a congruence that uses the block structure of the transform. Everything is float64, in the tree's
-internal body order (parents before children) and body coordinates; inputs and outputs are
-batch-last like :mod:`.kernels`' (``q`` (nq, N), the joints' cosines and sines ``lc``/``ls`` (nq, N)
-of :class:`~.joints.Joints` in level order (row ``lvq[i]`` for body i), base poses ``E0`` (9, N),
-``r0`` (3, N), ...), except the CRBA's matrices (N, nv, nv), written straight into the caller's
-array.
+inertias as ``(m, h, Ibar)``. The RNEA and the CRBA work in body coordinates; the ABA in the
+coordinates of the tree's frame of reference (for a free tree: the world's axes at the base's
+origin), where the articulated inertias (upper triangles of 6x6 matrices) add to the parent's
+without a transform (see :func:`_aba`). Everything is float64, in the tree's internal body order
+(parents before children); inputs and outputs are batch-last like :mod:`.kernels`' (``q`` (nq, N),
+the joints' cosines and sines ``lc``/``ls`` (nq, N) of :class:`~.joints.Joints` in level order (row
+``lvq[i]`` for body i), base poses ``E0`` (9, N), ``r0`` (3, N), ...), except the CRBA's matrices
+(N, nv, nv), written straight into the caller's array.
 
 Conventions (spatial_v2's, see :mod:`.kernels`): joint codes 0..5 are Rx, Ry, Rz, Px, Py, Pz, 6 a
 free body (body 0 of a free tree, whose generalized velocity is its spatial velocity in world
@@ -41,16 +42,18 @@ from bridge.conventions.batch_kernels import back_one, scratch
 from .numba_spatial import (
     _a0col,
     _body_force,
-    _congruence_add,
     _crm_axis,
     _inertia_to_parent,
     _joint_up,
+    _pose_up,
+    _shift_force,
+    _shift_motion,
     _solve6,
     _stage,
     _unstage,
+    _world_rigid,
+    _world_subspace,
     _xm,
-    _xm_inv,
-    _xsf,
     _xtf,
 )
 
@@ -118,62 +121,66 @@ def _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, a
 
 # --------------------------------------------------------------------------- RNEA
 @njit(**_JIT)
-def _rnea_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, XE, Xr, v, a, f, w
-):
+def _rnea_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau,
+    XE, Xr, v, a, f, w,
+):  # fmt: skip
+    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
+    counts references to its array arguments)."""
     nb = parent.shape[0]
-    a0n = _a0col(a0, n)
     has_nu = nu.shape[0] > 0
     has_nud = nud.shape[0] > 0
     tmp = w[0]
-    for i in range(nb):
-        c = code[i]
-        if c == FREE:
-            for x in range(3):
-                Xr[i, x] = r0[x, n]
-                for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-            for x in range(6):
-                tmp[x] = a0n[x] + (nud[x, n] if has_nud else 0.0)
-            _xm(XE[i], Xr[i], tmp, a[i])
-            if has_nu:
+    for n in range(nl):
+        a0n = _a0col(a0, n)
+        for i in range(nb):
+            c = code[i]
+            if c == FREE:
+                for x in range(3):
+                    Xr[i, x] = r0[x, n]
+                    for y in range(3):
+                        XE[i, x, y] = E0[x, y, n]
                 for x in range(6):
-                    tmp[x] = nu[x, n]
-                _xm(XE[i], Xr[i], tmp, v[i])
+                    tmp[x] = a0n[x] + (nud[x, n] if has_nud else 0.0)
+                _xm(XE[i], Xr[i], tmp, a[i])
+                if has_nu:
+                    for x in range(6):
+                        tmp[x] = nu[x, n]
+                    _xm(XE[i], Xr[i], tmp, v[i])
+                else:
+                    v[i, :] = 0.0
             else:
-                v[i, :] = 0.0
-        else:
-            p = parent[i]
-            _joint_up(c, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            if p >= 0:
-                _xm(XE[i], Xr[i], v[p], v[i])
-                _xm(XE[i], Xr[i], a[p], a[i])
-            else:
-                v[i, :] = 0.0
-                _xm(XE[i], Xr[i], a0n, a[i])
+                p = parent[i]
+                _joint_up(c, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+                if p >= 0:
+                    _xm(XE[i], Xr[i], v[p], v[i])
+                    _xm(XE[i], Xr[i], a[p], a[i])
+                else:
+                    v[i, :] = 0.0
+                    _xm(XE[i], Xr[i], a0n, a[i])
+                j = vidx[i]
+                if has_nu:
+                    qd = nu[j, n]
+                    v[i, c] += qd
+                    _crm_axis(v[i], c, qd, a[i])
+                if has_nud:
+                    a[i, c] += nud[j, n]
+            _body_force(I6[i], v[i], a[i], f[i], True)
+        for i in range(nb - 1, -1, -1):
+            c = code[i]
+            if c == FREE:
+                _xtf(XE[i], Xr[i], f[i], tmp, False)
+                for x in range(6):
+                    tau[x, n] = tmp[x]
+                continue
             j = vidx[i]
-            if has_nu:
-                qd = nu[j, n]
-                v[i, c] += qd
-                _crm_axis(v[i], c, qd, a[i])
-            if has_nud:
-                a[i, c] += nud[j, n]
-        _body_force(I6[i], v[i], a[i], f[i], True)
-    for i in range(nb - 1, -1, -1):
-        c = code[i]
-        if c == FREE:
-            _xtf(XE[i], Xr[i], f[i], tmp, False)
-            for x in range(6):
-                tau[x, n] = tmp[x]
-            continue
-        j = vidx[i]
-        t = f[i, c]
-        if has_nud and arm.shape[0] > 0:
-            t += arm[j] * nud[j, n]
-        tau[j, n] = t
-        p = parent[i]
-        if p >= 0:
-            _xtf(XE[i], Xr[i], f[i], f[p], True)
+            t = f[i, c]
+            if has_nud and arm.shape[0] > 0:
+                t += arm[j] * nud[j, n]
+            tau[j, n] = t
+            p = parent[i]
+            if p >= 0:
+                _xtf(XE[i], Xr[i], f[i], f[p], True)
 
 
 def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud, a0, arm, tau, nblk):
@@ -199,96 +206,99 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
             nl = min(STAGE, stop - n0)
             _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(nud, n0, nl, nudb)
-            for n in range(nl):
-                _rnea_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb,
-                    nub, nudb, ab, arm_, tb, XE, Xr, v, a, f, w,
-                )  # fmt: skip
+            _rnea_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb,
+                nub, nudb, ab, arm_, tb, XE, Xr, v, a, f, w,
+            )  # fmt: skip
             _unstage(tb, n0, nl, tau)
 
 
 # --------------------------------------------------------------------------- CRBA
 @njit(**_JIT)
-def _crba_one(
-    n, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, XE, Xr, m, h, Ib, w, W
-):
+def _crba_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
+    XE, Xr, m, h, Ib, w, W,
+):  # fmt: skip
+    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
+    counts references to its array arguments)."""
     nb = parent.shape[0]
     nv = H.shape[1]
-    Hn = H[n]
-    Hn[:, :] = 0.0
-    for i in range(nb):
-        if code[i] == FREE:
-            for x in range(3):
-                Xr[i, x] = r0[x, n]
-                for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-        else:
-            _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-        m[i] = mass[i]
-        h[i] = h0[i]
-        Ib[i] = Ib0[i]
-    for i in range(nb - 1, 0, -1):
-        p = parent[i]
-        if p >= 0:
-            m[p] += m[i]
-            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
     F = w[0]
     G = w[1]
-    for i in range(nb):
-        c = code[i]
-        if c == FREE:  # the whole tree's composite inertia in world coordinates
-            hw = w[3]
-            Iw = W[1]
-            hw[:] = 0.0
-            Iw[:, :] = 0.0
-            _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
-            for x in range(3):
-                for y in range(3):
-                    Hn[x, y] = Iw[x, y]
-                Hn[3 + x, 3 + x] = m[i]
-            Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
-            Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
-            for x in range(3):
-                for y in range(3):
-                    Hn[3 + y, x] = Hn[x, 3 + y]
-            continue
-        # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
-        hi = h[i]
-        if c < 3:
-            for x in range(3):
-                F[x] = Ib[i, x, c]
-            F[3], F[4], F[5] = 0.0, 0.0, 0.0
-            k1 = (c + 1) % 3
-            k2 = (c + 2) % 3
-            F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
-            F[3 + k2] = hi[k1]
-        else:
-            k = c - 3
-            k1 = (k + 1) % 3
-            k2 = (k + 2) % 3
-            F[0], F[1], F[2] = 0.0, 0.0, 0.0
-            F[k1] = hi[k2]  # h^ e_k = h x e_k
-            F[k2] = -hi[k1]
-            F[3], F[4], F[5] = 0.0, 0.0, 0.0
-            F[c] = m[i]
-        j = vidx[i]
-        Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
-        k = i
-        while parent[k] >= 0:
-            _xtf(XE[k], Xr[k], F, G, False)
-            k = parent[k]
-            if code[k] == FREE:
-                _xtf(XE[k], Xr[k], G, F, False)
+    for n in range(nl):
+        Hn = H[n]
+        Hn[:, :] = 0.0
+        for i in range(nb):
+            if code[i] == FREE:
+                for x in range(3):
+                    Xr[i, x] = r0[x, n]
+                    for y in range(3):
+                        XE[i, x, y] = E0[x, y, n]
+            else:
+                _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
+            m[i] = mass[i]
+            h[i] = h0[i]
+            Ib[i] = Ib0[i]
+        for i in range(nb - 1, 0, -1):
+            p = parent[i]
+            if p >= 0:
+                m[p] += m[i]
+                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
+        for i in range(nb):
+            c = code[i]
+            if c == FREE:  # the whole tree's composite inertia in world coordinates
+                hw = w[3]
+                Iw = W[1]
+                hw[:] = 0.0
+                Iw[:, :] = 0.0
+                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
+                for x in range(3):
+                    for y in range(3):
+                        Hn[x, y] = Iw[x, y]
+                    Hn[3 + x, 3 + x] = m[i]
+                Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
+                Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
+                for x in range(3):
+                    for y in range(3):
+                        Hn[3 + y, x] = Hn[x, 3 + y]
+                continue
+            # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
+            hi = h[i]
+            if c < 3:
+                for x in range(3):
+                    F[x] = Ib[i, x, c]
+                F[3], F[4], F[5] = 0.0, 0.0, 0.0
+                k1 = (c + 1) % 3
+                k2 = (c + 2) % 3
+                F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
+                F[3 + k2] = hi[k1]
+            else:
+                k = c - 3
+                k1 = (k + 1) % 3
+                k2 = (k + 2) % 3
+                F[0], F[1], F[2] = 0.0, 0.0, 0.0
+                F[k1] = hi[k2]  # h^ e_k = h x e_k
+                F[k2] = -hi[k1]
+                F[3], F[4], F[5] = 0.0, 0.0, 0.0
+                F[c] = m[i]
+            j = vidx[i]
+            Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
+            k = i
+            while parent[k] >= 0:
+                _xtf(XE[k], Xr[k], F, G, False)
+                k = parent[k]
+                if code[k] == FREE:
+                    _xtf(XE[k], Xr[k], G, F, False)
+                    for x in range(6):
+                        Hn[x, j] = F[x]
+                        Hn[j, x] = F[x]
+                    break
+                jk = vidx[k]
+                Hn[jk, j] = G[code[k]]
+                Hn[j, jk] = G[code[k]]
                 for x in range(6):
-                    Hn[x, j] = F[x]
-                    Hn[j, x] = F[x]
-                break
-            jk = vidx[k]
-            Hn[jk, j] = G[code[k]]
-            Hn[j, jk] = G[code[k]]
-            for x in range(6):
-                F[x] = G[x]
-    _ = nv
+                    F[x] = G[x]
+        _ = nv
 
 
 def _crba(
@@ -328,161 +338,166 @@ def _crba(
             _stage(ls, n0, nl, lsb)
             _stage(E0, n0, nl, Eb)
             _stage(r0, n0, nl, rb)
-            for n in range(nl):
-                _crba_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                    arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
-                )  # fmt: skip
-                if back:
+            _crba_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
+            )  # fmt: skip
+            if back:  # the group's matrices are still in cache
+                for n in range(nl):
                     back_one(H, H, n0 + n, X, p_, nbase, True, S, R, C, Xn, Pr, Pc, Y)
 
 
 # --------------------------------------------------------------------------- ABA
-# --------------------------------------------------------------------------- ABA
 @njit(**_JIT)
-def _aba_one(
-    n,
-    parent,
-    code,
-    vidx,
-    qidx,
-    lvq,
-    Et,
-    rt,
-    I6,
-    q,
-    lc,
-    ls,
-    E0,
-    r0,
-    nu,
-    tau,
-    a0,
-    arm,
-    nud,
-    XE,
-    Xr,
-    v,
-    c,
-    IA,
-    pA,
-    U,
-    du,
-    IA6,
-    W,
-    w,
-):
+def _aba_stage(
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud,
+    Ew, pw, S, v, ch, IA, pA, U, du, w, W,
+):  # fmt: skip
+    """The states ``0 .. nl - 1`` of the staging buffers: forward dynamics in "world" coordinates (see
+    :func:`_aba`). One call per group of states: a call counts references to its array arguments."""
     nb = parent.shape[0]
-    a0n = _a0col(a0, n)
     has_arm = arm.shape[0] > 0
     tmp = w[0]
-    for i in range(nb):
-        ci = code[i]
-        c[i, :] = 0.0
-        if ci == FREE:
-            for x in range(3):
-                Xr[i, x] = r0[x, n]
-                for y in range(3):
-                    XE[i, x, y] = E0[x, y, n]
-            for x in range(6):
-                tmp[x] = nu[x, n]
-            _xm(XE[i], Xr[i], tmp, v[i])
-        else:
+    g = w[1]
+    for n in range(nl):
+        a0c = n if a0.shape[1] > 1 else 0
+        for x in range(6):
+            v[nb, x] = 0.0  # the world (row nb) is at rest
+        for i in range(nb):
+            ci = code[i]
             p = parent[i]
-            _joint_up(ci, q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            if p >= 0:
-                _xm(XE[i], Xr[i], v[p], v[i])
-            else:
-                v[i, :] = 0.0
+            if ci == FREE:  # world-aligned coordinates at the base's origin r0
+                for x in range(3):
+                    pw[i, x] = 0.0
+                    for y in range(3):
+                        Ew[i, x, y] = E0[x, y, n]
+                    tmp[x] = r0[x, n]
+                    v[i, x] = nu[x, n]
+                    v[i, 3 + x] = nu[3 + x, n]
+                    ch[i, x] = 0.0
+                    ch[i, 3 + x] = 0.0
+                _shift_motion(tmp, v[i], -1.0)
+                continue
+            k = lvq[i]
+            _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, p)
+            _world_subspace(ci, Ew, pw, S, i)
+            # v = v_p + S qd, ch = ch_p + v_p x S qd (= v x S qd)
             qd = nu[vidx[i], n]
-            v[i, ci] += qd
-            _crm_axis(v[i], ci, qd, c[i])
-        IA[i] = I6[i]
-        _body_force(I6[i], v[i], v[i], pA[i], False)
-    Ia = IA6
-    pa = w[1]
-    for i in range(nb - 1, -1, -1):
-        ci = code[i]
-        if ci == FREE:
-            continue
-        j = vidx[i]
-        for x in range(6):
-            U[i, x] = IA[i, x, ci]
-        d = U[i, ci] + (arm[j] if has_arm else 0.0)
-        scale = 0.0
-        for x in range(6):
-            scale = max(scale, abs(IA[i, x, x]))
-        # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
-        # operations give the exact zero of a singular mass matrix where rounding here would not)
-        dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
-        u = tau[j, n] - pA[i, ci]
-        du[i, 0] = dinv
-        du[i, 1] = u
-        p = parent[i]
-        if p < 0:
-            continue
-        # Ia = IA - U U^T / d, pa = pA + Ia c + U u / d
-        for x in range(6):
-            for y in range(6):
-                Ia[x, y] = IA[i, x, y] - U[i, x] * U[i, y] * dinv
-        for x in range(6):
-            s = pA[i, x] + U[i, x] * u * dinv
-            for y in range(6):
-                s += Ia[x, y] * c[i, y]
-            pa[x] = s
-        _congruence_add(XE[i], Xr[i], Ia, IA[p], W)
-        _xtf(XE[i], Xr[i], pa, pA[p], True)
-    acc = v  # the velocities are not needed any more: reuse them for the accelerations
-    for i in range(nb):
-        ci = code[i]
-        if ci == FREE:
-            # IA a + pA = the base wrench in body coordinates; a = X0 (a_base + a0)
+            sw0, sw1, sw2 = S[i, 0] * qd, S[i, 1] * qd, S[i, 2] * qd
+            sv0, sv1, sv2 = S[i, 3] * qd, S[i, 4] * qd, S[i, 5] * qd
+            w0, w1, w2 = v[p, 0], v[p, 1], v[p, 2]
+            l0, l1, l2 = v[p, 3], v[p, 4], v[p, 5]
+            ch[i, 0] = ch[p, 0] + w1 * sw2 - w2 * sw1
+            ch[i, 1] = ch[p, 1] + w2 * sw0 - w0 * sw2
+            ch[i, 2] = ch[p, 2] + w0 * sw1 - w1 * sw0
+            ch[i, 3] = ch[p, 3] + w1 * sv2 - w2 * sv1 + l1 * sw2 - l2 * sw1
+            ch[i, 4] = ch[p, 4] + w2 * sv0 - w0 * sv2 + l2 * sw0 - l0 * sw2
+            ch[i, 5] = ch[p, 5] + w0 * sv1 - w1 * sv0 + l0 * sw1 - l1 * sw0
+            v[i, 0], v[i, 1], v[i, 2] = w0 + sw0, w1 + sw1, w2 + sw2
+            v[i, 3], v[i, 4], v[i, 5] = l0 + sv0, l1 + sv1, l2 + sv2
+        for i in range(nb):  # independent of one another
+            _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i)
+        for i in range(nb - 1, -1, -1):
+            ci = code[i]
+            if ci == FREE:
+                continue
+            j = vidx[i]
+            # U = IA S (IA symmetric: its upper triangle)
+            d = arm[j] if has_arm else 0.0
+            su = 0.0
+            scale = 0.0
             for x in range(6):
-                tmp[x] = tau[x, n]
-            _xsf(XE[i], Xr[i], tmp, pa)
+                t = 0.0
+                for y in range(6):
+                    t += (IA[i, x, y] if x <= y else IA[i, y, x]) * S[i, y]
+                U[i, x] = t
+                d += S[i, x] * t
+                su += S[i, x] * pA[i, x]
+                scale = max(scale, abs(IA[i, x, x]))
+            # a joint moving (almost) no inertia: NaN, and the caller falls back to the numpy kernel (whose
+            # operations give the exact zero of a singular mass matrix where rounding here would not)
+            dinv = 1.0 / d if abs(d) > SINGULAR * scale else np.nan
+            u = tau[j, n] - su
+            du[i, 0] = dinv
+            du[i, 1] = u
+            p = parent[i]  # a root's parent: row nb, not read
+            # IA_p += IA - U U^T / d, pA_p += pA + U u / d: no transform in world coordinates
             for x in range(6):
-                pa[x] -= pA[i, x]
-            Ia[:, :] = IA[i]
-            _solve6(Ia, pa, acc[i])
-            _xm_inv(XE[i], Xr[i], acc[i], tmp)
-            for x in range(6):
-                nud[x, n] = tmp[x] - a0n[x]
-            continue
-        p = parent[i]
-        if p >= 0:
-            _xm(XE[i], Xr[i], acc[p], tmp)
-        else:
-            _xm(XE[i], Xr[i], a0n, tmp)
-        s = 0.0
+                ux = U[i, x] * dinv
+                for y in range(x, 6):
+                    IA[p, x, y] += IA[i, x, y] - ux * U[i, y]
+                pA[p, x] += pA[i, x] + ux * u
+        acc = v  # the velocities are not needed any more: the accelerations minus the bias ones (a - ch)
         for x in range(6):
-            tmp[x] += c[i, x]
-            s += U[i, x] * tmp[x]
-        qdd = (du[i, 1] - s) * du[i, 0]
-        tmp[ci] += qdd
-        acc[i, :] = tmp
-        nud[vidx[i], n] = qdd
+            acc[nb, x] = a0[x, a0c]  # the world's (a root's parent)
+        for i in range(nb):
+            ci = code[i]
+            if ci == FREE:
+                # IA a + pA = the base wrench (both at the base's origin); nu_dot = a (at the world's) - a0
+                for x in range(3):
+                    g[x] = r0[x, n]
+                    tmp[x] = tau[x, n]
+                    tmp[3 + x] = tau[3 + x, n]
+                _shift_force(g, tmp)
+                A = W.reshape((6, 6))
+                for x in range(6):
+                    tmp[x] -= pA[i, x]
+                    for y in range(6):
+                        A[x, y] = IA[i, x, y] if x <= y else IA[i, y, x]
+                _solve6(A, tmp, acc[i])
+                for x in range(6):
+                    tmp[x] = acc[i, x]
+                _shift_motion(g, tmp, 1.0)
+                for x in range(6):
+                    nud[x, n] = tmp[x] - a0[x, a0c]
+                continue
+            p = parent[i]
+            t = 0.0
+            for x in range(6):
+                t += U[i, x] * acc[p, x]
+            qdd = (du[i, 1] - t) * du[i, 0]
+            for x in range(6):
+                acc[i, x] = acc[p, x] + S[i, x] * qdd
+            nud[vidx[i], n] = qdd
 
 
-def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, nblk):
+def _aba(
+    parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, nu, tau, a0, arm, nud, nblk
+):  # fmt: skip
     """Forward dynamics: ``nud`` (nv, N) written (inf or NaN where a joint or the base moves no
-    inertia)."""
+    inertia).
+
+    The articulated-body algorithm in the coordinates of the tree's frame of reference (a fixed
+    tree's root frame; for a free tree, the world's axes at the base's origin, so that the
+    articulated inertias, which add there without transforms, keep the precision of body
+    coordinates however far the robot is from the world's origin): the bias accelerations ``c_i =
+    v_i x S_i qd_i`` accumulate from the root into ``ch_i`` and enter the bias forces as ``I_i ch_i``,
+    so that the recursions run on ``a_i - ch_i`` without bias terms (as :func:`.kernels.aba`); the
+    articulated inertias are kept as upper triangles."""
     nb = parent.shape[0]
     N = nud.shape[1]
     for b in prange(nblk):
-        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, arm_ = _own(
-            parent, code, vidx, qidx, lvq, Et, rt, I6, arm
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
+            parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
         )
-        XE = np.empty((nb, 3, 3))
-        Xr = np.empty((nb, 3))
-        v = np.empty((nb, 6))
-        c = np.empty((nb, 6))
-        IA = np.empty((nb, 6, 6))
-        pA = np.empty((nb, 6))
+        mass_, h0_ = mass.copy(), h0.copy()
+        # row nb stands for the world (a root's parent): identity pose, at rest
+        for i in range(nb):
+            if parent_[i] < 0:
+                parent_[i] = nb
+        Ew = np.zeros((nb + 1, 3, 3))
+        pw = np.zeros((nb + 1, 3))
+        S = np.empty((nb, 6))
+        v = np.zeros((nb + 1, 6))
+        ch = np.zeros((nb + 1, 6))
+        IA = np.empty((nb + 1, 6, 6))
+        pA = np.empty((nb + 1, 6))
+        for x in range(3):
+            Ew[nb, x, x] = 1.0
         U = np.empty((nb, 6))
         du = np.empty((nb, 2))
-        IA6 = np.empty((6, 6))
-        W = np.empty((7, 3, 3))
         w = np.empty((2, 6))
+        W = np.empty((4, 3, 3))
         qb, lcb, lsb, Eb, E3, rb, nub, ab = _state_buffers(q, lc, ls, nu)
         tb = np.empty((tau.shape[0], STAGE))
         ob = np.empty((nud.shape[0], STAGE))
@@ -491,11 +506,10 @@ def _aba(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, tau, 
             nl = min(STAGE, stop - n0)
             _stage_state(q, lc, ls, E0, r0, nu, a0, n0, nl, qb, lcb, lsb, Eb, rb, nub, ab)
             _stage(tau, n0, nl, tb)
-            for n in range(nl):
-                _aba_one(
-                    n, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, I6_, qb, lcb, lsb, E3, rb, nub, tb, ab,
-                    arm_, ob, XE, Xr, v, c, IA, pA, U, du, IA6, W, w,
-                )  # fmt: skip
+            _aba_stage(
+                nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
+                nub, tb, ab, arm_, ob, Ew, pw, S, v, ch, IA, pA, U, du, w, W,
+            )  # fmt: skip
             _unstage(ob, n0, nl, nud)
 
 
