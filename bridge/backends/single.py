@@ -14,12 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
+from bridge.conventions.declaration import BaseVelocity, Configuration, QuaternionOrder
+from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, State, single_arrays, vdot
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
 # (single_arrays: re-exported from bridge.conventions.state)
-__all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_arrays"]
+__all__ = [
+    "COMPILE_AFTER", "CompiledSingle", "LibrarySingleState", "SingleMatrixBack", "compiled_args", "single_arrays",
+]  # fmt: skip
+
+_F64 = np.dtype(np.float64)
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
 #: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
@@ -33,6 +39,72 @@ __all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_ar
 #: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
 #: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
 COMPILE_AFTER = 100_000
+
+
+class CompiledSingle:
+    """The constants and the two state arrays of a library engine's compiled single-state path
+    (floating base, one-coordinate joints): the layout of :mod:`.single_kernels` (``state = [c | q
+    | v | base velocity | H | work | 0]``), headed by the change's constants from the two
+    declarations (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack`) and the library's
+    configuration (where q holds the base position, the quaternion and each joint).
+
+    Attributes:
+        k: the kernels (:mod:`.single_kernels`).
+        states: two tuples ``(state, q, v, qv, vb, H (4, 4), bias (nv,), X (6, 6), cov)``, views of
+            one state array each (used in turn: the current state's and the spare), ``cov`` the
+            :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that array, its
+            ``X``, ``X_inv`` and base bias views of it (nothing to evaluate per state).
+        identity: T is the identity (the representation's convention is the library's).
+        in_place: the joint order is the identity (results converted in the library's arrays).
+        bias_free, inverse: the change has no ``T_dot nu``; the joint order's inverse (or None).
+    """
+
+    def __init__(
+        self,
+        source: BaseVelocity,
+        target: BaseVelocity,
+        joints: JointOrder,
+        configuration: Configuration,
+        q_index: np.ndarray,
+    ) -> None:
+        """``q_index`` (n,): where each joint of the model's order is in the library's q."""
+        from bridge.conventions import single_kernels as ck
+
+        from . import single_kernels as k
+
+        self.k = k
+        change = single_base_change(source, target)
+        wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
+        extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
+        size = change.pack(joints, extra).size
+        parts = k.layout(size, joints.n)
+        consts = change.pack(joints, extra, parts["work"].start)
+        self.identity = change.identity and joints.perm is None
+        self.in_place = joints.perm is None
+        self.bias_free = change.bias_free
+        self.inverse = joints.inverse
+        self.states = []
+        for _ in range(2):
+            a = np.zeros(parts["size"].stop)
+            a[:size] = consts
+            v = a[parts["v"]]
+            fill = SingleStateChange(source, target, joints, v[:6], v[6:])
+            fill.compile(ck, a)  # (False for a constant X: the cov's X is that constant)
+            views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
+            H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
+            self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
+
+
+def compiled_args(H: object, s: object, vb: object, sd: object, shape_n: tuple) -> bool:
+    """Whether one state's arguments are what the compiled ``set_state`` takes: four float64
+    arrays of the right shapes (anything else takes :func:`single_arrays`)."""
+    return (
+        type(H) is type(s) is type(sd) is type(vb) is np.ndarray
+        and H.dtype is s.dtype is sd.dtype is vb.dtype is _F64
+        and H.shape == (4, 4)
+        and s.shape == sd.shape == shape_n
+        and vb.shape == (6,)
+    )
 
 
 class LibrarySingleState:

@@ -14,8 +14,8 @@ these kernels with.
 
 Layout of the constants (``pack``), one float64 array ``c`` (integers stored exactly)::
 
-    c = [head (12) | X (36) | X^-1 (36) | L_s^-1 (36) | perm (n) | order (nv) | skew terms (t, 7) | extra]
-    head = [c_wv, c_q, c_c, rotate, linear start, k (3), n, len(c), terms start, extra start]
+    c = [head (13) | X (36) | X^-1 (36) | L_s^-1 (36) | perm (n) | order (nv) | skew terms (t, 7) | extra]
+    head = [c_wv, c_q, c_c, rotate, linear start, k (3), n, len(c), terms start, extra start, work]
 
 the three maps are index maps into the pose ``H`` (4, 4) (``H.flat``; 12 holds 0, 15 holds 1),
 ``L_s^-1`` the source's map to BODY (read for ``T_dot nu``), ``perm`` the joint order (target joint
@@ -25,7 +25,8 @@ e, coef, fixed]`` for ``coef R^a u^ R^e`` added to the 3x3 block at ``(r0, c0)``
 origin ``p`` or, ``fixed``, the declaration's body-fixed point ``k`` (the base COM); ``T_dot nu`` is
 ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w) + c_c (w x (w x k))); 0]`` (linear half at ``linear
 start``, ``P_t`` the rotation when ``rotate``), ``(v, w)`` the BODY base velocity, ``q = R^T p``;
-``extra`` what an engine's kernels add (its configuration layout). One array, because numba's
+``extra`` what an engine's kernels add (its configuration layout); ``work`` where the state's
+numbers go in the array the constants head (after them, unless an engine lays out its own). One array, because numba's
 dispatch costs about 90 ns per array argument on the shared machine, more than the work.
 
 A state's numbers go to a work array ``[X (36) | X^-1 (36) | scratch (36) | T_dot nu (6)]`` (so
@@ -45,7 +46,7 @@ from numba import njit
 
 __all__ = ["HEAD", "PERM", "TERM", "WORK", "change_base", "change_matrix", "fill"]
 
-HEAD = 12  # the head of the constants (module docstring)
+HEAD = 13  # the head of the constants (module docstring)
 PERM = HEAD + 3 * 36  # where the joint order starts
 TERM = 7  # numbers per skew term
 WORK = 114  # [X | X^-1 | scratch | T_dot nu]
@@ -162,10 +163,10 @@ def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, 
 
 @njit(cache=True)
 def fill(H: np.ndarray, vb: np.ndarray, sd: np.ndarray, v: np.ndarray, data: np.ndarray) -> None:
-    """One state's change of variables (floating base): ``v = [X vb; sd[perm]]`` (nv,) and, after
-    the constants ``data[:len(c)]``, the work array (module docstring)."""
+    """One state's change of variables (floating base): ``v = [X vb; sd[perm]]`` (nv,) and the work
+    array (module docstring) in ``data``, which the constants head."""
     n = int(data[8])
     for j in range(n):
         v[6 + j] = sd[int(data[PERM + j])]
-    size = int(data[9])
-    change_base(H, vb, data, data[size : size + WORK], v)
+    w = int(data[12])
+    change_base(H, vb, data, data[w : w + WORK], v)

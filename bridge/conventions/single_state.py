@@ -208,11 +208,12 @@ class SingleBaseChange:
         """``L_s^-1`` (6, 6): the source base velocity -> BODY."""
         return self._to_body(H, rows)
 
-    def pack(self, joints, extra: object = ()) -> np.ndarray:
+    def pack(self, joints, extra: object = (), work: int | None = None) -> np.ndarray:
         """The constants of the compiled kernels (:mod:`bridge.conventions.single_kernels`, whose
         docstring gives the layout) for this change and the joint order ``joints``
         (:class:`~bridge.conventions.convention.JointOrder`), with an engine's ``extra`` numbers at
-        the end: one contiguous float64 array."""
+        the end and ``work`` the offset of the work array in the array they head (None: right after
+        them): one contiguous float64 array."""
         n, nv = joints.n, joints.nv
         perm = np.arange(n) if joints.perm is None else joints.perm
         order = np.arange(nv) if joints.back is None else joints.back
@@ -226,11 +227,11 @@ class SingleBaseChange:
             dtype=np.float64,
         ).ravel()
         extra = np.asarray(extra, dtype=np.float64).ravel()
-        start = 12 + 3 * 36 + n + nv  # the terms (single_kernels.PERM + n + nv)
+        start = 13 + 3 * 36 + n + nv  # the terms (single_kernels.PERM + n + nv)
         size = start + terms.size + extra.size
         k = self._k if self._k is not None else (0.0, 0.0, 0.0)
         head = [self._c_wv, self._c_q, self._c_c, 1.0 if self._P_t == 1 else 0.0, self._lin.start, *k]
-        head += [n, size, start, start + terms.size]
+        head += [n, size, start, start + terms.size, size if work is None else work]
         parts = [head, *(c.index.ravel() for c in compiled), perm, order, terms, extra]
         return np.ascontiguousarray(np.concatenate([np.asarray(x, dtype=np.float64) for x in parts]))
 
@@ -435,7 +436,7 @@ class SingleStateChange:
         ):
             self.fill = self._fill_rotation
 
-    def compile(self, kernels) -> bool:
+    def compile(self, kernels, data: np.ndarray | None = None) -> bool:
         """Make :attr:`fill` one compiled call (``kernels``: :mod:`bridge.conventions.single_kernels`,
         imported by the caller once numba is known to be there) when the base is floating, X
         depends on the state (else the numpy ``fill`` is a copy or a constant product already) and
@@ -443,14 +444,20 @@ class SingleStateChange:
 
         :attr:`work` (:data:`~bridge.conventions.single_kernels.WORK`,) ``[X | X^-1 | scratch |
         T_dot nu]`` then holds the state's numbers, and :attr:`cov`'s ``X``, ``X_inv`` and base bias
-        are views of it from now on."""
+        are views of it from now on. ``data``: an engine's own array headed by this change's
+        constants (:meth:`SingleBaseChange.pack`, its work offset given), whose kernels write the
+        work array themselves (:func:`~bridge.conventions.single_kernels.change_base`); None: the
+        constants and the work array of this object's own."""
         change, cov = self._change, self.cov
         v = _joined(self._v_base, self._v_joints)
         if not cov.joints.nb or change.constant or v is None:
             return False
-        consts = change.pack(cov.joints)
-        self._data = data = np.concatenate([consts, np.zeros(kernels.WORK)])
-        self.work = work = data[consts.size :]
+        if data is None:
+            consts = change.pack(cov.joints)
+            data = np.concatenate([consts, np.zeros(kernels.WORK)])
+        self._data = data
+        w = int(data[12])
+        self.work = work = data[w : w + kernels.WORK]
         self._views = views(work, change.bias_free)
         self._v = v
         cov.X, cov.X_inv, cov._bias = self._views

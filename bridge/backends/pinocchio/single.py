@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.single import LibrarySingleState, SingleMatrixBack
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack, compiled_args
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
 from bridge.conventions.state import MODERATE_SQ, all_finite, single_arrays, vdot, velocity_declaration
@@ -92,7 +92,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
         # the compiled path (.compiled): numba, a floating base, one-coordinate joints
         if compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any())):
-            self._kern_args = (source, PINOCCHIO.velocity, joints)
+            self._kern_args = (source, PINOCCHIO.velocity, joints, lay.idx_q)
             if self.COMPILE_AFTER <= 0:
                 self._load_compiled()
 
@@ -105,14 +105,8 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
         copied (into q and v); the State is rebuilt from the copies only if asked for."""
         H = world_H_base
-        if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
-            self._kern is not None
-            and type(H) is type(s) is type(s_dot) is type(base_velocity) is np.ndarray
-            and H.dtype is s.dtype is s_dot.dtype is base_velocity.dtype is _F64
-            and H.shape == (4, 4)
-            and s.shape == s_dot.shape == self._shape_n
-            and base_velocity.shape == (6,)
-        ):
+        # the compiled path (.compiled) takes four float64 arrays of the right shapes
+        if self._kern is not None and compiled_args(H, s, base_velocity, s_dot, self._shape_n):
             return self._set_compiled(H, s, base_velocity, s_dot, gravity)
         taken = single_arrays(H, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
@@ -162,7 +156,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
 
     def _commit(self, cov, q, v, vb, rows, s_copy, gravity: np.ndarray) -> None:
         """Make the checked copies the current single state (the numpy path's queries bound)."""
-        self._cov1_ = cov
+        self._cov1 = cov
         self._q1, self._v1, self._vb1, self._rows, self._s_copy = q, v, vb, rows, s_copy
         self._state = None
         self._cov = None
@@ -251,7 +245,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             and s_ddot.shape == self._shape_n
         ):
             kern = self._kern
-            if not kern.k.acceleration(self._state1, base_acc, s_ddot, kern.ints, self._acc):
+            if not kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc):
                 return None
             return self._inverse_dynamics_compiled()
         if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
