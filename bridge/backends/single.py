@@ -22,8 +22,13 @@ from bridge.spatial import Transform
 
 # (single_arrays: re-exported from bridge.conventions.state)
 __all__ = [
-    "COMPILE_AFTER", "CompiledSingle", "LibrarySingleState", "SingleMatrixBack", "compiled_args", "single_arrays",
-]  # fmt: skip
+    "COMPILE_AFTER",
+    "CompiledSingle",
+    "LibrarySingleState",
+    "SingleMatrixBack",
+    "compiled_args",
+    "single_arrays",
+]
 
 _F64 = np.dtype(np.float64)
 
@@ -129,6 +134,38 @@ class LibrarySingleState:
     #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
     _s_copy: np.ndarray | None = None
 
+    #: the compiled path (:class:`CompiledSingle`) once loaded, and until then the arguments that
+    #: make it (None: not eligible); single states taken by the numpy path meanwhile
+    _kern: CompiledSingle | None = None
+    _kern_args: tuple | None = None
+    _n_numpy = 0
+    _state1: np.ndarray | None = None  # the current state's array when the compiled path set it
+    _H1: np.ndarray | None = None
+    _rows: list | None = None
+
+    def _init_compiled(
+        self,
+        source: BaseVelocity,
+        target: BaseVelocity,
+        joints: JointOrder,
+        configuration: Configuration,
+        q_index: np.ndarray | None,
+    ) -> None:
+        """Make the compiled path available (loaded after :attr:`COMPILE_AFTER` single states, with
+        numba) when the base is floating and every joint has one coordinate (``q_index`` (n,):
+        where each joint of the model's order is in the library's q; None: not eligible)."""
+        if q_index is not None and self._nb:
+            self._kern_args = (source, target, joints, configuration, q_index)
+            if self.COMPILE_AFTER <= 0:
+                self._load_compiled()
+
+    def _load_compiled(self) -> None:
+        """Load the compiled path (once; it stays off without numba)."""
+        args, self._kern_args = self._kern_args, None
+        if compiled_kernels() is not None:
+            self._kern = CompiledSingle(*args)
+            self._mass_back._load()
+
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
@@ -137,10 +174,42 @@ class LibrarySingleState:
         representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
 
         Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error); the
-        engine's ``_take_single(H, rows, s, v, s_dot, gravity)`` copies them."""
+        are not one valid state (the caller then builds a State, which raises the error). Four
+        float64 arrays of the right shapes take the compiled path once it is loaded (one kernel
+        checks them and writes the library's q, v and the change of variables, then the engine's
+        ``_commit_compiled(state, gravity)``); anything else the engine's ``_take_single(H, rows, s,
+        v, s_dot, gravity)``, which copies them."""
+        kern = self._kern
+        if kern is not None and compiled_args(world_H_base, s, base_velocity, s_dot, self._shape_n):
+            arrays = kern.states[self._spare]
+            if not kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0]):
+                return False
+            self._spare ^= 1
+            self._commit_compiled(arrays, gravity)
+            return True
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
-        return taken is not None and self._take_single(*taken, gravity)
+        if taken is None or not self._take_single(*taken, gravity):
+            return False
+        self._state1 = None
+        if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
+            self._n_numpy += 1
+            if self._n_numpy >= self.COMPILE_AFTER:
+                self._load_compiled()
+        return True
+
+    def _acceleration_compiled(self, base_acc: object, s_ddot: object, out: np.ndarray) -> bool | None:
+        """The compiled state's ``T nu_dot + T_dot nu`` (nv,) into ``out`` for float64 arrays of the
+        right shapes: True, False when it is not finite and moderate, None for other arguments or
+        no compiled state (the numpy path then takes them)."""
+        if (
+            self._state1 is not None
+            and type(base_acc) is type(s_ddot) is np.ndarray
+            and base_acc.dtype is s_ddot.dtype is _F64
+            and base_acc.shape == (6,)
+            and s_ddot.shape == self._shape_n
+        ):
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, out)
+        return None
 
     def _use_single_path(self, single: bool, suffix: str = "single") -> None:
         """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
@@ -169,7 +238,7 @@ class LibrarySingleState:
 
     def _pose1(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
-        return np.array(self._rows)
+        return np.array(self._rows) if self._state1 is None else self._H1.copy()
 
     def _acceleration_into(
         self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray

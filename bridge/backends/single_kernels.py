@@ -147,8 +147,8 @@ def layout(size: int, n: int) -> dict[str, slice]:
     w = H + 16
     return {
         "c": slice(0, size), "q": slice(q, v), "v": slice(v, vb), "qv": slice(q, vb), "vb": slice(vb, H),
-        "H": slice(H, w), "work": slice(w, w + WORK), "X": slice(w, w + 36), "bias": slice(w + 108, w + 108 + nv),
-        "size": slice(0, w + 108 + nv),
+        "H": slice(H, w), "work": slice(w, w + WORK), "X": slice(w, w + 36),
+        "bias": slice(w + 108, w + 108 + nv), "size": slice(0, w + 108 + nv),
     }  # fmt: skip
 
 
@@ -338,6 +338,10 @@ def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
         out[6 + k] = tau[6 + int(state[PERM + k])]
     t0, t1, t2, t3, t4, t5 = tau[0], tau[1], tau[2], tau[3], tau[4], tau[5]
     for r in range(6):
-        out[r] = X_inv[0, r] * t0 + X_inv[1, r] * t1 + X_inv[2, r] * t2 + X_inv[3, r] * t3 + (
-            X_inv[4, r] * t4 + X_inv[5, r] * t5
+        out[r] = (
+            X_inv[0, r] * t0
+            + X_inv[1, r] * t1
+            + X_inv[2, r] * t2
+            + X_inv[3, r] * t3
+            + (X_inv[4, r] * t4 + X_inv[5, r] * t5)
         )

@@ -26,8 +26,9 @@ origin ``p`` or, ``fixed``, the declaration's body-fixed point ``k`` (the base C
 ``[P_t (c_wv (w x v) + c_q ((v - w x q) x w) + c_c (w x (w x k))); 0]`` (linear half at ``linear
 start``, ``P_t`` the rotation when ``rotate``), ``(v, w)`` the BODY base velocity, ``q = R^T p``;
 ``extra`` what an engine's kernels add (its configuration layout); ``work`` where the state's
-numbers go in the array the constants head (after them, unless an engine lays out its own). One array, because numba's
-dispatch costs about 90 ns per array argument on the shared machine, more than the work.
+numbers go in the array the constants head (after them, unless an engine lays out its own). One
+array, because numba's dispatch costs about 90 ns per array argument on the shared machine, more
+than the work.
 
 A state's numbers go to a work array ``[X (36) | X^-1 (36) | scratch (36) | T_dot nu (6)]`` (so
 that ``n`` zeros after it make Pinocchio's whole bias acceleration).
@@ -116,7 +117,11 @@ def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, 
     change_matrix(H, c, 1, X_inv)
     for r in range(6):
         v_base[r] = (
-            X[r, 0] * vb[0] + X[r, 1] * vb[1] + X[r, 2] * vb[2] + X[r, 3] * vb[3] + (X[r, 4] * vb[4] + X[r, 5] * vb[5])
+            X[r, 0] * vb[0]
+            + X[r, 1] * vb[1]
+            + X[r, 2] * vb[2]
+            + X[r, 3] * vb[3]
+            + (X[r, 4] * vb[4] + X[r, 5] * vb[5])
         )
     for k in range(6):
         bias[k] = 0.0

@@ -390,8 +390,21 @@ class SingleStateChange:
     """
 
     __slots__ = (
-        "_bias", "_bias_pose", "_change", "_data", "_index", "_kernel", "_perm", "_v", "_v_base",
-        "_v_body", "_v_joints", "_views", "cov", "fill", "work",
+        "_bias",
+        "_bias_pose",
+        "_change",
+        "_data",
+        "_index",
+        "_kernel",
+        "_perm",
+        "_v",
+        "_v_base",
+        "_v_body",
+        "_v_joints",
+        "_views",
+        "cov",
+        "fill",
+        "work",
     )
 
     def __init__(
@@ -431,8 +444,10 @@ class SingleStateChange:
         self.fill = self._fill_general
         if not floating or change.constant:
             self.fill = self._fill_constant
-        elif self._index is not None and (self._bias is None or not self._bias_pose) and (
-            self._v_body is None or self._v_body is self._v_base
+        elif (
+            self._index is not None
+            and (self._bias is None or not self._bias_pose)
+            and (self._v_body is None or self._v_body is self._v_base)
         ):
             self.fill = self._fill_rotation
 

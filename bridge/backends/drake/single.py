@@ -85,6 +85,10 @@ class DrakeSingleState(LibrarySingleState):
         self._frame_change = None if rep in known else single_base_change(mixed, rep)
         self._g_last: np.ndarray | None = None
         self._state_g = False  # gravity's forces of the current state computed
+        # the compiled path (numba): one-coordinate joints (q holds s as it is)
+        one_coordinate = nq == nv + (1 if nb else 0)
+        q_index = lay.idx_q if one_coordinate else None
+        self._init_compiled(source, DRAKE.velocity, joints, DRAKE.configuration, q_index)
 
     # ------------------------------------------------------------------ state
     def _take_single(
@@ -107,25 +111,38 @@ class DrakeSingleState(LibrarySingleState):
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
-        plant, c = self.plant, self.context
+        if not nb and rows != self._pose:  # a fixed base: the weld's pose parameter
+            self._weld.SetPoseInParentFrame(self.context, self._RigidTransform(H))
+            self._pose = rows
+        self._commit(qv, q, vel, vb, cov, gravity)
+        self._rows = rows
+        return True
+
+    def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
+        """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
+        the current single state."""
+        state, q, v, qv, vb, H, _, _, cov = arrays
+        self._commit(qv, q, v, vb, cov, gravity)
+        self._state1, self._H1, self._rows = state, H, None
+
+    def _commit(self, qv: np.ndarray, q: np.ndarray, v: np.ndarray, vb: np.ndarray, cov, gravity) -> None:
+        """Make a checked state (Drake's ``[q | v]``, the base velocity in the representation, the
+        change of variables) the current single state: given to the Context."""
+        plant = self.plant
         if gravity is not self._g_last:
             self._g_last = gravity
             g = gravity.tolist()
             if g != self._gravity:
                 plant.mutable_gravity_field().set_gravity_vector(gravity)
                 self._gravity = g
-        if not nb and rows != self._pose:  # a fixed base: the weld's pose parameter
-            self._weld.SetPoseInParentFrame(c, self._RigidTransform(H))
-            self._pose = rows
-        plant.SetPositionsAndVelocities(c, qv)
+        plant.SetPositionsAndVelocities(self.context, qv)
         self._current = 0
         self._state_g = False
-        self._cov1, self._q1, self._v1, self._vb1, self._rows, self._g1 = cov, q, vel, vb, rows, gravity
+        self._cov1, self._q1, self._v1, self._vb1, self._g1 = cov, q, v, vb, gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._single:
             self._use_single_path(True)
-        return True
 
     def _gravity_forces_d(self):
         """The MultibodyForces holding gravity's contribution at the current state."""
@@ -173,7 +190,11 @@ class DrakeSingleState(LibrarySingleState):
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
         a = self._acc
-        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
+        done = self._acceleration_compiled(base_acc, s_ddot, a)
+        if done is None:  # (not the compiled path's arguments)
+            if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
+                return None
+        elif not done:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
         return self._mass_back.force(tau, self._cov1.X, self._cov1)
@@ -191,6 +212,9 @@ class DrakeSingleState(LibrarySingleState):
         rhs = self._tau - self._bias_d(False)
         M = self.plant.CalcMassMatrix(self.context)
         vdot_d = cho_solve(cho_factor(M, lower=True, check_finite=False), rhs, check_finite=False)
+        if self._state1 is not None:
+            self._kern.k.acceleration_back(vdot_d, self._state1, vdot_d if self._kern.in_place else rhs)
+            return vdot_d if self._kern.in_place else rhs
         return self._cov1.acceleration_back(vdot_d, True)
 
 

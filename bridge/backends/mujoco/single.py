@@ -90,6 +90,11 @@ class MujocoSingleState(LibrarySingleState):
         self._g_list: list | None = None
         self._base_rows: list | None = None
         self._stage = 0
+        # the compiled path (numba): one-coordinate joints (qpos holds s as it is)
+        one_coordinate = nq == nv + (1 if nb else 0)
+        self._init_compiled(
+            source, MUJOCO.velocity, joints, MUJOCO.configuration, self._s_index if one_coordinate else None
+        )
 
     # ------------------------------------------------------------------ state
     def _take_single(
@@ -109,6 +114,24 @@ class MujocoSingleState(LibrarySingleState):
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
+        self._commit(q, qvel, vb, cov, gravity)
+        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
+            self.mm.body_pos[self._base_body] = H[:3, 3]
+            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
+            self._base_rows = rows
+        self._rows = rows
+        return True
+
+    def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
+        """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
+        the current single state."""
+        state, q, v, _, vb, H, _, _, cov = arrays
+        self._commit(q, v, vb, cov, gravity)
+        self._state1, self._H1, self._rows = state, H, None
+
+    def _commit(self, q: np.ndarray, qvel: np.ndarray, vb: np.ndarray, cov, gravity: np.ndarray) -> None:
+        """Make a checked state (MuJoCo's ``qpos``, ``qvel``, the base velocity in the
+        representation, the change of variables) the current single state: copied into the MjData."""
         self._d_qpos[...] = q
         self._d_qvel[...] = qvel
         if gravity is not self._g_last:
@@ -117,19 +140,14 @@ class MujocoSingleState(LibrarySingleState):
             if g != self._g_list:
                 self.mm.opt.gravity[:] = g
                 self._g_list = g
-        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
-            self.mm.body_pos[self._base_body] = H[:3, 3]
-            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
-            self._base_rows = rows
         self._stage = 0
         self._current = -1
-        self._cov1, self._q1, self._v1, self._vb1, self._rows = cov, q, qvel, vb, rows
+        self._cov1, self._q1, self._v1, self._vb1 = cov, q, qvel, vb
         self._g1 = gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._single:
             self._use_single_path(True)
-        return True
 
     def _positions(self) -> None:
         """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
@@ -200,7 +218,11 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
+        done = self._acceleration_compiled(base_acc, s_ddot, self._d_qacc)
+        if done is None:  # (not the compiled path's arguments)
+            if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
+                return None
+        elif not done:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
@@ -216,4 +238,8 @@ class MujocoSingleState(LibrarySingleState):
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
         self._run(self._mj.mj_forwardSkip, self._mj.mj_forward)
+        if self._state1 is not None:
+            out = np.empty(self._nv)
+            self._kern.k.acceleration_back(self._d_qacc, self._state1, out)
+            return out
         return self._cov1.acceleration_back(self._d_qacc)
