@@ -26,11 +26,9 @@ __all__ = [
     "CompiledSingle",
     "LibrarySingleState",
     "SingleMatrixBack",
-    "compiled_args",
     "single_arrays",
 ]
 
-_F64 = np.dtype(np.float64)
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
 #: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
@@ -98,18 +96,6 @@ class CompiledSingle:
             views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
             H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
             self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
-
-
-def compiled_args(H: object, s: object, vb: object, sd: object, shape_n: tuple) -> bool:
-    """Whether one state's arguments are what the compiled ``set_state`` takes: four float64
-    arrays of the right shapes (anything else takes :func:`single_arrays`)."""
-    return (
-        type(H) is type(s) is type(sd) is type(vb) is np.ndarray
-        and H.dtype is s.dtype is sd.dtype is vb.dtype is _F64
-        and H.shape == (4, 4)
-        and s.shape == sd.shape == shape_n
-        and vb.shape == (6,)
-    )
 
 
 class LibrarySingleState:
@@ -180,13 +166,17 @@ class LibrarySingleState:
         ``_commit_compiled(state, gravity)``); anything else the engine's ``_take_single(H, rows, s,
         v, s_dot, gravity)``, which copies them."""
         kern = self._kern
-        if kern is not None and compiled_args(world_H_base, s, base_velocity, s_dot, self._shape_n):
+        if kern is not None:
             arrays = kern.states[self._spare]
-            if not kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0]):
-                return False
-            self._spare ^= 1
-            self._commit_compiled(arrays, gravity)
-            return True
+            try:
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
+            except TypeError:  # not four contiguous float64 arrays: the numpy path below
+                done = None
+            if done is not None:
+                if done:
+                    self._spare ^= 1
+                    self._commit_compiled(arrays, gravity)
+                return done
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
         if taken is None or not self._take_single(*taken, gravity):
             return False
@@ -201,15 +191,44 @@ class LibrarySingleState:
         """The compiled state's ``T nu_dot + T_dot nu`` (nv,) into ``out`` for float64 arrays of the
         right shapes: True, False when it is not finite and moderate, None for other arguments or
         no compiled state (the numpy path then takes them)."""
-        if (
-            self._state1 is not None
-            and type(base_acc) is type(s_ddot) is np.ndarray
-            and base_acc.dtype is s_ddot.dtype is _F64
-            and base_acc.shape == (6,)
-            and s_ddot.shape == self._shape_n
-        ):
+        if self._state1 is None:
+            return None
+        try:
             return self._kern.k.acceleration(self._state1, base_acc, s_ddot, out)
-        return None
+        except TypeError:  # not contiguous float64 arrays
+            return None
+
+    # the compiled state's conversions of the library's results (kernels of .single_kernels)
+    def _matrix_back(self, M: np.ndarray) -> np.ndarray:
+        """``T^T M T`` (nv, nv) of the library's fresh symmetric matrix ``M`` (C order; its upper
+        triangle read), converted in place when the joint order is the same."""
+        kern = self._kern
+        if kern.identity:
+            return M
+        if kern.in_place:
+            kern.k.matrix_back(M, self._state1)
+            return M
+        out = np.empty_like(M)
+        kern.k.matrix_back_permuted(M, self._state1, out)
+        return out
+
+    def _force_back(self, x: np.ndarray) -> np.ndarray:
+        """``T^T x`` (nv,) of a library's generalized force ``x`` (read only: it may be a view of
+        the library's buffers)."""
+        out = np.empty(x.shape[0])
+        self._kern.k.vector_back_permuted(x, self._state1, out)
+        return out
+
+    def _columns_back(self, J: np.ndarray) -> np.ndarray:
+        """``J T`` (6, nv) of a library's fresh Jacobian ``J`` (C order), in place when the joint
+        order is the same."""
+        kern = self._kern
+        if kern.in_place:
+            kern.k.columns_back(J, self._state1)
+            return J
+        out = np.empty_like(J)
+        kern.k.columns_back_permuted(J, self._state1, out)
+        return out
 
     def _use_single_path(self, single: bool, suffix: str = "single") -> None:
         """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the

@@ -43,7 +43,7 @@ in an inlined function of another module). This module is neutral: it names no l
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import float64, njit, types, void
 
 __all__ = ["HEAD", "PERM", "TERM", "WORK", "change_base", "change_matrix", "fill"]
 
@@ -166,10 +166,17 @@ def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, 
     bias[i0], bias[i0 + 1], bias[i0 + 2] = ax, ay, az
 
 
-@njit(cache=True)
+_V, _RV = float64[::1], types.Array(float64, 1, "C", readonly=True)
+_M, _RM = float64[:, ::1], types.Array(float64, 2, "C", readonly=True)
+
+
+# explicit signatures: a faster dispatch, and a TypeError instead of a new compilation for other
+# arguments (the caller converts them); the pose and s_dot may be read-only arrays
+@njit([void(h, _V, v, _V, _V) for h in (_M, _RM) for v in (_V, _RV)], cache=True)
 def fill(H: np.ndarray, vb: np.ndarray, sd: np.ndarray, v: np.ndarray, data: np.ndarray) -> None:
     """One state's change of variables (floating base): ``v = [X vb; sd[perm]]`` (nv,) and the work
-    array (module docstring) in ``data``, which the constants head."""
+    array (module docstring) in ``data``, which the constants head. Compiled for contiguous float64
+    arrays only (a TypeError for others: the caller makes them so)."""
     n = int(data[8])
     for j in range(n):
         v[6 + j] = sd[int(data[PERM + j])]

@@ -40,7 +40,6 @@ __all__ = ["SingleBaseChange", "SingleBias", "SingleStateChange", "single_base_c
 # flat indices into a (4, 4) pose H: R[i, j] = H.flat[4 i + j]; 12 holds 0.0, 15 holds 1.0
 _ZERO, _ONE = 12, 15
 _SWAP = np.array([3, 4, 5, 0, 1, 2])
-_F64 = np.dtype(np.float64)
 
 
 def _rotation_index(b: int | None) -> np.ndarray:
@@ -483,11 +482,11 @@ class SingleStateChange:
 
     def _fill_compiled(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
         """:meth:`_fill_general` as one compiled call (:meth:`compile`)."""
-        if s_dot.dtype is not _F64:
-            s_dot = s_dot.astype(np.float64)
-        if base_velocity.dtype is not _F64:
-            base_velocity = base_velocity.astype(np.float64)
-        self._kernel(H, base_velocity, s_dot, self._v, self._data)
+        try:
+            self._kernel(H, base_velocity, s_dot, self._v, self._data)
+        except TypeError:  # (the kernel takes contiguous float64 arrays only)
+            args = (np.ascontiguousarray(x, dtype=np.float64) for x in (H, base_velocity, s_dot))
+            self._kernel(*args, self._v, self._data)
         cov = self.cov
         cov.X, cov.X_inv, cov._bias = self._views
         return cov

@@ -121,9 +121,9 @@ class DrakeSingleState(LibrarySingleState):
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
         the current single state."""
-        state, q, v, qv, vb, H, _, _, cov = arrays
+        state, q, v, qv, vb, H, bias, _, cov = arrays
         self._commit(qv, q, v, vb, cov, gravity)
-        self._state1, self._H1, self._rows = state, H, None
+        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
 
     def _commit(self, qv: np.ndarray, q: np.ndarray, v: np.ndarray, vb: np.ndarray, cov, gravity) -> None:
         """Make a checked state (Drake's ``[q | v]``, the base velocity in the representation, the
@@ -156,15 +156,23 @@ class DrakeSingleState(LibrarySingleState):
     def _bias_d(self, representation: bool = True) -> np.ndarray:
         """Drake's generalized forces (gravity in) at zero acceleration in the representation
         (``vdot = T_dot nu``), or in Drake's convention (``vdot = 0``) when not ``representation``."""
-        bias = representation and self._cov1.base_bias_into(self._a_bias_base)
-        a = self._a_bias if bias else self._zeros_nv
+        if self._state1 is not None:  # the compiled state: T_dot nu in its array
+            a = self._abias1 if representation else self._zeros_nv
+        else:
+            bias = representation and self._cov1.base_bias_into(self._a_bias_base)
+            a = self._a_bias if bias else self._zeros_nv
         return self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
 
     # ------------------------------------------------------------------ queries
     def _mass_matrix_single(self) -> np.ndarray:
-        return self._mass_back(self.plant.CalcMassMatrix(self.context), self._cov1.X)
+        M = self.plant.CalcMassMatrix(self.context)
+        if self._state1 is not None:  # (Drake's M is in Fortran order; symmetric: M.T is M in C order)
+            return self._matrix_back(M.T if not M.flags.c_contiguous else M)
+        return self._mass_back(M, self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
+        if self._state1 is not None:
+            return self._force_back(self._bias_d())
         return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
@@ -180,6 +188,8 @@ class DrakeSingleState(LibrarySingleState):
         if change is not None:  # pragma: no cover - every neutral representation is one of Drake's
             H = self._world_H(f)
             J = change.matrices(H, H.tolist())[0].dot(J)
+        if self._state1 is not None:
+            return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
@@ -197,6 +207,8 @@ class DrakeSingleState(LibrarySingleState):
         elif not done:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
+        if self._state1 is not None:
+            return self._force_back(tau)
         return self._mass_back.force(tau, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:

@@ -125,9 +125,9 @@ class MujocoSingleState(LibrarySingleState):
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
         the current single state."""
-        state, q, v, _, vb, H, _, _, cov = arrays
+        state, q, v, _, vb, H, bias, _, cov = arrays
         self._commit(q, v, vb, cov, gravity)
-        self._state1, self._H1, self._rows = state, H, None
+        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
 
     def _commit(self, q: np.ndarray, qvel: np.ndarray, vb: np.ndarray, cov, gravity: np.ndarray) -> None:
         """Make a checked state (MuJoCo's ``qpos``, ``qvel``, the base velocity in the
@@ -178,10 +178,19 @@ class MujocoSingleState(LibrarySingleState):
         self._positions()
         M = np.empty((self._nv, self._nv))
         self._fullM(self.mm, self.data, M)
+        if self._state1 is not None:
+            return self._matrix_back(M)
         return self._mass_back(M, self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
         self._velocities()
+        if self._state1 is not None:  # the compiled state: T_dot nu in its array
+            if self._kern.bias_free:
+                return self._force_back(self._d_bias)
+            h = np.empty(self._nv)
+            self._mj.mj_mulM(self.mm, self.data, h, self._abias1)
+            h += self._d_bias
+            return self._force_back(h)
         cov = self._cov1
         # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
         if cov.base_bias_into(self._a_bias_base):
@@ -209,6 +218,8 @@ class MujocoSingleState(LibrarySingleState):
             rows = H.tolist()
             X = change.to_body(H, rows) if self._frame_to_body else change.matrices(H, rows)[0]
             J = X.dot(J)
+        if self._state1 is not None:
+            return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
@@ -225,6 +236,8 @@ class MujocoSingleState(LibrarySingleState):
         elif not done:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
+        if self._state1 is not None:
+            return self._force_back(self._d_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:

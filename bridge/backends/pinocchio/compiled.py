@@ -24,8 +24,6 @@ from .state import PINOCCHIO
 
 __all__ = ["CompiledPath"]
 
-_F64 = np.dtype(np.float64)
-
 
 class Compiled(CompiledSingle):
     """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`):
@@ -81,13 +79,18 @@ class CompiledPath:
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
     _cov1: object = None
 
-    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool:
-        """:meth:`set_single_state` for float64 arrays of the right shapes."""
+    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool | None:
+        """:meth:`set_single_state` by the compiled kernel: whether the state was one valid state,
+        or None, changing nothing, when the arguments are not four contiguous float64 arrays (the
+        numpy path then takes them)."""
         kern = self._kern
         spare = self._spare
         state, q, v, _, vbc, H1, bias, X, cov = kern.states[spare]
-        if not kern.g.set_state(H, s, vb, sd, state):
-            return False
+        try:
+            if not kern.g.set_state(H, s, vb, sd, state):
+                return False
+        except TypeError:
+            return None
         # valid: commit (this buffer is now the current state's, the other one the spare); the
         # attributes of .single's _commit, inlined
         self._spare ^= 1
@@ -152,16 +155,10 @@ class CompiledPath:
     def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
         """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
         True, False when it is not finite and moderate, None for other arguments."""
-        if (
-            type(base_acc) is np.ndarray
-            and type(s_ddot) is np.ndarray
-            and base_acc.dtype is _F64
-            and s_ddot.dtype is _F64
-            and base_acc.shape == (6,)
-            and s_ddot.shape == self._shape_n
-        ):
+        try:
             return self._kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc)
-        return None
+        except TypeError:  # not contiguous float64 arrays
+            return None
 
     def _inverse_dynamics_compiled(self) -> np.ndarray:
         """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""

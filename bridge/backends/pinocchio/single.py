@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.single import LibrarySingleState, SingleMatrixBack, compiled_args
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.single_state import SingleStateChange
 from bridge.conventions.state import MODERATE_SQ, all_finite, single_arrays, vdot, velocity_declaration
@@ -25,8 +25,6 @@ from .compiled import CompiledPath, compiled_eligible
 from .state import PINOCCHIO, PinocchioLayout
 
 __all__ = ["SingleStatePath"]
-
-_F64 = np.dtype(np.float64)
 
 
 def _rows_to_q7(rows: list) -> list[float]:
@@ -105,9 +103,10 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
         copied (into q and v); the State is rebuilt from the copies only if asked for."""
         H = world_H_base
-        # the compiled path (.compiled) takes four float64 arrays of the right shapes
-        if self._kern is not None and compiled_args(H, s, base_velocity, s_dot, self._shape_n):
-            return self._set_compiled(H, s, base_velocity, s_dot, gravity)
+        if self._kern is not None:  # the compiled path (.compiled): four contiguous float64 arrays
+            done = self._set_compiled(H, s, base_velocity, s_dot, gravity)
+            if done is not None:
+                return done
         taken = single_arrays(H, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
 
@@ -237,17 +236,13 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         acceleration of the right shapes: the caller's general path then takes batches and raises
         the errors.
         """
-        if (  # the compiled path's arguments: one kernel, Pinocchio's rnea, one kernel
-            self._state1 is not None
-            and type(base_acc) is type(s_ddot) is np.ndarray
-            and base_acc.dtype is s_ddot.dtype is _F64
-            and base_acc.shape == (6,)
-            and s_ddot.shape == self._shape_n
-        ):
-            kern = self._kern
-            if not kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc):
-                return None
-            return self._inverse_dynamics_compiled()
+        if self._state1 is not None:  # the compiled path: one kernel, Pinocchio's rnea, one kernel
+            try:
+                done = self._kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc)
+            except TypeError:  # not contiguous float64 arrays: the numpy path below
+                done = None
+            if done is not None:
+                return self._inverse_dynamics_compiled() if done else None
         if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
             return None
         if self._state1 is not None:
