@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import boolean, float64, njit, types, void
 
-from bridge.conventions.single_kernels import PERM, WORK, change_base
+from bridge.conventions.single_kernels import PERM, WORK, change_base, change_matrix
 from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
 from bridge.spatial.so3 import quaternion_xyzw_of_entries
 
@@ -37,10 +37,12 @@ __all__ = [
     "columns_back_permuted",
     "congruence_rows",
     "force",
+    "frame_columns_back",
     "layout",
     "matrix_back",
     "matrix_back_permuted",
     "set_state",
+    "sum_back",
     "vector_back",
     "vector_back_permuted",
 ]
@@ -361,3 +363,44 @@ def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
             + X_inv[3, r] * t3
             + (X_inv[4, r] * t4 + X_inv[5, r] * t5)
         )
+
+
+@njit(void(_V, _V, _V, _V), cache=True)
+def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^T (x + y)`` (nv,), the joints permuted back: a generalized force given as two
+    parts of the library's (read only), e.g. ``M a`` and the bias forces."""
+    nv = x.shape[0]
+    for i in range(6, nv):
+        k = _order(state, i)
+        out[i] = x[k] + y[k]
+    X = _X(state, False)
+    h0, h1, h2, h3, h4, h5 = x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
+    for r in range(6):
+        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
+
+
+@njit(void(_M, _V, _V, _V, _V, _M), cache=True)
+def frame_columns_back(
+    J: np.ndarray, pos: np.ndarray, mat: np.ndarray, frame: np.ndarray, state: np.ndarray, out: np.ndarray
+) -> None:
+    """``out = F(H_F) J T`` (6, nv): a library's frame Jacobian ``J`` (6, nv) (overwritten) moved to
+    another frame by the change compiled from two declarations (``frame``: its constants, the
+    matrix to apply, 0 for X, 2 for the source's map to BODY, as their extra, then room for the pose
+    (16) and the matrix (36)), at the frame's pose ``(mat (9,) row-major, pos (3,))``, and taken to
+    the source's velocity by the state's ``T`` (joints permuted back)."""
+    size = int(frame[9])
+    H = frame[size : size + 16].reshape(4, 4)
+    F = frame[size + 16 : size + 52].reshape(6, 6)
+    for r in range(3):
+        H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
+    H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
+    change_matrix(H, frame, int(frame[int(frame[11])]), F)
+    nv = J.shape[1]
+    for j in range(nv):  # J <- F J, column by column
+        c0, c1, c2, c3, c4, c5 = J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j]
+        for r in range(6):
+            J[r, j] = F[r, 0] * c0 + F[r, 1] * c1 + F[r, 2] * c2 + F[r, 3] * c3 + F[r, 4] * c4 + F[r, 5] * c5
+    for i in range(6):
+        for j in range(6, nv):
+            out[i, j] = J[i, _order(state, j)]
+    base_columns(J, _X(state, False), out)

@@ -18,6 +18,8 @@ links of the kinematic twin) takes the engine's general path on a batch of one, 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from bridge.backends.single import LibrarySingleState, SingleMatrixBack
@@ -75,6 +77,16 @@ class MujocoSingleState(LibrarySingleState):
         # F[A] -> F is the source's own map to BODY (one matrix, not X and its inverse)
         self._frame_to_body = rep_frame.is_body and not rep_frame.swap
         self._H_frame = np.eye(4)  # a frame's pose, written per query
+        # the compiled path's: the frame change's constants (+ room for a pose and its matrix),
+        # MuJoCo's Jacobian rows and M a written into scratch arrays (views made once)
+        self._frame_data = None
+        if self._frame_change is not None:
+            which = 2 if self._frame_to_body else 0  # (the source's map to BODY, or X)
+            c = change.pack(SimpleNamespace(n=0, nv=6, perm=None, back=None), [which])
+            self._frame_data = np.concatenate([c, np.zeros(52)])
+        jac = np.empty((6, nv))
+        self._jac_scratch = (jac, jac[:3], jac[3:])
+        self._h_scratch = np.empty(nv)
         # frame -> (the point mj_jac takes, origin (3,), rotation (9,), body): views of MjData rows
         origin = np.zeros(3)
         self._jac_frames = {}
@@ -187,10 +199,10 @@ class MujocoSingleState(LibrarySingleState):
         if self._state1 is not None:  # the compiled state: T_dot nu in its array
             if self._kern.bias_free:
                 return self._force_back(self._d_bias)
+            self._mj.mj_mulM(self.mm, self.data, self._h_scratch, self._abias1)
             h = np.empty(self._nv)
-            self._mj.mj_mulM(self.mm, self.data, h, self._abias1)
-            h += self._d_bias
-            return self._force_back(h)
+            self._kern.k.sum_back(self._h_scratch, self._d_bias, self._state1, h)
+            return h
         cov = self._cov1
         # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
         if cov.base_bias_into(self._a_bias_base):
@@ -208,6 +220,15 @@ class MujocoSingleState(LibrarySingleState):
         if self._stage < _POSITION:
             self._fwd_position(self.mm, self.data)
             self._stage = _POSITION
+        if self._state1 is not None:  # the compiled state: one kernel from MuJoCo's rows
+            J, jacp, jacr = self._jac_scratch
+            self._mj.mj_jac(self.mm, self.data, jacp, jacr, point, bid)
+            out = np.empty((6, self._nv))
+            if self._frame_data is None:
+                self._kern.k.columns_back_permuted(J, self._state1, out)
+            else:
+                self._kern.k.frame_columns_back(J, pos, mat, self._frame_data, self._state1, out)
+            return out
         J = np.empty((6, self._nv))  # linear rows first
         self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
         change = self._frame_change
