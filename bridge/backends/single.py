@@ -123,6 +123,7 @@ class LibrarySingleState:
     #: the compiled path (:class:`CompiledSingle`) once loaded, and until then the arguments that
     #: make it (None: not eligible); single states taken by the numpy path meanwhile
     _kern: CompiledSingle | None = None
+    _compiled_type: type = CompiledSingle
     _kern_args: tuple | None = None
     _n_numpy = 0
     _state1: np.ndarray | None = None  # the current state's array when the compiled path set it
@@ -149,7 +150,7 @@ class LibrarySingleState:
         """Load the compiled path (once; it stays off without numba)."""
         args, self._kern_args = self._kern_args, None
         if compiled_kernels() is not None:
-            self._kern = CompiledSingle(*args)
+            self._kern = self._compiled_type(*args)
             self._mass_back._load()
 
     def set_single_state(

@@ -17,22 +17,18 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.backends.single import COMPILE_AFTER, CompiledSingle
-from bridge.conventions.single_state import single_base_change
-from bridge.derivatives.select import compiled_kernels
-
-from .state import PINOCCHIO
 
 __all__ = ["CompiledPath"]
 
 
 class Compiled(CompiledSingle):
     """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`):
-    the library engines' :class:`~bridge.backends.single.CompiledSingle` in Pinocchio's
-    configuration, ``k`` the kernels in the forms :mod:`.derivatives` calls (:mod:`.kernels`, with
-    ``ints`` their unused argument) and ``g`` the shared ones."""
+    the library engines' :class:`~bridge.backends.single.CompiledSingle`, ``k`` the kernels in the
+    forms :mod:`.derivatives` calls (:mod:`.kernels`, with ``ints`` their unused argument) and ``g``
+    the shared ones."""
 
-    def __init__(self, source, target, joints, q_index) -> None:
-        super().__init__(source, target, joints, PINOCCHIO.configuration, q_index)
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
         from . import kernels
 
         self.g, self.k = self.k, kernels
@@ -43,15 +39,6 @@ def compiled_eligible(target, joints, continuous: bool) -> bool:
     """Whether the compiled path can take this engine's states: a floating base, one-coordinate
     joints (q is s) and a target velocity that is BODY with the linear part first."""
     return bool(joints.nb) and not continuous and target.is_body and not target.swap
-
-
-def compiled_path(source, target, joints, q_index) -> Compiled | None:
-    """The compiled path's constants (numba imported, its kernels loaded), or None without numba
-    (or with ``BRIDGE_NUMBA=0``)."""
-    if compiled_kernels() is None:
-        return None
-    single_base_change(source, target)  # (compiled once per pair)
-    return Compiled(source, target, joints, q_index)
 
 
 class CompiledPath:
@@ -66,14 +53,9 @@ class CompiledPath:
 
     #: single states set through the numpy path before the compiled one is loaded (0: at once)
     COMPILE_AFTER = COMPILE_AFTER
-    _kern: Compiled | None = None
-    _kern_args: tuple | None = None  # (source, target, joints, q index) while the path is not loaded
-    _n_numpy = 0
-
-    def _load_compiled(self) -> None:
-        """Load the compiled path (once; it stays off without numba)."""
-        args, self._kern_args = self._kern_args, None
-        self._kern = compiled_path(*args)
+    #: the compiled path's constants and buffers (made by the shared loader,
+    #: :meth:`~bridge.backends.single.LibrarySingleState._load_compiled`)
+    _compiled_type = Compiled
 
     _state1: np.ndarray | None = None
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)

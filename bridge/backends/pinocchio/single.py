@@ -89,10 +89,10 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         self._single = False
         self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
         # the compiled path (.compiled): numba, a floating base, one-coordinate joints
-        if compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any())):
-            self._kern_args = (source, PINOCCHIO.velocity, joints, lay.idx_q)
-            if self.COMPILE_AFTER <= 0:
-                self._load_compiled()
+        eligible = compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any()))
+        self._init_compiled(
+            source, PINOCCHIO.velocity, joints, PINOCCHIO.configuration, lay.idx_q if eligible else None
+        )
 
     # ------------------------------------------------------------------ state
     def set_single_state(
