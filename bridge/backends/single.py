@@ -203,15 +203,8 @@ class LibrarySingleState:
     def _matrix_back(self, M: np.ndarray) -> np.ndarray:
         """``T^T M T`` (nv, nv) of the library's fresh symmetric matrix ``M`` (C order; its upper
         triangle read), converted in place when the joint order is the same."""
-        kern = self._kern
-        if kern.identity:
-            return M
-        if kern.in_place:
-            kern.k.matrix_back(M, self._state1)
-            return M
-        out = np.empty_like(M)
-        kern.k.matrix_back_permuted(M, self._state1, out)
-        return out
+        k = self._kern
+        return M if k.identity else self._fresh_back(M, k.k.matrix_back, k.k.matrix_back_permuted)
 
     def _force_back(self, x: np.ndarray) -> np.ndarray:
         """``T^T x`` (nv,) of a library's generalized force ``x`` (read only: it may be a view of
@@ -223,12 +216,17 @@ class LibrarySingleState:
     def _columns_back(self, J: np.ndarray) -> np.ndarray:
         """``J T`` (6, nv) of a library's fresh Jacobian ``J`` (C order), in place when the joint
         order is the same."""
-        kern = self._kern
-        if kern.in_place:
-            kern.k.columns_back(J, self._state1)
-            return J
-        out = np.empty_like(J)
-        kern.k.columns_back_permuted(J, self._state1, out)
+        k = self._kern.k
+        return self._fresh_back(J, k.columns_back, k.columns_back_permuted)
+
+    def _fresh_back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
+        """A library's fresh result ``x`` converted by a kernel: ``in_place(x, state)`` when the joint
+        order is the same, else ``permuted(x, state, out)`` into a new array."""
+        if self._kern.in_place:
+            in_place(x, self._state1)
+            return x
+        out = np.empty_like(x)
+        permuted(x, self._state1, out)
         return out
 
     def _use_single_path(self, single: bool, suffix: str = "single") -> None:

@@ -72,6 +72,14 @@ def _skew(u0: float, u1: float, u2: float, i: int, j: int) -> float:
 
 
 @njit(cache=True, inline="always")
+def _row(A: np.ndarray, r: int, x: np.ndarray) -> float:
+    """``A[r] . x`` of a (6, 6) matrix and a (6,) vector."""
+    return (
+        A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2] + A[r, 3] * x[3] + (A[r, 4] * x[4] + A[r, 5] * x[5])
+    )
+
+
+@njit(cache=True, inline="always")
 def change_matrix(H: np.ndarray, c: np.ndarray, which: int, out: np.ndarray) -> None:
     """``out`` (6, 6) = X (which 0), X^-1 (1) or L_s^-1 (2) at the pose H (4, 4), from the
     constants ``c``: the index map's take plus each of its skew terms ``coef R^a u^ R^e`` (a, e in
@@ -116,31 +124,15 @@ def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, 
     change_matrix(H, c, 0, X)
     change_matrix(H, c, 1, X_inv)
     for r in range(6):
-        v_base[r] = (
-            X[r, 0] * vb[0]
-            + X[r, 1] * vb[1]
-            + X[r, 2] * vb[2]
-            + X[r, 3] * vb[3]
-            + (X[r, 4] * vb[4] + X[r, 5] * vb[5])
-        )
+        v_base[r] = _row(X, r, vb)
     for k in range(6):
         bias[k] = 0.0
     cw, cq, cc = c[0], c[1], c[2]
     if cw == 0.0 and cq == 0.0 and cc == 0.0:
         return
     change_matrix(H, c, 2, scratch)  # the BODY velocity (v, w) of the source's
-    vx = scratch[0, 0] * vb[0] + scratch[0, 1] * vb[1] + scratch[0, 2] * vb[2]
-    vx += scratch[0, 3] * vb[3] + scratch[0, 4] * vb[4] + scratch[0, 5] * vb[5]
-    vy = scratch[1, 0] * vb[0] + scratch[1, 1] * vb[1] + scratch[1, 2] * vb[2]
-    vy += scratch[1, 3] * vb[3] + scratch[1, 4] * vb[4] + scratch[1, 5] * vb[5]
-    vz = scratch[2, 0] * vb[0] + scratch[2, 1] * vb[1] + scratch[2, 2] * vb[2]
-    vz += scratch[2, 3] * vb[3] + scratch[2, 4] * vb[4] + scratch[2, 5] * vb[5]
-    wx = scratch[3, 0] * vb[0] + scratch[3, 1] * vb[1] + scratch[3, 2] * vb[2]
-    wx += scratch[3, 3] * vb[3] + scratch[3, 4] * vb[4] + scratch[3, 5] * vb[5]
-    wy = scratch[4, 0] * vb[0] + scratch[4, 1] * vb[1] + scratch[4, 2] * vb[2]
-    wy += scratch[4, 3] * vb[3] + scratch[4, 4] * vb[4] + scratch[4, 5] * vb[5]
-    wz = scratch[5, 0] * vb[0] + scratch[5, 1] * vb[1] + scratch[5, 2] * vb[2]
-    wz += scratch[5, 3] * vb[3] + scratch[5, 4] * vb[4] + scratch[5, 5] * vb[5]
+    vx, vy, vz = _row(scratch, 0, vb), _row(scratch, 1, vb), _row(scratch, 2, vb)
+    wx, wy, wz = _row(scratch, 3, vb), _row(scratch, 4, vb), _row(scratch, 5, vb)
     ax, ay, az = cw * (wy * vz - wz * vy), cw * (wz * vx - wx * vz), cw * (wx * vy - wy * vx)
     if cq != 0.0:  # c_q ((v - w x q) x w), q = R^T p
         qx = H[0, 0] * H[0, 3] + H[1, 0] * H[1, 3] + H[2, 0] * H[2, 3]
