@@ -7,6 +7,12 @@ set-up, as the Pinocchio and MuJoCo engines' do: the change of variables ``v = T
 buffers ``[q | v | base velocity]`` (the current state's and the spare, used in turn so that an
 invalid state changes nothing), given to the Context in one ``SetPositionsAndVelocities``.
 
+With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
+library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
+checks the state and writes ``[q | v]`` and the change of variables (compiled from the same
+declarations) into a state array, and the results go back through its kernels
+(:mod:`bridge.backends.single_kernels`).
+
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the
 ``MultibodyForces`` of ``CalcInverseDynamics``: ``h_D = ID_D(T_dot nu, F_g)`` and

@@ -7,6 +7,12 @@ set-up, as the Pinocchio engine's does: the change of variables ``qvel = T nu`` 
 buffers ``[qpos | qvel | base velocity]`` (the current state's and the spare, used in turn so that an
 invalid state changes nothing), copied into the ``MjData`` once checked.
 
+With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
+library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
+checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
+declarations) into a state array, and the results go back through its kernels
+(:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
+
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
 centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
 for the bias forces; inverse and forward dynamics skip the stages already computed

@@ -101,7 +101,7 @@ class CompiledPath:
     # representation's convention is Pinocchio's)
     def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
         """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh
-        array (joints in the source's order), else ``permuted(x, state, ints, out)`` into a new one."""
+        array (joints in the source's order), else ``permuted(x, state, out)`` into a new one."""
         if self._kern.in_place and x.base is None:
             in_place(x, self._state1)
             return x
