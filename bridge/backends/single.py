@@ -53,6 +53,8 @@ class CompiledSingle:
 
     Attributes:
         k: the kernels (:mod:`.single_kernels`).
+        parts: where each part is in the state arrays (:func:`.single_kernels.layout`: ``"X"``,
+            ``"vb"`` (the base velocity in the source declaration), ``"bias"`` (``T_dot nu``), ...).
         states: two tuples ``(state, q, v, qv, vb, H (4, 4), bias (nv,), X (6, 6), cov)``, views of
             one state array each (used in turn: the current state's and the spare), ``cov`` the
             :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that array, its
@@ -80,7 +82,7 @@ class CompiledSingle:
         wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
         extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
         size = change.pack(joints, extra).size
-        parts = k.layout(size, joints.n)
+        parts = self.parts = k.layout(size, joints.n)
         consts = change.pack(joints, extra, parts["work"].start)
         self.identity = change.identity and joints.perm is None
         self.in_place = joints.perm is None

@@ -6,9 +6,11 @@ with the base block ``X`` (6, 6) of ``T``: its mass matrix ``T^T M T`` (:func:`b
 generalized force's base rows ``T^T tau`` (:func:`base_force`, :func:`base_rows`). In numpy each
 is several calls of half a microsecond each for a few hundred flops; here it is one compiled call.
 :class:`bridge.backends.single.SingleMatrixBack` (MuJoCo, Drake) calls them with the ``X`` of
-:class:`~bridge.conventions.single_state.SingleStateChange`, :mod:`bridge.backends.pinocchio.kernels`
-with the ``X`` its ``set_state`` kernel evaluates (the joints permuted there too); the numpy paths
-are the reference the tests compare them with.
+:class:`~bridge.conventions.single_state.SingleStateChange`, the state kernels below (every library
+engine's compiled single state, :class:`bridge.backends.single.CompiledSingle`) with the ``X`` that
+:func:`set_state` evaluates into the state array (the joints permuted there too; the Pinocchio
+engine's fused derivative paths read that array too, at the offsets of :func:`layout`); the numpy
+paths are the reference the tests compare them with.
 
 Imported only when numba is installed (:func:`bridge.derivatives.select.compiled_kernels` says
 so); compiled code is cached on disk (``cache=True``). Each kernel is inlined into its callers

@@ -4,10 +4,12 @@
 microsecond each on a few hundred flops (the pose checks, the quaternion, ``X``, ``T_dot nu``,
 ``T^T M T``, ...). With numba installed (:func:`bridge.derivatives.select.compiled_kernels`; the
 ``fast`` extra) a floating-base engine whose joints are all one-coordinate takes this path
-instead: ``set_state`` is one call of :func:`.kernels.set_state` (checks, q, v, ``X``, ``X^-1``
-and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID and FD is Pinocchio's
-call plus one kernel (:mod:`.kernels`). The kernels evaluate what
-:class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
+instead: ``set_state`` is one call of :func:`bridge.backends.single_kernels.set_state` (checks,
+q, v, ``X``, ``X^-1`` and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID
+and FD is Pinocchio's call plus one kernel of the library engines' shared set
+(:mod:`bridge.backends.single_kernels`, loaded as :class:`bridge.backends.single.CompiledSingle`;
+the derivatives' fused paths read the same state array, :mod:`.derivatives`). The kernels evaluate
+what :class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
 :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of the state, which the other
 queries use, is made only when one of them asks for it (:attr:`CompiledPath._cov1`).
 """
@@ -16,23 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.single import COMPILE_AFTER, CompiledSingle
+from bridge.backends.single import COMPILE_AFTER
 
 __all__ = ["CompiledPath"]
-
-
-class Compiled(CompiledSingle):
-    """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`):
-    the library engines' :class:`~bridge.backends.single.CompiledSingle`, ``k`` the kernels in the
-    forms :mod:`.derivatives` calls (:mod:`.kernels`, with ``ints`` their unused argument) and ``g``
-    the shared ones."""
-
-    def __init__(self, *args) -> None:
-        super().__init__(*args)
-        from . import kernels
-
-        self.g, self.k = self.k, kernels
-        self.ints = np.zeros(0)
 
 
 def compiled_eligible(target, joints, continuous: bool) -> bool:
@@ -53,10 +41,6 @@ class CompiledPath:
 
     #: single states set through the numpy path before the compiled one is loaded (0: at once)
     COMPILE_AFTER = COMPILE_AFTER
-    #: the compiled path's constants and buffers (made by the shared loader,
-    #: :meth:`~bridge.backends.single.LibrarySingleState._load_compiled`)
-    _compiled_type = Compiled
-
     _state1: np.ndarray | None = None
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
     _cov1: object = None
@@ -69,7 +53,7 @@ class CompiledPath:
         spare = self._spare
         state, q, v, _, vbc, H1, bias, X, cov = kern.states[spare]
         try:
-            if not kern.g.set_state(H, s, vb, sd, state):
+            if not kern.k.set_state(H, s, vb, sd, state):
                 return False
         except TypeError:
             return None
@@ -112,7 +96,7 @@ class CompiledPath:
     def _mass_matrix_compiled(self) -> np.ndarray:
         M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
         k = self._kern
-        return M if k.identity else self._back(M, k.g.matrix_back, k.g.matrix_back_permuted)
+        return M if k.identity else self._back(M, k.k.matrix_back, k.k.matrix_back_permuted)
 
     def _bias_forces_compiled(self) -> np.ndarray:
         pin, pm, d, k = self._pin, self.pm, self.data, self._kern
@@ -120,25 +104,25 @@ class CompiledPath:
             h = pin.nle(pm, d, self._q1, self._v1)
         else:
             h = pin.rnea(pm, d, self._q1, self._v1, self._abias1)
-        return h if k.identity else self._back(h, k.g.vector_back, k.g.vector_back_permuted)
+        return h if k.identity else self._back(h, k.k.vector_back, k.k.vector_back_permuted)
 
     def _gravity_forces_compiled(self) -> np.ndarray:
         g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
         k = self._kern
-        return g if k.identity else self._back(g, k.g.vector_back, k.g.vector_back_permuted)
+        return g if k.identity else self._back(g, k.k.vector_back, k.k.vector_back_permuted)
 
     def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
         J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
         k = self._kern
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)
-        return J if k.identity else self._back(J, k.g.columns_back, k.g.columns_back_permuted)
+        return J if k.identity else self._back(J, k.k.columns_back, k.k.columns_back_permuted)
 
     def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
         """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
         True, False when it is not finite and moderate, None for other arguments."""
         try:
-            return self._kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc)
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._acc)
         except TypeError:  # not contiguous float64 arrays
             return None
 
@@ -146,7 +130,7 @@ class CompiledPath:
         """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
         tau = self._pin.rnea(self.pm, self.data, self._q1, self._v1, self._acc)
         k = self._kern
-        return tau if k.identity else self._back(tau, k.g.vector_back, k.g.vector_back_permuted)
+        return tau if k.identity else self._back(tau, k.k.vector_back, k.k.vector_back_permuted)
 
     def _forward_dynamics_compiled(self, tau: np.ndarray) -> np.ndarray:
         """nu_dot from Pinocchio's generalized force ``tau`` (nv,)."""
@@ -155,5 +139,5 @@ class CompiledPath:
         if kern.identity:
             return a
         out = a if kern.in_place and a.base is None else np.empty_like(a)
-        kern.g.acceleration_back(a, self._state1, out)
+        kern.k.acceleration_back(a, self._state1, out)
         return out

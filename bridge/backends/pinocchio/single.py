@@ -238,7 +238,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         """
         if self._state1 is not None:  # the compiled path: one kernel, Pinocchio's rnea, one kernel
             try:
-                done = self._kern.g.acceleration(self._state1, base_acc, s_ddot, self._acc)
+                done = self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._acc)
             except TypeError:  # not contiguous float64 arrays: the numpy path below
                 done = None
             if done is not None:
