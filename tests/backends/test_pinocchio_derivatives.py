@@ -164,7 +164,7 @@ def _read_only(*arrays: np.ndarray) -> list[np.ndarray]:
 
 def test_first_derivative_call_loads_the_engines_compiled_path() -> None:
     """numba runs once the chain rule is compiled: the engine's compiled path loads then (its cached
-    kernels, ~10 ms) instead of after COMPILE_AFTER states, and the next state takes it."""
+    kernels, ~80 ms) instead of after COMPILE_AFTER states, and the next state takes it."""
     pytest.importorskip("numba")
     if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
