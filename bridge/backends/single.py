@@ -14,12 +14,21 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
+from bridge.conventions.declaration import BaseVelocity, Configuration, QuaternionOrder
+from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, State, single_arrays, vdot
 from bridge.derivatives.select import compiled_kernels
 from bridge.spatial import Transform
 
 # (single_arrays: re-exported from bridge.conventions.state)
-__all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_arrays"]
+__all__ = [
+    "COMPILE_AFTER",
+    "CompiledSingle",
+    "LibrarySingleState",
+    "SingleMatrixBack",
+    "single_arrays",
+]
+
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
 #: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
@@ -33,6 +42,62 @@ __all__ = ["COMPILE_AFTER", "LibrarySingleState", "SingleMatrixBack", "single_ar
 #: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
 #: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
 COMPILE_AFTER = 100_000
+
+
+class CompiledSingle:
+    """The constants and the two state arrays of a library engine's compiled single-state path
+    (floating base, one-coordinate joints): the layout of :mod:`.single_kernels` (``state = [c | q
+    | v | base velocity | H | work | 0]``), headed by the change's constants from the two
+    declarations (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack`) and the library's
+    configuration (where q holds the base position, the quaternion and each joint).
+
+    Attributes:
+        k: the kernels (:mod:`.single_kernels`).
+        parts: where each part is in the state arrays (:func:`.single_kernels.layout`: ``"X"``,
+            ``"vb"`` (the base velocity in the source declaration), ``"bias"`` (``T_dot nu``), ...).
+        states: two tuples ``(state, q, v, qv, vb, H (4, 4), bias (nv,), X (6, 6), cov)``, views of
+            one state array each (used in turn: the current state's and the spare), ``cov`` the
+            :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that array, its
+            ``X``, ``X_inv`` and base bias views of it (nothing to evaluate per state).
+        identity: T is the identity (the representation's convention is the library's).
+        in_place: the joint order is the identity (results converted in the library's arrays).
+        bias_free, inverse: the change has no ``T_dot nu``; the joint order's inverse (or None).
+    """
+
+    def __init__(
+        self,
+        source: BaseVelocity,
+        target: BaseVelocity,
+        joints: JointOrder,
+        configuration: Configuration,
+        q_index: np.ndarray,
+    ) -> None:
+        """``q_index`` (n,): where each joint of the model's order is in the library's q."""
+        from bridge.conventions import single_kernels as ck
+
+        from . import single_kernels as k
+
+        self.k = k
+        change = single_base_change(source, target)
+        wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
+        extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
+        size = change.pack(joints, extra).size
+        parts = self.parts = k.layout(size, joints.n)
+        consts = change.pack(joints, extra, parts["work"].start)
+        self.identity = change.identity and joints.perm is None
+        self.in_place = joints.perm is None
+        self.bias_free = change.bias_free
+        self.inverse = joints.inverse
+        self.states = []
+        for _ in range(2):
+            a = np.zeros(parts["size"].stop)
+            a[:size] = consts
+            v = a[parts["v"]]
+            fill = SingleStateChange(source, target, joints, v[:6], v[6:])
+            fill.compile(ck, a)  # (False for a constant X: the cov's X is that constant)
+            views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
+            H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
+            self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
 
 
 class LibrarySingleState:
@@ -57,6 +122,39 @@ class LibrarySingleState:
     #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
     _s_copy: np.ndarray | None = None
 
+    #: the compiled path (:class:`CompiledSingle`) once loaded, and until then the arguments that
+    #: make it (None: not eligible); single states taken by the numpy path meanwhile
+    _kern: CompiledSingle | None = None
+    _compiled_type: type = CompiledSingle
+    _kern_args: tuple | None = None
+    _n_numpy = 0
+    _state1: np.ndarray | None = None  # the current state's array when the compiled path set it
+    _H1: np.ndarray | None = None
+    _rows: list | None = None
+
+    def _init_compiled(
+        self,
+        source: BaseVelocity,
+        target: BaseVelocity,
+        joints: JointOrder,
+        configuration: Configuration,
+        q_index: np.ndarray | None,
+    ) -> None:
+        """Make the compiled path available (loaded after :attr:`COMPILE_AFTER` single states, with
+        numba) when the base is floating and every joint has one coordinate (``q_index`` (n,):
+        where each joint of the model's order is in the library's q; None: not eligible)."""
+        if q_index is not None and self._nb:
+            self._kern_args = (source, target, joints, configuration, q_index)
+            if self.COMPILE_AFTER <= 0:
+                self._load_compiled()
+
+    def _load_compiled(self) -> None:
+        """Load the compiled path (once; it stays off without numba)."""
+        args, self._kern_args = self._kern_args, None
+        if compiled_kernels() is not None:
+            self._kern = self._compiled_type(*args)
+            self._mass_back._load()
+
     def set_single_state(
         self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
     ) -> bool:
@@ -65,10 +163,73 @@ class LibrarySingleState:
         representation, ignored but checked for a fixed base) and a checked ``gravity`` (3,).
 
         Checks the arrays as :class:`State` does and returns False, changing nothing, when they
-        are not one valid state (the caller then builds a State, which raises the error); the
-        engine's ``_take_single(H, rows, s, v, s_dot, gravity)`` copies them."""
+        are not one valid state (the caller then builds a State, which raises the error). Four
+        float64 arrays of the right shapes take the compiled path once it is loaded (one kernel
+        checks them and writes the library's q, v and the change of variables, then the engine's
+        ``_commit_compiled(state, gravity)``); anything else the engine's ``_take_single(H, rows, s,
+        v, s_dot, gravity)``, which copies them."""
+        kern = self._kern
+        if kern is not None:
+            arrays = kern.states[self._spare]
+            try:
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
+            except TypeError:  # not four contiguous float64 arrays: the numpy path below
+                done = None
+            if done is not None:
+                if done:
+                    self._spare ^= 1
+                    self._commit_compiled(arrays, gravity)
+                return done
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
-        return taken is not None and self._take_single(*taken, gravity)
+        if taken is None or not self._take_single(*taken, gravity):
+            return False
+        self._state1 = None
+        if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
+            self._n_numpy += 1
+            if self._n_numpy >= self.COMPILE_AFTER:
+                self._load_compiled()
+        return True
+
+    def _acceleration_compiled(self, base_acc: object, s_ddot: object, out: np.ndarray) -> bool | None:
+        """The compiled state's ``T nu_dot + T_dot nu`` (nv,) into ``out`` for float64 arrays of the
+        right shapes: True, False when it is not finite and moderate, None for other arguments or
+        no compiled state (the numpy path then takes them)."""
+        if self._state1 is None:
+            return None
+        try:
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, out)
+        except TypeError:  # not contiguous float64 arrays
+            return None
+
+    # the compiled state's conversions of the library's results (kernels of .single_kernels)
+    def _matrix_back(self, M: np.ndarray) -> np.ndarray:
+        """``T^T M T`` (nv, nv) of the library's fresh symmetric matrix ``M`` (C order; its upper
+        triangle read), converted in place when the joint order is the same."""
+        k = self._kern
+        return M if k.identity else self._fresh_back(M, k.k.matrix_back, k.k.matrix_back_permuted)
+
+    def _force_back(self, x: np.ndarray) -> np.ndarray:
+        """``T^T x`` (nv,) of a library's generalized force ``x`` (read only: it may be a view of
+        the library's buffers)."""
+        out = np.empty(x.shape[0])
+        self._kern.k.vector_back_permuted(x, self._state1, out)
+        return out
+
+    def _columns_back(self, J: np.ndarray) -> np.ndarray:
+        """``J T`` (6, nv) of a library's fresh Jacobian ``J`` (C order), in place when the joint
+        order is the same."""
+        k = self._kern.k
+        return self._fresh_back(J, k.columns_back, k.columns_back_permuted)
+
+    def _fresh_back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
+        """A library's fresh result ``x`` converted by a kernel: ``in_place(x, state)`` when the joint
+        order is the same, else ``permuted(x, state, out)`` into a new array."""
+        if self._kern.in_place:
+            in_place(x, self._state1)
+            return x
+        out = np.empty_like(x)
+        permuted(x, self._state1, out)
+        return out
 
     def _use_single_path(self, single: bool, suffix: str = "single") -> None:
         """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
@@ -97,7 +258,7 @@ class LibrarySingleState:
 
     def _pose1(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
-        return np.array(self._rows)
+        return np.array(self._rows) if self._state1 is None else self._H1.copy()
 
     def _acceleration_into(
         self, base_acc: object, s_ddot: object, a: np.ndarray, a_base: np.ndarray, a_joints: np.ndarray

@@ -6,9 +6,11 @@ with the base block ``X`` (6, 6) of ``T``: its mass matrix ``T^T M T`` (:func:`b
 generalized force's base rows ``T^T tau`` (:func:`base_force`, :func:`base_rows`). In numpy each
 is several calls of half a microsecond each for a few hundred flops; here it is one compiled call.
 :class:`bridge.backends.single.SingleMatrixBack` (MuJoCo, Drake) calls them with the ``X`` of
-:class:`~bridge.conventions.single_state.SingleStateChange`, :mod:`bridge.backends.pinocchio.kernels`
-with the ``X`` its ``set_state`` kernel evaluates (the joints permuted there too); the numpy paths
-are the reference the tests compare them with.
+:class:`~bridge.conventions.single_state.SingleStateChange`, the state kernels below (every library
+engine's compiled single state, :class:`bridge.backends.single.CompiledSingle`) with the ``X`` that
+:func:`set_state` evaluates into the state array (the joints permuted there too; the Pinocchio
+engine's fused derivative paths read that array too, at the offsets of :func:`layout`); the numpy
+paths are the reference the tests compare them with.
 
 Imported only when numba is installed (:func:`bridge.derivatives.select.compiled_kernels` says
 so); compiled code is cached on disk (``cache=True``). Each kernel is inlined into its callers
@@ -20,9 +22,47 @@ its ``__pycache__/*.nbi``/``*.nbc`` files after editing.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import boolean, float64, njit, types, void
 
-__all__ = ["base_columns", "base_congruence", "base_force", "base_rows", "congruence_rows"]
+from bridge.conventions.single_kernels import PERM, WORK, change_base, change_matrix
+from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
+from bridge.spatial.so3 import quaternion_xyzw_of_entries
+
+__all__ = [
+    "acceleration",
+    "acceleration_back",
+    "base_columns",
+    "base_congruence",
+    "base_force",
+    "base_rows",
+    "columns_back",
+    "columns_back_permuted",
+    "congruence_rows",
+    "force",
+    "frame_columns_back",
+    "layout",
+    "matrix_back",
+    "matrix_back_permuted",
+    "set_state",
+    "sum_back",
+    "vector_back",
+    "vector_back_permuted",
+]
+
+# the single-state checks and quaternion of bridge's Python paths, compiled as they are
+_pose_valid = njit(cache=True)(pose_entries_valid)
+_quaternion = njit(cache=True)(quaternion_xyzw_of_entries)
+
+# The kernels called from Python have explicit signatures (contiguous float64 arrays): numba's
+# dispatch of a function compiled for given types is about half that of one typed on first call
+# (0.24 against 0.49 us for five arrays, measured), and it raises TypeError for anything else (a
+# list, an int array, a strided view, a batch) instead of compiling a new version: the callers
+# take their numpy path then. A user's arrays may be read-only (a Transform's matrix, a State's
+# vectors): each such argument has both versions (four signatures cost ~0.3 us).
+_V, _M = float64[::1], float64[:, ::1]
+_RV, _RM = types.Array(float64, 1, "C", readonly=True), types.Array(float64, 2, "C", readonly=True)
+_SET_STATE = [boolean(h, v, v, v, _V) for h in (_M, _RM) for v in (_V, _RV)]
+_ACCELERATION = [boolean(_V, v, v, _V) for v in (_V, _RV)]
 
 
 @njit(cache=True, inline="always")
@@ -100,3 +140,269 @@ def base_rows(tau: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
     """``out = T^T tau`` (nv,) for ``T = blkdiag(X, 1)``, ``X`` (6, 6) (``tau`` read only)."""
     out[6:] = tau[6:]
     base_force(tau, X, out)
+
+
+# ---------------------------------------------------------------------------- one state
+# A library engine's single state (floating base, one-coordinate joints: nq = 7 + n, nv = 6 + n) is
+# one float array, headed by the change's constants c (bridge.conventions.single_kernels, with the
+# configuration's layout as their extra: [position offset, quaternion offset, wxyz, q index (n)]):
+#   state = [c | q (nq) | v (nv) | base velocity (6) | H (16) | work (114) | 0 (n)]
+# work = [X | X^-1 | scratch | T_dot nu (6)], so that with the n zeros after it the last nv entries
+# are the library's acceleration of zero source acceleration (the bias forces' argument). Every
+# kernel takes few arrays and returns no array: numba's dispatch costs ~90 ns per array argument
+# and boxing a returned array ~230 ns, more than most of the work.
+
+
+def layout(size: int, n: int) -> dict[str, slice]:
+    """The parts of a state array whose constants take ``size`` entries, of a model with n joint
+    DOFs (see the comment above)."""
+    nq, nv = 7 + n, 6 + n
+    q, v = size, size + nq
+    vb, H = v + nv, v + nv + 6
+    w = H + 16
+    return {
+        "c": slice(0, size), "q": slice(q, v), "v": slice(v, vb), "qv": slice(q, vb), "vb": slice(vb, H),
+        "H": slice(H, w), "work": slice(w, w + WORK), "X": slice(w, w + 36),
+        "bias": slice(w + 108, w + 108 + nv), "size": slice(0, w + 108 + nv),
+    }  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _work(state: np.ndarray) -> int:
+    """Where the work array is in a state array."""
+    return int(state[12])
+
+
+@njit(cache=True, inline="always")
+def _order(state: np.ndarray, i: int) -> int:
+    """The target index of source index i (the joint order on the whole velocity)."""
+    return int(state[PERM + int(state[8]) + i])
+
+
+@njit(_SET_STATE, cache=True)
+def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, state: np.ndarray) -> bool:
+    """Check one floating-base state and write it in the library's convention into ``state`` (see
+    :func:`layout`); False, with ``state`` unchanged, when it is not one valid state (the caller
+    then takes the checking path).
+
+    Args:
+        H: ``world_H_base`` (4, 4); the pose checks are those of
+            :func:`bridge.conventions.state.pose_rows_valid`.
+        s, sd: joint positions and velocities (n,), the model's order.
+        vb: base velocity (6,) in the source declaration; every input must be finite with a
+            squared norm below ``MODERATE_SQ``.
+    """
+    n = s.shape[0]
+    if H.shape[0] != 4 or H.shape[1] != 4 or vb.shape[0] != 6 or n != int(state[8]) or sd.shape[0] != n:
+        return False  # (another shape: a batch or an error, the caller's general path)
+    if H[3, 0] != 0.0 or H[3, 1] != 0.0 or H[3, 2] != 0.0 or H[3, 3] != 1.0:
+        return False
+    a, b, c, x = H[0, 0], H[0, 1], H[0, 2], H[0, 3]
+    d, e, f, y = H[1, 0], H[1, 1], H[1, 2], H[1, 3]
+    g, h, i, z = H[2, 0], H[2, 1], H[2, 2], H[2, 3]
+    if not _pose_valid(a, b, c, x, d, e, f, y, g, h, i, z):
+        return False
+    # the inputs: finite and moderate (the sum of squares overflows or is NaN otherwise)
+    total = 0.0
+    for k in range(6):
+        total += vb[k] * vb[k]
+    for k in range(n):
+        total += s[k] * s[k] + sd[k] * sd[k]
+    if not total < MODERATE_SQ:
+        return False
+    # q: the origin and the quaternion (w >= 0) where the configuration puts them, the joints
+    qx, qy, qz, qw = _quaternion(a, b, c, d, e, f, g, h, i)
+    q0, ex = int(state[9]), int(state[11])
+    p0, o0 = q0 + int(state[ex]), q0 + int(state[ex + 1])
+    state[p0], state[p0 + 1], state[p0 + 2] = x, y, z
+    if state[ex + 2] != 0.0:  # (w, x, y, z)
+        state[o0], state[o0 + 1], state[o0 + 2], state[o0 + 3] = qw, qx, qy, qz
+    else:  # (x, y, z, w)
+        state[o0], state[o0 + 1], state[o0 + 2], state[o0 + 3] = qx, qy, qz, qw
+    v0 = q0 + 7 + n
+    for j in range(n):
+        state[q0 + int(state[ex + 3 + j])] = s[j]
+        state[v0 + 6 + j] = sd[int(state[PERM + j])]
+    w = v0 + 6 + n  # the copy of vb, then H
+    for j in range(6):
+        state[w + j] = vb[j]
+    Hc = state[w + 6 : w + 22].reshape(4, 4)
+    for r in range(4):
+        for j in range(4):
+            Hc[r, j] = H[r, j]
+    wk = _work(state)
+    change_base(Hc, state[w : w + 6], state, state[wk : wk + WORK], state[v0 : v0 + 6])
+    return True
+
+
+@njit(cache=True, inline="always")
+def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
+    """X (or X^-1) (6, 6) of a state array."""
+    x = _work(state) + (36 if inverse else 0)
+    return state[x : x + 36].reshape(6, 6)
+
+
+@njit(void(_M, _V), cache=True)
+def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
+    """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: the library's mass matrix
+    (upper triangle read) as the source's."""
+    nv = M.shape[0]
+    base_congruence(M, _X(state, False), np.empty((6, nv)), np.empty((6, 6)))
+
+
+@njit(void(_M, _V, _M), cache=True)
+def matrix_back_permuted(M: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^T M T`` (nv, nv) with the joints permuted back; M's upper triangle read."""
+    nv = M.shape[0]
+    G, C = np.empty((6, nv)), np.empty((6, 6))
+    congruence_rows(M, _X(state, False), G, C)
+    for i in range(nv):
+        t = _order(state, i)
+        for j in range(nv):
+            u = _order(state, j)
+            if t < 6:
+                out[i, j] = C[t, u] if u < 6 else G[t, u]
+            elif u < 6:
+                out[i, j] = G[u, t]
+            else:
+                out[i, j] = M[t, u] if t <= u else M[u, t]
+
+
+@njit(void(_V, _V), cache=True)
+def vector_back(x: np.ndarray, state: np.ndarray) -> None:
+    """``x <- T^T x`` (nv,) in place, the joint order the identity: a generalized force."""
+    base_force(x, _X(state, False), x)
+
+
+@njit(void(_V, _V, _V), cache=True)
+def vector_back_permuted(x: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^T x`` (nv,), the joints permuted back."""
+    for i in range(6, x.shape[0]):
+        out[i] = x[_order(state, i)]
+    base_force(x, _X(state, False), out)
+
+
+@njit(void(_M, _V), cache=True)
+def columns_back(J: np.ndarray, state: np.ndarray) -> None:
+    """``J <- J T`` (m, nv) in place, the joint order the identity: a Jacobian of the library's
+    velocity as one of the source's."""
+    base_columns(J, _X(state, False), J)
+
+
+@njit(void(_M, _V, _M), cache=True)
+def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = J T`` (m, nv), the joints permuted back."""
+    nv = J.shape[1]
+    for i in range(J.shape[0]):
+        for j in range(6, nv):
+            out[i, j] = J[i, _order(state, j)]
+    base_columns(J, _X(state, False), out)
+
+
+@njit(_ACCELERATION, cache=True)
+def acceleration(state: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, out: np.ndarray) -> bool:
+    """``out = T nu_dot + T_dot nu`` (nv,) for ``nu_dot = [base_acc; s_ddot]``; False when the result
+    is not finite and moderate (its squared norm below ``MODERATE_SQ``) or the arguments are not of
+    shapes (6,) and (n,)."""
+    nv = out.shape[0]
+    if base_acc.shape[0] != 6 or s_ddot.shape[0] != nv - 6:
+        return False
+    X = _X(state, False)
+    b = _work(state) + 108
+    total = 0.0
+    for r in range(6):
+        x = state[b + r] + (
+            X[r, 0] * base_acc[0]
+            + X[r, 1] * base_acc[1]
+            + X[r, 2] * base_acc[2]
+            + X[r, 3] * base_acc[3]
+            + X[r, 4] * base_acc[4]
+            + X[r, 5] * base_acc[5]
+        )
+        out[r] = x
+        total += x * x
+    for j in range(nv - 6):
+        x = s_ddot[int(state[PERM + j])]
+        out[6 + j] = x
+        total += x * x
+    return total < MODERATE_SQ
+
+
+@njit(void(_V, _V, _V), cache=True)
+def acceleration_back(a: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^-1 (a - T_dot nu)`` (nv,) (out may be ``a`` when the order is the identity): a
+    source acceleration from the library's ``a`` (nv,)."""
+    nv = a.shape[0]
+    X_inv = _X(state, True)
+    b = _work(state) + 108
+    d0, d1, d2 = a[0] - state[b], a[1] - state[b + 1], a[2] - state[b + 2]
+    d3, d4, d5 = a[3] - state[b + 3], a[4] - state[b + 4], a[5] - state[b + 5]
+    for i in range(6, nv):
+        out[i] = a[_order(state, i)]
+    for r in range(6):
+        out[r] = (
+            X_inv[r, 0] * d0
+            + X_inv[r, 1] * d1
+            + X_inv[r, 2] * d2
+            + X_inv[r, 3] * d3
+            + (X_inv[r, 4] * d4 + X_inv[r, 5] * d5)
+        )
+
+
+@njit(void(_V, _V, _V), cache=True)
+def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^-T tau`` (nv,): the library's generalized force from the source's ``tau`` (nv,)."""
+    nv = tau.shape[0]
+    X_inv = _X(state, True)
+    for k in range(nv - 6):
+        out[6 + k] = tau[6 + int(state[PERM + k])]
+    t0, t1, t2, t3, t4, t5 = tau[0], tau[1], tau[2], tau[3], tau[4], tau[5]
+    for r in range(6):
+        out[r] = (
+            X_inv[0, r] * t0
+            + X_inv[1, r] * t1
+            + X_inv[2, r] * t2
+            + X_inv[3, r] * t3
+            + (X_inv[4, r] * t4 + X_inv[5, r] * t5)
+        )
+
+
+@njit(void(_V, _V, _V, _V), cache=True)
+def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
+    """``out = T^T (x + y)`` (nv,), the joints permuted back: a generalized force given as two
+    parts of the library's (read only), e.g. ``M a`` and the bias forces."""
+    nv = x.shape[0]
+    for i in range(6, nv):
+        k = _order(state, i)
+        out[i] = x[k] + y[k]
+    X = _X(state, False)
+    h0, h1, h2, h3, h4, h5 = x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
+    for r in range(6):
+        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
+
+
+@njit(void(_M, _V, _V, _V, _V, _M), cache=True)
+def frame_columns_back(
+    J: np.ndarray, pos: np.ndarray, mat: np.ndarray, frame: np.ndarray, state: np.ndarray, out: np.ndarray
+) -> None:
+    """``out = F(H_F) J T`` (6, nv): a library's frame Jacobian ``J`` (6, nv) (overwritten) moved to
+    another frame by the change compiled from two declarations (``frame``: its constants, the
+    matrix to apply, 0 for X, 2 for the source's map to BODY, as their extra, then room for the pose
+    (16) and the matrix (36)), at the frame's pose ``(mat (9,) row-major, pos (3,))``, and taken to
+    the source's velocity by the state's ``T`` (joints permuted back)."""
+    size = int(frame[9])
+    H = frame[size : size + 16].reshape(4, 4)
+    F = frame[size + 16 : size + 52].reshape(6, 6)
+    for r in range(3):
+        H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
+    H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
+    change_matrix(H, frame, int(frame[int(frame[11])]), F)
+    nv = J.shape[1]
+    for j in range(nv):  # J <- F J, column by column
+        c0, c1, c2, c3, c4, c5 = J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j]
+        for r in range(6):
+            J[r, j] = F[r, 0] * c0 + F[r, 1] * c1 + F[r, 2] * c2 + F[r, 3] * c3 + F[r, 4] * c4 + F[r, 5] * c5
+    for i in range(6):
+        for j in range(6, nv):
+            out[i, j] = J[i, _order(state, j)]
+    base_columns(J, _X(state, False), out)

@@ -207,6 +207,33 @@ class SingleBaseChange:
         """``L_s^-1`` (6, 6): the source base velocity -> BODY."""
         return self._to_body(H, rows)
 
+    def pack(self, joints, extra: object = (), work: int | None = None) -> np.ndarray:
+        """The constants of the compiled kernels (:mod:`bridge.conventions.single_kernels`, whose
+        docstring gives the layout) for this change and the joint order ``joints``
+        (:class:`~bridge.conventions.convention.JointOrder`), with an engine's ``extra`` numbers at
+        the end and ``work`` the offset of the work array in the array they head (None: right after
+        them): one contiguous float64 array."""
+        n, nv = joints.n, joints.nv
+        perm = np.arange(n) if joints.perm is None else joints.perm
+        order = np.arange(nv) if joints.back is None else joints.back
+        compiled = (self._x, self._x_inv, self._to_body)
+        terms = np.array(
+            [
+                (which, r.start, c.start, a, e, coef, fixed)
+                for which, part in enumerate(compiled)
+                for r, c, a, e, coef, fixed in part._terms
+            ],
+            dtype=np.float64,
+        ).ravel()
+        extra = np.asarray(extra, dtype=np.float64).ravel()
+        start = 13 + 3 * 36 + n + nv  # the terms (single_kernels.PERM + n + nv)
+        size = start + terms.size + extra.size
+        k = self._k if self._k is not None else (0.0, 0.0, 0.0)
+        head = [self._c_wv, self._c_q, self._c_c, 1.0 if self._P_t == 1 else 0.0, self._lin.start, *k]
+        head += [n, size, start, start + terms.size, size if work is None else work]
+        parts = [head, *(c.index.ravel() for c in compiled), perm, order, terms, extra]
+        return np.ascontiguousarray(np.concatenate([np.asarray(x, dtype=np.float64) for x in parts]))
+
     def bias(self, H: np.ndarray, v_body: np.ndarray) -> SingleBias | None:
         """The lazy ``T_dot nu`` base part from the BODY base velocity ``v_body`` (6,) (a buffer
         read when the bias is evaluated), or None when it is zero."""
@@ -314,6 +341,27 @@ class SingleBias:
         self.add_into(out, -1.0)
 
 
+def views(work: np.ndarray, bias_free: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(X, X^-1, T_dot nu)`` of a compiled work array (:mod:`bridge.conventions.single_kernels`):
+    views, ``T_dot nu`` None when the pair has none."""
+    return work[:36].reshape(6, 6), work[36:72].reshape(6, 6), None if bias_free else work[108:114]
+
+
+def _joined(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The array ``[a; b]`` (contiguous float64) when ``a`` and ``b`` are two adjacent parts of one
+    array (a view of it), else None."""
+    if a.base is None or a.base is not b.base or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    start = a.__array_interface__["data"][0]
+    if b.__array_interface__["data"][0] != start + a.nbytes:
+        return None
+    whole = a.base.reshape(-1) if a.base.flags.c_contiguous else None
+    if whole is None:
+        return None
+    offset = (start - whole.__array_interface__["data"][0]) // whole.itemsize
+    return whole[offset : offset + a.size + b.size]
+
+
 _CHANGES: dict[tuple[BaseVelocity, BaseVelocity], SingleBaseChange] = {}
 
 
@@ -341,8 +389,21 @@ class SingleStateChange:
     """
 
     __slots__ = (
-        "_bias", "_bias_pose", "_change", "_index", "_perm", "_v_base", "_v_body", "_v_joints",
-        "cov", "fill",
+        "_bias",
+        "_bias_pose",
+        "_change",
+        "_data",
+        "_index",
+        "_kernel",
+        "_perm",
+        "_v",
+        "_v_base",
+        "_v_body",
+        "_v_joints",
+        "_views",
+        "cov",
+        "fill",
+        "work",
     )
 
     def __init__(
@@ -367,7 +428,7 @@ class SingleStateChange:
         self._perm, self._v_base, self._v_joints = joints.perm, v_base, v_joints
         # X^-1 = X^T when X holds rotations only, block-diagonally: then X is one take
         self._index = change._x.index if not change._x.skews else None
-        self._bias = self._v_body = None
+        self._bias = self._v_body = self.work = None
         if floating and not change.bias_free:
             # T_dot nu reads the BODY velocity: the target's own buffer when the target is BODY
             self._v_body = v_base if target.is_body and not target.swap else np.zeros(6)
@@ -382,10 +443,53 @@ class SingleStateChange:
         self.fill = self._fill_general
         if not floating or change.constant:
             self.fill = self._fill_constant
-        elif self._index is not None and (self._bias is None or not self._bias_pose) and (
-            self._v_body is None or self._v_body is self._v_base
+        elif (
+            self._index is not None
+            and (self._bias is None or not self._bias_pose)
+            and (self._v_body is None or self._v_body is self._v_base)
         ):
             self.fill = self._fill_rotation
+
+    def compile(self, kernels, data: np.ndarray | None = None) -> bool:
+        """Make :attr:`fill` one compiled call (``kernels``: :mod:`bridge.conventions.single_kernels`,
+        imported by the caller once numba is known to be there) when the base is floating, X
+        depends on the state (else the numpy ``fill`` is a copy or a constant product already) and
+        the velocity buffers are one array's two adjacent parts; return whether it did.
+
+        :attr:`work` (:data:`~bridge.conventions.single_kernels.WORK`,) ``[X | X^-1 | scratch |
+        T_dot nu]`` then holds the state's numbers, and :attr:`cov`'s ``X``, ``X_inv`` and base bias
+        are views of it from now on. ``data``: an engine's own array headed by this change's
+        constants (:meth:`SingleBaseChange.pack`, its work offset given), whose kernels write the
+        work array themselves (:func:`~bridge.conventions.single_kernels.change_base`); None: the
+        constants and the work array of this object's own."""
+        change, cov = self._change, self.cov
+        v = _joined(self._v_base, self._v_joints)
+        if not cov.joints.nb or change.constant or v is None:
+            return False
+        if data is None:
+            consts = change.pack(cov.joints)
+            data = np.concatenate([consts, np.zeros(kernels.WORK)])
+        self._data = data
+        w = int(data[12])
+        self.work = work = data[w : w + kernels.WORK]
+        self._views = views(work, change.bias_free)
+        self._v = v
+        cov.X, cov.X_inv, cov._bias = self._views
+        cov._bias_fn = cov._inv_fn = None
+        self._kernel = kernels.fill
+        self.fill = self._fill_compiled
+        return True
+
+    def _fill_compiled(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
+        """:meth:`_fill_general` as one compiled call (:meth:`compile`)."""
+        try:
+            self._kernel(H, base_velocity, s_dot, self._v, self._data)
+        except TypeError:  # (the kernel takes contiguous float64 arrays only)
+            args = (np.ascontiguousarray(x, dtype=np.float64) for x in (H, base_velocity, s_dot))
+            self._kernel(*args, self._v, self._data)
+        cov = self.cov
+        cov.X, cov.X_inv, cov._bias = self._views
+        return cov
 
     def _fill_constant(self, H: np.ndarray, rows: list, base_velocity: np.ndarray, s_dot: np.ndarray):
         """A fixed base or a constant X: the joints, and the base through the constant."""

@@ -2,8 +2,8 @@
 the acceleration kernel, Pinocchio's derivative call and the compiled chain rule reading Pinocchio's
 data and the engine's state array in place) give the numbers of the numpy path (no numba) for every
 representation, joint order and state, on iCub (icub-models), solo12 (example-robot-data) and random
-trees; they decline what they do not take (other dtypes, lists, shapes, torques that are not
-moderate) and leave it, and every error, to KinDyn's general path; their results are fresh and
+trees; they decline what they do not take (other dtypes, lists, shapes, strided arrays, torques
+that are not moderate) and leave it, and every error, to KinDyn's general path; their results are fresh and
 read-only.
 """
 
@@ -136,6 +136,9 @@ def test_declined_arguments_take_the_general_path(rep: str, compiled, monkeypatc
         ("full generalized force", lambda k: k.forward_dynamics_derivatives(tau)),
         ("list acceleration", lambda k: k.inverse_dynamics_derivatives([0.1] * 6, list(tq))),
         ("float32 acceleration", lambda k: k.inverse_dynamics_derivatives(np.ones(6, np.float32), tq)),
+        ("strided acceleration", lambda k: k.inverse_dynamics_derivatives(np.ones(12)[::2], tq[::-1])),
+        ("read-only acceleration", lambda k: k.inverse_dynamics_derivatives(*_read_only(np.ones(6), tq))),
+        ("strided torques", lambda k: k.forward_dynamics_derivatives(np.repeat(tq, 2)[::2])),
         ("torques not moderate", lambda k: k.forward_dynamics_derivatives(np.full(n, 1e60))),
     ]
     for what, call in cases:
@@ -152,9 +155,16 @@ def test_declined_arguments_take_the_general_path(rep: str, compiled, monkeypatc
         kd.inverse_dynamics_derivatives(np.full(6, np.inf), tq)
 
 
+def _read_only(*arrays: np.ndarray) -> list[np.ndarray]:
+    out = [x.copy() for x in arrays]
+    for x in out:
+        x.setflags(write=False)
+    return out
+
+
 def test_first_derivative_call_loads_the_engines_compiled_path() -> None:
     """numba runs once the chain rule is compiled: the engine's compiled path loads then (its cached
-    kernels, ~10 ms) instead of after COMPILE_AFTER states, and the next state takes it."""
+    kernels, ~80 ms) instead of after COMPILE_AFTER states, and the next state takes it."""
     pytest.importorskip("numba")
     if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")

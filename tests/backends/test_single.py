@@ -158,3 +158,94 @@ def test_an_invalid_state_changes_nothing(engine: str, rep: str) -> None:
     for name, value in before.items():
         assert_close(queries[name](kd), value, 1e-12, f"{engine} {rep} {name} after an invalid state")
     assert_close(kd.state.s, st.s, 0.0, "the state is kept")
+
+
+# ---------------------------------------------------------------------------- the compiled path
+def _kindyn(model: bridge.Model, engine: str, rep: str, compiled: bool, monkeypatch) -> bridge.KinDyn:
+    """A KinDyn whose engine takes the compiled single-state path from the first state, or never."""
+    from bridge.backends.single import LibrarySingleState
+
+    with monkeypatch.context() as m:
+        m.setattr(LibrarySingleState, "COMPILE_AFTER", 0 if compiled else 10**12)
+        return bridge.KinDyn(model, engine, rep)
+
+
+def _compiled_models() -> dict[str, bridge.Model]:
+    rng = np.random.default_rng(5)
+    revolute = bridge.random_model(7, seed=12, joint_kinds=("revolute", "prismatic", "fixed"))
+    return {"solo12": bridge.load_urdf(robot_path("solo12")), "random": revolute, "small": small_model(rng)}
+
+
+@pytest.fixture(scope="module")
+def compiled_models() -> dict[str, bridge.Model]:
+    return _compiled_models()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("name", ["solo12", "random", "small"])
+def test_the_compiled_path_equals_the_numpy_path(compiled_models, engine, rep, name, monkeypatch) -> None:
+    """With numba, every query of a state set through the compiled kernels (one call: the checks,
+    q, v and the change of variables from the declarations) equals the numpy path's, to 1e-12, for
+    float64 arrays, read-only arrays (a State's), lists and float32 inputs alike."""
+    if bridge.derivatives.select.compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
+    model = compiled_models[name]
+    rng = np.random.default_rng(len(name) + len(rep))
+    kds = [_kindyn(model, engine, rep, c, monkeypatch) for c in (True, False)]
+    queries = _queries(model, rng)
+    for k in range(4):
+        st = random_state(model, rng, rep)
+        arrays = [st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot]  # read-only
+        if k == 1:
+            arrays = [np.array(x) for x in arrays]  # writable
+        elif k == 2:
+            arrays = [x.tolist() for x in arrays]
+        elif k == 3:
+            arrays = [arrays[0], *(np.asarray(x, dtype=np.float32) for x in arrays[1:])]
+        answers = []
+        for kd in kds:
+            kd.set_state(*arrays)
+            state = {"nu": kd.state.nu, "H": kd.state.world_H_base.matrix}
+            answers.append({q: fn(kd) for q, fn in queries.items()} | state)
+        compiled = kds[0]._engine._state1 is not None
+        if name != "small":  # (one-coordinate joints: the compiled path's models)
+            assert kds[0]._engine._kern is not None
+        if k in (0, 1):  # float64 arrays, read-only or not: the compiled path when there is one
+            assert compiled == (kds[0]._engine._kern is not None), f"{engine} {name}: not compiled"
+        assert kds[1]._engine._state1 is None
+        for q in answers[1]:
+            assert_close(
+                answers[0][q], answers[1][q], 1e-12, f"{engine} {rep} {name} {q} (compiled {compiled})"
+            )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("rep", REPS)
+def test_the_compiled_path_rejects_what_state_rejects(engine, rep, monkeypatch) -> None:
+    """Invalid and unusual inputs on the compiled path: the same errors as the numpy path, the
+    previous state kept; a batch in between and back."""
+    if bridge.derivatives.select.compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
+    model = bridge.load_urdf(robot_path("solo12"))
+    rng = np.random.default_rng(8)
+    kd = _kindyn(model, engine, rep, True, monkeypatch)
+    st = random_state(model, rng, rep)
+    H, s, vb, sd = (np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot))
+    kd.set_state(H, s, vb, sd)
+    assert kd._engine._state1 is not None
+    M = kd.mass_matrix().copy()
+    bad = [
+        (H, np.full_like(s, np.nan), vb, sd),
+        (H, s, np.r_[vb[:5], np.inf], sd),
+        (H * 2.0, s, vb, sd),
+        (H, s[:-1], vb, sd[:-1]),
+    ]
+    for args in bad:
+        with pytest.raises(bridge.errors.BridgeError):
+            kd.set_state(*args)
+        assert_close(kd.mass_matrix(), M, 0.0, "the previous state is kept")
+    kd.set_state(*(np.stack([x, x]) for x in (H, s, vb, sd)))  # a batch
+    assert kd.mass_matrix().shape == (2, model.nv, model.nv)
+    kd.set_state(H, s, vb, sd)
+    assert_close(kd.mass_matrix(), M, 1e-12, "back to the single state")

@@ -110,3 +110,50 @@ def test_blocks_algebra_matches_numbers() -> None:
     np.testing.assert_allclose(evaluate(K.T, R, p), (2 * skew(R.T @ p)).T, atol=1e-14)
     np.testing.assert_allclose(evaluate(M.T, R, p), (R @ (2 * skew(R.T @ p))).T, atol=1e-14)
     assert (Block((Term(False, 0, 1),)) @ Block((Term(False, 0, -1),))).rotation == 0  # R R^T = 1 exactly
+
+
+@pytest.mark.parametrize(("source", "target"), list(itertools.product(NAMES, NAMES)))
+@pytest.mark.parametrize("floating", [True, False])
+def test_compiled_fill_equals_the_numpy_fill(source: str, target: str, floating: bool) -> None:
+    """SingleStateChange.compile (one numba call from the packed declarations, body-fixed points
+    included) writes the velocity and gives the change of variables of the numpy ``fill``, to
+    1e-12, for every pair of registered conventions, with their joint orders; read-only, strided and
+    float32 inputs give the same numbers."""
+    pytest.importorskip("numba")
+    from bridge.derivatives.select import compiled_kernels
+
+    if compiled_kernels() is None:
+        pytest.skip("BRIDGE_NUMBA=0")
+    from bridge.conventions import single_kernels
+    from bridge.conventions.change_of_variables import JointOrder
+
+    model = bridge.random_model(5, seed=9, floating=floating)
+    s, t = convention(source).bound(model), convention(target).bound(model)
+    joints = JointOrder.between(model, s, t)
+    results = []
+    for compiled in (False, True):
+        rng = np.random.default_rng(len(source) * 7 + len(target))
+        v = np.zeros(model.nv)
+        change = SingleStateChange(s.velocity, t.velocity, joints, v[: joints.nb], v[joints.nb :])
+        done = compiled and change.compile(single_kernels)
+        assert done == (compiled and floating and not single_base_change(s.velocity, t.velocity).constant)
+        out = []
+        for k in range(3):
+            state = _state(model, "body", seed=k)
+            H, vb, sd = state.world_H_base.matrix, np.array(state.base_velocity), np.array(state.s_dot)
+            if k == 1:
+                H, sd = np.asfortranarray(H), np.repeat(sd, 2)[::2]
+            elif k == 2:
+                sd = sd.astype(np.float32)
+            cov = change.fill(H, H.tolist(), vb, sd)
+            a = rng.normal(size=model.nv)
+            out += [
+                v.copy(),
+                cov.velocity(a),
+                cov.acceleration(a),
+                cov.force_back(a),
+                cov.acceleration_back(a),
+            ]
+        results.append(out)
+    for x, y in zip(*results, strict=True):
+        np.testing.assert_allclose(y, x, rtol=1e-12, atol=1e-12)

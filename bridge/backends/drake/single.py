@@ -7,6 +7,12 @@ set-up, as the Pinocchio and MuJoCo engines' do: the change of variables ``v = T
 buffers ``[q | v | base velocity]`` (the current state's and the spare, used in turn so that an
 invalid state changes nothing), given to the Context in one ``SetPositionsAndVelocities``.
 
+With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
+library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
+checks the state and writes ``[q | v]`` and the change of variables (compiled from the same
+declarations) into a state array, and the results go back through its kernels
+(:mod:`bridge.backends.single_kernels`).
+
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the
 ``MultibodyForces`` of ``CalcInverseDynamics``: ``h_D = ID_D(T_dot nu, F_g)`` and
@@ -85,6 +91,10 @@ class DrakeSingleState(LibrarySingleState):
         self._frame_change = None if rep in known else single_base_change(mixed, rep)
         self._g_last: np.ndarray | None = None
         self._state_g = False  # gravity's forces of the current state computed
+        # the compiled path (numba): one-coordinate joints (q holds s as it is)
+        one_coordinate = nq == nv + (1 if nb else 0)
+        q_index = lay.idx_q if one_coordinate else None
+        self._init_compiled(source, DRAKE.velocity, joints, DRAKE.configuration, q_index)
 
     # ------------------------------------------------------------------ state
     def _take_single(
@@ -107,25 +117,38 @@ class DrakeSingleState(LibrarySingleState):
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
-        plant, c = self.plant, self.context
+        if not nb and rows != self._pose:  # a fixed base: the weld's pose parameter
+            self._weld.SetPoseInParentFrame(self.context, self._RigidTransform(H))
+            self._pose = rows
+        self._commit(qv, q, vel, vb, cov, gravity)
+        self._rows = rows
+        return True
+
+    def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
+        """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
+        the current single state."""
+        state, q, v, qv, vb, H, bias, _, cov = arrays
+        self._commit(qv, q, v, vb, cov, gravity)
+        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
+
+    def _commit(self, qv: np.ndarray, q: np.ndarray, v: np.ndarray, vb: np.ndarray, cov, gravity) -> None:
+        """Make a checked state (Drake's ``[q | v]``, the base velocity in the representation, the
+        change of variables) the current single state: given to the Context."""
+        plant = self.plant
         if gravity is not self._g_last:
             self._g_last = gravity
             g = gravity.tolist()
             if g != self._gravity:
                 plant.mutable_gravity_field().set_gravity_vector(gravity)
                 self._gravity = g
-        if not nb and rows != self._pose:  # a fixed base: the weld's pose parameter
-            self._weld.SetPoseInParentFrame(c, self._RigidTransform(H))
-            self._pose = rows
-        plant.SetPositionsAndVelocities(c, qv)
+        plant.SetPositionsAndVelocities(self.context, qv)
         self._current = 0
         self._state_g = False
-        self._cov1, self._q1, self._v1, self._vb1, self._rows, self._g1 = cov, q, vel, vb, rows, gravity
+        self._cov1, self._q1, self._v1, self._vb1, self._g1 = cov, q, v, vb, gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._single:
             self._use_single_path(True)
-        return True
 
     def _gravity_forces_d(self):
         """The MultibodyForces holding gravity's contribution at the current state."""
@@ -139,15 +162,23 @@ class DrakeSingleState(LibrarySingleState):
     def _bias_d(self, representation: bool = True) -> np.ndarray:
         """Drake's generalized forces (gravity in) at zero acceleration in the representation
         (``vdot = T_dot nu``), or in Drake's convention (``vdot = 0``) when not ``representation``."""
-        bias = representation and self._cov1.base_bias_into(self._a_bias_base)
-        a = self._a_bias if bias else self._zeros_nv
+        if self._state1 is not None:  # the compiled state: T_dot nu in its array
+            a = self._abias1 if representation else self._zeros_nv
+        else:
+            bias = representation and self._cov1.base_bias_into(self._a_bias_base)
+            a = self._a_bias if bias else self._zeros_nv
         return self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
 
     # ------------------------------------------------------------------ queries
     def _mass_matrix_single(self) -> np.ndarray:
-        return self._mass_back(self.plant.CalcMassMatrix(self.context), self._cov1.X)
+        M = self.plant.CalcMassMatrix(self.context)
+        if self._state1 is not None:  # (Drake's M is in Fortran order; symmetric: M.T is M in C order)
+            return self._matrix_back(M.T if not M.flags.c_contiguous else M)
+        return self._mass_back(M, self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
+        if self._state1 is not None:
+            return self._force_back(self._bias_d())
         return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
@@ -163,6 +194,8 @@ class DrakeSingleState(LibrarySingleState):
         if change is not None:  # pragma: no cover - every neutral representation is one of Drake's
             H = self._world_H(f)
             J = change.matrices(H, H.tolist())[0].dot(J)
+        if self._state1 is not None:
+            return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
@@ -173,9 +206,15 @@ class DrakeSingleState(LibrarySingleState):
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
         a = self._acc
-        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
+        done = self._acceleration_compiled(base_acc, s_ddot, a)
+        if done is None:  # (not the compiled path's arguments)
+            if not self._single or self._acceleration_into(base_acc, s_ddot, *self._acc_parts) is None:
+                return None
+        elif not done:
             return None
         tau = self.plant.CalcInverseDynamics(self.context, a, self._gravity_forces_d())
+        if self._state1 is not None:
+            return self._force_back(tau)
         return self._mass_back.force(tau, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
@@ -191,6 +230,9 @@ class DrakeSingleState(LibrarySingleState):
         rhs = self._tau - self._bias_d(False)
         M = self.plant.CalcMassMatrix(self.context)
         vdot_d = cho_solve(cho_factor(M, lower=True, check_finite=False), rhs, check_finite=False)
+        if self._state1 is not None:
+            self._kern.k.acceleration_back(vdot_d, self._state1, vdot_d if self._kern.in_place else rhs)
+            return vdot_d if self._kern.in_place else rhs
         return self._cov1.acceleration_back(vdot_d, True)
 
 

@@ -7,6 +7,12 @@ set-up, as the Pinocchio engine's does: the change of variables ``qvel = T nu`` 
 buffers ``[qpos | qvel | base velocity]`` (the current state's and the spare, used in turn so that an
 invalid state changes nothing), copied into the ``MjData`` once checked.
 
+With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
+library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
+checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
+declarations) into a state array, and the results go back through its kernels
+(:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
+
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
 centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
 for the bias forces; inverse and forward dynamics skip the stages already computed
@@ -17,6 +23,8 @@ links of the kinematic twin) takes the engine's general path on a batch of one, 
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -75,6 +83,16 @@ class MujocoSingleState(LibrarySingleState):
         # F[A] -> F is the source's own map to BODY (one matrix, not X and its inverse)
         self._frame_to_body = rep_frame.is_body and not rep_frame.swap
         self._H_frame = np.eye(4)  # a frame's pose, written per query
+        # the compiled path's: the frame change's constants (+ room for a pose and its matrix),
+        # MuJoCo's Jacobian rows and M a written into scratch arrays (views made once)
+        self._frame_data = None
+        if self._frame_change is not None:
+            which = 2 if self._frame_to_body else 0  # (the source's map to BODY, or X)
+            c = change.pack(SimpleNamespace(n=0, nv=6, perm=None, back=None), [which])
+            self._frame_data = np.concatenate([c, np.zeros(52)])
+        jac = np.empty((6, nv))
+        self._jac_scratch = (jac, jac[:3], jac[3:])
+        self._h_scratch = np.empty(nv)
         # frame -> (the point mj_jac takes, origin (3,), rotation (9,), body): views of MjData rows
         origin = np.zeros(3)
         self._jac_frames = {}
@@ -90,6 +108,11 @@ class MujocoSingleState(LibrarySingleState):
         self._g_list: list | None = None
         self._base_rows: list | None = None
         self._stage = 0
+        # the compiled path (numba): one-coordinate joints (qpos holds s as it is)
+        one_coordinate = nq == nv + (1 if nb else 0)
+        self._init_compiled(
+            source, MUJOCO.velocity, joints, MUJOCO.configuration, self._s_index if one_coordinate else None
+        )
 
     # ------------------------------------------------------------------ state
     def _take_single(
@@ -109,6 +132,24 @@ class MujocoSingleState(LibrarySingleState):
             return False
         # ---- valid: commit (this buffer is now the current state's, the other one the spare)
         self._spare ^= 1
+        self._commit(q, qvel, vb, cov, gravity)
+        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
+            self.mm.body_pos[self._base_body] = H[:3, 3]
+            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
+            self._base_rows = rows
+        self._rows = rows
+        return True
+
+    def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
+        """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
+        the current single state."""
+        state, q, v, _, vb, H, bias, _, cov = arrays
+        self._commit(q, v, vb, cov, gravity)
+        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
+
+    def _commit(self, q: np.ndarray, qvel: np.ndarray, vb: np.ndarray, cov, gravity: np.ndarray) -> None:
+        """Make a checked state (MuJoCo's ``qpos``, ``qvel``, the base velocity in the
+        representation, the change of variables) the current single state: copied into the MjData."""
         self._d_qpos[...] = q
         self._d_qvel[...] = qvel
         if gravity is not self._g_last:
@@ -117,19 +158,14 @@ class MujocoSingleState(LibrarySingleState):
             if g != self._g_list:
                 self.mm.opt.gravity[:] = g
                 self._g_list = g
-        if not nb and rows != self._base_rows:  # a fixed base: the base body's placement
-            self.mm.body_pos[self._base_body] = H[:3, 3]
-            self.mm.body_quat[self._base_body] = matrix_to_quaternion_wxyz(H[:3, :3])
-            self._base_rows = rows
         self._stage = 0
         self._current = -1
-        self._cov1, self._q1, self._v1, self._vb1, self._rows = cov, q, qvel, vb, rows
+        self._cov1, self._q1, self._v1, self._vb1 = cov, q, qvel, vb
         self._g1 = gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._single:
             self._use_single_path(True)
-        return True
 
     def _positions(self) -> None:
         """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
@@ -160,10 +196,19 @@ class MujocoSingleState(LibrarySingleState):
         self._positions()
         M = np.empty((self._nv, self._nv))
         self._fullM(self.mm, self.data, M)
+        if self._state1 is not None:
+            return self._matrix_back(M)
         return self._mass_back(M, self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
         self._velocities()
+        if self._state1 is not None:  # the compiled state: T_dot nu in its array
+            if self._kern.bias_free:
+                return self._force_back(self._d_bias)
+            self._mj.mj_mulM(self.mm, self.data, self._h_scratch, self._abias1)
+            h = np.empty(self._nv)
+            self._kern.k.sum_back(self._h_scratch, self._d_bias, self._state1, h)
+            return h
         cov = self._cov1
         # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
         if cov.base_bias_into(self._a_bias_base):
@@ -181,6 +226,15 @@ class MujocoSingleState(LibrarySingleState):
         if self._stage < _POSITION:
             self._fwd_position(self.mm, self.data)
             self._stage = _POSITION
+        if self._state1 is not None:  # the compiled state: one kernel from MuJoCo's rows
+            J, jacp, jacr = self._jac_scratch
+            self._mj.mj_jac(self.mm, self.data, jacp, jacr, point, bid)
+            out = np.empty((6, self._nv))
+            if self._frame_data is None:
+                self._kern.k.columns_back_permuted(J, self._state1, out)
+            else:
+                self._kern.k.frame_columns_back(J, pos, mat, self._frame_data, self._state1, out)
+            return out
         J = np.empty((6, self._nv))  # linear rows first
         self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
         change = self._frame_change
@@ -191,6 +245,8 @@ class MujocoSingleState(LibrarySingleState):
             rows = H.tolist()
             X = change.to_body(H, rows) if self._frame_to_body else change.matrices(H, rows)[0]
             J = X.dot(J)
+        if self._state1 is not None:
+            return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
@@ -200,9 +256,15 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
+        done = self._acceleration_compiled(base_acc, s_ddot, self._d_qacc)
+        if done is None:  # (not the compiled path's arguments)
+            if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
+                return None
+        elif not done:
             return None
         self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
+        if self._state1 is not None:
+            return self._force_back(self._d_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
 
     def forward_dynamics_single(self, t: np.ndarray) -> np.ndarray | None:
@@ -216,4 +278,8 @@ class MujocoSingleState(LibrarySingleState):
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
         self._run(self._mj.mj_forwardSkip, self._mj.mj_forward)
+        if self._state1 is not None:
+            out = np.empty(self._nv)
+            self._kern.k.acceleration_back(self._d_qacc, self._state1, out)
+            return out
         return self._cov1.acceleration_back(self._d_qacc)

@@ -4,10 +4,12 @@
 microsecond each on a few hundred flops (the pose checks, the quaternion, ``X``, ``T_dot nu``,
 ``T^T M T``, ...). With numba installed (:func:`bridge.derivatives.select.compiled_kernels`; the
 ``fast`` extra) a floating-base engine whose joints are all one-coordinate takes this path
-instead: ``set_state`` is one call of :func:`.kernels.set_state` (checks, q, v, ``X``, ``X^-1``
-and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID and FD is Pinocchio's
-call plus one kernel (:mod:`.kernels`). The kernels evaluate what
-:class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
+instead: ``set_state`` is one call of :func:`bridge.backends.single_kernels.set_state` (checks,
+q, v, ``X``, ``X^-1`` and ``T_dot nu`` into two alternating buffers), and each of M, h, g, J, ID
+and FD is Pinocchio's call plus one kernel of the library engines' shared set
+(:mod:`bridge.backends.single_kernels`, loaded as :class:`bridge.backends.single.CompiledSingle`;
+the derivatives' fused paths read the same state array, :mod:`.derivatives`). The kernels evaluate
+what :class:`bridge.conventions.single_state.SingleBaseChange` compiled from the declarations; the
 :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of the state, which the other
 queries use, is made only when one of them asks for it (:attr:`CompiledPath._cov1`).
 """
@@ -17,52 +19,14 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.backends.single import COMPILE_AFTER
-from bridge.conventions.single_state import SingleStateChange, single_base_change
-from bridge.derivatives.select import compiled_kernels
 
 __all__ = ["CompiledPath"]
-
-_F64 = np.dtype(np.float64)
-
-
-class Compiled:
-    """The constants and buffers of the compiled path of one engine (see :class:`CompiledPath`)."""
-
-    def __init__(self, kernels, source, target, joints) -> None:
-        self.k = kernels
-        change = single_base_change(source, target)
-        self.ints, self.floats = kernels.pack_change(change, joints)
-        self.inverse = joints.inverse
-        self.in_place = joints.perm is None  # results converted in Pinocchio's own (fresh) arrays
-        self.bias_free = change.bias_free
-        #: T is the identity: the representation's convention is Pinocchio's (no conversion at all)
-        self.identity = change.identity and joints.perm is None
-        # two state arrays (kernels.layout), alternately the current state's and the spare
-        parts = kernels.layout(joints.n)
-        self.states = []
-        for _ in range(2):
-            a = np.zeros(parts["size"].stop)
-            X = a[parts["X"]].reshape(6, 6)
-            H = a[parts["H"]].reshape(4, 4)
-            self.states.append((a, *(a[parts[k]] for k in ("q", "v", "vb")), H, a[parts["bias"]], X))
-        # the ChangeOfVariables of a state, on demand, from scratch velocity buffers
-        self.lazy_fill = SingleStateChange(source, target, joints, np.empty(6), np.empty(joints.n)).fill
 
 
 def compiled_eligible(target, joints, continuous: bool) -> bool:
     """Whether the compiled path can take this engine's states: a floating base, one-coordinate
     joints (q is s) and a target velocity that is BODY with the linear part first."""
     return bool(joints.nb) and not continuous and target.is_body and not target.swap
-
-
-def compiled_path(source, target, joints) -> Compiled | None:
-    """The compiled path's constants (numba imported, its kernels loaded), or None without numba
-    (or with ``BRIDGE_NUMBA=0``)."""
-    if compiled_kernels() is None or single_base_change(source, target).body_point is not None:
-        return None  # (the kernels have no term for a body-fixed point such as the base COM)
-    from . import kernels  # (imports numba: only when compiled_kernels says it is there)
-
-    return Compiled(kernels, source, target, joints)
 
 
 class CompiledPath:
@@ -77,48 +41,28 @@ class CompiledPath:
 
     #: single states set through the numpy path before the compiled one is loaded (0: at once)
     COMPILE_AFTER = COMPILE_AFTER
-    _kern: Compiled | None = None
-    _kern_args: tuple | None = None  # (source, target, joints) while the path is not loaded yet
-    _n_numpy = 0
-
-    def _load_compiled(self) -> None:
-        """Load the compiled path (once; it stays off without numba)."""
-        source, target, joints = self._kern_args
-        self._kern_args = None
-        self._kern = compiled_path(source, target, joints)
-
     _state1: np.ndarray | None = None
-    _cov1_: object = None
+    #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
+    _cov1: object = None
 
-    @property
-    def _cov1(self):
-        """The current single state's ChangeOfVariables (made on demand after a compiled set)."""
-        cov = self._cov1_
-        if cov is None and self._state1 is not None:
-            v = self._v1[6:]
-            inv = self._kern.inverse
-            sd = v if inv is None else v[inv]
-            H = self._H1
-            cov = self._cov1_ = self._kern.lazy_fill(H, H.tolist(), self._vb1, sd)
-        return cov
-
-    @_cov1.setter
-    def _cov1(self, value) -> None:
-        self._cov1_ = value
-
-    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool:
-        """:meth:`set_single_state` for float64 arrays of the right shapes."""
+    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool | None:
+        """:meth:`set_single_state` by the compiled kernel: whether the state was one valid state,
+        or None, changing nothing, when the arguments are not four contiguous float64 arrays (the
+        numpy path then takes them)."""
         kern = self._kern
         spare = self._spare
-        state, q, v, vbc, H1, bias, X = kern.states[spare]
-        if not kern.k.set_state(H, s, vb, sd, kern.ints, kern.floats, state):
-            return False
+        state, q, v, _, vbc, H1, bias, X, cov = kern.states[spare]
+        try:
+            if not kern.k.set_state(H, s, vb, sd, state):
+                return False
+        except TypeError:
+            return None
         # valid: commit (this buffer is now the current state's, the other one the spare); the
         # attributes of .single's _commit, inlined
         self._spare ^= 1
-        self._state1, self._H1, self._abias1, self._Xb1 = state, H1, bias, X
+        self._state1, self._H1, self._abias1, self._Xb1, self._cov1 = state, H1, bias, X, cov
         self._q1, self._v1, self._vb1 = q, v, vbc
-        self._cov1_ = self._state = self._cov = self._q = None
+        self._state = self._cov = self._q = None
         if self._mode != "compiled":
             self._use_single_path(True, "compiled")
         if gravity is not self._g_last:
@@ -141,13 +85,12 @@ class CompiledPath:
     # representation's convention is Pinocchio's)
     def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
         """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh
-        array (joints in the source's order), else ``permuted(x, state, ints, out)`` into a new one."""
-        kern = self._kern
-        if kern.in_place and x.base is None:
+        array (joints in the source's order), else ``permuted(x, state, out)`` into a new one."""
+        if self._kern.in_place and x.base is None:
             in_place(x, self._state1)
             return x
         out = np.empty_like(x)
-        permuted(x, self._state1, kern.ints, out)
+        permuted(x, self._state1, out)
         return out
 
     def _mass_matrix_compiled(self) -> np.ndarray:
@@ -178,16 +121,10 @@ class CompiledPath:
     def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
         """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
         True, False when it is not finite and moderate, None for other arguments."""
-        if (
-            type(base_acc) is np.ndarray
-            and type(s_ddot) is np.ndarray
-            and base_acc.dtype is _F64
-            and s_ddot.dtype is _F64
-            and base_acc.shape == (6,)
-            and s_ddot.shape == self._shape_n
-        ):
-            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._kern.ints, self._acc)
-        return None
+        try:
+            return self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._acc)
+        except TypeError:  # not contiguous float64 arrays
+            return None
 
     def _inverse_dynamics_compiled(self) -> np.ndarray:
         """tau from ``_acc`` (written by :meth:`_acceleration_compiled`)."""
@@ -202,5 +139,5 @@ class CompiledPath:
         if kern.identity:
             return a
         out = a if kern.in_place and a.base is None else np.empty_like(a)
-        kern.k.acceleration_back(a, self._state1, kern.ints, out)
+        kern.k.acceleration_back(a, self._state1, out)
         return out

@@ -109,19 +109,19 @@ class PinocchioBodyDerivatives:
         """Whether the engine has (or may load) a compiled single-state path and Pinocchio's
         derivative calls leave tau and the acceleration in its data. Loads the engine's compiled
         path now when numba already runs (the derivatives' kernels loaded it: the engine's cached
-        kernels then load in ~10 ms, and the next state set takes that path), instead of after
-        ``COMPILE_AFTER`` states."""
+        kernels, compiled for their explicit signatures on import, then load in ~80 ms, and the
+        next state set takes that path), instead of after ``COMPILE_AFTER`` states."""
         e = self._engine
         if e._kern is None and e._kern_args is not None and kernels_loaded():
             e._load_compiled()
         return (e._kern is not None or e._kern_args is not None) and self.fills_result()
 
-    def _layout(self) -> dict[str, slice]:
-        """The parts of the engine's compiled state array (:func:`.kernels.layout`; imports numba:
-        called at the first compiled state only)."""
-        from .kernels import layout
-
-        return layout(self.joints.n)
+    def _offsets(self, *parts: str) -> tuple[int, ...]:
+        """Where the ``parts`` (e.g. ``"X"``, ``"vb"``, ``"bias"``) start in the engine's compiled
+        state array (:attr:`bridge.backends.single.CompiledSingle.parts`, the layout of
+        :func:`bridge.backends.single_kernels.layout`; loaded: called at a compiled state only)."""
+        layout = self._engine._kern.parts
+        return tuple(layout[p].start for p in parts)
 
     def inverse_fused(self, chain) -> Callable[[object, object], tuple | None] | None:
         """The ID derivatives of KinDyn's raw ``(base_acc, s_ddot)`` at the engine's compiled single
@@ -135,7 +135,7 @@ class PinocchioBodyDerivatives:
             return None
         pin, pm, d = self._pin, self._pm, self._data
         rnead, empty = pin.computeRNEADerivatives, np.empty
-        shape, shape_n, acc = chain._shape, e._shape_n, e._acc
+        shape, acc = chain._shape, e._acc
         kernel = chain.kernel
         tau = d.tau  # (a view of Pinocchio's data, which lives as long as the engine)
         ints = copy = None  # the kernel's constants, made at the first compiled state
@@ -143,18 +143,15 @@ class PinocchioBodyDerivatives:
         def run(base_acc: object, s_ddot: object) -> tuple | None:
             nonlocal ints, copy
             st = e._state1
-            if (
-                st is None
-                or type(base_acc) is not np.ndarray
-                or type(s_ddot) is not np.ndarray
-                or base_acc.dtype is not _F64
-                or s_ddot.dtype is not _F64
-                or base_acc.shape != (6,)
-                or s_ddot.shape != shape_n
-            ):
+            if st is None:
                 return None
-            kern = e._kern
-            if not kern.k.acceleration(st, base_acc, s_ddot, kern.ints, acc):
+            # the engine's acceleration kernel checks the arguments: its explicit signatures take
+            # contiguous float64 arrays only (TypeError otherwise), it checks their shapes and the
+            # result finite and moderate (False otherwise)
+            try:
+                if not e._kern.k.acceleration(st, base_acc, s_ddot, acc):
+                    return None
+            except TypeError:
                 return None
             dq, dv, M = rnead(pm, d, e._q1, e._v1, acc)
             out = empty(shape)
@@ -163,8 +160,7 @@ class PinocchioBodyDerivatives:
                 copy[0](copy[1], dq, dv, M.T, out)
             else:
                 if ints is None:
-                    parts = self._layout()
-                    ints = chain.constants(parts["X"].start, parts["vb"].start)
+                    ints = chain.constants(*self._offsets("X", "vb"))
                 kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
             out.setflags(write=False)
             return out[0], out[1], out[2]
@@ -210,8 +206,7 @@ class PinocchioBodyDerivatives:
                 copy[0](copy[1], da_dq, da_dv, M_inv, out)
             else:
                 if ints is None:  # (the kernel takes Pinocchio's acceleration and the state's T_dot nu)
-                    parts = self._layout()
-                    ints = chain.constants(parts["X"].start, parts["vb"].start, parts["bias"].start)
+                    ints = chain.constants(*self._offsets("X", "vb", "bias"))
                 kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
             out.setflags(write=False)
             return out[0], out[1], out[2]
@@ -259,13 +254,16 @@ class PinocchioBodyDerivatives:
             return None
         if kern.identity:  # the representation's convention is Pinocchio's: tau is its force
             return (*self.forward_at(tau, False)[:3], None, None, None, None)
-        t = np.empty_like(tau)
-        kern.k.force(tau, e._state1, kern.ints, t)
+        t = np.empty(tau.shape[0])
+        try:  # (the kernels' explicit signatures: contiguous arrays, else the general path)
+            kern.k.force(tau, e._state1, t)
+        except TypeError:
+            return None
         if not with_base:
             return (*self.forward_at(t, False)[:3], None, None, None, None)
         da_dq, da_dv, M_inv, a = self.forward_at(t, True)
         nu_dot = np.empty_like(t)
-        kern.k.acceleration_back(a, e._state1, kern.ints, nu_dot)
+        kern.k.acceleration_back(a, e._state1, nu_dot)
         return da_dq, da_dv, M_inv, e._Xb1, e._vb1, nu_dot[:6], t[:6]
 
     def forward_at(self, t: np.ndarray, with_acceleration: bool) -> tuple:

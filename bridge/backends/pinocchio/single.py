@@ -26,8 +26,6 @@ from .state import PINOCCHIO, PinocchioLayout
 
 __all__ = ["SingleStatePath"]
 
-_F64 = np.dtype(np.float64)
-
 
 def _rows_to_q7(rows: list) -> list[float]:
     """``[A_o_B, quaternion (x, y, z, w), w >= 0]`` of one pose given as its rows (``H.tolist()``)
@@ -91,10 +89,10 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         self._single = False
         self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
         # the compiled path (.compiled): numba, a floating base, one-coordinate joints
-        if compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any())):
-            self._kern_args = (source, PINOCCHIO.velocity, joints)
-            if self.COMPILE_AFTER <= 0:
-                self._load_compiled()
+        eligible = compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any()))
+        self._init_compiled(
+            source, PINOCCHIO.velocity, joints, PINOCCHIO.configuration, lay.idx_q if eligible else None
+        )
 
     # ------------------------------------------------------------------ state
     def set_single_state(
@@ -105,15 +103,10 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
         copied (into q and v); the State is rebuilt from the copies only if asked for."""
         H = world_H_base
-        if (  # the compiled path (.compiled) takes four float64 arrays of the right shapes
-            self._kern is not None
-            and type(H) is type(s) is type(s_dot) is type(base_velocity) is np.ndarray
-            and H.dtype is s.dtype is s_dot.dtype is base_velocity.dtype is _F64
-            and H.shape == (4, 4)
-            and s.shape == s_dot.shape == self._shape_n
-            and base_velocity.shape == (6,)
-        ):
-            return self._set_compiled(H, s, base_velocity, s_dot, gravity)
+        if self._kern is not None:  # the compiled path (.compiled): four contiguous float64 arrays
+            done = self._set_compiled(H, s, base_velocity, s_dot, gravity)
+            if done is not None:
+                return done
         taken = single_arrays(H, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
 
@@ -162,7 +155,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
 
     def _commit(self, cov, q, v, vb, rows, s_copy, gravity: np.ndarray) -> None:
         """Make the checked copies the current single state (the numpy path's queries bound)."""
-        self._cov1_ = cov
+        self._cov1 = cov
         self._q1, self._v1, self._vb1, self._rows, self._s_copy = q, v, vb, rows, s_copy
         self._state = None
         self._cov = None
@@ -243,17 +236,13 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         acceleration of the right shapes: the caller's general path then takes batches and raises
         the errors.
         """
-        if (  # the compiled path's arguments: one kernel, Pinocchio's rnea, one kernel
-            self._state1 is not None
-            and type(base_acc) is type(s_ddot) is np.ndarray
-            and base_acc.dtype is s_ddot.dtype is _F64
-            and base_acc.shape == (6,)
-            and s_ddot.shape == self._shape_n
-        ):
-            kern = self._kern
-            if not kern.k.acceleration(self._state1, base_acc, s_ddot, kern.ints, self._acc):
-                return None
-            return self._inverse_dynamics_compiled()
+        if self._state1 is not None:  # the compiled path: one kernel, Pinocchio's rnea, one kernel
+            try:
+                done = self._kern.k.acceleration(self._state1, base_acc, s_ddot, self._acc)
+            except TypeError:  # not contiguous float64 arrays: the numpy path below
+                done = None
+            if done is not None:
+                return self._inverse_dynamics_compiled() if done else None
         if not self._single or self._acceleration_single(base_acc, s_ddot) is False:
             return None
         if self._state1 is not None:
