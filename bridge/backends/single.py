@@ -301,14 +301,14 @@ class SingleMatrixBack:
     once the numpy path has served ``compile_after`` mass matrices (:data:`COMPILE_AFTER`).
     """
 
-    __slots__ = ("_C", "_G", "_after", "_back", "_columns", "_full", "_idx", "_kernel", "_nb", "_nv", "_rows")
+    __slots__ = ("_C", "_after", "_back", "_columns", "_full", "_idx", "_kernel", "_nb", "_nv", "_rows")
 
     def __init__(self, joints: JointOrder, compile_after: int = 0, full: bool = True) -> None:
         """``full``: the library's matrices are full symmetric (else only their upper triangle
         is read)."""
         nv = self._nv = joints.nv
         self._nb = joints.nb
-        self._G, self._C = np.empty((6, nv)), np.empty((6, 6))  # the compiled base block's scratch
+        self._C = np.empty((6, 6))  # the compiled base block's scratch
         #: the compiled base block (:mod:`.single_kernels`), None before it is loaded or without numba
         self._kernel = self._columns = self._rows = None
         self._after: int | None = compile_after  # (None: loaded, or numba missing)
@@ -335,7 +335,7 @@ class SingleMatrixBack:
         overwritten and returned), and the base block ``X`` (6, 6) (None: the identity)."""
         if X is not None and self._nb:
             if self._kernel is not None:
-                self._kernel(M, X, self._G, self._C)
+                self._kernel(M, X, self._C)
                 return M if self._idx is None else M.take(self._idx)
             if self._after is not None:
                 self._after -= 1

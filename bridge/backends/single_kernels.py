@@ -103,16 +103,44 @@ def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) 
 
 
 @njit(cache=True, inline="always")
-def base_congruence(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) -> None:
+def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
     """In place, ``M`` (nv, nv) symmetric (upper triangle read) -> ``T^T M T`` (full) for ``T =
-    blkdiag(X, 1)``, ``X`` (6, 6); ``G`` (6, nv) and ``C`` (6, 6) scratch."""
-    congruence_rows(M, X, G, C)
+    blkdiag(X, 1)``, ``X`` (6, 6); ``C`` (6, 6) scratch. Column by column: no scratch of size nv
+    (an allocation in a kernel costs about as much as these products)."""
+    nv = M.shape[0]
+    # X's columns as locals: LLVM cannot tell that writing M leaves X alone, and would read X again
+    # for every column
+    a0, a1, a2, a3, a4, a5 = X[0, 0], X[1, 0], X[2, 0], X[3, 0], X[4, 0], X[5, 0]
+    b0, b1, b2, b3, b4, b5 = X[0, 1], X[1, 1], X[2, 1], X[3, 1], X[4, 1], X[5, 1]
+    c0, c1, c2, c3, c4, c5 = X[0, 2], X[1, 2], X[2, 2], X[3, 2], X[4, 2], X[5, 2]
+    d0, d1, d2, d3, d4, d5 = X[0, 3], X[1, 3], X[2, 3], X[3, 3], X[4, 3], X[5, 3]
+    e0, e1, e2, e3, e4, e5 = X[0, 4], X[1, 4], X[2, 4], X[3, 4], X[4, 4], X[5, 4]
+    f0, f1, f2, f3, f4, f5 = X[0, 5], X[1, 5], X[2, 5], X[3, 5], X[4, 5], X[5, 5]
+    for j in range(6, nv):  # the base rows of joint column j, X^T M[:6, j], mirrored into row j
+        m0, m1, m2, m3, m4, m5 = M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j]
+        g0 = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+        g1 = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+        g2 = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        g3 = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+        g4 = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+        g5 = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j] = g0, g1, g2, g3, g4, g5
+        M[j, 0], M[j, 1], M[j, 2], M[j, 3], M[j, 4], M[j, 5] = g0, g1, g2, g3, g4, g5
+    for i in range(6):  # the corner: C = S X (S the corner from its upper triangle), then X^T C
+        for c in range(6):
+            total = 0.0
+            for k in range(6):
+                total += (M[i, k] if i <= k else M[k, i]) * X[k, c]
+            C[i, c] = total
     for r in range(6):
-        for j in range(6):
-            M[r, j] = C[r, j]
-        for j in range(6, M.shape[0]):
-            M[r, j] = G[r, j]
-            M[j, r] = G[r, j]
+        for c in range(6):
+            M[r, c] = (
+                X[0, r] * C[0, c]
+                + X[1, r] * C[1, c]
+                + X[2, r] * C[2, c]
+                + X[3, r] * C[3, c]
+                + (X[4, r] * C[4, c] + X[5, r] * C[5, c])
+            )
 
 
 @njit(cache=True, inline="always")
@@ -245,9 +273,9 @@ def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
 @njit(void(_M, _V), cache=True)
 def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: the library's mass matrix
-    (upper triangle read) as the source's."""
-    nv = M.shape[0]
-    base_congruence(M, _X(state, False), np.empty((6, nv)), np.empty((6, 6)))
+    (upper triangle read) as the source's (the state's scratch holds the corner's product)."""
+    s = _work(state) + 72
+    base_congruence(M, _X(state, False), state[s : s + 36].reshape(6, 6))
 
 
 @njit(void(_M, _V, _M), cache=True)

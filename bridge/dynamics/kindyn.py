@@ -270,6 +270,15 @@ class KinDyn:
             value = self._store(key, fn() if self._moderate else quiet(fn))
         return value
 
+    def _checked(self, fn, what: str, *args: object) -> np.ndarray:
+        """``fn(*args)`` outside the hot path: a state is required, numpy's warnings are quiet and
+        the result must be finite (``what`` names it in the error)."""
+        self._require_state()
+        value = quiet(fn, *args)
+        if type(value) is not np.ndarray:
+            value = np.asarray(value)
+        return _finite(value, what, self)
+
     def _frame(self, frame: str) -> str:
         if type(frame) is not str:
             if not isinstance(frame, str):
@@ -284,13 +293,12 @@ class KinDyn:
         """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
         value = self._cache.get("M")
         if value is None:
-            if not self._has_state:
-                self._require_state()
-            value = self._engine.mass_matrix() if self._moderate else quiet(self._engine.mass_matrix)
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            if not self._moderate:
-                _finite(value, "mass_matrix", self)
+            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
+                value = self._engine.mass_matrix()
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+            else:
+                value = self._checked(self._engine.mass_matrix, "mass_matrix")
             value.setflags(write=False)
             self._cache["M"] = value
         return value
@@ -299,13 +307,12 @@ class KinDyn:
         """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
         value = self._cache.get("h")
         if value is None:
-            if not self._has_state:
-                self._require_state()
-            value = self._engine.bias_forces() if self._moderate else quiet(self._engine.bias_forces)
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            if not self._moderate:
-                _finite(value, "bias_forces", self)
+            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
+                value = self._engine.bias_forces()
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+            else:
+                value = self._checked(self._engine.bias_forces, "bias_forces")
             value.setflags(write=False)
             self._cache["h"] = value
         return value
@@ -314,15 +321,12 @@ class KinDyn:
         """Generalized gravity forces ``g`` (..., nv)."""
         value = self._cache.get("g")
         if value is None:
-            if not self._has_state:
-                self._require_state()
-            value = (
-                self._engine.gravity_forces() if self._moderate else quiet(self._engine.gravity_forces)
-            )
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            if not self._moderate:
-                _finite(value, "gravity_forces", self)
+            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
+                value = self._engine.gravity_forces()
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+            else:
+                value = self._checked(self._engine.gravity_forces, "gravity_forces")
             value.setflags(write=False)
             self._cache["g"] = value
         return value
@@ -567,21 +571,17 @@ class KinDyn:
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         """Frame Jacobian (..., 6, nv): ``frame_velocity = J @ nu``."""
-        frame = self._frame(frame)
+        if type(frame) is not str or frame not in self._frame_names:
+            frame = self._frame(frame)
         key = ("J", frame)
         value = self._cache.get(key)
         if value is None:
-            if not self._has_state:
-                self._require_state()
-            value = (
-                self._engine.frame_jacobian(frame)
-                if self._moderate
-                else quiet(self._engine.frame_jacobian, frame)
-            )
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            if not self._moderate:
-                _finite(value, f"frame_jacobian({frame!r})", self)
+            if self._moderate:
+                value = self._engine.frame_jacobian(frame)
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+            else:
+                value = self._checked(self._engine.frame_jacobian, f"frame_jacobian({frame!r})", frame)
             value.setflags(write=False)
             self._cache[key] = value
         return value

@@ -31,7 +31,7 @@ def compiled_eligible(target, joints, continuous: bool) -> bool:
 
 class CompiledPath:
     """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
-    was set by :meth:`_set_compiled` when ``_state1`` is not None).
+    was set by the compiled kernel, in :meth:`set_single_state`, when ``_state1`` is not None).
 
     The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path (the rule
     the library engines share, :data:`bridge.backends.single.COMPILE_AFTER`, with its measured
@@ -45,30 +45,6 @@ class CompiledPath:
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
     _cov1: object = None
 
-    def _set_compiled(self, H, s, vb, sd, gravity: np.ndarray) -> bool | None:
-        """:meth:`set_single_state` by the compiled kernel: whether the state was one valid state,
-        or None, changing nothing, when the arguments are not four contiguous float64 arrays (the
-        numpy path then takes them)."""
-        kern = self._kern
-        spare = self._spare
-        state, q, v, _, vbc, H1, bias, X, cov = kern.states[spare]
-        try:
-            if not kern.k.set_state(H, s, vb, sd, state):
-                return False
-        except TypeError:
-            return None
-        # valid: commit (this buffer is now the current state's, the other one the spare); the
-        # attributes of .single's _commit, inlined
-        self._spare ^= 1
-        self._state1, self._H1, self._abias1, self._Xb1, self._cov1 = state, H1, bias, X, cov
-        self._q1, self._v1, self._vb1 = q, v, vbc
-        self._state = self._cov = self._q = None
-        if self._mode != "compiled":
-            self._use_single_path(True, "compiled")
-        if gravity is not self._g_last:
-            self._set_gravity(gravity)
-        return True
-
     def _pose1(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
         return self._H1.copy() if self._state1 is not None else np.array(self._rows)
@@ -80,9 +56,33 @@ class CompiledPath:
         return self._cov1.X
 
     # ------------------------------------------------------------------ queries
-    # each: Pinocchio's call, then T applied by one kernel in Pinocchio's own fresh array (joints in
-    # its order) or into a new one (joints permuted); nothing when T is the identity (the
-    # representation's convention is Pinocchio's)
+    def _crba(self, q: np.ndarray) -> np.ndarray:
+        """Pinocchio's joint-space inertia matrix at ``q`` (its ``crba``; the mimic engine runs it in
+        Pinocchio's WORLD convention)."""
+        return self._pin.crba(self.pm, self.data, q)
+
+    def _bind_compiled(self) -> None:
+        """Bind the compiled path's M, h, g and J (``_<query>_compiled``, then bound as the queries
+        by :meth:`_use_single_path`) as closures over the engine's constants: each is Pinocchio's
+        call, then T applied by one kernel in Pinocchio's own fresh array (joints in its order) or
+        into a new one (joints permuted), or nothing when T is the identity (the representation's
+        convention is Pinocchio's). Closures, not methods: a query is one Python frame, its
+        constants local names, instead of three frames and a dozen attribute look-ups (about 0.2 us
+        of the 0.5 to 1 us a query adds to Pinocchio's call, measured on iCub).
+
+        Called at the first compiled state (the current state's q is Pinocchio's first call here,
+        to check once that its results are fresh arrays, which the kernels may overwrite)."""
+        kern = self._kern
+        raw = _raw(self)
+        if kern.identity:
+            queries = raw
+        else:
+            frame = next(iter(self._frame_id))
+            fresh = all((f(frame) if n == "frame_jacobian" else f()).base is None for n, f in raw.items())
+            queries = _in_place(self) if kern.in_place and fresh else _permuted(raw, kern, self)
+        for name, query in queries.items():
+            setattr(self, f"_{name}_compiled", query)
+
     def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
         """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh
         array (joints in the source's order), else ``permuted(x, state, out)`` into a new one."""
@@ -92,31 +92,6 @@ class CompiledPath:
         out = np.empty_like(x)
         permuted(x, self._state1, out)
         return out
-
-    def _mass_matrix_compiled(self) -> np.ndarray:
-        M = self._crba(self._q1)  # (the mimic engine's runs in Pinocchio's WORLD convention)
-        k = self._kern
-        return M if k.identity else self._back(M, k.k.matrix_back, k.k.matrix_back_permuted)
-
-    def _bias_forces_compiled(self) -> np.ndarray:
-        pin, pm, d, k = self._pin, self.pm, self.data, self._kern
-        if k.bias_free:
-            h = pin.nle(pm, d, self._q1, self._v1)
-        else:
-            h = pin.rnea(pm, d, self._q1, self._v1, self._abias1)
-        return h if k.identity else self._back(h, k.k.vector_back, k.k.vector_back_permuted)
-
-    def _gravity_forces_compiled(self) -> np.ndarray:
-        g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
-        k = self._kern
-        return g if k.identity else self._back(g, k.k.vector_back, k.k.vector_back_permuted)
-
-    def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
-        J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
-        k = self._kern
-        if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
-            J = J.reshape(6, self._nv)
-        return J if k.identity else self._back(J, k.k.columns_back, k.k.columns_back_permuted)
 
     def _acceleration_compiled(self, base_acc: object, s_ddot: object) -> bool | None:
         """Write ``T nu_dot + T_dot nu`` into ``_acc`` for float64 arrays of the right shapes:
@@ -141,3 +116,100 @@ class CompiledPath:
         out = a if kern.in_place and a.base is None else np.empty_like(a)
         kern.k.acceleration_back(a, self._state1, out)
         return out
+
+
+def _calls(eng: CompiledPath) -> tuple:
+    """Pinocchio's calls of M, h (with and without ``T_dot nu``), g and J, and their constant
+    arguments: ``(crba, nle, rnea, gravity, jacobian, pm, data, frame ids, reference frame)``."""
+    pin = eng._pin
+    crba = pin.crba if type(eng)._crba is CompiledPath._crba else (lambda _m, _d, q: eng._crba(q))
+    return (
+        crba, pin.nle, pin.rnea, pin.computeGeneralizedGravity, pin.computeFrameJacobian,
+        eng.pm, eng.data, eng._frame_id, eng._ref,
+    )  # fmt: skip
+
+
+def _raw(eng: CompiledPath) -> dict:
+    """The queries of :meth:`CompiledPath._bind_compiled` when T is the identity: Pinocchio's calls
+    at the current state (``bias_forces`` with Pinocchio's acceleration ``T_dot nu`` unless the
+    change has none)."""
+    crba, nle, rnea, grav, cfj, pm, d, fids, ref = _calls(eng)
+
+    def mass_matrix() -> np.ndarray:
+        return crba(pm, d, eng._q1)
+
+    def bias_forces() -> np.ndarray:
+        return rnea(pm, d, eng._q1, eng._v1, eng._abias1)
+
+    def bias_free() -> np.ndarray:
+        return nle(pm, d, eng._q1, eng._v1)
+
+    def gravity_forces() -> np.ndarray:
+        return grav(pm, d, eng._q1)
+
+    def frame_jacobian(frame: str) -> np.ndarray:  # (nv >= 6: a (6, nv) array)
+        return cfj(pm, d, eng._q1, fids[frame], ref)
+
+    h = bias_free if eng._kern.bias_free else bias_forces
+    return {"mass_matrix": mass_matrix, "bias_forces": h, "gravity_forces": gravity_forces,
+            "frame_jacobian": frame_jacobian}  # fmt: skip
+
+
+def _in_place(eng: CompiledPath) -> dict:
+    """:func:`_raw`'s queries with Pinocchio's fresh results converted in place by one kernel each,
+    in one Python frame."""
+    crba, nle, rnea, grav, cfj, pm, d, fids, ref = _calls(eng)
+    k = eng._kern.k
+    mb, vb, cb = k.matrix_back, k.vector_back, k.columns_back
+
+    def mass_matrix() -> np.ndarray:
+        x = crba(pm, d, eng._q1)
+        mb(x, eng._state1)
+        return x
+
+    def bias_forces() -> np.ndarray:
+        x = rnea(pm, d, eng._q1, eng._v1, eng._abias1)
+        vb(x, eng._state1)
+        return x
+
+    def bias_free() -> np.ndarray:
+        x = nle(pm, d, eng._q1, eng._v1)
+        vb(x, eng._state1)
+        return x
+
+    def gravity_forces() -> np.ndarray:
+        x = grav(pm, d, eng._q1)
+        vb(x, eng._state1)
+        return x
+
+    def frame_jacobian(frame: str) -> np.ndarray:
+        x = cfj(pm, d, eng._q1, fids[frame], ref)
+        cb(x, eng._state1)
+        return x
+
+    h = bias_free if eng._kern.bias_free else bias_forces
+    return {"mass_matrix": mass_matrix, "bias_forces": h, "gravity_forces": gravity_forces,
+            "frame_jacobian": frame_jacobian}  # fmt: skip
+
+
+def _permuted(raw: dict, kern, eng: CompiledPath) -> dict:
+    """:func:`_raw`'s queries converted into new arrays by one kernel ``kernel(x, state, out)`` each
+    (joints permuted back, or results that are not Pinocchio's own fresh arrays)."""
+    k = kern.k
+    kernels = {
+        "mass_matrix": k.matrix_back_permuted,
+        "bias_forces": k.vector_back_permuted,
+        "gravity_forces": k.vector_back_permuted,
+        "frame_jacobian": k.columns_back_permuted,
+    }
+
+    def converted(call, kernel):
+        def query(*frame: str) -> np.ndarray:
+            x = call(*frame)
+            out = np.empty_like(x)
+            kernel(x, eng._state1, out)
+            return out
+
+        return query
+
+    return {name: converted(call, kernels[name]) for name, call in raw.items()}

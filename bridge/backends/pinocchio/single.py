@@ -102,12 +102,26 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         float64 arrays of the right shapes taken by the compiled path once it is loaded (its kernel
         checks them as :func:`~bridge.conventions.state.single_arrays` does). The inputs are
         copied (into q and v); the State is rebuilt from the copies only if asked for."""
-        H = world_H_base
-        if self._kern is not None:  # the compiled path (.compiled): four contiguous float64 arrays
-            done = self._set_compiled(H, s, base_velocity, s_dot, gravity)
+        kern = self._kern
+        if kern is not None:  # the compiled path (.compiled): four contiguous float64 arrays
+            state, q, v, _, vbc, H1, bias, X, cov = kern.states[self._spare]
+            try:
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, state)
+            except TypeError:
+                done = None  # (not four contiguous float64 arrays: the numpy path below)
+            if done:  # valid: this buffer is now the current state's, the other one the spare
+                self._spare ^= 1
+                self._state1, self._H1, self._abias1, self._Xb1, self._cov1 = state, H1, bias, X, cov
+                self._q1, self._v1, self._vb1 = q, v, vbc
+                self._state = self._cov = self._q = None
+                if self._mode != "compiled":
+                    self._use_single_path(True, "compiled")
+                if gravity is not self._g_last:
+                    self._set_gravity(gravity)
+                return True
             if done is not None:
-                return done
-        taken = single_arrays(H, s, base_velocity, s_dot, self._shape_n)
+                return False
+        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
         return taken is not None and self._take_single(*taken, gravity)
 
     def _take_single(
@@ -177,6 +191,8 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         """Bind the single-state queries of ``mode``: "numpy" (this module's ``_<query>_single``),
         "compiled" (:mod:`.compiled`), or the engine's general path (``single`` False)."""
         self._mode = mode if single else None
+        if mode == "compiled" and "_mass_matrix_compiled" not in self.__dict__:
+            self._bind_compiled()
         if single:
             self.batch_shape = ()  # (a batched state before this one must not leave its shape)
             self._rows = self._s_copy = None
@@ -185,10 +201,6 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         super()._use_single_path(single, "compiled" if mode == "compiled" else "single")
 
     # ------------------------------------------------------------------ queries
-    def _crba(self, q: np.ndarray) -> np.ndarray:
-        """Pinocchio's joint-space inertia matrix at ``q`` (its ``crba``)."""
-        return self._pin.crba(self.pm, self.data, q)
-
     def _mass_matrix_single(self) -> np.ndarray:
         return self._mass_back(self._crba(self._q1), self._cov1.X)
 
