@@ -115,6 +115,43 @@ def numba_floor(min_time: float, rounds: int) -> float | None:
     return best_rounds({"nop": lambda: nop(a, b)}, min_time, rounds)["nop"]
 
 
+def kernels_only(kd, pin, H, s, vb, sd, frame: str):
+    """The bundle as bare calls, or None without the compiled path: the engine's compiled
+    ``set_state`` kernel, then each of Pinocchio's calls followed by the kernel that converts its
+    result, from one Python function with every argument at hand (no API, no checks, no cache):
+    the floor of this design, what any Python API converting Pinocchio's results with compiled
+    kernels pays before its own calls."""
+    e = kd._engine
+    kern = getattr(e, "_kern", None)
+    if kern is None or getattr(e, "_mode", None) != "compiled":
+        return None
+    k, pm, d = kern.k, e.pm, e.data
+    state, q, v, _, _, _, bias, _, _ = kern.states[0]
+    fid, ref = e._frame_id[frame], e._ref
+    M, J, h = np.empty((pm.nv, pm.nv)), np.empty((6, pm.nv)), np.empty(pm.nv)
+
+    def bias_forces():
+        return pin.nle(pm, d, q, v) if kern.bias_free else pin.rnea(pm, d, q, v, bias)
+
+    if kern.identity:
+        def bundle():
+            k.set_state(H, s, vb, sd, state)
+            pin.crba(pm, d, q), bias_forces(), pin.computeFrameJacobian(pm, d, q, fid, ref)
+    elif kern.in_place:
+        def bundle():
+            k.set_state(H, s, vb, sd, state)
+            k.matrix_back(pin.crba(pm, d, q), state)
+            k.vector_back(bias_forces(), state)
+            k.columns_back(pin.computeFrameJacobian(pm, d, q, fid, ref), state)
+    else:
+        def bundle():
+            k.set_state(H, s, vb, sd, state)
+            k.matrix_back_permuted(pin.crba(pm, d, q), state, M)
+            k.vector_back_permuted(bias_forces(), state, h)
+            k.columns_back_permuted(pin.computeFrameJacobian(pm, d, q, fid, ref), state, J)
+    return bundle
+
+
 def measure(args) -> dict:
     import pinocchio as pin
     from run import ROBOTS, IDynTree, PinocchioFloor, make_inputs, robot_file
@@ -191,6 +228,9 @@ def measure(args) -> dict:
             ("FD derivatives", "bridge"): lambda kd=kd: kd.forward_dynamics_derivatives(tq),
             ("FD derivatives", "raw"): lambda: pin.computeABADerivatives(pm, d, q, v, tau),
         }
+        floor = kernels_only(kd, pin, H, s, vb, sd, frame)
+        if floor is not None:
+            fns["bundle", "kernels only"] = floor
         t = best_rounds(fns, args.min_time, args.rounds)
         table = out["times"][rep] = {}
         for (quantity, side), value in t.items():
@@ -237,6 +277,22 @@ def markdown(result: dict, label: str) -> str:
             lines.append(
                 f"| {rep} | {quantity} | {_us(t.get('raw'))} | {_us(t['bridge'])} | {_us(t.get('floor'))} "
                 f"| {_us(t.get('cached'))} | {_us(idyn)} | {ratio} | {vs} | {ok} |"
+            )
+    lines += [
+        "",
+        "The bundle's floor in this design (``kernels only``: the compiled set_state kernel, then each "
+        "Pinocchio call and the kernel converting its result, bare, from one Python function):",
+        "",
+        "| rep | raw Pinocchio [us] | kernels only [us] | bridge [us] | kernels only / raw | bridge / raw |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for rep, table in result["times"].items():
+        t = table["bundle"]
+        floor = t.get("kernels only")
+        if floor is not None:
+            lines.append(
+                f"| {rep} | {_us(t['raw'])} | {_us(floor)} | {_us(t['bridge'])} | {floor / t['raw']:.2f} "
+                f"| {t['bridge'] / t['raw']:.2f} |"
             )
     return "\n".join(lines)
 

