@@ -29,29 +29,42 @@ _FAST = {"contract"}
 
 
 @njit(cache=True)
-def _skew_into(S: np.ndarray, r0: int, c0: int, sign: float, x: float, y: float, z: float) -> None:
-    """``S[r0:r0 + 3, c0:c0 + 3] = sign * [x, y, z]^`` (diagonal zero)."""
-    S[r0, c0], S[r0, c0 + 1], S[r0, c0 + 2] = 0.0, -sign * z, sign * y
-    S[r0 + 1, c0], S[r0 + 1, c0 + 1], S[r0 + 1, c0 + 2] = sign * z, 0.0, -sign * x
-    S[r0 + 2, c0], S[r0 + 2, c0 + 1], S[r0 + 2, c0 + 2] = -sign * y, sign * x, 0.0
+def _skew(a: int, b: int, x: float, y: float, z: float) -> float:
+    """Entry ``(a, b)`` of the cross-product matrix ``[x, y, z]^``."""
+    if a == b:
+        return 0.0
+    if a == 0:
+        return -z if b == 1 else y
+    if a == 1:
+        return z if b == 0 else -x
+    return -y if b == 0 else x
 
 
 @njit(cache=True)
-def _mm(A: np.ndarray, B: np.ndarray, out: np.ndarray, transpose_a: bool) -> None:
-    """``out = A B`` (or ``A^T B``) for (6, 6) matrices."""
-    for a in range(6):
-        for b in range(6):
-            acc = 0.0
-            for m in range(6):
-                acc += (A[m, a] if transpose_a else A[a, m]) * B[m, b]
-            out[a, b] = acc
+def _times_skew(X: np.ndarray, a: int, b: int, x: float, y: float, z: float) -> float:
+    """Entry ``(a, b)`` of ``X[:3, :3] [x, y, z]^``."""
+    if b == 0:
+        return X[a, 1] * z - X[a, 2] * y
+    if b == 1:
+        return X[a, 2] * x - X[a, 0] * z
+    return X[a, 0] * y - X[a, 1] * x
 
 
 @njit(cache=True)
 def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool) -> np.ndarray:
     """The (6, 6) blocks of the chain rule at one state, stacked (5, 6, 6): ``X^-1``, ``Y(nu_b)``,
     ``Y(y_b) + B_q``, ``B_nu``, ``Z(f_b)`` (:func:`bridge.derivatives.rate_matrix` and its
-    siblings; W = MIXED if ``mixed`` else INERTIAL, ``X = B_X_W``).
+    siblings; W = MIXED if ``mixed`` else INERTIAL, ``X = B_X_W``): :func:`_blocks_into` into a
+    fresh array."""
+    out = np.empty((5, 6, 6))
+    _blocks_into(X, nu_b, y_b, f_b, mixed, out)
+    return out
+
+
+@njit(cache=True)
+def _blocks_into(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool, out) -> None:
+    """The blocks of :func:`blocks` into ``out`` (5, 6, 6), entry by entry (no allocation and no
+    view: the chain rule calls it at every state; each view costs numba two atomic reference counts).
 
     MIXED (``X = blkdiag(R^T, R^T)``): ``X^-1 = X^T``, ``Y(y) = [[0, R^T y_lin^], [0, R^T y_ang^]]``,
     ``B_q = [[0, -R^T (w x v)^], [0, 0]]``, ``B_nu = [[-R^T w^, R^T v^], [0, 0]]``,
@@ -59,80 +72,91 @@ def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mi
     ``Y(y) = crm(X y) X``, ``B_q = B_nu = 0``, ``Z(f) = X^T K(f) X`` with
     ``K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]``.
     """
-    out = np.zeros((5, 6, 6))
-    Xi, Y, inner, Bnu, Z = out[0], out[1], out[2], out[3], out[4]
+    out[:] = 0.0
+    f0, f1, f2, f3, f4, f5 = f_b[0], f_b[1], f_b[2], f_b[3], f_b[4], f_b[5]
     if mixed:
-        for a in range(3):
-            for b in range(3):
-                Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
         vx, vy, vz, wx, wy, wz = nu_b[0], nu_b[1], nu_b[2], nu_b[3], nu_b[4], nu_b[5]
-        S = np.zeros((6, 3, 3))
-        _skew_into(S[0], 0, 0, 1.0, vx, vy, vz)
-        _skew_into(S[1], 0, 0, 1.0, wx, wy, wz)
-        _skew_into(
-            S[2], 0, 0, 1.0,
-            y_b[0] - wy * vz + wz * vy, y_b[1] - wz * vx + wx * vz, y_b[2] - wx * vy + wy * vx,
-        )  # fmt: skip
-        _skew_into(S[3], 0, 0, 1.0, y_b[3], y_b[4], y_b[5])
-        g = np.empty(3)
-        for h in range(2):  # -(R f_h)^
-            for a in range(3):
-                g[a] = X[0, a] * f_b[3 * h] + X[1, a] * f_b[3 * h + 1] + X[2, a] * f_b[3 * h + 2]
-            _skew_into(S[4 + h], 0, 0, -1.0, g[0], g[1], g[2])
-        r = np.empty(4)  # R^T times S_0..S_3, one entry
+        px, py, pz = y_b[0] - wy * vz + wz * vy, y_b[1] - wz * vx + wx * vz, y_b[2] - wx * vy + wy * vx
+        ax, ay, az = y_b[3], y_b[4], y_b[5]
+        gx = X[0, 0] * f0 + X[1, 0] * f1 + X[2, 0] * f2  # R f_lin and R f_ang (R = X[:3, :3]^T)
+        gy = X[0, 1] * f0 + X[1, 1] * f1 + X[2, 1] * f2
+        gz = X[0, 2] * f0 + X[1, 2] * f1 + X[2, 2] * f2
+        hx = X[0, 0] * f3 + X[1, 0] * f4 + X[2, 0] * f5
+        hy = X[0, 1] * f3 + X[1, 1] * f4 + X[2, 1] * f5
+        hz = X[0, 2] * f3 + X[1, 2] * f4 + X[2, 2] * f5
         for a in range(3):
             for b in range(3):
-                r[:] = 0.0
+                out[0, a, b] = out[0, 3 + a, 3 + b] = X[b, a]
+                r0 = _times_skew(X, a, b, vx, vy, vz)  # R^T v^
+                r1 = _times_skew(X, a, b, wx, wy, wz)  # R^T w^
+                out[1, a, 3 + b], out[1, 3 + a, 3 + b] = r0, r1
+                out[2, a, 3 + b] = _times_skew(X, a, b, px, py, pz)
+                out[2, 3 + a, 3 + b] = _times_skew(X, a, b, ax, ay, az)
+                out[3, a, b], out[3, a, 3 + b] = -r1, r0
+                out[4, a, 3 + b] = -_skew(a, b, gx, gy, gz)
+                out[4, 3 + a, 3 + b] = -_skew(a, b, hx, hy, hz)
+        return
+    _inverse_into(X, out, 0)  # X = [[A, B], [0, A]], A orthogonal
+    for k in (1, 2):  # Y(y) = crm(u) X, u = X y = (v, w) in the base frame, crm(u) = [[w^, v^], [0, w^]]
+        y = nu_b if k == 1 else y_b
+        u0 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 0)
+        u1 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 1)
+        u2 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 2)
+        u3 = X[3, 3] * y[3] + X[3, 4] * y[4] + X[3, 5] * y[5]
+        u4 = X[4, 3] * y[3] + X[4, 4] * y[4] + X[4, 5] * y[5]
+        u5 = X[5, 3] * y[3] + X[5, 4] * y[4] + X[5, 5] * y[5]
+        for a in range(3):
+            for b in range(6):
+                acc0 = acc1 = 0.0
                 for m in range(3):
-                    for q in range(4):
-                        r[q] += X[a, m] * S[q, m, b]
-                Y[a, 3 + b], Y[3 + a, 3 + b] = r[0], r[1]
-                inner[a, 3 + b], inner[3 + a, 3 + b] = r[2], r[3]
-                Bnu[a, b], Bnu[a, 3 + b] = -r[1], r[0]
-                Z[a, 3 + b], Z[3 + a, 3 + b] = S[4, a, b], S[5, a, b]
-        return out
-    for a in range(3):  # X = [[A, B], [0, A]] with A orthogonal: X^-1 = [[A^T, -A^T B A^T], [0, A^T]]
-        for b in range(3):
-            Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
+                    acc0 += _skew(a, m, u3, u4, u5) * X[m, b] + _skew(a, m, u0, u1, u2) * X[3 + m, b]
+                    acc1 += _skew(a, m, u3, u4, u5) * X[3 + m, b]
+                out[k, a, b], out[k, 3 + a, b] = acc0, acc1
+    for a in range(3):  # Z = X^T (K X), K X held in out[3] meanwhile (B_nu = 0 here)
+        for b in range(6):
+            acc0 = acc1 = 0.0
+            for m in range(3):
+                acc0 -= _skew(a, m, f0, f1, f2) * X[3 + m, b]
+                acc1 -= _skew(a, m, f0, f1, f2) * X[m, b] + _skew(a, m, f3, f4, f5) * X[3 + m, b]
+            out[3, a, b], out[3, 3 + a, b] = acc0, acc1
+    for a in range(6):
+        for b in range(6):
+            acc = 0.0
+            for m in range(6):
+                acc += X[m, a] * out[3, m, b]
+            out[4, a, b] = acc
+    out[3] = 0.0
+
+
+@njit(cache=True)
+def _inverse_into(X: np.ndarray, out: np.ndarray, k: int) -> None:
+    """``out[k] = X^-1`` (6, 6) of ``X = [[A, B], [0, A]]``, A orthogonal:
+    ``[[A^T, -A^T B A^T], [0, A^T]]``."""
     for a in range(3):
         for b in range(3):
+            out[k, a, b] = out[k, 3 + a, 3 + b] = X[b, a]
+            out[k, 3 + a, b] = 0.0
             acc = 0.0
             for m in range(3):
                 for q in range(3):
                     acc -= X[m, a] * X[m, 3 + q] * X[b, q]
-            Xi[a, 3 + b] = acc
-    C = np.zeros((6, 6))
-    u = np.empty(6)
-    for which in range(2):
-        y = nu_b if which == 0 else y_b
-        for a in range(6):  # u = X y: (lin, ang) in the base frame; crm(u) = [[w^, v^], [0, w^]]
-            u[a] = 0.0
-            for m in range(6):
-                u[a] += X[a, m] * y[m]
-        _skew_into(C, 0, 0, 1.0, u[3], u[4], u[5])
-        _skew_into(C, 3, 3, 1.0, u[3], u[4], u[5])
-        _skew_into(C, 0, 3, 1.0, u[0], u[1], u[2])
-        _mm(C, X, Y if which == 0 else inner, False)
-    K = np.zeros((6, 6))
-    _skew_into(K, 0, 3, -1.0, f_b[0], f_b[1], f_b[2])
-    _skew_into(K, 3, 0, -1.0, f_b[0], f_b[1], f_b[2])
-    _skew_into(K, 3, 3, -1.0, f_b[3], f_b[4], f_b[5])
-    KX = np.empty((6, 6))
-    _mm(K, X, KX, False)
-    _mm(X, KX, Z, True)
-    return out
+            out[k, a, 3 + b] = acc
 
 
 # ------------------------------------------------------------------------------------------------
-# numba's dispatch costs about 70 ns per array argument (each is unboxed) and boxing a returned
-# array about 250 ns, more than much of the work, and each small array allocated in a kernel about
-# 30 ns: :func:`chain_rule` takes eight arguments, returns nothing and allocates one scratch array.
-# Its constants travel in one int array (:func:`constants`), X and the base velocity in one float
-# array ``w`` read at offsets (so an engine may pass its own state buffer as it is):
+# numba's dispatch costs about 50 ns per array argument (each is unboxed) and boxing a returned
+# array about 250 ns, more than much of the work, and each array allocated in a kernel 50 to 100 ns:
+# :func:`chain_rule` takes eight arguments, returns nothing and allocates one scratch array, whose
+# layout is below. Its constants travel in one int array (:func:`constants`), X and the base
+# velocity in one float array ``w`` read at offsets (so an engine may pass its own state buffer as
+# it is):
 #   ints = [forward (0: ID, 1: FD), mixed, identity order, offset of X (36, row major) in w,
 #           offset of the base velocity in W (6) in w, offset of the engine's T_dot nu base part
 #           (6) in w (-1: y is W's base acceleration itself), order (nv)]
 _HEAD = 6
+# the scratch: X (6, 6) | L (6, 6) | G (18, 18) | E (2, 6, 6) | the blocks (5, 6, 6) | W's base
+# acceleration (6) | the base columns C^T (18, nvp) of every W row | the new ones (18, nvp)
+_S_X, _S_L, _S_G, _S_E, _S_B, _S_Y, _S_C = 0, 36, 72, 396, 468, 648, 654
 
 
 def constants(
@@ -148,30 +172,32 @@ def constants(
 
 @njit(cache=True)
 def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, scratch: np.ndarray) -> None:
-    """The per-state blocks of :func:`chain_rule` into ``scratch``: L (6, 6) at 0, G (18, 18) at
-    36, E (2, 6, 6) at 360 (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu,
+    """The per-state blocks of :func:`chain_rule` into ``scratch`` (the layout above): L (6, 6), G
+    (18, 18), E (2, 6, 6) (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu,
     X]]``, ``E = (Z(f), 0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0,
     X^-T]]``, ``E = (-X^-1 (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
     forward, mixed = ints[0] != 0, ints[1] != 0
     ox, onu, obias = ints[3], ints[4], ints[5]
-    X = np.empty((6, 6))
+    X = scratch[_S_X : _S_X + 36].reshape(6, 6)
     for a in range(6):
         for b in range(6):
             X[a, b] = w[ox + 6 * a + b]
     nu_b = w[onu : onu + 6]
+    B = scratch[_S_B : _S_B + 180].reshape(5, 6, 6)  # X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
     yb = y[:6]
     if obias >= 0:  # W's base acceleration from the engine's: X^-1 (a_b - T_dot nu)
-        yb = np.empty(6)
-        Xi = _inverse(X)
+        yb = scratch[_S_Y : _S_Y + 6]
+        _inverse_into(X, B, 0)
+        Xi = B[0]
         for a in range(6):
             acc = 0.0
             for m in range(6):
                 acc += Xi[a, m] * (y[m] - w[obias + m])
             yb[a] = acc
-    B = blocks(X, nu_b, yb, f, mixed)  # X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
-    L = scratch[0:36].reshape(6, 6)
-    G = scratch[36:360].reshape(18, 18)
-    E = scratch[360:432].reshape(2, 6, 6)
+    _blocks_into(X, nu_b, yb, f, mixed, B)
+    L = scratch[_S_L : _S_L + 36].reshape(6, 6)
+    G = scratch[_S_G : _S_G + 324].reshape(18, 18)
+    E = scratch[_S_E : _S_E + 72].reshape(2, 6, 6)
     G[:] = 0.0
     E[:] = 0.0
     Xi = B[0]
@@ -199,21 +225,6 @@ def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, scratc
                 G[12 + a, b] = -s0
                 E[0, a, b] = -s1
                 E[1, a, b] = -s2
-
-
-@njit(cache=True)
-def _inverse(X: np.ndarray) -> np.ndarray:
-    """``X^-1`` (6, 6) of ``X = [[A, B], [0, A]]``, A orthogonal: ``[[A^T, -A^T B A^T], [0, A^T]]``."""
-    Xi = np.zeros((6, 6))
-    for a in range(3):
-        for b in range(3):
-            Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
-            acc = 0.0
-            for m in range(3):
-                for q in range(3):
-                    acc -= X[m, a] * X[m, 3 + q] * X[b, q]
-            Xi[a, 3 + b] = acc
-    return Xi
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -246,58 +257,83 @@ def chain_rule(
         out: (3, nv, nv), overwritten.
     """
     nv = A0.shape[0]
-    identity = ints[2] != 0
-    scratch = np.empty(432 + 19 * nv)
+    nvp = (nv + 7) // 8 * 8  # (rows of C^T padded to whole SIMD vectors: no scalar remainder loop)
+    scratch = np.empty(_S_C + 36 * nvp)
     _setup(ints, w, y, f, scratch)
-    L = scratch[0:36].reshape(6, 6)
-    G = scratch[36:360].reshape(18, 18)
-    E = scratch[360:432].reshape(2, 6, 6)
-    Ct = scratch[432 : 432 + 18 * nv].reshape(18, nv)  # the base columns of every W row
-    col = scratch[432 + 18 * nv :]
-    for i in range(6):  # base rows: L times the engine's base rows (each entry summed in a register)
+    L = scratch[_S_L : _S_L + 36].reshape(6, 6)
+    G = scratch[_S_G : _S_G + 324].reshape(18, 18)
+    E = scratch[_S_E : _S_E + 72].reshape(2, 6, 6)
+    Ct = scratch[_S_C : _S_C + 18 * nvp].reshape(18, nvp)  # the base columns of every W row
+    Ot = scratch[_S_C + 18 * nvp :].reshape(18, nvp)  # and the new ones
+    identity = ints[2] != 0
+    order = ints[_HEAD:]
+    for i in range(6):  # base rows: L times the engine's base rows (each entry summed in registers)
         l0, l1, l2, l3, l4, l5 = L[i, 0], L[i, 1], L[i, 2], L[i, 3], L[i, 4], L[i, 5]
-        for j in range(nv):
-            c = j if identity or j < 6 else ints[_HEAD + j]
-            x0 = l0 * A0[0, c] + l1 * A0[1, c] + l2 * A0[2, c] + l3 * A0[3, c] + l4 * A0[4, c] + l5 * A0[5, c]
-            x1 = l0 * A1[0, c] + l1 * A1[1, c] + l2 * A1[2, c] + l3 * A1[3, c] + l4 * A1[4, c] + l5 * A1[5, c]
-            x2 = l0 * A2[0, c] + l1 * A2[1, c] + l2 * A2[2, c] + l3 * A2[3, c] + l4 * A2[4, c] + l5 * A2[5, c]
-            if j < 6:
-                Ct[j, i], Ct[6 + j, i], Ct[12 + j, i] = x0, x1, x2
-            else:
-                out[0, i, j], out[1, i, j], out[2, i, j] = x0, x1, x2
+        if identity:  # (a contiguous loop, vectorised)
+            for j in range(nv):
+                out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, j)
+                out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, j)
+                out[2, i, j] = _comb(l0, l1, l2, l3, l4, l5, A2, j)
+        else:
+            for j in range(nv):
+                c = j if j < 6 else order[j]
+                out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, c)
+                out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, c)
+                out[2, i, j] = _comb(l0, l1, l2, l3, l4, l5, A2, c)
     # joint rows, permuted (the three matrices row by row together: three interleaved streams
     # copied about twice as fast as one matrix after another, measured)
     for i in range(6, nv):
-        t = i if identity else ints[_HEAD + i]
-        for b in range(6):
-            Ct[b, i], Ct[6 + b, i], Ct[12 + b, i] = A0[t, b], A1[t, b], A2[t, b]
+        t = i if identity else order[i]
         if identity:
-            for j in range(6, nv):
+            for j in range(nv):
                 out[0, i, j] = A0[t, j]
                 out[1, i, j] = A1[t, j]
                 out[2, i, j] = A2[t, j]
         else:
-            for j in range(6, nv):
-                c = ints[_HEAD + j]
+            for j in range(nv):
+                c = j if j < 6 else order[j]
                 out[0, i, j] = A0[t, c]
                 out[1, i, j] = A1[t, c]
                 out[2, i, j] = A2[t, c]
-    # the new base columns, (G^T C^T) one column at a time over all rows (contiguous; the zero
-    # entries of G, half of X's in MIXED, skipped), then E on the base block
-    for k in range(3):
-        for b in range(6):
-            for i in range(nv):
-                col[i] = 0.0
-            for r in range(6 * k, 18):
-                g = G[r, 6 * k + b]
-                if g != 0.0:
-                    for i in range(nv):
-                        col[i] += g * Ct[r, i]
-            for i in range(nv):
-                out[k, i, b] = col[i]
-            if k < 2:
-                for i in range(6):
-                    out[k, i, b] += E[k, i, b]
+    for i in range(nv):  # (the base columns as rows of C^T)
+        for k in range(3):
+            for b in range(6):
+                Ct[6 * k + b, i] = out[k, i, b]
+    for i in range(nv, nvp):
+        for r in range(18):
+            Ct[r, i] = 0.0
+    # the new base columns, G^T C^T, one row of it over all rows at once (SIMD over rows; block k
+    # of G's columns reads Ct's rows 6k: only, the others' blocks being zero)
+    for b in range(6):
+        for i in range(nvp):
+            acc = 0.0
+            for r in range(18):
+                acc += G[r, b] * Ct[r, i]
+            Ot[b, i] = acc
+        for i in range(nvp):
+            acc = 0.0
+            for r in range(6, 18):
+                acc += G[r, 6 + b] * Ct[r, i]
+            Ot[6 + b, i] = acc
+        for i in range(nvp):
+            acc = 0.0
+            for r in range(12, 18):
+                acc += G[r, 12 + b] * Ct[r, i]
+            Ot[12 + b, i] = acc
+    for i in range(nv):
+        for k in range(3):
+            for b in range(6):
+                out[k, i, b] = Ot[6 * k + b, i]
+    for k in range(2):
+        for i in range(6):
+            for b in range(6):
+                out[k, i, b] += E[k, i, b]
+
+
+@njit(cache=True, fastmath=_FAST)
+def _comb(l0: float, l1: float, l2: float, l3: float, l4: float, l5: float, A: np.ndarray, c: int) -> float:
+    """``sum_m l_m A[m, c]`` over the six base rows of A."""
+    return l0 * A[0, c] + l1 * A[1, c] + l2 * A[2, c] + l3 * A[3, c] + l4 * A[4, c] + l5 * A[5, c]
 
 
 @njit(cache=True)
