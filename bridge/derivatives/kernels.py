@@ -26,6 +26,9 @@ __all__ = ["blocks", "chain_rule", "constants", "copy_permuted"]
 # FMA contraction only (no reassociation: the results stay those of the written order of
 # operations up to the fused roundings, 1e-15 relative from the numpy path)
 _FAST = {"contract"}
+# the per-state blocks, K (_BLOCKS, 6, 6): X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f) (:func:`blocks`),
+# then X, L, E_0, E_1 and W's base acceleration (in the first row of the last)
+_X, _L, _E, _YB, _BLOCKS = 5, 6, 7, 9, 10
 
 
 @njit(cache=True)
@@ -41,13 +44,13 @@ def _skew(a: int, b: int, x: float, y: float, z: float) -> float:
 
 
 @njit(cache=True)
-def _times_skew(X: np.ndarray, a: int, b: int, x: float, y: float, z: float) -> float:
-    """Entry ``(a, b)`` of ``X[:3, :3] [x, y, z]^``."""
+def _times_skew(K: np.ndarray, a: int, b: int, x: float, y: float, z: float) -> float:
+    """Entry ``(a, b)`` of ``X[:3, :3] [x, y, z]^`` (``X = K[_X]``)."""
     if b == 0:
-        return X[a, 1] * z - X[a, 2] * y
+        return K[_X, a, 1] * z - K[_X, a, 2] * y
     if b == 1:
-        return X[a, 2] * x - X[a, 0] * z
-    return X[a, 0] * y - X[a, 1] * x
+        return K[_X, a, 2] * x - K[_X, a, 0] * z
+    return K[_X, a, 0] * y - K[_X, a, 1] * x
 
 
 @njit(cache=True)
@@ -56,15 +59,17 @@ def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mi
     ``Y(y_b) + B_q``, ``B_nu``, ``Z(f_b)`` (:func:`bridge.derivatives.rate_matrix` and its
     siblings; W = MIXED if ``mixed`` else INERTIAL, ``X = B_X_W``): :func:`_blocks_into` into a
     fresh array."""
-    out = np.empty((5, 6, 6))
-    _blocks_into(X, nu_b, y_b, f_b, mixed, out)
-    return out
+    K = np.empty((_BLOCKS, 6, 6))
+    K[_X] = X
+    _blocks_into(K, nu_b, y_b, f_b, mixed)
+    return K[:5]
 
 
 @njit(cache=True)
-def _blocks_into(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool, out) -> None:
-    """The blocks of :func:`blocks` into ``out`` (5, 6, 6), entry by entry (no allocation and no
-    view: the chain rule calls it at every state; each view costs numba two atomic reference counts).
+def _blocks_into(K: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool) -> None:
+    """The blocks of :func:`blocks` into ``K[0:5]`` for ``X = K[_X]`` (K: :data:`_BLOCKS` (6, 6)
+    blocks), entry by entry (no allocation and no view: the chain rule calls it at every state, and
+    a view or a reshape costs numba 10 to 35 ns).
 
     MIXED (``X = blkdiag(R^T, R^T)``): ``X^-1 = X^T``, ``Y(y) = [[0, R^T y_lin^], [0, R^T y_ang^]]``,
     ``B_q = [[0, -R^T (w x v)^], [0, 0]]``, ``B_nu = [[-R^T w^, R^T v^], [0, 0]]``,
@@ -72,91 +77,95 @@ def _blocks_into(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarr
     ``Y(y) = crm(X y) X``, ``B_q = B_nu = 0``, ``Z(f) = X^T K(f) X`` with
     ``K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]``.
     """
-    out[:] = 0.0
+    K[0:5] = 0.0
     f0, f1, f2, f3, f4, f5 = f_b[0], f_b[1], f_b[2], f_b[3], f_b[4], f_b[5]
     if mixed:
         vx, vy, vz, wx, wy, wz = nu_b[0], nu_b[1], nu_b[2], nu_b[3], nu_b[4], nu_b[5]
         px, py, pz = y_b[0] - wy * vz + wz * vy, y_b[1] - wz * vx + wx * vz, y_b[2] - wx * vy + wy * vx
         ax, ay, az = y_b[3], y_b[4], y_b[5]
-        gx = X[0, 0] * f0 + X[1, 0] * f1 + X[2, 0] * f2  # R f_lin and R f_ang (R = X[:3, :3]^T)
-        gy = X[0, 1] * f0 + X[1, 1] * f1 + X[2, 1] * f2
-        gz = X[0, 2] * f0 + X[1, 2] * f1 + X[2, 2] * f2
-        hx = X[0, 0] * f3 + X[1, 0] * f4 + X[2, 0] * f5
-        hy = X[0, 1] * f3 + X[1, 1] * f4 + X[2, 1] * f5
-        hz = X[0, 2] * f3 + X[1, 2] * f4 + X[2, 2] * f5
+        # R f_lin and R f_ang (R = X[:3, :3]^T)
+        gx = K[_X, 0, 0] * f0 + K[_X, 1, 0] * f1 + K[_X, 2, 0] * f2
+        gy = K[_X, 0, 1] * f0 + K[_X, 1, 1] * f1 + K[_X, 2, 1] * f2
+        gz = K[_X, 0, 2] * f0 + K[_X, 1, 2] * f1 + K[_X, 2, 2] * f2
+        hx = K[_X, 0, 0] * f3 + K[_X, 1, 0] * f4 + K[_X, 2, 0] * f5
+        hy = K[_X, 0, 1] * f3 + K[_X, 1, 1] * f4 + K[_X, 2, 1] * f5
+        hz = K[_X, 0, 2] * f3 + K[_X, 1, 2] * f4 + K[_X, 2, 2] * f5
         for a in range(3):
             for b in range(3):
-                out[0, a, b] = out[0, 3 + a, 3 + b] = X[b, a]
-                r0 = _times_skew(X, a, b, vx, vy, vz)  # R^T v^
-                r1 = _times_skew(X, a, b, wx, wy, wz)  # R^T w^
-                out[1, a, 3 + b], out[1, 3 + a, 3 + b] = r0, r1
-                out[2, a, 3 + b] = _times_skew(X, a, b, px, py, pz)
-                out[2, 3 + a, 3 + b] = _times_skew(X, a, b, ax, ay, az)
-                out[3, a, b], out[3, a, 3 + b] = -r1, r0
-                out[4, a, 3 + b] = -_skew(a, b, gx, gy, gz)
-                out[4, 3 + a, 3 + b] = -_skew(a, b, hx, hy, hz)
+                K[0, a, b] = K[0, 3 + a, 3 + b] = K[_X, b, a]
+                r0 = _times_skew(K, a, b, vx, vy, vz)  # R^T v^
+                r1 = _times_skew(K, a, b, wx, wy, wz)  # R^T w^
+                K[1, a, 3 + b], K[1, 3 + a, 3 + b] = r0, r1
+                K[2, a, 3 + b] = _times_skew(K, a, b, px, py, pz)
+                K[2, 3 + a, 3 + b] = _times_skew(K, a, b, ax, ay, az)
+                K[3, a, b], K[3, a, 3 + b] = -r1, r0
+                K[4, a, 3 + b] = -_skew(a, b, gx, gy, gz)
+                K[4, 3 + a, 3 + b] = -_skew(a, b, hx, hy, hz)
         return
-    _inverse_into(X, out, 0)  # X = [[A, B], [0, A]], A orthogonal
+    _inverse_into(K, 0)  # X = [[A, B], [0, A]], A orthogonal
     for k in (1, 2):  # Y(y) = crm(u) X, u = X y = (v, w) in the base frame, crm(u) = [[w^, v^], [0, w^]]
         y = nu_b if k == 1 else y_b
-        u0 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 0)
-        u1 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 1)
-        u2 = _comb(y[0], y[1], y[2], y[3], y[4], y[5], X.T, 2)
-        u3 = X[3, 3] * y[3] + X[3, 4] * y[4] + X[3, 5] * y[5]
-        u4 = X[4, 3] * y[3] + X[4, 4] * y[4] + X[4, 5] * y[5]
-        u5 = X[5, 3] * y[3] + X[5, 4] * y[4] + X[5, 5] * y[5]
+        u0 = K[_X, 0, 0] * y[0] + K[_X, 0, 1] * y[1] + K[_X, 0, 2] * y[2] + _x_ang(K, 0, y)
+        u1 = K[_X, 1, 0] * y[0] + K[_X, 1, 1] * y[1] + K[_X, 1, 2] * y[2] + _x_ang(K, 1, y)
+        u2 = K[_X, 2, 0] * y[0] + K[_X, 2, 1] * y[1] + K[_X, 2, 2] * y[2] + _x_ang(K, 2, y)
+        u3 = K[_X, 3, 3] * y[3] + K[_X, 3, 4] * y[4] + K[_X, 3, 5] * y[5]
+        u4 = K[_X, 4, 3] * y[3] + K[_X, 4, 4] * y[4] + K[_X, 4, 5] * y[5]
+        u5 = K[_X, 5, 3] * y[3] + K[_X, 5, 4] * y[4] + K[_X, 5, 5] * y[5]
         for a in range(3):
             for b in range(6):
                 acc0 = acc1 = 0.0
                 for m in range(3):
-                    acc0 += _skew(a, m, u3, u4, u5) * X[m, b] + _skew(a, m, u0, u1, u2) * X[3 + m, b]
-                    acc1 += _skew(a, m, u3, u4, u5) * X[3 + m, b]
-                out[k, a, b], out[k, 3 + a, b] = acc0, acc1
-    for a in range(3):  # Z = X^T (K X), K X held in out[3] meanwhile (B_nu = 0 here)
+                    acc0 += _skew(a, m, u3, u4, u5) * K[_X, m, b] + _skew(a, m, u0, u1, u2) * K[_X, 3 + m, b]
+                    acc1 += _skew(a, m, u3, u4, u5) * K[_X, 3 + m, b]
+                K[k, a, b], K[k, 3 + a, b] = acc0, acc1
+    for a in range(3):  # Z = X^T (K X), K X held in K[3] meanwhile (B_nu = 0 here)
         for b in range(6):
             acc0 = acc1 = 0.0
             for m in range(3):
-                acc0 -= _skew(a, m, f0, f1, f2) * X[3 + m, b]
-                acc1 -= _skew(a, m, f0, f1, f2) * X[m, b] + _skew(a, m, f3, f4, f5) * X[3 + m, b]
-            out[3, a, b], out[3, 3 + a, b] = acc0, acc1
+                acc0 -= _skew(a, m, f0, f1, f2) * K[_X, 3 + m, b]
+                acc1 -= _skew(a, m, f0, f1, f2) * K[_X, m, b] + _skew(a, m, f3, f4, f5) * K[_X, 3 + m, b]
+            K[3, a, b], K[3, 3 + a, b] = acc0, acc1
     for a in range(6):
         for b in range(6):
             acc = 0.0
             for m in range(6):
-                acc += X[m, a] * out[3, m, b]
-            out[4, a, b] = acc
-    out[3] = 0.0
+                acc += K[_X, m, a] * K[3, m, b]
+            K[4, a, b] = acc
+    K[3] = 0.0
 
 
 @njit(cache=True)
-def _inverse_into(X: np.ndarray, out: np.ndarray, k: int) -> None:
-    """``out[k] = X^-1`` (6, 6) of ``X = [[A, B], [0, A]]``, A orthogonal:
+def _x_ang(K: np.ndarray, r: int, y: np.ndarray) -> float:
+    """``X[r, 3:] @ y[3:6]`` (``X = K[_X]``)."""
+    return K[_X, r, 3] * y[3] + K[_X, r, 4] * y[4] + K[_X, r, 5] * y[5]
+
+
+@njit(cache=True)
+def _inverse_into(K: np.ndarray, k: int) -> None:
+    """``K[k] = X^-1`` (6, 6) of ``X = K[_X] = [[A, B], [0, A]]``, A orthogonal:
     ``[[A^T, -A^T B A^T], [0, A^T]]``."""
     for a in range(3):
         for b in range(3):
-            out[k, a, b] = out[k, 3 + a, 3 + b] = X[b, a]
-            out[k, 3 + a, b] = 0.0
+            K[k, a, b] = K[k, 3 + a, 3 + b] = K[_X, b, a]
+            K[k, 3 + a, b] = 0.0
             acc = 0.0
             for m in range(3):
                 for q in range(3):
-                    acc -= X[m, a] * X[m, 3 + q] * X[b, q]
-            out[k, a, 3 + b] = acc
+                    acc -= K[_X, m, a] * K[_X, m, 3 + q] * K[_X, b, q]
+            K[k, a, 3 + b] = acc
 
 
 # ------------------------------------------------------------------------------------------------
 # numba's dispatch costs about 50 ns per array argument (each is unboxed) and boxing a returned
-# array about 250 ns, more than much of the work, and each array allocated in a kernel 50 to 100 ns:
-# :func:`chain_rule` takes eight arguments, returns nothing and allocates one scratch array, whose
-# layout is below. Its constants travel in one int array (:func:`constants`), X and the base
-# velocity in one float array ``w`` read at offsets (so an engine may pass its own state buffer as
-# it is):
+# array about 250 ns, more than much of the work, each array allocated in a kernel about 60 ns and
+# each view or reshape of one 10 to 35 ns: :func:`chain_rule` takes eight arguments, returns
+# nothing, allocates three scratch arrays and indexes them in place. Its constants travel in one
+# int array (:func:`constants`), X and the base velocity in one float array ``w`` read at offsets
+# (so an engine may pass its own state buffer as it is):
 #   ints = [forward (0: ID, 1: FD), mixed, identity order, offset of X (36, row major) in w,
 #           offset of the base velocity in W (6) in w, offset of the engine's T_dot nu base part
 #           (6) in w (-1: y is W's base acceleration itself), order (nv)]
 _HEAD = 6
-# the scratch: X (6, 6) | L (6, 6) | G (18, 18) | E (2, 6, 6) | the blocks (5, 6, 6) | W's base
-# acceleration (6) | the base columns C^T (18, nvp) of every W row | the new ones (18, nvp)
-_S_X, _S_L, _S_G, _S_E, _S_B, _S_Y, _S_C = 0, 36, 72, 396, 468, 648, 654
 
 
 def constants(
@@ -171,60 +180,53 @@ def constants(
 
 
 @njit(cache=True)
-def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, scratch: np.ndarray) -> None:
-    """The per-state blocks of :func:`chain_rule` into ``scratch`` (the layout above): L (6, 6), G
-    (18, 18), E (2, 6, 6) (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu,
-    X]]``, ``E = (Z(f), 0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0,
-    X^-T]]``, ``E = (-X^-1 (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
+def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, K, G) -> None:
+    """The per-state blocks of :func:`chain_rule`: L and E into ``K`` (the layout above), G (18,
+    18) (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu, X]]``, ``E = (Z(f),
+    0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0, X^-T]]``, ``E = (-X^-1
+    (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
     forward, mixed = ints[0] != 0, ints[1] != 0
     ox, onu, obias = ints[3], ints[4], ints[5]
-    X = scratch[_S_X : _S_X + 36].reshape(6, 6)
     for a in range(6):
         for b in range(6):
-            X[a, b] = w[ox + 6 * a + b]
+            K[_X, a, b] = w[ox + 6 * a + b]
     nu_b = w[onu : onu + 6]
-    B = scratch[_S_B : _S_B + 180].reshape(5, 6, 6)  # X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
-    yb = y[:6]
+    yb = y
     if obias >= 0:  # W's base acceleration from the engine's: X^-1 (a_b - T_dot nu)
-        yb = scratch[_S_Y : _S_Y + 6]
-        _inverse_into(X, B, 0)
-        Xi = B[0]
+        _inverse_into(K, 0)
         for a in range(6):
             acc = 0.0
             for m in range(6):
-                acc += Xi[a, m] * (y[m] - w[obias + m])
-            yb[a] = acc
-    _blocks_into(X, nu_b, yb, f, mixed, B)
-    L = scratch[_S_L : _S_L + 36].reshape(6, 6)
-    G = scratch[_S_G : _S_G + 324].reshape(18, 18)
-    E = scratch[_S_E : _S_E + 72].reshape(2, 6, 6)
+                acc += K[0, a, m] * (y[m] - w[obias + m])
+            K[_YB, 0, a] = acc
+        yb = K[_YB, 0]
+    _blocks_into(K, nu_b, yb, f, mixed)  # K[0:5] = X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
     G[:] = 0.0
-    E[:] = 0.0
-    Xi = B[0]
+    K[_E : _E + 2] = 0.0
     for a in range(6):
         for b in range(6):
-            G[a, b] = G[6 + a, 6 + b] = X[a, b]
-            G[6 + a, b] = B[1, a, b]
+            G[a, b] = G[6 + a, 6 + b] = K[_X, a, b]
+            G[6 + a, b] = K[1, a, b]
             if forward:
-                L[a, b] = Xi[a, b]
-                G[12 + a, 12 + b] = Xi[b, a]
+                K[_L, a, b] = K[0, a, b]
+                G[12 + a, 12 + b] = K[0, b, a]
             else:
-                L[a, b] = X[b, a]
-                G[12 + a, 12 + b] = X[a, b]
-                G[12 + a, b] = B[2, a, b]
-                G[12 + a, 6 + b] = B[3, a, b]
-                E[0, a, b] = B[4, a, b]
+                K[_L, a, b] = K[_X, b, a]
+                G[12 + a, 12 + b] = K[_X, a, b]
+                G[12 + a, b] = K[2, a, b]
+                G[12 + a, 6 + b] = K[3, a, b]
+                K[_E, a, b] = K[4, a, b]
     if forward:
         for a in range(6):
             for b in range(6):
                 s0 = s1 = s2 = 0.0
                 for m in range(6):
-                    s0 += Xi[m, a] * B[4, m, b]
-                    s1 += Xi[a, m] * B[2, m, b]
-                    s2 += Xi[a, m] * B[3, m, b]
+                    s0 += K[0, m, a] * K[4, m, b]
+                    s1 += K[0, a, m] * K[2, m, b]
+                    s2 += K[0, a, m] * K[3, m, b]
                 G[12 + a, b] = -s0
-                E[0, a, b] = -s1
-                E[1, a, b] = -s2
+                K[_E, a, b] = -s1
+                K[_E + 1, a, b] = -s2
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -258,18 +260,27 @@ def chain_rule(
     """
     nv = A0.shape[0]
     nvp = (nv + 7) // 8 * 8  # (rows of C^T padded to whole SIMD vectors: no scalar remainder loop)
-    scratch = np.empty(_S_C + 36 * nvp)
-    _setup(ints, w, y, f, scratch)
-    L = scratch[_S_L : _S_L + 36].reshape(6, 6)
-    G = scratch[_S_G : _S_G + 324].reshape(18, 18)
-    E = scratch[_S_E : _S_E + 72].reshape(2, 6, 6)
-    Ct = scratch[_S_C : _S_C + 18 * nvp].reshape(18, nvp)  # the base columns of every W row
-    Ot = scratch[_S_C + 18 * nvp :].reshape(18, nvp)  # and the new ones
+    K = np.empty((_BLOCKS, 6, 6))
+    G = np.empty((18, 18))
+    _setup(ints, w, y, f, K, G)
+    CO = np.empty((36, nvp))
+    Ct, Ot = CO[:18], CO[18:]  # the base columns of every W row (C^T), and the new ones
     identity = ints[2] != 0
     order = ints[_HEAD:]
-    for i in range(6):  # base rows: L times the engine's base rows (each entry summed in registers)
-        l0, l1, l2, l3, l4, l5 = L[i, 0], L[i, 1], L[i, 2], L[i, 3], L[i, 4], L[i, 5]
-        if identity:  # (a contiguous loop, vectorised)
+    # base rows: L times the engine's base rows (each entry summed in registers); a row block of L
+    # whose other half is zero (X^T or X^-1 block triangular, MIXED block diagonal) reads three rows
+    upper = _zero_block(K, _L, 0, 3)
+    lower = _zero_block(K, _L, 3, 0)
+    for i in range(6):
+        l0, l1, l2, l3, l4, l5 = K[_L, i, 0], K[_L, i, 1], K[_L, i, 2], K[_L, i, 3], K[_L, i, 4], K[_L, i, 5]
+        if identity and (upper if i < 3 else lower):  # (contiguous loops, vectorised)
+            m = 0 if i < 3 else 3
+            la, lb, lc = (l0, l1, l2) if i < 3 else (l3, l4, l5)
+            for j in range(nv):
+                out[0, i, j] = la * A0[m, j] + lb * A0[m + 1, j] + lc * A0[m + 2, j]
+                out[1, i, j] = la * A1[m, j] + lb * A1[m + 1, j] + lc * A1[m + 2, j]
+                out[2, i, j] = la * A2[m, j] + lb * A2[m + 1, j] + lc * A2[m + 2, j]
+        elif identity:
             for j in range(nv):
                 out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, j)
                 out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, j)
@@ -302,24 +313,23 @@ def chain_rule(
     for i in range(nv, nvp):
         for r in range(18):
             Ct[r, i] = 0.0
-    # the new base columns, G^T C^T, one row of it over all rows at once (SIMD over rows; block k
-    # of G's columns reads Ct's rows 6k: only, the others' blocks being zero)
-    for b in range(6):
-        for i in range(nvp):
-            acc = 0.0
-            for r in range(18):
-                acc += G[r, b] * Ct[r, i]
-            Ot[b, i] = acc
-        for i in range(nvp):
-            acc = 0.0
-            for r in range(6, 18):
-                acc += G[r, 6 + b] * Ct[r, i]
-            Ot[6 + b, i] = acc
-        for i in range(nvp):
-            acc = 0.0
-            for r in range(12, 18):
-                acc += G[r, 12 + b] * Ct[r, i]
-            Ot[12 + b, i] = acc
+    # the new base columns, G^T C^T, one row of it over all rows at once (SIMD over rows), each
+    # from the rows of Ct that G's column has nonzero entries in: block k of G's columns reads
+    # Ct's rows 6k: only; in MIXED, where X is block diagonal and Y(y), Z(f) have zero linear
+    # columns, fewer (117 products per row instead of 216)
+    if ints[1] != 0:
+        for b in range(3):
+            _column(G, Ct, Ot, b, 0, 3)
+            _column(G, Ct, Ot, 3 + b, 3, 18)
+            _column(G, Ct, Ot, 6 + b, 6, 15)
+            _column(G, Ct, Ot, 9 + b, 9, 15)
+            _column(G, Ct, Ot, 12 + b, 12, 15)
+            _column(G, Ct, Ot, 15 + b, 15, 18)
+    else:
+        for b in range(6):
+            _column(G, Ct, Ot, b, 0, 18)
+            _column(G, Ct, Ot, 6 + b, 6, 18)
+            _column(G, Ct, Ot, 12 + b, 12, 18)
     for i in range(nv):
         for k in range(3):
             for b in range(6):
@@ -327,7 +337,28 @@ def chain_rule(
     for k in range(2):
         for i in range(6):
             for b in range(6):
-                out[k, i, b] += E[k, i, b]
+                out[k, i, b] += K[_E + k, i, b]
+
+
+@njit(cache=True)
+def _zero_block(K: np.ndarray, k: int, r0: int, c0: int) -> bool:
+    """Whether ``K[k, r0:r0 + 3, c0:c0 + 3]`` is zero."""
+    for a in range(3):
+        for b in range(3):
+            if K[k, r0 + a, c0 + b] != 0.0:
+                return False
+    return True
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _column(G: np.ndarray, Ct: np.ndarray, Ot: np.ndarray, c: int, r0: int, r1: int) -> None:
+    """``Ot[c] = G[r0:r1, c] @ Ct[r0:r1]`` (inlined with constant bounds: the sum unrolled, SIMD
+    over Ct's columns)."""
+    for i in range(Ct.shape[1]):
+        acc = 0.0
+        for r in range(r0, r1):
+            acc += G[r, c] * Ct[r, i]
+        Ot[c, i] = acc
 
 
 @njit(cache=True, fastmath=_FAST)
