@@ -61,15 +61,16 @@ def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mi
     fresh array."""
     K = np.empty((_BLOCKS, 6, 6))
     K[_X] = X
-    _blocks_into(K, nu_b, y_b, f_b, mixed)
+    _blocks_into(K, nu_b, 0, y_b, 0, f_b, mixed)
     return K[:5]
 
 
 @njit(cache=True)
-def _blocks_into(K: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool) -> None:
+def _blocks_into(K, v, ov: int, y, oy: int, f_b, mixed: bool) -> None:
     """The blocks of :func:`blocks` into ``K[0:5]`` for ``X = K[_X]`` (K: :data:`_BLOCKS` (6, 6)
-    blocks), entry by entry (no allocation and no view: the chain rule calls it at every state, and
-    a view or a reshape costs numba 10 to 35 ns).
+    blocks), ``nu_b = v[ov:ov + 6]`` and ``y_b = y[oy:oy + 6]``, entry by entry (no allocation and
+    no view: the chain rule calls it at every state, and a view or a reshape costs numba 10 to 35
+    ns).
 
     MIXED (``X = blkdiag(R^T, R^T)``): ``X^-1 = X^T``, ``Y(y) = [[0, R^T y_lin^], [0, R^T y_ang^]]``,
     ``B_q = [[0, -R^T (w x v)^], [0, 0]]``, ``B_nu = [[-R^T w^, R^T v^], [0, 0]]``,
@@ -77,12 +78,14 @@ def _blocks_into(K: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarr
     ``Y(y) = crm(X y) X``, ``B_q = B_nu = 0``, ``Z(f) = X^T K(f) X`` with
     ``K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]``.
     """
-    K[0:5] = 0.0
+    _zero(K, 0, 5)
     f0, f1, f2, f3, f4, f5 = f_b[0], f_b[1], f_b[2], f_b[3], f_b[4], f_b[5]
     if mixed:
-        vx, vy, vz, wx, wy, wz = nu_b[0], nu_b[1], nu_b[2], nu_b[3], nu_b[4], nu_b[5]
-        px, py, pz = y_b[0] - wy * vz + wz * vy, y_b[1] - wz * vx + wx * vz, y_b[2] - wx * vy + wy * vx
-        ax, ay, az = y_b[3], y_b[4], y_b[5]
+        vx, vy, vz, wx, wy, wz = v[ov], v[ov + 1], v[ov + 2], v[ov + 3], v[ov + 4], v[ov + 5]
+        px = y[oy] - wy * vz + wz * vy
+        py = y[oy + 1] - wz * vx + wx * vz
+        pz = y[oy + 2] - wx * vy + wy * vx
+        ax, ay, az = y[oy + 3], y[oy + 4], y[oy + 5]
         # R f_lin and R f_ang (R = X[:3, :3]^T)
         gx = K[_X, 0, 0] * f0 + K[_X, 1, 0] * f1 + K[_X, 2, 0] * f2
         gy = K[_X, 0, 1] * f0 + K[_X, 1, 1] * f1 + K[_X, 2, 1] * f2
@@ -104,13 +107,7 @@ def _blocks_into(K: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarr
         return
     _inverse_into(K, 0)  # X = [[A, B], [0, A]], A orthogonal
     for k in (1, 2):  # Y(y) = crm(u) X, u = X y = (v, w) in the base frame, crm(u) = [[w^, v^], [0, w^]]
-        y = nu_b if k == 1 else y_b
-        u0 = K[_X, 0, 0] * y[0] + K[_X, 0, 1] * y[1] + K[_X, 0, 2] * y[2] + _x_ang(K, 0, y)
-        u1 = K[_X, 1, 0] * y[0] + K[_X, 1, 1] * y[1] + K[_X, 1, 2] * y[2] + _x_ang(K, 1, y)
-        u2 = K[_X, 2, 0] * y[0] + K[_X, 2, 1] * y[1] + K[_X, 2, 2] * y[2] + _x_ang(K, 2, y)
-        u3 = K[_X, 3, 3] * y[3] + K[_X, 3, 4] * y[4] + K[_X, 3, 5] * y[5]
-        u4 = K[_X, 4, 3] * y[3] + K[_X, 4, 4] * y[4] + K[_X, 4, 5] * y[5]
-        u5 = K[_X, 5, 3] * y[3] + K[_X, 5, 4] * y[4] + K[_X, 5, 5] * y[5]
+        u0, u1, u2, u3, u4, u5 = _x_times(K, v, ov) if k == 1 else _x_times(K, y, oy)
         for a in range(3):
             for b in range(6):
                 acc0 = acc1 = 0.0
@@ -131,13 +128,45 @@ def _blocks_into(K: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarr
             for m in range(6):
                 acc += K[_X, m, a] * K[3, m, b]
             K[4, a, b] = acc
-    K[3] = 0.0
+    _zero(K, 3, 4)
 
 
 @njit(cache=True)
-def _x_ang(K: np.ndarray, r: int, y: np.ndarray) -> float:
-    """``X[r, 3:] @ y[3:6]`` (``X = K[_X]``)."""
-    return K[_X, r, 3] * y[3] + K[_X, r, 4] * y[4] + K[_X, r, 5] * y[5]
+def _x_times(K: np.ndarray, y: np.ndarray, o: int) -> tuple[float, float, float, float, float, float]:
+    """``X y[o:o + 6]`` (``X = K[_X] = [[A, B], [0, A]]``)."""
+    y0, y1, y2, y3, y4, y5 = y[o], y[o + 1], y[o + 2], y[o + 3], y[o + 4], y[o + 5]
+    return (
+        K[_X, 0, 0] * y0
+        + K[_X, 0, 1] * y1
+        + K[_X, 0, 2] * y2
+        + K[_X, 0, 3] * y3
+        + K[_X, 0, 4] * y4
+        + K[_X, 0, 5] * y5,
+        K[_X, 1, 0] * y0
+        + K[_X, 1, 1] * y1
+        + K[_X, 1, 2] * y2
+        + K[_X, 1, 3] * y3
+        + K[_X, 1, 4] * y4
+        + K[_X, 1, 5] * y5,
+        K[_X, 2, 0] * y0
+        + K[_X, 2, 1] * y1
+        + K[_X, 2, 2] * y2
+        + K[_X, 2, 3] * y3
+        + K[_X, 2, 4] * y4
+        + K[_X, 2, 5] * y5,
+        K[_X, 3, 3] * y3 + K[_X, 3, 4] * y4 + K[_X, 3, 5] * y5,
+        K[_X, 4, 3] * y3 + K[_X, 4, 4] * y4 + K[_X, 4, 5] * y5,
+        K[_X, 5, 3] * y3 + K[_X, 5, 4] * y4 + K[_X, 5, 5] * y5,
+    )
+
+
+@njit(cache=True)
+def _zero(K: np.ndarray, k0: int, k1: int) -> None:
+    """``K[k0:k1] = 0`` (entry by entry: a slice would cost a view)."""
+    for k in range(k0, k1):
+        for a in range(6):
+            for b in range(6):
+                K[k, a, b] = 0.0
 
 
 @njit(cache=True)
@@ -190,8 +219,7 @@ def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, K, G) 
     for a in range(6):
         for b in range(6):
             K[_X, a, b] = w[ox + 6 * a + b]
-    nu_b = w[onu : onu + 6]
-    yb = y
+    yb, oy = y, 0
     if obias >= 0:  # W's base acceleration from the engine's: X^-1 (a_b - T_dot nu)
         _inverse_into(K, 0)
         for a in range(6):
@@ -200,9 +228,11 @@ def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, K, G) 
                 acc += K[0, a, m] * (y[m] - w[obias + m])
             K[_YB, 0, a] = acc
         yb = K[_YB, 0]
-    _blocks_into(K, nu_b, yb, f, mixed)  # K[0:5] = X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
-    G[:] = 0.0
-    K[_E : _E + 2] = 0.0
+    _blocks_into(K, w, onu, yb, oy, f, mixed)  # K[0:5] = X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
+    for a in range(18):
+        for b in range(18):
+            G[a, b] = 0.0
+    _zero(K, _E, _E + 2)
     for a in range(6):
         for b in range(6):
             G[a, b] = G[6 + a, 6 + b] = K[_X, a, b]
