@@ -134,30 +134,23 @@ def _blocks_into(K, v, ov: int, y, oy: int, f_b, mixed: bool) -> None:
 @njit(cache=True)
 def _x_times(K: np.ndarray, y: np.ndarray, o: int) -> tuple[float, float, float, float, float, float]:
     """``X y[o:o + 6]`` (``X = K[_X] = [[A, B], [0, A]]``)."""
-    y0, y1, y2, y3, y4, y5 = y[o], y[o + 1], y[o + 2], y[o + 3], y[o + 4], y[o + 5]
     return (
-        K[_X, 0, 0] * y0
-        + K[_X, 0, 1] * y1
-        + K[_X, 0, 2] * y2
-        + K[_X, 0, 3] * y3
-        + K[_X, 0, 4] * y4
-        + K[_X, 0, 5] * y5,
-        K[_X, 1, 0] * y0
-        + K[_X, 1, 1] * y1
-        + K[_X, 1, 2] * y2
-        + K[_X, 1, 3] * y3
-        + K[_X, 1, 4] * y4
-        + K[_X, 1, 5] * y5,
-        K[_X, 2, 0] * y0
-        + K[_X, 2, 1] * y1
-        + K[_X, 2, 2] * y2
-        + K[_X, 2, 3] * y3
-        + K[_X, 2, 4] * y4
-        + K[_X, 2, 5] * y5,
-        K[_X, 3, 3] * y3 + K[_X, 3, 4] * y4 + K[_X, 3, 5] * y5,
-        K[_X, 4, 3] * y3 + K[_X, 4, 4] * y4 + K[_X, 4, 5] * y5,
-        K[_X, 5, 3] * y3 + K[_X, 5, 4] * y4 + K[_X, 5, 5] * y5,
+        _x_row(K, 0, 0, y, o),
+        _x_row(K, 1, 0, y, o),
+        _x_row(K, 2, 0, y, o),
+        _x_row(K, 3, 3, y, o),
+        _x_row(K, 4, 3, y, o),
+        _x_row(K, 5, 3, y, o),
     )
+
+
+@njit(cache=True)
+def _x_row(K: np.ndarray, r: int, m0: int, y: np.ndarray, o: int) -> float:
+    """``X[r, m0:] @ y[o + m0:o + 6]`` (``X = K[_X]``)."""
+    acc = 0.0
+    for m in range(m0, 6):
+        acc += K[_X, r, m] * y[o + m]
+    return acc
 
 
 @njit(cache=True)
