@@ -26,32 +26,51 @@ __all__ = ["blocks", "chain_rule", "constants", "copy_permuted"]
 # FMA contraction only (no reassociation: the results stay those of the written order of
 # operations up to the fused roundings, 1e-15 relative from the numpy path)
 _FAST = {"contract"}
+# the per-state blocks, K (_BLOCKS, 6, 6): X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f) (:func:`blocks`),
+# then X, L, E_0, E_1 and W's base acceleration (in the first row of the last)
+_X, _L, _E, _YB, _BLOCKS = 5, 6, 7, 9, 10
 
 
 @njit(cache=True)
-def _skew_into(S: np.ndarray, r0: int, c0: int, sign: float, x: float, y: float, z: float) -> None:
-    """``S[r0:r0 + 3, c0:c0 + 3] = sign * [x, y, z]^`` (diagonal zero)."""
-    S[r0, c0], S[r0, c0 + 1], S[r0, c0 + 2] = 0.0, -sign * z, sign * y
-    S[r0 + 1, c0], S[r0 + 1, c0 + 1], S[r0 + 1, c0 + 2] = sign * z, 0.0, -sign * x
-    S[r0 + 2, c0], S[r0 + 2, c0 + 1], S[r0 + 2, c0 + 2] = -sign * y, sign * x, 0.0
+def _skew(a: int, b: int, x: float, y: float, z: float) -> float:
+    """Entry ``(a, b)`` of the cross-product matrix ``[x, y, z]^``."""
+    if a == b:
+        return 0.0
+    if a == 0:
+        return -z if b == 1 else y
+    if a == 1:
+        return z if b == 0 else -x
+    return -y if b == 0 else x
 
 
 @njit(cache=True)
-def _mm(A: np.ndarray, B: np.ndarray, out: np.ndarray, transpose_a: bool) -> None:
-    """``out = A B`` (or ``A^T B``) for (6, 6) matrices."""
-    for a in range(6):
-        for b in range(6):
-            acc = 0.0
-            for m in range(6):
-                acc += (A[m, a] if transpose_a else A[a, m]) * B[m, b]
-            out[a, b] = acc
+def _times_skew(K: np.ndarray, a: int, b: int, x: float, y: float, z: float) -> float:
+    """Entry ``(a, b)`` of ``X[:3, :3] [x, y, z]^`` (``X = K[_X]``)."""
+    if b == 0:
+        return K[_X, a, 1] * z - K[_X, a, 2] * y
+    if b == 1:
+        return K[_X, a, 2] * x - K[_X, a, 0] * z
+    return K[_X, a, 0] * y - K[_X, a, 1] * x
 
 
 @njit(cache=True)
 def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mixed: bool) -> np.ndarray:
     """The (6, 6) blocks of the chain rule at one state, stacked (5, 6, 6): ``X^-1``, ``Y(nu_b)``,
     ``Y(y_b) + B_q``, ``B_nu``, ``Z(f_b)`` (:func:`bridge.derivatives.rate_matrix` and its
-    siblings; W = MIXED if ``mixed`` else INERTIAL, ``X = B_X_W``).
+    siblings; W = MIXED if ``mixed`` else INERTIAL, ``X = B_X_W``): :func:`_blocks_into` into a
+    fresh array."""
+    K = np.empty((_BLOCKS, 6, 6))
+    K[_X] = X
+    _blocks_into(K, nu_b, 0, y_b, 0, f_b, mixed)
+    return K[:5]
+
+
+@njit(cache=True)
+def _blocks_into(K, v, ov: int, y, oy: int, f_b, mixed: bool) -> None:
+    """The blocks of :func:`blocks` into ``K[0:5]`` for ``X = K[_X]`` (K: :data:`_BLOCKS` (6, 6)
+    blocks), ``nu_b = v[ov:ov + 6]`` and ``y_b = y[oy:oy + 6]``, entry by entry (no allocation and
+    no view: the chain rule calls it at every state, and a view or a reshape costs numba 10 to 35
+    ns).
 
     MIXED (``X = blkdiag(R^T, R^T)``): ``X^-1 = X^T``, ``Y(y) = [[0, R^T y_lin^], [0, R^T y_ang^]]``,
     ``B_q = [[0, -R^T (w x v)^], [0, 0]]``, ``B_nu = [[-R^T w^, R^T v^], [0, 0]]``,
@@ -59,76 +78,112 @@ def blocks(X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, mi
     ``Y(y) = crm(X y) X``, ``B_q = B_nu = 0``, ``Z(f) = X^T K(f) X`` with
     ``K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]``.
     """
-    out = np.zeros((5, 6, 6))
-    Xi, Y, inner, Bnu, Z = out[0], out[1], out[2], out[3], out[4]
+    _zero(K, 0, 5)
+    f0, f1, f2, f3, f4, f5 = f_b[0], f_b[1], f_b[2], f_b[3], f_b[4], f_b[5]
     if mixed:
+        vx, vy, vz, wx, wy, wz = v[ov], v[ov + 1], v[ov + 2], v[ov + 3], v[ov + 4], v[ov + 5]
+        px = y[oy] - wy * vz + wz * vy
+        py = y[oy + 1] - wz * vx + wx * vz
+        pz = y[oy + 2] - wx * vy + wy * vx
+        ax, ay, az = y[oy + 3], y[oy + 4], y[oy + 5]
+        # R f_lin and R f_ang (R = X[:3, :3]^T)
+        gx = K[_X, 0, 0] * f0 + K[_X, 1, 0] * f1 + K[_X, 2, 0] * f2
+        gy = K[_X, 0, 1] * f0 + K[_X, 1, 1] * f1 + K[_X, 2, 1] * f2
+        gz = K[_X, 0, 2] * f0 + K[_X, 1, 2] * f1 + K[_X, 2, 2] * f2
+        hx = K[_X, 0, 0] * f3 + K[_X, 1, 0] * f4 + K[_X, 2, 0] * f5
+        hy = K[_X, 0, 1] * f3 + K[_X, 1, 1] * f4 + K[_X, 2, 1] * f5
+        hz = K[_X, 0, 2] * f3 + K[_X, 1, 2] * f4 + K[_X, 2, 2] * f5
         for a in range(3):
             for b in range(3):
-                Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
-        vx, vy, vz, wx, wy, wz = nu_b[0], nu_b[1], nu_b[2], nu_b[3], nu_b[4], nu_b[5]
-        S = np.zeros((6, 3, 3))
-        _skew_into(S[0], 0, 0, 1.0, vx, vy, vz)
-        _skew_into(S[1], 0, 0, 1.0, wx, wy, wz)
-        _skew_into(
-            S[2], 0, 0, 1.0,
-            y_b[0] - wy * vz + wz * vy, y_b[1] - wz * vx + wx * vz, y_b[2] - wx * vy + wy * vx,
-        )  # fmt: skip
-        _skew_into(S[3], 0, 0, 1.0, y_b[3], y_b[4], y_b[5])
-        g = np.empty(3)
-        for h in range(2):  # -(R f_h)^
-            for a in range(3):
-                g[a] = X[0, a] * f_b[3 * h] + X[1, a] * f_b[3 * h + 1] + X[2, a] * f_b[3 * h + 2]
-            _skew_into(S[4 + h], 0, 0, -1.0, g[0], g[1], g[2])
-        r = np.empty(4)  # R^T times S_0..S_3, one entry
+                K[0, a, b] = K[0, 3 + a, 3 + b] = K[_X, b, a]
+                r0 = _times_skew(K, a, b, vx, vy, vz)  # R^T v^
+                r1 = _times_skew(K, a, b, wx, wy, wz)  # R^T w^
+                K[1, a, 3 + b], K[1, 3 + a, 3 + b] = r0, r1
+                K[2, a, 3 + b] = _times_skew(K, a, b, px, py, pz)
+                K[2, 3 + a, 3 + b] = _times_skew(K, a, b, ax, ay, az)
+                K[3, a, b], K[3, a, 3 + b] = -r1, r0
+                K[4, a, 3 + b] = -_skew(a, b, gx, gy, gz)
+                K[4, 3 + a, 3 + b] = -_skew(a, b, hx, hy, hz)
+        return
+    _inverse_into(K, 0)  # X = [[A, B], [0, A]], A orthogonal
+    for k in (1, 2):  # Y(y) = crm(u) X, u = X y = (v, w) in the base frame, crm(u) = [[w^, v^], [0, w^]]
+        u0, u1, u2, u3, u4, u5 = _x_times(K, v, ov) if k == 1 else _x_times(K, y, oy)
         for a in range(3):
-            for b in range(3):
-                r[:] = 0.0
+            for b in range(6):
+                acc0 = acc1 = 0.0
                 for m in range(3):
-                    for q in range(4):
-                        r[q] += X[a, m] * S[q, m, b]
-                Y[a, 3 + b], Y[3 + a, 3 + b] = r[0], r[1]
-                inner[a, 3 + b], inner[3 + a, 3 + b] = r[2], r[3]
-                Bnu[a, b], Bnu[a, 3 + b] = -r[1], r[0]
-                Z[a, 3 + b], Z[3 + a, 3 + b] = S[4, a, b], S[5, a, b]
-        return out
-    for a in range(3):  # X = [[A, B], [0, A]] with A orthogonal: X^-1 = [[A^T, -A^T B A^T], [0, A^T]]
-        for b in range(3):
-            Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
+                    acc0 += _skew(a, m, u3, u4, u5) * K[_X, m, b] + _skew(a, m, u0, u1, u2) * K[_X, 3 + m, b]
+                    acc1 += _skew(a, m, u3, u4, u5) * K[_X, 3 + m, b]
+                K[k, a, b], K[k, 3 + a, b] = acc0, acc1
+    for a in range(3):  # Z = X^T (K X), K X held in K[3] meanwhile (B_nu = 0 here)
+        for b in range(6):
+            acc0 = acc1 = 0.0
+            for m in range(3):
+                acc0 -= _skew(a, m, f0, f1, f2) * K[_X, 3 + m, b]
+                acc1 -= _skew(a, m, f0, f1, f2) * K[_X, m, b] + _skew(a, m, f3, f4, f5) * K[_X, 3 + m, b]
+            K[3, a, b], K[3, 3 + a, b] = acc0, acc1
+    for a in range(6):
+        for b in range(6):
+            acc = 0.0
+            for m in range(6):
+                acc += K[_X, m, a] * K[3, m, b]
+            K[4, a, b] = acc
+    _zero(K, 3, 4)
+
+
+@njit(cache=True)
+def _x_times(K: np.ndarray, y: np.ndarray, o: int) -> tuple[float, float, float, float, float, float]:
+    """``X y[o:o + 6]`` (``X = K[_X] = [[A, B], [0, A]]``)."""
+    return (
+        _x_row(K, 0, 0, y, o),
+        _x_row(K, 1, 0, y, o),
+        _x_row(K, 2, 0, y, o),
+        _x_row(K, 3, 3, y, o),
+        _x_row(K, 4, 3, y, o),
+        _x_row(K, 5, 3, y, o),
+    )
+
+
+@njit(cache=True)
+def _x_row(K: np.ndarray, r: int, m0: int, y: np.ndarray, o: int) -> float:
+    """``X[r, m0:] @ y[o + m0:o + 6]`` (``X = K[_X]``)."""
+    acc = 0.0
+    for m in range(m0, 6):
+        acc += K[_X, r, m] * y[o + m]
+    return acc
+
+
+@njit(cache=True)
+def _zero(K: np.ndarray, k0: int, k1: int) -> None:
+    """``K[k0:k1] = 0`` (entry by entry: a slice would cost a view)."""
+    for k in range(k0, k1):
+        for a in range(6):
+            for b in range(6):
+                K[k, a, b] = 0.0
+
+
+@njit(cache=True)
+def _inverse_into(K: np.ndarray, k: int) -> None:
+    """``K[k] = X^-1`` (6, 6) of ``X = K[_X] = [[A, B], [0, A]]``, A orthogonal:
+    ``[[A^T, -A^T B A^T], [0, A^T]]``."""
     for a in range(3):
         for b in range(3):
+            K[k, a, b] = K[k, 3 + a, 3 + b] = K[_X, b, a]
+            K[k, 3 + a, b] = 0.0
             acc = 0.0
             for m in range(3):
                 for q in range(3):
-                    acc -= X[m, a] * X[m, 3 + q] * X[b, q]
-            Xi[a, 3 + b] = acc
-    C = np.zeros((6, 6))
-    u = np.empty(6)
-    for which in range(2):
-        y = nu_b if which == 0 else y_b
-        for a in range(6):  # u = X y: (lin, ang) in the base frame; crm(u) = [[w^, v^], [0, w^]]
-            u[a] = 0.0
-            for m in range(6):
-                u[a] += X[a, m] * y[m]
-        _skew_into(C, 0, 0, 1.0, u[3], u[4], u[5])
-        _skew_into(C, 3, 3, 1.0, u[3], u[4], u[5])
-        _skew_into(C, 0, 3, 1.0, u[0], u[1], u[2])
-        _mm(C, X, Y if which == 0 else inner, False)
-    K = np.zeros((6, 6))
-    _skew_into(K, 0, 3, -1.0, f_b[0], f_b[1], f_b[2])
-    _skew_into(K, 3, 0, -1.0, f_b[0], f_b[1], f_b[2])
-    _skew_into(K, 3, 3, -1.0, f_b[3], f_b[4], f_b[5])
-    KX = np.empty((6, 6))
-    _mm(K, X, KX, False)
-    _mm(X, KX, Z, True)
-    return out
+                    acc -= K[_X, m, a] * K[_X, m, 3 + q] * K[_X, b, q]
+            K[k, a, 3 + b] = acc
 
 
 # ------------------------------------------------------------------------------------------------
-# numba's dispatch costs about 70 ns per array argument (each is unboxed) and boxing a returned
-# array about 250 ns, more than much of the work, and each small array allocated in a kernel about
-# 30 ns: :func:`chain_rule` takes eight arguments, returns nothing and allocates one scratch array.
-# Its constants travel in one int array (:func:`constants`), X and the base velocity in one float
-# array ``w`` read at offsets (so an engine may pass its own state buffer as it is):
+# numba's dispatch costs about 50 ns per array argument (each is unboxed) and boxing a returned
+# array about 250 ns, more than much of the work, each array allocated in a kernel about 60 ns and
+# each view or reshape of one 10 to 35 ns: :func:`chain_rule` takes eight arguments, returns
+# nothing, allocates three scratch arrays and indexes them in place. Its constants travel in one
+# int array (:func:`constants`), X and the base velocity in one float array ``w`` read at offsets
+# (so an engine may pass its own state buffer as it is):
 #   ints = [forward (0: ID, 1: FD), mixed, identity order, offset of X (36, row major) in w,
 #           offset of the base velocity in W (6) in w, offset of the engine's T_dot nu base part
 #           (6) in w (-1: y is W's base acceleration itself), order (nv)]
@@ -147,73 +202,54 @@ def constants(
 
 
 @njit(cache=True)
-def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, scratch: np.ndarray) -> None:
-    """The per-state blocks of :func:`chain_rule` into ``scratch``: L (6, 6) at 0, G (18, 18) at
-    36, E (2, 6, 6) at 360 (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu,
-    X]]``, ``E = (Z(f), 0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0,
-    X^-T]]``, ``E = (-X^-1 (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
+def _setup(ints: np.ndarray, w: np.ndarray, y: np.ndarray, f: np.ndarray, K, G) -> None:
+    """The per-state blocks of :func:`chain_rule`: L and E into ``K`` (the layout above), G (18,
+    18) (ID: ``L = X^T``, ``G = [[X, 0, 0], [Y(nu), X, 0], [Y(y) + B_q, B_nu, X]]``, ``E = (Z(f),
+    0)``; FD: ``L = X^-1``, ``G = [[X, 0, 0], [Y(nu), X, 0], [-X^-T Z(f), 0, X^-T]]``, ``E = (-X^-1
+    (Y(y) + B_q), -X^-1 B_nu)``, the blocks of :func:`blocks`)."""
     forward, mixed = ints[0] != 0, ints[1] != 0
     ox, onu, obias = ints[3], ints[4], ints[5]
-    X = np.empty((6, 6))
     for a in range(6):
         for b in range(6):
-            X[a, b] = w[ox + 6 * a + b]
-    nu_b = w[onu : onu + 6]
-    yb = y[:6]
+            K[_X, a, b] = w[ox + 6 * a + b]
+    yb, oy = y, 0
     if obias >= 0:  # W's base acceleration from the engine's: X^-1 (a_b - T_dot nu)
-        yb = np.empty(6)
-        Xi = _inverse(X)
+        _inverse_into(K, 0)
         for a in range(6):
             acc = 0.0
             for m in range(6):
-                acc += Xi[a, m] * (y[m] - w[obias + m])
-            yb[a] = acc
-    B = blocks(X, nu_b, yb, f, mixed)  # X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
-    L = scratch[0:36].reshape(6, 6)
-    G = scratch[36:360].reshape(18, 18)
-    E = scratch[360:432].reshape(2, 6, 6)
-    G[:] = 0.0
-    E[:] = 0.0
-    Xi = B[0]
+                acc += K[0, a, m] * (y[m] - w[obias + m])
+            K[_YB, 0, a] = acc
+        yb = K[_YB, 0]
+    _blocks_into(K, w, onu, yb, oy, f, mixed)  # K[0:5] = X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f)
+    for a in range(18):
+        for b in range(18):
+            G[a, b] = 0.0
+    _zero(K, _E, _E + 2)
     for a in range(6):
         for b in range(6):
-            G[a, b] = G[6 + a, 6 + b] = X[a, b]
-            G[6 + a, b] = B[1, a, b]
+            G[a, b] = G[6 + a, 6 + b] = K[_X, a, b]
+            G[6 + a, b] = K[1, a, b]
             if forward:
-                L[a, b] = Xi[a, b]
-                G[12 + a, 12 + b] = Xi[b, a]
+                K[_L, a, b] = K[0, a, b]
+                G[12 + a, 12 + b] = K[0, b, a]
             else:
-                L[a, b] = X[b, a]
-                G[12 + a, 12 + b] = X[a, b]
-                G[12 + a, b] = B[2, a, b]
-                G[12 + a, 6 + b] = B[3, a, b]
-                E[0, a, b] = B[4, a, b]
+                K[_L, a, b] = K[_X, b, a]
+                G[12 + a, 12 + b] = K[_X, a, b]
+                G[12 + a, b] = K[2, a, b]
+                G[12 + a, 6 + b] = K[3, a, b]
+                K[_E, a, b] = K[4, a, b]
     if forward:
         for a in range(6):
             for b in range(6):
                 s0 = s1 = s2 = 0.0
                 for m in range(6):
-                    s0 += Xi[m, a] * B[4, m, b]
-                    s1 += Xi[a, m] * B[2, m, b]
-                    s2 += Xi[a, m] * B[3, m, b]
+                    s0 += K[0, m, a] * K[4, m, b]
+                    s1 += K[0, a, m] * K[2, m, b]
+                    s2 += K[0, a, m] * K[3, m, b]
                 G[12 + a, b] = -s0
-                E[0, a, b] = -s1
-                E[1, a, b] = -s2
-
-
-@njit(cache=True)
-def _inverse(X: np.ndarray) -> np.ndarray:
-    """``X^-1`` (6, 6) of ``X = [[A, B], [0, A]]``, A orthogonal: ``[[A^T, -A^T B A^T], [0, A^T]]``."""
-    Xi = np.zeros((6, 6))
-    for a in range(3):
-        for b in range(3):
-            Xi[a, b] = Xi[3 + a, 3 + b] = X[b, a]
-            acc = 0.0
-            for m in range(3):
-                for q in range(3):
-                    acc -= X[m, a] * X[m, 3 + q] * X[b, q]
-            Xi[a, 3 + b] = acc
-    return Xi
+                K[_E, a, b] = -s1
+                K[_E + 1, a, b] = -s2
 
 
 @njit(cache=True, fastmath=_FAST)
@@ -246,58 +282,112 @@ def chain_rule(
         out: (3, nv, nv), overwritten.
     """
     nv = A0.shape[0]
+    nvp = (nv + 7) // 8 * 8  # (rows of C^T padded to whole SIMD vectors: no scalar remainder loop)
+    K = np.empty((_BLOCKS, 6, 6))
+    G = np.empty((18, 18))
+    _setup(ints, w, y, f, K, G)
+    CO = np.empty((36, nvp))
+    Ct, Ot = CO[:18], CO[18:]  # the base columns of every W row (C^T), and the new ones
     identity = ints[2] != 0
-    scratch = np.empty(432 + 19 * nv)
-    _setup(ints, w, y, f, scratch)
-    L = scratch[0:36].reshape(6, 6)
-    G = scratch[36:360].reshape(18, 18)
-    E = scratch[360:432].reshape(2, 6, 6)
-    Ct = scratch[432 : 432 + 18 * nv].reshape(18, nv)  # the base columns of every W row
-    col = scratch[432 + 18 * nv :]
-    for i in range(6):  # base rows: L times the engine's base rows (each entry summed in a register)
-        l0, l1, l2, l3, l4, l5 = L[i, 0], L[i, 1], L[i, 2], L[i, 3], L[i, 4], L[i, 5]
-        for j in range(nv):
-            c = j if identity or j < 6 else ints[_HEAD + j]
-            x0 = l0 * A0[0, c] + l1 * A0[1, c] + l2 * A0[2, c] + l3 * A0[3, c] + l4 * A0[4, c] + l5 * A0[5, c]
-            x1 = l0 * A1[0, c] + l1 * A1[1, c] + l2 * A1[2, c] + l3 * A1[3, c] + l4 * A1[4, c] + l5 * A1[5, c]
-            x2 = l0 * A2[0, c] + l1 * A2[1, c] + l2 * A2[2, c] + l3 * A2[3, c] + l4 * A2[4, c] + l5 * A2[5, c]
-            if j < 6:
-                Ct[j, i], Ct[6 + j, i], Ct[12 + j, i] = x0, x1, x2
-            else:
-                out[0, i, j], out[1, i, j], out[2, i, j] = x0, x1, x2
+    order = ints[_HEAD:]
+    # base rows: L times the engine's base rows (each entry summed in registers); a row block of L
+    # whose other half is zero (X^T or X^-1 block triangular, MIXED block diagonal) reads three rows
+    upper = _zero_block(K, _L, 0, 3)
+    lower = _zero_block(K, _L, 3, 0)
+    for i in range(6):
+        l0, l1, l2, l3, l4, l5 = K[_L, i, 0], K[_L, i, 1], K[_L, i, 2], K[_L, i, 3], K[_L, i, 4], K[_L, i, 5]
+        if identity and (upper if i < 3 else lower):  # (contiguous loops, vectorised)
+            m = 0 if i < 3 else 3
+            la, lb, lc = (l0, l1, l2) if i < 3 else (l3, l4, l5)
+            for j in range(nv):
+                out[0, i, j] = la * A0[m, j] + lb * A0[m + 1, j] + lc * A0[m + 2, j]
+                out[1, i, j] = la * A1[m, j] + lb * A1[m + 1, j] + lc * A1[m + 2, j]
+                out[2, i, j] = la * A2[m, j] + lb * A2[m + 1, j] + lc * A2[m + 2, j]
+        elif identity:
+            for j in range(nv):
+                out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, j)
+                out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, j)
+                out[2, i, j] = _comb(l0, l1, l2, l3, l4, l5, A2, j)
+        else:
+            for j in range(nv):
+                c = j if j < 6 else order[j]
+                out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, c)
+                out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, c)
+                out[2, i, j] = _comb(l0, l1, l2, l3, l4, l5, A2, c)
     # joint rows, permuted (the three matrices row by row together: three interleaved streams
     # copied about twice as fast as one matrix after another, measured)
     for i in range(6, nv):
-        t = i if identity else ints[_HEAD + i]
-        for b in range(6):
-            Ct[b, i], Ct[6 + b, i], Ct[12 + b, i] = A0[t, b], A1[t, b], A2[t, b]
+        t = i if identity else order[i]
         if identity:
-            for j in range(6, nv):
+            for j in range(nv):
                 out[0, i, j] = A0[t, j]
                 out[1, i, j] = A1[t, j]
                 out[2, i, j] = A2[t, j]
         else:
-            for j in range(6, nv):
-                c = ints[_HEAD + j]
+            for j in range(nv):
+                c = j if j < 6 else order[j]
                 out[0, i, j] = A0[t, c]
                 out[1, i, j] = A1[t, c]
                 out[2, i, j] = A2[t, c]
-    # the new base columns, (G^T C^T) one column at a time over all rows (contiguous; the zero
-    # entries of G, half of X's in MIXED, skipped), then E on the base block
-    for k in range(3):
+    for i in range(nv):  # (the base columns as rows of C^T)
+        for k in range(3):
+            for b in range(6):
+                Ct[6 * k + b, i] = out[k, i, b]
+    for i in range(nv, nvp):
+        for r in range(18):
+            Ct[r, i] = 0.0
+    # the new base columns, G^T C^T, one row of it over all rows at once (SIMD over rows), each
+    # from the rows of Ct that G's column has nonzero entries in: block k of G's columns reads
+    # Ct's rows 6k: only; in MIXED, where X is block diagonal and Y(y), Z(f) have zero linear
+    # columns, fewer (117 products per row instead of 216)
+    if ints[1] != 0:
+        for b in range(3):
+            _column(G, Ct, Ot, b, 0, 3)
+            _column(G, Ct, Ot, 3 + b, 3, 18)
+            _column(G, Ct, Ot, 6 + b, 6, 15)
+            _column(G, Ct, Ot, 9 + b, 9, 15)
+            _column(G, Ct, Ot, 12 + b, 12, 15)
+            _column(G, Ct, Ot, 15 + b, 15, 18)
+    else:
         for b in range(6):
-            for i in range(nv):
-                col[i] = 0.0
-            for r in range(6 * k, 18):
-                g = G[r, 6 * k + b]
-                if g != 0.0:
-                    for i in range(nv):
-                        col[i] += g * Ct[r, i]
-            for i in range(nv):
-                out[k, i, b] = col[i]
-            if k < 2:
-                for i in range(6):
-                    out[k, i, b] += E[k, i, b]
+            _column(G, Ct, Ot, b, 0, 18)
+            _column(G, Ct, Ot, 6 + b, 6, 18)
+            _column(G, Ct, Ot, 12 + b, 12, 18)
+    for i in range(nv):
+        for k in range(3):
+            for b in range(6):
+                out[k, i, b] = Ot[6 * k + b, i]
+    for k in range(2):
+        for i in range(6):
+            for b in range(6):
+                out[k, i, b] += K[_E + k, i, b]
+
+
+@njit(cache=True)
+def _zero_block(K: np.ndarray, k: int, r0: int, c0: int) -> bool:
+    """Whether ``K[k, r0:r0 + 3, c0:c0 + 3]`` is zero."""
+    for a in range(3):
+        for b in range(3):
+            if K[k, r0 + a, c0 + b] != 0.0:
+                return False
+    return True
+
+
+@njit(cache=True, fastmath=_FAST, inline="always")
+def _column(G: np.ndarray, Ct: np.ndarray, Ot: np.ndarray, c: int, r0: int, r1: int) -> None:
+    """``Ot[c] = G[r0:r1, c] @ Ct[r0:r1]`` (inlined with constant bounds: the sum unrolled, SIMD
+    over Ct's columns)."""
+    for i in range(Ct.shape[1]):
+        acc = 0.0
+        for r in range(r0, r1):
+            acc += G[r, c] * Ct[r, i]
+        Ot[c, i] = acc
+
+
+@njit(cache=True, fastmath=_FAST)
+def _comb(l0: float, l1: float, l2: float, l3: float, l4: float, l5: float, A: np.ndarray, c: int) -> float:
+    """``sum_m l_m A[m, c]`` over the six base rows of A."""
+    return l0 * A[0, c] + l1 * A[1, c] + l2 * A[2, c] + l3 * A[3, c] + l4 * A[4, c] + l5 * A[5, c]
 
 
 @njit(cache=True)

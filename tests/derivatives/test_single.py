@@ -181,6 +181,37 @@ def test_forward_compiled_equals_general(rep: Representation, n: int) -> None:
                 assert_close(g, w, rtol=1e-13, atol=1e-12)
 
 
+@pytest.mark.parametrize("rep", REPS, ids=lambda r: r.value)
+@pytest.mark.parametrize("pose", ["identity", "rotation_only", "translation_only", "quarter_turn"])
+def test_compiled_at_structured_poses(rep: Representation, pose: str) -> None:
+    """Poses where X has more zero blocks than it must (no rotation, no translation, a quarter turn
+    with exact zeros): the kernels skip a row block of L or a block of G when it is zero, which
+    must change nothing (ID against the numpy plan, FD against the general function)."""
+    _needs_numba()
+    rng = np.random.default_rng(21)
+    R = {"quarter_turn": np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])}.get(
+        pose, random_transform(rng).rotation if pose == "rotation_only" else np.eye(3)
+    )
+    p = np.zeros(3) if pose in ("identity", "rotation_only") else rng.normal(size=3)
+    H = np.eye(4)
+    H[:3, :3], H[:3, 3] = R, p
+    X = _base_X(H, rep)
+    n = 9
+    for joints in _orders(rng, n):
+        _, nu, nu_dot, tau, A0, A1, M, _ = _inputs(rng, joints.nv, rep, True)
+        got = SingleStateInverseDerivatives(joints, rep, compiled=True)(X, nu, nu_dot, tau, A0, A1, M, H)
+        want = SingleStateInverseDerivatives(joints, rep, compiled=False)(X, nu, nu_dot, tau, A0, A1, M, H)
+        for g, w in zip(got, want, strict=True):
+            assert_close(g, w, rtol=1e-13, atol=1e-13)
+        cov = ChangeOfVariables(X, np.linalg.inv(X), joints, np.concatenate((nu, rng.normal(size=n))))
+        nu_dot_full = np.concatenate((nu_dot, rng.normal(size=n)))
+        tau_t = np.concatenate((tau, np.zeros(n)))
+        want = forward_dynamics_derivatives_back(cov, H, rep, A0, A1, M, tau_t, nu_dot_full)
+        got = SingleStateForwardDerivatives(joints, rep, compiled=True)(X, nu, nu_dot, tau, A0, A1, M)
+        for g, w in zip(got, want, strict=True):
+            assert_close(g, w, rtol=1e-13, atol=1e-12)
+
+
 @pytest.mark.parametrize("rep", ["inertial", "mixed"])
 @pytest.mark.parametrize("case", ["icub_permuted", "random"])
 def test_kindyn_forward_compiled_and_general_paths_agree(rep: str, case: str) -> None:
