@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from bridge import _numba
 from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
@@ -41,6 +42,18 @@ __all__ = ["DrakeSingleState"]
 _SWAP = np.array([3, 4, 5, 0, 1, 2])  # Drake's angular-first rows -> linear first
 
 
+def _import_kernels():
+    from . import kernels
+
+    return kernels
+
+
+#: the Drake engine's kernels (:mod:`.kernels`), or None (numba off or not loading)
+_drake_kernels = _numba.loader(
+    _import_kernels, "numba is installed but the Drake engine's kernels did not load ({}); it uses numpy"
+)
+
+
 class DrakeSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.drake.engine.DrakeEngine`: one unbatched state.
 
@@ -48,6 +61,9 @@ class DrakeSingleState(LibrarySingleState):
     ``_joints``, ``_frames``, ``_world``, ``_weld`` and ``_kV``; its general path rebuilds a batch
     of one from the copies when a query needs it.
     """
+
+    #: the compiled state's frame Jacobian kernel (:mod:`.kernels`) once loaded, else None
+    _k_jacobian = None
 
     def _init_single(self) -> None:
         from pydrake.multibody.tree import MultibodyForces
@@ -95,6 +111,16 @@ class DrakeSingleState(LibrarySingleState):
         one_coordinate = nq == nv + (1 if nb else 0)
         q_index = lay.idx_q if one_coordinate else None
         self._init_compiled(source, DRAKE.velocity, joints, DRAKE.configuration, q_index)
+
+    def _load_compiled(self) -> None:
+        """The compiled path, and with it the frame Jacobians' kernel (:mod:`.kernels`)."""
+        LibrarySingleState._load_compiled(self)
+        if self._kern is not None and self._frame_change is None:
+            k = _drake_kernels()
+            if k is not None:
+                self._k_jacobian = k.spatial_columns_back if self._jac_at_world else k.columns_back
+                self._calc_jacobian = self.plant.CalcJacobianSpatialVelocity
+                self._shape_J = (6, self._nv)
 
     # ------------------------------------------------------------------ state
     def _take_single(
@@ -181,7 +207,18 @@ class DrakeSingleState(LibrarySingleState):
             return self._force_back(self._bias_d())
         return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
 
+    def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
+        """The compiled state's frame Jacobian: Drake's, read in its order by one kernel
+        (:mod:`.kernels`; INERTIAL: from F[A], without the frame's pose)."""
+        f, W = self._frames[frame], self._world
+        J = self._calc_jacobian(self.context, self._kV, f, _ORIGIN, W, f if self._jac_in_frame else W)
+        out = np.empty(self._shape_J)
+        self._k_jacobian(J.T, self._state1, out)
+        return out
+
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        if self._state1 is not None and self._k_jacobian is not None:
+            return self._frame_jacobian_compiled(frame)
         f = self._frames[frame]
         plant, c, W = self.plant, self.context, self._world
         if self._jac_at_world:  # the point of F at A's origin, expressed in A
