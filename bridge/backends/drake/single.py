@@ -260,7 +260,7 @@ class DrakeSingleState(LibrarySingleState):
         permuted ``t`` behind six zeros): ``M_D^-1 (tau_D - h_D)`` by Cholesky.
 
         None, doing nothing, when the state is not one single state or ``t`` is not finite."""
-        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._joints.perm
         self._tau_joints[...] = t if perm is None else t[perm]

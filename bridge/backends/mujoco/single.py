@@ -401,7 +401,7 @@ class MujocoSingleState(LibrarySingleState):
                 return out if self._k_forward(self._P, t, out) else None
             except TypeError:  # not a contiguous float64 array: the path below
                 pass
-        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
