@@ -81,14 +81,15 @@ _forward_skip = types.ExternalFunction("mj_forwardSkip", void(_p, _p, _int, _int
 #: the slots of the pointer table P (int64): the stage computed for the current state (0 none, 1
 #: positions, 2 velocities), the addresses (mjModel, mjData, MjData's qpos, qvel, qacc, qfrc_bias,
 #: qfrc_inverse, qfrc_applied, the state array, the scratch array, the frame change's constants or
-#: 0), then sizes and flags
+#: 0), then sizes and flags (the joint order the identity); after them the joint order on the
+#: whole velocity (nv: MuJoCo's index of each source index, the state array's, as integers)
 SLOTS = (
     "stage", "model", "data", "qpos", "qvel", "qacc", "bias", "inverse", "applied", "state", "scratch",
-    "frame", "nq", "nv", "state_size", "frame_size", "skip_stage", "bias_free",
+    "frame", "nq", "nv", "state_size", "frame_size", "skip_stage", "bias_free", "in_order",
 )  # fmt: skip
 (
     _STAGE, _MODEL, _DATA, _QPOS, _QVEL, _QACC, _BIAS, _INV, _APPLIED, _STATE, _SCRATCH,
-    _FRAME, _NQ, _NV, _STATE_SIZE, _FRAME_SIZE, _SKIP, _BIAS_FREE,
+    _FRAME, _NQ, _NV, _STATE_SIZE, _FRAME_SIZE, _SKIP, _BIAS_FREE, _IN_ORDER,
 ) = range(len(SLOTS))  # fmt: skip
 _POSITION, _VELOCITY = 1, 2
 
@@ -176,16 +177,28 @@ def mass_matrix(P: np.ndarray, out: np.ndarray) -> None:
     _full_m(P[_MODEL], P[_DATA], P[_SCRATCH])
     state = _state(P)
     sk.congruence_rows(M, sk._X(state, False), G, C)
-    for i in range(nv):
-        t = sk._order(state, i)
-        for j in range(nv):
-            u = sk._order(state, j)
-            if t < 6:
-                out[i, j] = C[t, u] if u < 6 else G[t, u]
-            elif u < 6:
-                out[i, j] = G[u, t]
-            else:
-                out[i, j] = M[t, u]
+    for r in range(6):
+        for c in range(6):
+            out[r, c] = C[r, c]
+    if P[_IN_ORDER]:  # (plain copies, which the compiler vectorizes)
+        for r in range(6):
+            for j in range(6, nv):
+                out[r, j] = G[r, j]
+                out[j, r] = G[r, j]
+        for i in range(6, nv):
+            for j in range(6, nv):
+                out[i, j] = M[i, j]
+        return
+    o = len(SLOTS)  # the order (MuJoCo's index of each source index) as integers, after the slots
+    for r in range(6):  # (the base keeps its place in the order: joints alone are permuted)
+        for j in range(6, nv):
+            x = G[r, P[o + j]]
+            out[r, j] = x
+            out[j, r] = x
+    for i in range(6, nv):
+        t = P[o + i]
+        for j in range(6, nv):
+            out[i, j] = M[t, P[o + j]]
 
 
 @njit(void(_I, _V), cache=True)

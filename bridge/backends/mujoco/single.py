@@ -175,7 +175,8 @@ class MujocoSingleState(LibrarySingleState):
                 done = None
             if done is not None:
                 if done:
-                    self._set_gravity(gravity)
+                    if gravity is not self._g_last:
+                        self._set_gravity(gravity)
                     self._stage = 0
                     self._current = -1
                     self._g1 = gravity
@@ -210,6 +211,7 @@ class MujocoSingleState(LibrarySingleState):
             "frame": 0 if frame is None else _address(frame), "nq": self.mm.nq, "nv": nv,
             "state_size": state.size, "frame_size": 0 if frame is None else frame.size,
             "skip_stage": int(self._skip_velocity), "bias_free": int(self._kern.bias_free),
+            "in_order": int(self._kern.in_place),
         }  # fmt: skip
         self._direct_arrays = (state, scratch, frame)  # (alive as long as the table points to them)
         self._jac_ptrs = {
@@ -220,7 +222,9 @@ class MujocoSingleState(LibrarySingleState):
         self._k_jac, self._k_inverse = k.frame_jacobian, k.inverse_dynamics
         self._k_forward = k.forward_dynamics
         self._shape_M, self._shape_J = (nv, nv), (6, nv)
-        self._P = np.array([slots[s] for s in k.SLOTS], dtype=np.int64)
+        n = int(state[8])  # (the state array's n, then its joint order on the whole velocity)
+        order = state[k.PERM + n : k.PERM + n + nv]
+        self._P = np.array([*(slots[s] for s in k.SLOTS), *order], dtype=np.int64)
 
     def _use_direct(self) -> None:
         """Make the direct kernels' state array the current single state's (its views, its
