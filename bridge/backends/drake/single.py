@@ -11,7 +11,9 @@ With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 
 library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
 checks the state and writes ``[q | v]`` and the change of variables (compiled from the same
 declarations) into a state array, and the results go back through its kernels
-(:mod:`bridge.backends.single_kernels`).
+(:mod:`bridge.backends.single_kernels`): the mass matrix in place in Drake's array, a frame
+Jacobian read in Drake's order by one kernel of :mod:`.kernels` (INERTIAL: Drake's F[A] Jacobian
+taken to the spatial one without the frame's pose, see there), the queries bound once.
 
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the

@@ -133,6 +133,24 @@ def _velocities(P: np.ndarray) -> None:
         P[_STAGE] = _VELOCITY
 
 
+@njit(cache=True, inline="always")
+def _dynamics(P: np.ndarray, forward: bool) -> None:
+    """MuJoCo's forward (or inverse) dynamics of the current state, skipping the position and
+    velocity stages when they are computed."""
+    m, d = P[_MODEL], P[_DATA]
+    if P[_STAGE] >= _VELOCITY:
+        if forward:
+            _forward_skip(m, d, P[_SKIP], 0)
+        else:
+            _inverse_skip(m, d, P[_SKIP], 0)
+        return
+    if forward:
+        _forward(m, d)
+    else:
+        _inverse(m, d)
+    P[_STAGE] = _VELOCITY
+
+
 # the state kernels of bridge.backends.single_kernels (one implementation), inlined into these
 _set_state = njit(cache=True, inline="always")(sk.set_state.py_func)
 _vector_back = njit(cache=True, inline="always")(sk.vector_back_permuted.py_func)
@@ -244,11 +262,7 @@ def inverse_dynamics(P: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, ou
     state = _state(P)
     if not _acceleration(state, base_acc, s_ddot, _view(P[_QACC], nv)):
         return False
-    if P[_STAGE] >= _VELOCITY:
-        _inverse_skip(P[_MODEL], P[_DATA], P[_SKIP], 0)
-    else:
-        _inverse(P[_MODEL], P[_DATA])
-        P[_STAGE] = _VELOCITY
+    _dynamics(P, False)
     _vector_back(_view(P[_INV], nv), state, out)
     return True
 
@@ -271,10 +285,6 @@ def forward_dynamics(P: np.ndarray, t: np.ndarray, out: np.ndarray) -> bool:
     applied = _view(P[_APPLIED], nv)
     for k in range(n):
         applied[6 + k] = t[int(state[PERM + k])]
-    if P[_STAGE] >= _VELOCITY:
-        _forward_skip(P[_MODEL], P[_DATA], P[_SKIP], 0)
-    else:
-        _forward(P[_MODEL], P[_DATA])
-        P[_STAGE] = _VELOCITY
+    _dynamics(P, True)
     _acceleration_back(_view(P[_QACC], nv), state, out)
     return True

@@ -12,6 +12,10 @@ library engines' compiled path instead (:class:`~bridge.backends.single.Compiled
 checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
 declarations) into a state array, and the results go back through its kernels
 (:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
+Where MuJoCo's C functions can be called from compiled code (MuJoCo 4, :mod:`.kernels`), that
+path is the direct kernels': ``set_state`` writes ``qpos`` and ``qvel`` into the ``MjData`` too,
+and each query (M, h, J, inverse and forward dynamics) is one kernel running MuJoCo's stages and
+function and the change of variables (no Python call of MuJoCo, no kernel after it).
 
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
 centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)

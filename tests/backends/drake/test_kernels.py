@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.backends.single import LibrarySingleState
-from bridge.derivatives.select import compiled_kernels
 from bridge.robots import robot_path
-from tests.helpers import assert_close, random_state
+from tests.helpers import assert_close, compiled_and_numpy, random_state
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("pydrake") is None, reason="drake is not installed")
 
@@ -27,24 +25,12 @@ def models() -> dict[str, bridge.Model]:
     return {"solo12": bridge.load_urdf(robot_path("solo12")), "random": revolute}
 
 
-def _pair(model: bridge.Model, rep: str, monkeypatch) -> tuple[bridge.KinDyn, bridge.KinDyn]:
-    """(a KinDyn on the compiled path from its first state, one on the numpy path)."""
-    if compiled_kernels() is None:
-        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
-    out = []
-    for after in (0, 10**12):
-        with monkeypatch.context() as m:
-            m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
-            out.append(bridge.KinDyn(model, "drake", rep))
-    return out[0], out[1]
-
-
 @pytest.mark.parametrize("rep", REPS)
 @pytest.mark.parametrize("name", ["solo12", "random"])
 def test_every_frame_jacobian_equals_the_numpy_path(models, rep, name, monkeypatch) -> None:
     model = models[name]
     rng = np.random.default_rng(len(name) + 3 * len(rep))
-    compiled, numpy_path = _pair(model, rep, monkeypatch)
+    compiled, numpy_path = compiled_and_numpy(model, "drake", rep, monkeypatch)
     for _ in range(2):
         st = random_state(model, rng, rep)
         arrays = [np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)]
@@ -65,7 +51,7 @@ def test_an_inertial_jacobian_has_the_identity_as_its_base_block(models, name, m
     (both at the world origin, in world axes), on the numpy path (CalcRelativeTransform) too."""
     model = models[name]
     rng = np.random.default_rng(17)
-    for kd in _pair(model, "inertial", monkeypatch):
+    for kd in compiled_and_numpy(model, "drake", "inertial", monkeypatch):
         st = random_state(model, rng, "inertial")
         kd.set_state(*(np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)))
         for frame in model.frame_names:

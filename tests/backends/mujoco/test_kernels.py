@@ -12,10 +12,8 @@ import numpy as np
 import pytest
 
 import bridge
-from bridge.backends.single import LibrarySingleState
-from bridge.derivatives.select import compiled_kernels
 from bridge.robots import robot_path
-from tests.helpers import assert_close, random_state
+from tests.helpers import assert_close, compiled_and_numpy, random_state
 
 REPS = ("body", "inertial", "mixed")
 
@@ -29,18 +27,6 @@ def _models() -> dict[str, bridge.Model]:
 @pytest.fixture(scope="module")
 def models() -> dict[str, bridge.Model]:
     return _models()
-
-
-def _pair(model: bridge.Model, rep: str, monkeypatch) -> tuple[bridge.KinDyn, bridge.KinDyn]:
-    """(a KinDyn on the direct kernels from its first state, one on the numpy path)."""
-    if compiled_kernels() is None:
-        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
-    out = []
-    for after in (0, 10**12):
-        with monkeypatch.context() as m:
-            m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
-            out.append(bridge.KinDyn(model, "mujoco", rep))
-    return out[0], out[1]
 
 
 def _queries(model: bridge.Model, rng: np.random.Generator) -> dict:
@@ -67,7 +53,7 @@ def test_any_order_of_queries_equals_the_numpy_path(models, rep, name, monkeypat
     between, gives the numpy path's results."""
     model = models[name]
     rng = np.random.default_rng(len(name) + len(rep))
-    direct, numpy_path = _pair(model, rep, monkeypatch)
+    direct, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
     queries = _queries(model, rng)
     states = [random_state(model, rng, rep) for _ in range(2)]
     orders = [*itertools.permutations(["M", "h", "J", "ID", "FD"], 3)]
@@ -94,7 +80,7 @@ def test_arguments_the_kernels_do_not_take(models, rep, monkeypatch) -> None:
     of the direct kernels: what the numpy path gives (the same numbers, the same errors)."""
     model = models["random"]
     rng = np.random.default_rng(3)
-    direct, numpy_path = _pair(model, rep, monkeypatch)
+    direct, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
     st = random_state(model, rng, rep)
     for kd in (direct, numpy_path):
         kd.set_state(*(np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)))
@@ -140,7 +126,7 @@ def test_the_kernels_take_a_state_as_the_checks_do(models, monkeypatch) -> None:
     """A state the kernels reject changes nothing: MuJoCo's data keeps the previous state, whose
     stages computed are reused."""
     model = models["solo12"]
-    direct, _ = _pair(model, "body", monkeypatch)
+    direct, _ = compiled_and_numpy(model, "mujoco", "body", monkeypatch)
     st = random_state(model, np.random.default_rng(9), "body")
     H, s, vb, sd = (np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot))
     direct.set_state(H, s, vb, sd)
