@@ -174,3 +174,22 @@ def assert_single_state_path_equals_batched(engine: str, model: Model, rep: str,
     kept = st.base_velocity if floating else np.zeros(6)  # (a fixed base has no base velocity)
     assert_close(single.state.base_velocity, kept, 0.0, "the state is kept")
     assert_close(single.state.s, st.s, 0.0, "the state is kept")
+
+
+def compiled_and_numpy(model: Model, engine: str, rep: str, monkeypatch) -> tuple:
+    """(a KinDyn whose library engine takes its compiled single-state path from the first state, one
+    that stays on the numpy path); skips the test without numba (or with ``BRIDGE_NUMBA=0``)."""
+    import pytest
+
+    import bridge
+    from bridge.backends.single import LibrarySingleState
+    from bridge.derivatives.select import compiled_kernels
+
+    if compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
+    out = []
+    for after in (0, 10**12):
+        with monkeypatch.context() as m:
+            m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
+            out.append(bridge.KinDyn(model, engine, rep))
+    return out[0], out[1]

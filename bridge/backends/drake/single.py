@@ -11,7 +11,9 @@ With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 
 library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
 checks the state and writes ``[q | v]`` and the change of variables (compiled from the same
 declarations) into a state array, and the results go back through its kernels
-(:mod:`bridge.backends.single_kernels`).
+(:mod:`bridge.backends.single_kernels`): the mass matrix in place in Drake's array, a frame
+Jacobian read in Drake's order by one kernel of :mod:`.kernels` (INERTIAL: Drake's F[A] Jacobian
+taken to the spatial one without the frame's pose, see there), the queries bound once.
 
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the
@@ -29,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from bridge import _numba
 from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
@@ -41,6 +44,18 @@ __all__ = ["DrakeSingleState"]
 _SWAP = np.array([3, 4, 5, 0, 1, 2])  # Drake's angular-first rows -> linear first
 
 
+def _import_kernels():
+    from . import kernels
+
+    return kernels
+
+
+#: the Drake engine's kernels (:mod:`.kernels`), or None (numba off or not loading)
+_drake_kernels = _numba.loader(
+    _import_kernels, "numba is installed but the Drake engine's kernels did not load ({}); it uses numpy"
+)
+
+
 class DrakeSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.drake.engine.DrakeEngine`: one unbatched state.
 
@@ -48,6 +63,10 @@ class DrakeSingleState(LibrarySingleState):
     ``_joints``, ``_frames``, ``_world``, ``_weld`` and ``_kV``; its general path rebuilds a batch
     of one from the copies when a query needs it.
     """
+
+    #: the compiled state's frame Jacobian kernel (:mod:`.kernels`) once loaded, else None
+    _k_jacobian = None
+    _compiled_queries = False  # the compiled state's queries bound (``_<query>_compiled``)
 
     def _init_single(self) -> None:
         from pydrake.multibody.tree import MultibodyForces
@@ -96,6 +115,21 @@ class DrakeSingleState(LibrarySingleState):
         q_index = lay.idx_q if one_coordinate else None
         self._init_compiled(source, DRAKE.velocity, joints, DRAKE.configuration, q_index)
 
+    def _load_compiled(self) -> None:
+        """The compiled path, and with it the frame Jacobians' kernel (:mod:`.kernels`)."""
+        LibrarySingleState._load_compiled(self)
+        if self._kern is not None and self._frame_change is None:
+            k = _drake_kernels()
+            if k is not None:
+                self._k_jacobian = k.spatial_columns_back if self._jac_at_world else k.columns_back
+        if self._kern is not None:  # the compiled state's queries: Drake's calls and kernels, bound
+            plant, kern = self.plant, self._kern
+            self._calc_jacobian, self._shape_J = plant.CalcJacobianSpatialVelocity, (6, self._nv)
+            self._calc_mass, self._calc_inverse = plant.CalcMassMatrix, plant.CalcInverseDynamics
+            self._set_qv = plant.SetPositionsAndVelocities
+            self._k_matrix = kern.k.matrix_back if kern.in_place and not kern.identity else None
+            self._k_vector = kern.k.vector_back_permuted
+
     # ------------------------------------------------------------------ state
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
@@ -126,28 +160,44 @@ class DrakeSingleState(LibrarySingleState):
 
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state."""
+        the current single state (:meth:`_commit` written out: its queries bound once)."""
         state, q, v, qv, vb, H, bias, _, cov = arrays
-        self._commit(qv, q, v, vb, cov, gravity)
+        if gravity is not self._g_last:
+            self._set_gravity(gravity)
+        self._set_qv(self.context, qv)
+        self._current = 0
+        self._state_g = False
+        self._cov1, self._q1, self._v1, self._vb1, self._g1 = cov, q, v, vb, gravity
         self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
+        self._state = self._cov = self._flat_batch = None
+        self.batch_shape = ()
+        if not self._compiled_queries:
+            self._use_single_path(True, "compiled")
+
+    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
+        self._compiled_queries = single and suffix == "compiled"
+        LibrarySingleState._use_single_path(self, single, suffix)
+
+    def _set_gravity(self, gravity: np.ndarray) -> None:
+        """The plant's gravity (3,) of a single state (set only when it changes)."""
+        self._g_last = gravity
+        g = gravity.tolist()
+        if g != self._gravity:
+            self.plant.mutable_gravity_field().set_gravity_vector(gravity)
+            self._gravity = g
 
     def _commit(self, qv: np.ndarray, q: np.ndarray, v: np.ndarray, vb: np.ndarray, cov, gravity) -> None:
         """Make a checked state (Drake's ``[q | v]``, the base velocity in the representation, the
         change of variables) the current single state: given to the Context."""
-        plant = self.plant
         if gravity is not self._g_last:
-            self._g_last = gravity
-            g = gravity.tolist()
-            if g != self._gravity:
-                plant.mutable_gravity_field().set_gravity_vector(gravity)
-                self._gravity = g
-        plant.SetPositionsAndVelocities(self.context, qv)
+            self._set_gravity(gravity)
+        self.plant.SetPositionsAndVelocities(self.context, qv)
         self._current = 0
         self._state_g = False
         self._cov1, self._q1, self._v1, self._vb1, self._g1 = cov, q, v, vb, gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
-        if not self._single:
+        if not self._single or self._compiled_queries:
             self._use_single_path(True)
 
     def _gravity_forces_d(self):
@@ -180,6 +230,37 @@ class DrakeSingleState(LibrarySingleState):
         if self._state1 is not None:
             return self._force_back(self._bias_d())
         return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
+
+    def _mass_matrix_compiled(self) -> np.ndarray:
+        """The compiled state's mass matrix: Drake's (Fortran order, symmetric: its transpose is
+        it in C order) taken back in place by one kernel when the joint order is the same."""
+        if self._k_matrix is None:
+            return self._mass_matrix_single()
+        M = self._calc_mass(self.context).T
+        try:
+            self._k_matrix(M, self._state1)
+        except TypeError:  # (not C order after all: the general conversion)
+            return self._matrix_back(np.ascontiguousarray(M))
+        return M
+
+    def _bias_forces_compiled(self) -> np.ndarray:
+        """The compiled state's bias forces: Drake's inverse dynamics at ``T_dot nu`` (the state
+        array's), gravity's forces in, taken back by one kernel."""
+        tau = self._calc_inverse(self.context, self._abias1, self._gravity_forces_d())
+        out = np.empty(self._nv)
+        self._k_vector(tau, self._state1, out)
+        return out
+
+    def _frame_jacobian_compiled(self, frame: str) -> np.ndarray:
+        """The compiled state's frame Jacobian: Drake's, read in its order by one kernel
+        (:mod:`.kernels`; INERTIAL: from F[A], without the frame's pose)."""
+        if self._k_jacobian is None:
+            return self._frame_jacobian_single(frame)
+        f, W = self._frames[frame], self._world
+        J = self._calc_jacobian(self.context, self._kV, f, _ORIGIN, W, f if self._jac_in_frame else W)
+        out = np.empty(self._shape_J)
+        self._k_jacobian(J.T, self._state1, out)
+        return out
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
@@ -223,7 +304,7 @@ class DrakeSingleState(LibrarySingleState):
         permuted ``t`` behind six zeros): ``M_D^-1 (tau_D - h_D)`` by Cholesky.
 
         None, doing nothing, when the state is not one single state or ``t`` is not finite."""
-        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._joints.perm
         self._tau_joints[...] = t if perm is None else t[perm]

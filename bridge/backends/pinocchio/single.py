@@ -283,7 +283,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         None, doing nothing, when the state is not one single state or ``t`` is not finite (the
         caller's general path then takes it and raises the errors).
         """
-        if not self._single or not vdot(t, t) < MODERATE_SQ:  # (all_moderate, inlined)
+        if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         tau, tau_joints = self._tau  # its base part stays zero
         perm = self.joints.perm
