@@ -29,7 +29,7 @@ from .batch_math import x_motion
 from .joints import Joints
 from .tree import FREE, Tree
 
-__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
+__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "mass_matrix", "numpy_only", "rnea"]
 
 #: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
 #: parallel launch costs a few microseconds)
@@ -48,6 +48,18 @@ def _import_kernels() -> ModuleType:
 #: or the kernels failing to load (then a :class:`bridge.BridgeWarning`); looked up once per process
 _kernels = _numba.loader(
     _import_kernels, "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
+)
+
+
+def _import_mass() -> ModuleType:
+    from . import numba_mass
+
+    return numba_mass
+
+
+#: :mod:`.numba_mass` (the mass matrices of a large batch in one launch), or None, as :data:`_kernels`
+_mass_kernels = _numba.loader(
+    _import_mass, "the compiled Featherstone mass matrix did not load ({}); the chunked path runs"
 )
 
 
@@ -199,3 +211,37 @@ def aba(
         _c(nu), _c(tau), a0, _armature(armature), nud,
     )  # fmt: skip
     return nud if np.isfinite(nud).all() else None
+
+
+def mass_matrix(
+    tree: Tree,
+    pose: np.ndarray,
+    s: np.ndarray,
+    fperm: np.ndarray,
+    armature: np.ndarray | None,
+    change: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray | None:
+    """The mass matrices ``T^T H T`` (N, nv, nv) of N states in one launch of :mod:`.numba_mass`,
+    or None off the compiled path.
+
+    ``pose`` (N, 4, 4) ``world_H_base`` and ``s`` (N, k) the joint positions in the model's order
+    (read in place when C-contiguous float64); ``fperm`` (nq,) int64: ``q[r] = s[fperm[r]]``;
+    ``change``: ``(c, ix)``, the packed base block of T
+    (:meth:`bridge.conventions.single_state.SingleBaseChange.pack`, or (0,) for a fixed base) and
+    the row of the result of each of the tree's velocities. The result is a new array that the
+    kernel writes whole."""
+    if not available():
+        return None
+    k = _mass_kernels()
+    if k is None:
+        return None
+    t, nv = _constants(tree), tree.nv
+    c, ix = change
+    M = np.empty((s.shape[0], nv, nv))
+    _numba.launch(
+        k.mass_par, k.mass_ser, s.shape[0],
+        t.parent, t.code, t.vidx, t.qidx, t.Et, t.rt, t.mass, t.h, t.Ibar, fperm, _c(pose), _c(s),
+        _armature(armature), c, ix, M,
+        minimum=PARALLEL_MIN,
+    )  # fmt: skip
+    return M

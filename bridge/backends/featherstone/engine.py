@@ -40,9 +40,11 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
+from bridge.conventions.single_state import single_base_change
 from bridge.conventions.state import Representation, State
+from bridge.errors import InvalidValueError
 from bridge.model.model import Model
 from bridge.spatial import Transform, cross, vee
 
@@ -138,6 +140,8 @@ class FeatherstoneEngine(EngineBase):
         hx = bI[:3, 3:]
         self._base_h = vee(hx)
         self.batch_shape: tuple[int, ...] = ()
+        self._fperm = np.asarray(self.fmodel.dof_perm, dtype=np.int64)
+        self._packed: tuple[np.ndarray, np.ndarray] | bool | None = None  # see _packed_change
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -369,7 +373,46 @@ class FeatherstoneEngine(EngineBase):
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         nv = self.model.nv
+        if self._chunks is not None:  # a large batch: one compiled launch when there is one
+            M = self._mass_matrix_flat()
+            if M is not None:
+                return M.reshape(*self.batch_shape, nv, nv)
         return self._query(self._mass_matrix, tail=(nv, nv))
+
+    def _mass_matrix_flat(self) -> np.ndarray | None:
+        """``T^T H T`` of every state in one compiled launch from the flat batch's poses and joint
+        positions (:func:`.compiled.mass_matrix`: no chunks loaded), or None off the compiled path
+        or when the change of variables has no packed form."""
+        change = self._packed_change()
+        if change is None or not compiled.available():
+            return None
+        fb = self._flat
+        return compiled.mass_matrix(self.tree, fb.H, fb.s, self._fperm, self._armature, change)
+
+    def _packed_change(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(c, ix)`` of T from the representation to :data:`FEATHERSTONE` as
+        :func:`.compiled.mass_matrix` takes it: the base block's packed constants
+        (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack`, from the two conventions'
+        declarations; (0,) for a fixed base) and the row of the source of each row of the tree's
+        velocities (:class:`~bridge.conventions.convention.JointOrder`'s ``forward_full``); None
+        when the declarations have no single-state form. Made once per engine."""
+        if self._packed is None:
+            model = self.model
+            joints = JointOrder.between(model, self.convention, FEATHERSTONE)
+            c = np.empty(0)
+            if joints.nb:
+                try:
+                    change = single_base_change(
+                        self.convention.bound(model).velocity, FEATHERSTONE.bound(model).velocity
+                    )
+                except InvalidValueError:
+                    self._packed = False
+                    return None
+                c = change.pack(joints)
+            full = joints.forward_full  # target row of each source row: the inverse of ``back``
+            ix = np.arange(joints.nv) if full is None else full
+            self._packed = (c, ix.astype(np.int64))
+        return self._packed or None
 
     def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
         # H_F by the CRBA straight into the rows of the result, changed there in place: state by state

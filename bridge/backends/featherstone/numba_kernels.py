@@ -216,13 +216,16 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
 # --------------------------------------------------------------------------- CRBA
 @njit(**_JIT)
 def _crba_stage(
-    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
-    XE, Xr, m, h, Ib, w, W,
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, ix, X,
+    XE, Xr, m, h, Ib, w, W, B,
 ):  # fmt: skip
     """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
-    counts references to its array arguments)."""
+    counts references to its array arguments) into ``H[0 .. nl - 1]``: entry ``(a, b)`` of the tree's
+    velocities at ``(ix[a], ix[b])``, and with ``X`` (nl, 6, 6) (not (0, 6, 6)) the base rows and
+    columns multiplied by each state's ``X`` (``X^T H_bb X``, ``X^T H_bj``): ``T^T H T`` for
+    ``T = blkdiag(X, P)`` when ``ix`` is P's inverse gather."""
     nb = parent.shape[0]
-    nv = H.shape[1]
+    has_x = X.shape[0] > 0
     F = w[0]
     G = w[1]
     for n in range(nl):
@@ -247,20 +250,7 @@ def _crba_stage(
         for i in range(nb):
             c = code[i]
             if c == FREE:  # the whole tree's composite inertia in world coordinates
-                hw = w[3]
-                Iw = W[1]
-                hw[:] = 0.0
-                Iw[:, :] = 0.0
-                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
-                for x in range(3):
-                    for y in range(3):
-                        Hn[x, y] = Iw[x, y]
-                    Hn[3 + x, 3 + x] = m[i]
-                Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
-                Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
-                for x in range(3):
-                    for y in range(3):
-                        Hn[3 + y, x] = Hn[x, 3 + y]
+                _free_block(XE[i], Xr[i], m[i], h[i], Ib[i], w[3], W, B, Hn, X, n, has_x, w[2])
                 continue
             # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
             hi = h[i]
@@ -282,7 +272,8 @@ def _crba_stage(
                 F[3], F[4], F[5] = 0.0, 0.0, 0.0
                 F[c] = m[i]
             j = vidx[i]
-            Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
+            oj = ix[j]
+            Hn[oj, oj] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
             k = i
             while parent[k] >= 0:
                 _xtf(XE[k], Xr[k], F, G, False)
@@ -290,15 +281,57 @@ def _crba_stage(
                 if code[k] == FREE:
                     _xtf(XE[k], Xr[k], G, F, False)
                     for x in range(6):
-                        Hn[x, j] = F[x]
-                        Hn[j, x] = F[x]
+                        f = F[x]
+                        if has_x:  # (X^T F)[x]
+                            f = X[n, 0, x] * F[0] + X[n, 1, x] * F[1] + X[n, 2, x] * F[2]
+                            f += X[n, 3, x] * F[3] + X[n, 4, x] * F[4] + X[n, 5, x] * F[5]
+                        Hn[x, oj] = f
+                        Hn[oj, x] = f
                     break
-                jk = vidx[k]
-                Hn[jk, j] = G[code[k]]
-                Hn[j, jk] = G[code[k]]
+                ok = ix[vidx[k]]
+                Hn[ok, oj] = G[code[k]]
+                Hn[oj, ok] = G[code[k]]
                 for x in range(6):
                     F[x] = G[x]
-        _ = nv
+
+
+@njit(**_INL)
+def _free_block(E, r, m, h, Ib, hw, W, B, Hn, X, n, has_x, g):
+    """The base block of ``Hn``: the composite inertia ``(m, h, Ib)`` of a free body (its
+    coordinates, ``plux(E, r)`` its pose) in world coordinates, angular first, ``[[Iw, hw^], [-hw^,
+    m 1]]``; with ``has_x``, ``X[n]^T`` that ``X[n]``. ``W`` (2, 3, 3), ``B`` (2, 6, 6), ``g`` (3,):
+    scratch; ``hw`` (3,) written."""
+    Iw = W[1]
+    hw[:] = 0.0
+    Iw[:, :] = 0.0
+    _inertia_to_parent(E, r, m, h, Ib, hw, Iw, g, W[0])
+    Bn = B[0] if has_x else Hn
+    for x in range(3):
+        for y in range(3):
+            Bn[x, y] = Iw[x, y]
+            Bn[x, 3 + y] = 0.0
+            Bn[3 + x, 3 + y] = 0.0
+        Bn[3 + x, 3 + x] = m
+    Bn[0, 4], Bn[0, 5], Bn[1, 5] = -hw[2], hw[1], -hw[0]
+    Bn[1, 3], Bn[2, 3], Bn[2, 4] = hw[2], -hw[1], hw[0]
+    for x in range(3):
+        for y in range(3):
+            Bn[3 + y, x] = Bn[x, 3 + y]
+    if not has_x:
+        return
+    Y = B[1]
+    for x in range(6):  # Y = X^T B, then Hn = Y X
+        for y in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += X[n, c, x] * Bn[c, y]
+            Y[x, y] = acc
+    for x in range(6):
+        for y in range(6):
+            acc = 0.0
+            for c in range(6):
+                acc += Y[x, c] * X[n, c, y]
+            Hn[x, y] = acc
 
 
 def _crba(
@@ -330,6 +363,9 @@ def _crba(
         Eb = np.empty((9, STAGE))
         E3 = Eb.reshape((3, 3, STAGE))
         rb = np.empty((3, STAGE))
+        ix = np.arange(H.shape[1])
+        X0 = np.empty((0, 6, 6))
+        B = np.empty((2, 6, 6))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
@@ -340,7 +376,7 @@ def _crba(
             _stage(r0, n0, nl, rb)
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
+                arm_, H[n0:], ix, X0, XE, Xr, m, h, Ib, w, W, B,
             )  # fmt: skip
             if back:  # the group's matrices are still in cache
                 for n in range(nl):
