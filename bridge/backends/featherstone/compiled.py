@@ -23,13 +23,18 @@ from types import ModuleType
 import numpy as np
 
 from bridge import _numba
+from bridge.conventions.convention import Convention, JointOrder
+from bridge.conventions.single_state import single_base_change
+from bridge.errors import InvalidValueError
+from bridge.model.model import Model
 from bridge.spatial import vee
 
 from .batch_math import x_motion
 from .joints import Joints
+from .state import FEATHERSTONE
 from .tree import FREE, Tree
 
-__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "mass_matrix", "numpy_only", "rnea"]
+__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "mass_matrix", "numpy_only", "packed_change", "rnea"]
 
 #: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
 #: parallel launch costs a few microseconds)
@@ -168,7 +173,7 @@ def crba(
     """:func:`.kernels.crba` (N, nv, nv) (into ``out`` when it is a C-contiguous float64 array), or
     None off the compiled path. ``back``: ``(X, perm, nb)`` of
     :meth:`bridge.conventions.change_of_variables.ChangeOfVariables.kernel_arguments`, to return
-    ``T^T H T`` instead, each state changed right after its CRBA (in cache)."""
+    ``T^T H T`` instead, each matrix written in the source convention as the CRBA makes it."""
     if not available():
         return None
     t, N, nv = _constants(J.tree), J.N, J.tree.nv
@@ -178,11 +183,15 @@ def crba(
         if out is not None and out.flags.c_contiguous and out.dtype == np.float64
         else np.empty((N, nv, nv))
     )
-    X, perm, nb = back if back is not None else (np.empty((0, 6, 6)), np.empty(0, dtype=np.intp), 0)
+    X, ix = np.empty((0, 6, 6)), np.arange(nv)
+    if back is not None:
+        X, perm, _ = back
+        if perm.shape[0]:
+            ix = np.argsort(perm)  # the row of each of the tree's velocities
     _run(
         "crba", N,
         t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
-        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, back is not None, X, perm, nb,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, X, ix.astype(np.int64),
     )  # fmt: skip
     if out is not None and H is not out:
         out[...] = H
@@ -245,3 +254,23 @@ def mass_matrix(
         minimum=PARALLEL_MIN,
     )  # fmt: skip
     return M
+
+
+def packed_change(model: Model, source: Convention) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(c, ix)``: T from ``source`` to :data:`~.state.FEATHERSTONE` for ``model`` as
+    :func:`mass_matrix` takes it, derived from the two conventions: the base block's packed
+    constants (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack` of their velocity
+    declarations; (0,) for a fixed base) and, for each of the tree's velocities, its row in the
+    source's order (:class:`~bridge.conventions.convention.JointOrder`'s ``forward_full``); None
+    when the declarations have no single-state form."""
+    joints = JointOrder.between(model, source, FEATHERSTONE)
+    c = np.empty(0)
+    if joints.nb:
+        try:
+            change = single_base_change(source.bound(model).velocity, FEATHERSTONE.bound(model).velocity)
+        except InvalidValueError:
+            return None
+        c = change.pack(joints)
+    full = joints.forward_full  # the source row of each target row
+    ix = np.arange(joints.nv) if full is None else full
+    return c, np.ascontiguousarray(ix, dtype=np.int64)

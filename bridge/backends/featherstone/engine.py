@@ -40,11 +40,9 @@ import numpy as np
 
 from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
-from bridge.conventions.change_of_variables import NEUTRAL, JointOrder, change_of_variables
+from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
-from bridge.conventions.single_state import single_base_change
 from bridge.conventions.state import Representation, State
-from bridge.errors import InvalidValueError
 from bridge.model.model import Model
 from bridge.spatial import Transform, cross, vee
 
@@ -390,28 +388,10 @@ class FeatherstoneEngine(EngineBase):
         return compiled.mass_matrix(self.tree, fb.H, fb.s, self._fperm, self._armature, change)
 
     def _packed_change(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(c, ix)`` of T from the representation to :data:`FEATHERSTONE` as
-        :func:`.compiled.mass_matrix` takes it: the base block's packed constants
-        (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack`, from the two conventions'
-        declarations; (0,) for a fixed base) and the row of the source of each row of the tree's
-        velocities (:class:`~bridge.conventions.convention.JointOrder`'s ``forward_full``); None
-        when the declarations have no single-state form. Made once per engine."""
+        """T from the representation to Featherstone's convention as :func:`.compiled.mass_matrix`
+        takes it (:func:`.compiled.packed_change`, made once per engine)."""
         if self._packed is None:
-            model = self.model
-            joints = JointOrder.between(model, self.convention, FEATHERSTONE)
-            c = np.empty(0)
-            if joints.nb:
-                try:
-                    change = single_base_change(
-                        self.convention.bound(model).velocity, FEATHERSTONE.bound(model).velocity
-                    )
-                except InvalidValueError:
-                    self._packed = False
-                    return None
-                c = change.pack(joints)
-            full = joints.forward_full  # target row of each source row: the inverse of ``back``
-            ix = np.arange(joints.nv) if full is None else full
-            self._packed = (c, ix.astype(np.int64))
+            self._packed = compiled.packed_change(self.model, self.convention) or False
         return self._packed or None
 
     def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:

@@ -21,10 +21,9 @@ coordinates, the base wrench in world coordinates its force); ``a0`` (6, 1) or (
 acceleration of the fixed world (``-a_grav``) in the coordinates of the tree's root (world
 coordinates for a free tree).
 
-The CRBA may change each state's matrix to the user's convention right after computing it, while it
-is in cache (``T^T H T``, :func:`bridge.conventions.batch_kernels.back_one`, inlined: numba's cache
-of this module does not see a change there; delete this package's ``__pycache__/*.nbi`` and
-``*.nbc`` after editing it).
+The CRBA may write each state's matrix in the user's convention as it makes it (``T^T H T`` for
+``T = blkdiag(X, P)``: the joints' entries at their rows, the base rows and columns multiplied by
+``X``; see :func:`_crba_stage`).
 
 This module imports numba at its top and is imported only through :mod:`.compiled` (numba
 installed, ``BRIDGE_NUMBA`` not ``0``). Compiled code is cached on disk (``cache=True``): the first
@@ -37,7 +36,6 @@ import numpy as np
 from numba import njit, prange
 
 from bridge._numba import named
-from bridge.conventions.batch_kernels import back_one, scratch
 
 from .numba_spatial import (
     _a0col,
@@ -334,22 +332,20 @@ def _free_block(E, r, m, h, Ib, hw, W, B, Hn, X, n, has_x, g):
             Hn[x, y] = acc
 
 
-def _crba(
-    parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
-    back, X, perm, nbase, nblk,
-):  # fmt: skip
-    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles); with ``back``, each
-    then changed in place to ``T^T H T`` while in cache (``X``, ``perm``, ``nbase``: the arguments of
-    :func:`bridge.conventions.batch_kernels.back_one`)."""
+def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, X, ix, nblk):
+    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles), entry ``(a, b)`` of
+    the tree's velocities at ``(ix[a], ix[b])`` (``ix`` (nv,)); with base blocks ``X`` (N, 6, 6) or
+    (1, 6, 6) (one for all; (0, 6, 6): none) the base rows and columns multiplied by them as each
+    matrix is made: ``T^T H T`` for ``T = blkdiag(X, P)``, ``ix`` the inverse of P's gather."""
     nb = parent.shape[0]
     N = H.shape[0]
+    NX = X.shape[0]
     for b in prange(nblk):
         parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
             parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
         )
-        mass_, h0_ = mass.copy(), h0.copy()
-        p_ = perm.copy()
-        S, R, C, Xn, Pr, Pc, Y = scratch(H.shape[1], perm.shape[0] > 0)
+        mass_, h0_, ix_ = mass.copy(), h0.copy(), ix.copy()
+        Xg = np.empty((STAGE if NX > 0 else 0, 6, 6))
         XE = np.empty((nb, 3, 3))
         Xr = np.empty((nb, 3))
         m = np.empty(nb)
@@ -357,15 +353,13 @@ def _crba(
         Ib = np.empty((nb, 3, 3))
         w = np.empty((4, 6))
         W = np.empty((2, 3, 3))
+        B = np.empty((2, 6, 6))
         qb = np.empty((q.shape[0], STAGE))
         lcb = np.empty((lc.shape[0], STAGE))
         lsb = np.empty((ls.shape[0], STAGE))
         Eb = np.empty((9, STAGE))
         E3 = Eb.reshape((3, 3, STAGE))
         rb = np.empty((3, STAGE))
-        ix = np.arange(H.shape[1])
-        X0 = np.empty((0, 6, 6))
-        B = np.empty((2, 6, 6))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
@@ -374,13 +368,15 @@ def _crba(
             _stage(ls, n0, nl, lsb)
             _stage(E0, n0, nl, Eb)
             _stage(r0, n0, nl, rb)
+            for k in range(nl if NX > 0 else 0):
+                xn = n0 + k if NX > 1 else 0
+                for x in range(6):
+                    for y in range(6):
+                        Xg[k, x, y] = X[xn, x, y]
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                arm_, H[n0:], ix, X0, XE, Xr, m, h, Ib, w, W, B,
+                arm_, H[n0:], ix_, Xg, XE, Xr, m, h, Ib, w, W, B,
             )  # fmt: skip
-            if back:  # the group's matrices are still in cache
-                for n in range(nl):
-                    back_one(H, H, n0 + n, X, p_, nbase, True, S, R, C, Xn, Pr, Pc, Y)
 
 
 # --------------------------------------------------------------------------- ABA
