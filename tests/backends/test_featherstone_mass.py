@@ -77,6 +77,29 @@ def test_mass_matrix_in_every_convention(name: str, mname: str, N: int) -> None:
     assert_close(M, np.swapaxes(M, -1, -2), 1e-14, "symmetric")
 
 
+@pytest.mark.parametrize("mname", ["icub", "tree"])
+@pytest.mark.parametrize("distance", [10.0, 1000.0])
+def test_crba_far_from_the_origin(mname: str, distance: float) -> None:
+    """The compiled CRBA works in world axes at the base's origin: moved ``distance`` metres away,
+    the joint block is the same to 1e-12 and the whole matrix (base rows at the world's origin) the
+    numpy CRBA's to 1e-12."""
+    model = MODELS[mname]
+    fm = to_featherstone(model)
+    rng = np.random.default_rng(int(distance))
+    state = random_state(model, rng, "mixed", batch=(40,))
+    moved = bridge.State(
+        state.world_H_base.matrix + np.pad(distance * np.array([0.6, -0.8, 0.0])[:, None], ((0, 1), (3, 0))),
+        state.s, state.base_velocity, state.s_dot, "mixed",
+    )  # fmt: skip
+    xfb, q, _ = to_featherstone_state(fm, state)
+    xfb_far, _, _ = to_featherstone_state(fm, moved)
+    H, H_far = CRBA(fm, q, xfb), CRBA(fm, q, xfb_far)
+    assert_close(H_far[:, 6:, 6:], H[:, 6:, 6:], 1e-12, "joint block")
+    with compiled.numpy_only():
+        ref = CRBA(fm, q, xfb_far)
+    assert_close(H_far, ref, 1e-12, "numpy")
+
+
 def _states(model: bridge.Model, batch: tuple[int, ...], seed: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
     H = np.broadcast_to(np.eye(4), (*batch, 4, 4)).copy()

@@ -41,9 +41,9 @@ from .numba_spatial import (
     _a0col,
     _body_force,
     _crm_axis,
-    _inertia_to_parent,
     _joint_up,
     _pose_up,
+    _rigid_world,
     _shift_force,
     _shift_motion,
     _solve6,
@@ -215,121 +215,135 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
 @njit(**_JIT)
 def _crba_stage(
     nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, ix, X,
-    XE, Xr, m, h, Ib, w, W, B,
+    Ew, pw, S, IC, Z,
 ):  # fmt: skip
-    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
-    counts references to its array arguments) into ``H[0 .. nl - 1]``: entry ``(a, b)`` of the tree's
-    velocities at ``(ix[a], ix[b])``, and with ``X`` (nl, 6, 6) (not (0, 6, 6)) the base rows and
-    columns multiplied by each state's ``X`` (``X^T H_bb X``, ``X^T H_bj``): ``T^T H T`` for
-    ``T = blkdiag(X, P)`` when ``ix`` is P's inverse gather."""
+    """The states ``0 .. nl - 1`` of the staging buffers into ``H[0 .. nl - 1]`` (one call per group
+    of states: a call counts references to its array arguments), in the coordinates of the tree's
+    frame of reference (see :func:`_crba`): entry ``(a, b)`` of the tree's velocities at ``(ix[a],
+    ix[b])``, and with ``X`` (nl, 6, 6) (not (0, 6, 6)) the base rows and columns multiplied by each
+    state's ``X``. ``parent``: a root's parent is row nb of ``Ew``/``pw`` (the world's identity
+    pose); ``S`` (nb, 6), ``IC`` (nb, 10), ``Z`` (2, 6, 6): scratch."""
     nb = parent.shape[0]
+    nv = H.shape[1]
     has_x = X.shape[0] > 0
-    F = w[0]
-    G = w[1]
+    has_arm = arm.shape[0] > 0
     for n in range(nl):
         Hn = H[n]
-        Hn[:, :] = 0.0
+        for a in range(nv):
+            for b in range(nv):
+                Hn[a, b] = 0.0
+        root = -1  # the free body (its composite inertia: the base block)
+        for i in range(nb):
+            ci = code[i]
+            if ci == FREE:  # world-aligned coordinates at the base's origin r0
+                root = i
+                for x in range(3):
+                    pw[i, x] = 0.0
+                    for y in range(3):
+                        Ew[i, x, y] = E0[x, y, n]
+            else:
+                k = lvq[i]
+                _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, parent[i])
+                _world_subspace(ci, Ew, pw, S, i)
+            rigid = _rigid_world(Ew, pw, mass, h0, Ib0, i)
+            for x in range(10):
+                IC[i, x] = rigid[x]
+        for i in range(nb - 1, -1, -1):  # composite inertias: about one origin, they add
+            p = parent[i]
+            if p < nb:
+                for x in range(10):
+                    IC[p, x] += IC[i, x]
+        if root >= 0:
+            _base_map(r0, n, X, has_x, Z[0])
+            _base_block(IC, root, Z[0], Z[1], Hn, ix)
         for i in range(nb):
             if code[i] == FREE:
-                for x in range(3):
-                    Xr[i, x] = r0[x, n]
-                    for y in range(3):
-                        XE[i, x, y] = E0[x, y, n]
-            else:
-                _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            m[i] = mass[i]
-            h[i] = h0[i]
-            Ib[i] = Ib0[i]
-        for i in range(nb - 1, 0, -1):
-            p = parent[i]
-            if p >= 0:
-                m[p] += m[i]
-                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
-        for i in range(nb):
-            c = code[i]
-            if c == FREE:  # the whole tree's composite inertia in world coordinates
-                _free_block(XE[i], Xr[i], m[i], h[i], Ib[i], w[3], W, B, Hn, X, n, has_x, w[2])
                 continue
-            # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
-            hi = h[i]
-            if c < 3:
-                for x in range(3):
-                    F[x] = Ib[i, x, c]
-                F[3], F[4], F[5] = 0.0, 0.0, 0.0
-                k1 = (c + 1) % 3
-                k2 = (c + 2) % 3
-                F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
-                F[3 + k2] = hi[k1]
-            else:
-                k = c - 3
-                k1 = (k + 1) % 3
-                k2 = (k + 2) % 3
-                F[0], F[1], F[2] = 0.0, 0.0, 0.0
-                F[k1] = hi[k2]  # h^ e_k = h x e_k
-                F[k2] = -hi[k1]
-                F[3], F[4], F[5] = 0.0, 0.0, 0.0
-                F[c] = m[i]
+            # F = IC_i S_i = [I a + h x b; m b - h x a] for S_i = [a; b]
+            a0_, a1_, a2_, b0_, b1_, b2_ = S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5]
+            m, h_0, h_1, h_2 = IC[i, 0], IC[i, 1], IC[i, 2], IC[i, 3]
+            f0 = IC[i, 4] * a0_ + IC[i, 5] * a1_ + IC[i, 6] * a2_ + (h_1 * b2_ - h_2 * b1_)
+            f1 = IC[i, 5] * a0_ + IC[i, 7] * a1_ + IC[i, 8] * a2_ + (h_2 * b0_ - h_0 * b2_)
+            f2 = IC[i, 6] * a0_ + IC[i, 8] * a1_ + IC[i, 9] * a2_ + (h_0 * b1_ - h_1 * b0_)
+            f3 = m * b0_ - (h_1 * a2_ - h_2 * a1_)
+            f4 = m * b1_ - (h_2 * a0_ - h_0 * a2_)
+            f5 = m * b2_ - (h_0 * a1_ - h_1 * a0_)
             j = vidx[i]
             oj = ix[j]
-            Hn[oj, oj] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
-            k = i
-            while parent[k] >= 0:
-                _xtf(XE[k], Xr[k], F, G, False)
-                k = parent[k]
-                if code[k] == FREE:
-                    _xtf(XE[k], Xr[k], G, F, False)
-                    for x in range(6):
-                        f = F[x]
-                        if has_x:  # (X^T F)[x]
-                            f = X[n, 0, x] * F[0] + X[n, 1, x] * F[1] + X[n, 2, x] * F[2]
-                            f += X[n, 3, x] * F[3] + X[n, 4, x] * F[4] + X[n, 5, x] * F[5]
-                        Hn[x, oj] = f
-                        Hn[oj, x] = f
+            d = a0_ * f0 + a1_ * f1 + a2_ * f2 + b0_ * f3 + b1_ * f4 + b2_ * f5
+            Hn[oj, oj] = d + (arm[j] if has_arm else 0.0)
+            k = parent[i]
+            while k < nb:
+                if code[k] == FREE:  # the base rows: Z^T F
+                    Zn = Z[0]
+                    for r in range(6):
+                        t = Zn[0, r] * f0 + Zn[1, r] * f1 + Zn[2, r] * f2
+                        t += Zn[3, r] * f3 + Zn[4, r] * f4 + Zn[5, r] * f5
+                        Hn[ix[r], oj] = t
+                        Hn[oj, ix[r]] = t
                     break
+                t = S[k, 0] * f0 + S[k, 1] * f1 + S[k, 2] * f2 + S[k, 3] * f3 + S[k, 4] * f4 + S[k, 5] * f5
                 ok = ix[vidx[k]]
-                Hn[ok, oj] = G[code[k]]
-                Hn[oj, ok] = G[code[k]]
-                for x in range(6):
-                    F[x] = G[x]
+                Hn[ok, oj] = t
+                Hn[oj, ok] = t
+                k = parent[k]
 
 
 @njit(**_INL)
-def _free_block(E, r, m, h, Ib, hw, W, B, Hn, X, n, has_x, g):
-    """The base block of ``Hn``: the composite inertia ``(m, h, Ib)`` of a free body (its
-    coordinates, ``plux(E, r)`` its pose) in world coordinates, angular first, ``[[Iw, hw^], [-hw^,
-    m 1]]``; with ``has_x``, ``X[n]^T`` that ``X[n]``. ``W`` (2, 3, 3), ``B`` (2, 6, 6), ``g`` (3,):
-    scratch; ``hw`` (3,) written."""
-    Iw = W[1]
-    hw[:] = 0.0
-    Iw[:, :] = 0.0
-    _inertia_to_parent(E, r, m, h, Ib, hw, Iw, g, W[0])
-    Bn = B[0] if has_x else Hn
+def _base_map(r0, n, X, has_x, Zn):
+    """``Zn`` (6, 6) = ``Phi^T X[n]`` (``X`` the identity without ``has_x``): a force at the base's
+    origin in world axes (angular first) -> the base rows in the user's convention, ``Phi`` moving it
+    to the world's origin (Featherstone's base force: ``[n + r0 x f; f]``)."""
+    r_0, r_1, r_2 = r0[0, n], r0[1, n], r0[2, n]
+    for c in range(6):
+        if has_x:
+            x0, x1, x2 = X[n, 0, c], X[n, 1, c], X[n, 2, c]
+            y0, y1, y2 = X[n, 3, c], X[n, 4, c], X[n, 5, c]
+        else:
+            x0, x1, x2 = (1.0 if c == 0 else 0.0), (1.0 if c == 1 else 0.0), (1.0 if c == 2 else 0.0)
+            y0, y1, y2 = (1.0 if c == 3 else 0.0), (1.0 if c == 4 else 0.0), (1.0 if c == 5 else 0.0)
+        Zn[0, c], Zn[1, c], Zn[2, c] = x0, x1, x2
+        Zn[3, c] = y0 - (r_1 * x2 - r_2 * x1)  # y - r x x
+        Zn[4, c] = y1 - (r_2 * x0 - r_0 * x2)
+        Zn[5, c] = y2 - (r_0 * x1 - r_1 * x0)
+
+
+@njit(**_INL)
+def _base_block(IC, i, Zn, Y, Hn, ix):
+    """The base block ``Zn^T IC_i Zn`` of ``Hn`` (rows ``ix[0..5]``): the composite inertia of the
+    whole tree ``IC[i]`` (10,) as the spatial inertia ``[[I, h^], [-h^, m 1]]``; ``Y`` (6, 6)
+    scratch."""
+    m, h_0, h_1, h_2 = IC[i, 0], IC[i, 1], IC[i, 2], IC[i, 3]
+    i00, i01, i02, i11, i12, i22 = IC[i, 4], IC[i, 5], IC[i, 6], IC[i, 7], IC[i, 8], IC[i, 9]
+    for c in range(6):  # Y = I6 Zn, column by column: [I a + h x b; m b - h x a]
+        a0_, a1_, a2_, b0_, b1_, b2_ = Zn[0, c], Zn[1, c], Zn[2, c], Zn[3, c], Zn[4, c], Zn[5, c]
+        Y[0, c] = i00 * a0_ + i01 * a1_ + i02 * a2_ + (h_1 * b2_ - h_2 * b1_)
+        Y[1, c] = i01 * a0_ + i11 * a1_ + i12 * a2_ + (h_2 * b0_ - h_0 * b2_)
+        Y[2, c] = i02 * a0_ + i12 * a1_ + i22 * a2_ + (h_0 * b1_ - h_1 * b0_)
+        Y[3, c] = m * b0_ - (h_1 * a2_ - h_2 * a1_)
+        Y[4, c] = m * b1_ - (h_2 * a0_ - h_0 * a2_)
+        Y[5, c] = m * b2_ - (h_0 * a1_ - h_1 * a0_)
+    for r in range(6):
+        for c in range(r, 6):
+            t = 0.0
+            for x in range(6):
+                t += Zn[x, r] * Y[x, c]
+            Hn[ix[r], ix[c]] = t
+            Hn[ix[c], ix[r]] = t
+
+
+@njit(**_INL)
+def _crba_scratch(parent, nb):
+    """A block's scratch of :func:`_crba_stage`: poses ``Ew`` (nb + 1, 3, 3) and ``pw`` (nb + 1, 3)
+    with the world's identity pose in row nb (made every root's parent in ``parent``, the block's
+    own copy), ``S`` (nb, 6), ``IC`` (nb, 10), ``Z`` (2, 6, 6)."""
+    for i in range(nb):
+        if parent[i] < 0:
+            parent[i] = nb
+    Ew = np.zeros((nb + 1, 3, 3))
     for x in range(3):
-        for y in range(3):
-            Bn[x, y] = Iw[x, y]
-            Bn[x, 3 + y] = 0.0
-            Bn[3 + x, 3 + y] = 0.0
-        Bn[3 + x, 3 + x] = m
-    Bn[0, 4], Bn[0, 5], Bn[1, 5] = -hw[2], hw[1], -hw[0]
-    Bn[1, 3], Bn[2, 3], Bn[2, 4] = hw[2], -hw[1], hw[0]
-    for x in range(3):
-        for y in range(3):
-            Bn[3 + y, x] = Bn[x, 3 + y]
-    if not has_x:
-        return
-    Y = B[1]
-    for x in range(6):  # Y = X^T B, then Hn = Y X
-        for y in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += X[n, c, x] * Bn[c, y]
-            Y[x, y] = acc
-    for x in range(6):
-        for y in range(6):
-            acc = 0.0
-            for c in range(6):
-                acc += Y[x, c] * X[n, c, y]
-            Hn[x, y] = acc
+        Ew[nb, x, x] = 1.0
+    return Ew, np.zeros((nb + 1, 3)), np.empty((nb, 6)), np.empty((nb, 10)), np.empty((2, 6, 6))
 
 
 def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, X, ix, nblk):
@@ -346,14 +360,7 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
         )
         mass_, h0_, ix_ = mass.copy(), h0.copy(), ix.copy()
         Xg = np.empty((STAGE if NX > 0 else 0, 6, 6))
-        XE = np.empty((nb, 3, 3))
-        Xr = np.empty((nb, 3))
-        m = np.empty(nb)
-        h = np.empty((nb, 3))
-        Ib = np.empty((nb, 3, 3))
-        w = np.empty((4, 6))
-        W = np.empty((2, 3, 3))
-        B = np.empty((2, 6, 6))
+        Ew, pw, S, IC, Z = _crba_scratch(parent_, nb)
         qb = np.empty((q.shape[0], STAGE))
         lcb = np.empty((lc.shape[0], STAGE))
         lsb = np.empty((ls.shape[0], STAGE))
@@ -375,7 +382,7 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
                         Xg[k, x, y] = X[xn, x, y]
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                arm_, H[n0:], ix_, Xg, XE, Xr, m, h, Ib, w, W, B,
+                arm_, H[n0:], ix_, Xg, Ew, pw, S, IC, Z,
             )  # fmt: skip
 
 

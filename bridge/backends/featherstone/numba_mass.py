@@ -33,7 +33,7 @@ from numba import njit, prange
 from bridge._numba import named
 from bridge.conventions.single_kernels import change_matrix
 
-from .numba_kernels import _JIT, STAGE, _crba_stage, _own
+from .numba_kernels import _JIT, STAGE, _crba_scratch, _crba_stage, _own
 
 __all__ = ["mass_par", "mass_ser"]
 
@@ -56,14 +56,7 @@ def _mass(parent, code, vidx, qidx, Et, rt, mass, h0, Ib0, fperm, pose, s, arm, 
         mass_, h0_, c_, ix_ = mass.copy(), h0.copy(), c.copy(), ix.copy()
         Xg = np.empty((STAGE if c.shape[0] > 0 else 0, 6, 6))
         H4 = np.empty((4, 4))
-        XE = np.empty((nb, 3, 3))
-        Xr = np.empty((nb, 3))
-        m = np.empty(nb)
-        h = np.empty((nb, 3))
-        Ib = np.empty((nb, 3, 3))
-        w = np.empty((4, 6))
-        W = np.empty((2, 3, 3))
-        B = np.empty((2, 6, 6))
+        Ew, pw, S, IC, Z = _crba_scratch(parent_, nb)
         qb = np.empty((max(nq, 1), STAGE))
         lcb = np.empty((max(nq, 1), STAGE))
         lsb = np.empty((max(nq, 1), STAGE))
@@ -94,7 +87,7 @@ def _mass(parent, code, vidx, qidx, Et, rt, mass, h0, Ib0, fperm, pose, s, arm, 
             # (the joints' cosines and sines by joint position: qidx serves as their rows)
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, qidx_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                arm_, M[n0:], ix_, Xg, XE, Xr, m, h, Ib, w, W, B,
+                arm_, M[n0:], ix_, Xg, Ew, pw, S, IC, Z,
             )  # fmt: skip
 
 
