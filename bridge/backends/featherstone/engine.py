@@ -28,7 +28,10 @@ loop runs over samples. A batch of more than :data:`~.workspace.CHUNK` states is
 chunks of at most ``CHUNK + 1`` states (:func:`~.workspace.padded_width`), each query running the
 kernels and the change of variables chunk by chunk on the engine's reusable work arrays and writing
 into its result: the memory a query needs beyond its result stays that of one chunk, whatever the
-batch size (the result of every query is recomputed from the joint data of each chunk).
+batch size (the result of every query is recomputed from the joint data of each chunk). On the
+compiled path the mass matrix of such a batch is one launch over the flat state instead
+(:func:`.compiled.mass_matrix`: joint data, CRBA and ``T^T H T`` state by state, T packed from the
+conventions' declarations by :func:`.compiled.packed_change`).
 """
 
 from __future__ import annotations
@@ -82,10 +85,11 @@ def _rows(x: object, sl: slice) -> object:
 
 def _new_result(shape: tuple[int, ...]) -> np.ndarray:
     """A new float64 result of a chunked query, its pages written once (zeros) in one pass before
-    the compiled kernels write it from their threads: the first touch of a large output's fresh
-    pages, taken concurrently by two threads, measured 2 to 3 times slower (the first mass matrices
-    of 100,000 iCub states: 56 to 70 µs per state against 30 to 36 with this pass, which costs
-    about 0.8 µs per state on pages touched before)."""
+    the chunks write it (the compiled CRBA of each chunk from its threads, when the one-launch mass
+    matrix of :func:`.compiled.mass_matrix` does not run): the first touch of a large output's fresh
+    pages, taken concurrently by two threads chunk after chunk, measured 2 to 3 times slower (the
+    first mass matrices of 100,000 iCub states: 56 to 70 µs per state against 30 to 36 with this
+    pass, which costs about 0.8 µs per state on pages touched before)."""
     out = np.empty(shape)
     out.fill(0.0)
     return out

@@ -2,25 +2,26 @@
 
 :func:`mass_par` / :func:`mass_ser` take the engine's flat state arrays as they are (base poses
 ``world_H_base`` (N, 4, 4), joint positions ``s`` (N, k) in the model's order) and write, per state,
-``T^T H T`` into the result (N, nv, nv): the joint data (each joint's cosine and sine from
-``t = tan(q / 2)``, as :class:`~.joints.Joints` computes them), Featherstone's CRBA
-(:func:`.numba_kernels._crba_stage`, the kernel the chunked path runs) and the change of
-variables, with the base block ``X`` of ``T`` evaluated at the state's pose from the constants that
+``T^T H T`` into the result (N, nv, nv), every entry: the joint data (each joint's cosine and sine
+from ``t = tan(q / 2)``, as :class:`~.joints.Joints` computes them), the base block ``X`` of ``T``
+evaluated at the state's pose from the constants that
 :meth:`bridge.conventions.single_state.SingleBaseChange.pack` compiles from the two conventions'
-declarations (:func:`bridge.conventions.single_kernels.change_matrix`) and applied by
-:func:`bridge.conventions.batch_kernels.back_one` while the matrix is in cache. Nothing is a change
-of variables written here.
+declarations (:func:`bridge.conventions.single_kernels.change_matrix`), and Featherstone's CRBA
+(:func:`.numba_kernels._crba_stage`, the chunked path's kernel), which writes each entry at its row
+in the user's joint order and multiplies the base rows and columns by ``X`` as it makes them.
+Nothing here is a change of variables written by hand.
 
-What this saves against the chunked path (:meth:`.engine.FeatherstoneEngine._mass_matrix`): no
-numpy change of variables per chunk (the (N, 6, 6) blocks ``X`` built by batched ``matmul`` and
-``block``), no per-chunk joint data nor transposed copies of the inputs, and one parallel launch for
-the whole batch instead of one per chunk of 1,024 states (each launch waits for numba's threads to
-wake up). Memory beyond the result: a few kB per block of states.
+What this saves against the chunked path (:meth:`.engine.FeatherstoneEngine._mass_matrix`): the
+numpy change of variables of every chunk (the (N, 6, 6) blocks ``X`` built by batched ``matmul``
+and ``block``), the joint data and transposed copies of the inputs of every chunk, and all but one
+parallel launch (one per chunk of 1,024 states before; each waits for numba's threads to wake up).
+Memory beyond the result: a few kB per block of states.
 
 This module imports numba at its top and is imported only through :mod:`.compiled`. Compiled code
-is cached on disk (``cache=True``); :func:`~bridge.conventions.batch_kernels.back_one` and the
-helpers of :mod:`.numba_spatial` are inlined (clear this package's ``__pycache__/*.nbi``/``*.nbc``
-after editing them).
+is cached on disk (``cache=True``); what it calls from other modules (:func:`.numba_kernels.
+_crba_stage`, the helpers of :mod:`.numba_spatial`, :func:`~bridge.conventions.single_kernels.
+change_matrix`) is compiled into it: after editing those, delete this package's
+``__pycache__/*.nbi`` and ``*.nbc`` (numba's cache checks this module's file only).
 """
 
 from __future__ import annotations
