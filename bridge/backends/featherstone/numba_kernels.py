@@ -333,17 +333,31 @@ def _base_block(IC, i, Zn, Y, Hn, ix):
 
 
 @njit(**_INL)
-def _crba_scratch(parent, nb):
-    """A block's scratch of :func:`_crba_stage`: poses ``Ew`` (nb + 1, 3, 3) and ``pw`` (nb + 1, 3)
-    with the world's identity pose in row nb (made every root's parent in ``parent``, the block's
-    own copy), ``S`` (nb, 6), ``IC`` (nb, 10), ``Z`` (2, 6, 6)."""
+def _crba_block(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, arm, ix, nq, nx):
+    """A block's own copies of the tree's constants (see :func:`_own`) and scratch for
+    :func:`_crba_stage`: poses ``Ew`` (nb + 1, 3, 3) and ``pw`` (nb + 1, 3) with the world's identity
+    pose in row nb (made every root's parent in the block's ``parent``), ``S`` (nb, 6), ``IC``
+    (nb, 10), ``Z`` (2, 6, 6), the staged base blocks ``Xg`` (STAGE or ``nx`` = 0, 6, 6), and the
+    staging buffers of ``nq`` joint positions, cosines and sines, base rotations (9 rows and a
+    (3, 3, STAGE) view) and origins."""
+    nb = parent.shape[0]
+    parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
+        parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
+    )
     for i in range(nb):
-        if parent[i] < 0:
-            parent[i] = nb
+        if parent_[i] < 0:
+            parent_[i] = nb
     Ew = np.zeros((nb + 1, 3, 3))
     for x in range(3):
         Ew[nb, x, x] = 1.0
-    return Ew, np.zeros((nb + 1, 3)), np.empty((nb, 6)), np.empty((nb, 10)), np.empty((2, 6, 6))
+    Eb = np.empty((9, STAGE))
+    return (
+        (parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass.copy(), h0.copy(), Ib0_, arm_, ix.copy()),
+        (np.empty((STAGE if nx > 0 else 0, 6, 6)), Ew, np.zeros((nb + 1, 3)), np.empty((nb, 6)),
+         np.empty((nb, 10)), np.empty((2, 6, 6))),
+        (np.empty((nq, STAGE)), np.empty((nq, STAGE)), np.empty((nq, STAGE)), Eb, Eb.reshape((3, 3, STAGE)),
+         np.empty((3, STAGE))),
+    )  # fmt: skip
 
 
 def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, X, ix, nblk):
@@ -351,22 +365,15 @@ def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r
     the tree's velocities at ``(ix[a], ix[b])`` (``ix`` (nv,)); with base blocks ``X`` (N, 6, 6) or
     (1, 6, 6) (one for all; (0, 6, 6): none) the base rows and columns multiplied by them as each
     matrix is made: ``T^T H T`` for ``T = blkdiag(X, P)``, ``ix`` the inverse of P's gather."""
-    nb = parent.shape[0]
     N = H.shape[0]
     NX = X.shape[0]
     for b in prange(nblk):
-        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
-            parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
+        consts, scratch, buffers = _crba_block(
+            parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, arm, ix, q.shape[0], NX
         )
-        mass_, h0_, ix_ = mass.copy(), h0.copy(), ix.copy()
-        Xg = np.empty((STAGE if NX > 0 else 0, 6, 6))
-        Ew, pw, S, IC, Z = _crba_scratch(parent_, nb)
-        qb = np.empty((q.shape[0], STAGE))
-        lcb = np.empty((lc.shape[0], STAGE))
-        lsb = np.empty((ls.shape[0], STAGE))
-        Eb = np.empty((9, STAGE))
-        E3 = Eb.reshape((3, 3, STAGE))
-        rb = np.empty((3, STAGE))
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, arm_, ix_ = consts
+        Xg, Ew, pw, S, IC, Z = scratch
+        qb, lcb, lsb, Eb, E3, rb = buffers
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)

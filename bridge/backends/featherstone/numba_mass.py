@@ -34,7 +34,7 @@ from numba import njit, prange
 from bridge._numba import named
 from bridge.conventions.single_kernels import change_matrix
 
-from .numba_kernels import _JIT, STAGE, _crba_scratch, _crba_stage, _own
+from .numba_kernels import _JIT, STAGE, _crba_block, _crba_stage
 
 __all__ = ["mass_par", "mass_ser"]
 
@@ -47,23 +47,17 @@ def _mass(parent, code, vidx, qidx, Et, rt, mass, h0, Ib0, fperm, pose, s, arm, 
     the base block X of T (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack`), or (0,)
     for none (a fixed base); ``ix`` (nv,): the row of ``M`` of each of the tree's velocities (the
     inverse of T's joint gather, the base first); ``nblk`` blocks of states."""
-    nb = parent.shape[0]
     nq = fperm.shape[0]
     N = M.shape[0]
     for b in prange(nblk):
-        parent_, code_, vidx_, qidx_, fperm_, Et_, rt_, Ib0_, arm_ = _own(
-            parent, code, vidx, qidx, fperm, Et, rt, Ib0, arm
+        consts, scratch, buffers = _crba_block(
+            parent, code, vidx, qidx, fperm, Et, rt, mass, h0, Ib0, arm, ix, nq, c.shape[0]
         )
-        mass_, h0_, c_, ix_ = mass.copy(), h0.copy(), c.copy(), ix.copy()
-        Xg = np.empty((STAGE if c.shape[0] > 0 else 0, 6, 6))
+        parent_, code_, vidx_, qidx_, fperm_, Et_, rt_, mass_, h0_, Ib0_, arm_, ix_ = consts
+        Xg, Ew, pw, S, IC, Z = scratch
+        qb, lcb, lsb, Eb, E3, rb = buffers
+        c_ = c.copy()
         H4 = np.empty((4, 4))
-        Ew, pw, S, IC, Z = _crba_scratch(parent_, nb)
-        qb = np.empty((max(nq, 1), STAGE))
-        lcb = np.empty((max(nq, 1), STAGE))
-        lsb = np.empty((max(nq, 1), STAGE))
-        Eb = np.empty((9, STAGE))
-        E3 = Eb.reshape((3, 3, STAGE))
-        rb = np.empty((3, STAGE))
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
