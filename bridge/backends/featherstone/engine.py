@@ -29,9 +29,9 @@ chunks of at most ``CHUNK + 1`` states (:func:`~.workspace.padded_width`), each 
 kernels and the change of variables chunk by chunk on the engine's reusable work arrays and writing
 into its result: the memory a query needs beyond its result stays that of one chunk, whatever the
 batch size (the result of every query is recomputed from the joint data of each chunk). On the
-compiled path the mass matrix of such a batch is one launch over the flat state instead
-(:func:`.compiled.mass_matrix`: joint data, CRBA and ``T^T H T`` state by state, T packed from the
-conventions' declarations by :func:`.compiled.packed_change`).
+compiled path the mass matrix of such a batch (and of any batch run in parallel) is one launch over
+the flat state instead (:func:`.compiled.mass_matrix`: joint data, CRBA and ``T^T H T`` state by
+state, T packed from the conventions' declarations by :func:`.compiled.packed_change`).
 """
 
 from __future__ import annotations
@@ -375,7 +375,8 @@ class FeatherstoneEngine(EngineBase):
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         nv = self.model.nv
-        if self._chunks is not None:  # a large batch: one compiled launch when there is one
+        if self._chunks is not None or self._n >= compiled.PARALLEL_MIN:
+            # a batch run in parallel: one compiled launch when there is one
             M = self._mass_matrix_flat()
             if M is not None:
                 return M.reshape(*self.batch_shape, nv, nv)
@@ -388,8 +389,8 @@ class FeatherstoneEngine(EngineBase):
         change = self._packed_change()
         if change is None or not compiled.available():
             return None
-        fb = self._flat
-        return compiled.mass_matrix(self.tree, fb.H, fb.s, self._fperm, self._armature, change)
+        fb, n = self._flat, self._n
+        return compiled.mass_matrix(self.tree, fb.H[:n], fb.s[:n], self._fperm, self._armature, change)
 
     def _packed_change(self) -> tuple[np.ndarray, np.ndarray] | None:
         """T from the representation to Featherstone's convention as :func:`.compiled.mass_matrix`
