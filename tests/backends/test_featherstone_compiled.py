@@ -241,12 +241,13 @@ def test_engine_armature_and_wrenches(floating: bool) -> None:
 
 @pytest.mark.parametrize("rep", ["body", "inertial", "mixed"])
 @pytest.mark.parametrize("name", ["icub", "tree", "fixed"])
-@pytest.mark.parametrize("N", [40, 1100])  # one batch; two chunks, the last one padded
+@pytest.mark.parametrize("N", [5, 40, 1100])  # the chunk path; one launch (one batch; two chunks)
 def test_engine_mass_matrix_changed_within_the_crba(
     name: str, rep: str, N: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The compiled CRBA changes each state's matrix to the representation as soon as it is
-    computed (``T^T H T`` in cache): the numpy CRBA followed by the change of variables' numpy path
+    """The compiled CRBA writes each state's matrix in the representation as it makes it (``T^T H
+    T``; N = 5: the loaded batch's CRBA with the change of variables' X per state, from 32 states the
+    one launch of ``numba_mass``): the numpy CRBA followed by the change of variables' numpy path
     gives the same numbers."""
     from bridge.conventions.change_of_variables import ChangeOfVariables
 

@@ -402,3 +402,38 @@ def test_values_are_immutable():
         Motion(np.zeros(6)).vector[0] = 1.0
     with pytest.raises(ValueError):
         rand_I(rng).parameters[0] = 1.0
+
+
+def test_batched_rotation_check_agrees_with_the_small_one(monkeypatch: pytest.MonkeyPatch):
+    """From 64 rotations the check works entry by entry over the batch: the same rotations kept or
+    replaced by the nearest ones, the same errors, as the batched products below that size."""
+    import bridge.spatial.transform as tr
+    from bridge.spatial.so3 import so3_exp
+
+    rng = np.random.default_rng(7)
+    n = tr._MANY // 9 + 5
+    R = so3_exp(rng.normal(size=(n, 3)))
+    off = R.copy()
+    off[1] += 1e-12 * rng.normal(size=(3, 3))  # off by rounding: the batch is replaced
+    bad = R.copy()
+    bad[5, 0, 0] += 1e-6
+    mirrored = R.copy()
+    mirrored[7] = np.diag([1.0, 1.0, -1.0])
+
+    def run(x: np.ndarray) -> np.ndarray | str:
+        try:
+            return tr._check_rotation(x, "R")
+        except bridge.InvalidValueError as exc:
+            return str(exc).split("(")[0]
+
+    cases = [R, off, bad, mirrored]
+    fast = [run(x) for x in cases]
+    monkeypatch.setattr(tr, "_MANY", 1 << 62)
+    for x, got in zip(cases, fast, strict=True):
+        ref = run(x)
+        if isinstance(ref, str):
+            assert got == ref
+        else:
+            np.testing.assert_array_equal(got, ref)
+    assert fast[0] is R and fast[1] is not off
+    assert "not orthonormal" in fast[2] and "determinant -1" in fast[3]

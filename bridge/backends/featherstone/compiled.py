@@ -23,13 +23,18 @@ from types import ModuleType
 import numpy as np
 
 from bridge import _numba
+from bridge.conventions.convention import Convention, JointOrder
+from bridge.conventions.single_state import single_base_change
+from bridge.errors import InvalidValueError
+from bridge.model.model import Model
 from bridge.spatial import vee
 
 from .batch_math import x_motion
 from .joints import Joints
+from .state import FEATHERSTONE
 from .tree import FREE, Tree
 
-__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "numpy_only", "rnea"]
+__all__ = ["PARALLEL_MIN", "aba", "available", "crba", "mass_matrix", "numpy_only", "packed_change", "rnea"]
 
 #: batches of at least this many states run the parallel kernels (smaller ones the serial ones: a
 #: parallel launch costs a few microseconds)
@@ -48,6 +53,18 @@ def _import_kernels() -> ModuleType:
 #: or the kernels failing to load (then a :class:`bridge.BridgeWarning`); looked up once per process
 _kernels = _numba.loader(
     _import_kernels, "the compiled Featherstone kernels did not load ({}); the numpy kernels run"
+)
+
+
+def _import_mass() -> ModuleType:
+    from . import numba_mass
+
+    return numba_mass
+
+
+#: :mod:`.numba_mass` (the mass matrices of a large batch in one launch), or None, as :data:`_kernels`
+_mass_kernels = _numba.loader(
+    _import_mass, "the compiled Featherstone mass matrix did not load ({}); the chunked path runs"
 )
 
 
@@ -156,7 +173,7 @@ def crba(
     """:func:`.kernels.crba` (N, nv, nv) (into ``out`` when it is a C-contiguous float64 array), or
     None off the compiled path. ``back``: ``(X, perm, nb)`` of
     :meth:`bridge.conventions.change_of_variables.ChangeOfVariables.kernel_arguments`, to return
-    ``T^T H T`` instead, each state changed right after its CRBA (in cache)."""
+    ``T^T H T`` instead, each matrix written in the source convention as the CRBA makes it."""
     if not available():
         return None
     t, N, nv = _constants(J.tree), J.N, J.tree.nv
@@ -166,11 +183,15 @@ def crba(
         if out is not None and out.flags.c_contiguous and out.dtype == np.float64
         else np.empty((N, nv, nv))
     )
-    X, perm, nb = back if back is not None else (np.empty((0, 6, 6)), np.empty(0, dtype=np.intp), 0)
+    X, ix = np.empty((0, 6, 6)), np.arange(nv)
+    if back is not None:
+        X, perm, _ = back
+        if perm.shape[0]:
+            ix = np.argsort(perm)  # the row of each of the tree's velocities
     _run(
         "crba", N,
         t.parent, t.code, t.vidx, t.qidx, t.lvq, t.Et, t.rt, t.mass, t.h, t.Ibar,
-        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, back is not None, X, perm, nb,
+        _c(J.q), _c(J.lc), _c(J.ls), E0, r0, _armature(armature), H, X, ix.astype(np.int64),
     )  # fmt: skip
     if out is not None and H is not out:
         out[...] = H
@@ -199,3 +220,57 @@ def aba(
         _c(nu), _c(tau), a0, _armature(armature), nud,
     )  # fmt: skip
     return nud if np.isfinite(nud).all() else None
+
+
+def mass_matrix(
+    tree: Tree,
+    pose: np.ndarray,
+    s: np.ndarray,
+    fperm: np.ndarray,
+    armature: np.ndarray | None,
+    change: tuple[np.ndarray, np.ndarray],
+) -> np.ndarray | None:
+    """The mass matrices ``T^T H T`` (N, nv, nv) of N states in one launch of :mod:`.numba_mass`,
+    or None off the compiled path.
+
+    ``pose`` (N, 4, 4) ``world_H_base`` and ``s`` (N, k) the joint positions in the model's order
+    (read in place when C-contiguous float64); ``fperm`` (nq,) int64: ``q[r] = s[fperm[r]]``;
+    ``change``: ``(c, ix)``, the packed base block of T
+    (:meth:`bridge.conventions.single_state.SingleBaseChange.pack`, or (0,) for a fixed base) and
+    the row of the result of each of the tree's velocities. The result is a new array that the
+    kernel writes whole."""
+    if not available():
+        return None
+    k = _mass_kernels()
+    if k is None:
+        return None
+    t, nv = _constants(tree), tree.nv
+    c, ix = change
+    M = np.empty((s.shape[0], nv, nv))
+    _numba.launch(
+        k.mass_par, k.mass_ser, s.shape[0],
+        t.parent, t.code, t.vidx, t.qidx, t.Et, t.rt, t.mass, t.h, t.Ibar, fperm, _c(pose), _c(s),
+        _armature(armature), c, ix, M,
+        minimum=PARALLEL_MIN,
+    )  # fmt: skip
+    return M
+
+
+def packed_change(model: Model, source: Convention) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(c, ix)``: T from ``source`` to :data:`~.state.FEATHERSTONE` for ``model`` as
+    :func:`mass_matrix` takes it, derived from the two conventions: the base block's packed
+    constants (:meth:`~bridge.conventions.single_state.SingleBaseChange.pack` of their velocity
+    declarations; (0,) for a fixed base) and, for each of the tree's velocities, its row in the
+    source's order (:class:`~bridge.conventions.convention.JointOrder`'s ``forward_full``); None
+    when the declarations have no single-state form."""
+    joints = JointOrder.between(model, source, FEATHERSTONE)
+    c = np.empty(0)
+    if joints.nb:
+        try:
+            change = single_base_change(source.bound(model).velocity, FEATHERSTONE.bound(model).velocity)
+        except InvalidValueError:
+            return None
+        c = change.pack(joints)
+    full = joints.forward_full  # the source row of each target row
+    ix = np.arange(joints.nv) if full is None else full
+    return c, np.ascontiguousarray(ix, dtype=np.int64)

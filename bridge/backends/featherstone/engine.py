@@ -28,7 +28,10 @@ loop runs over samples. A batch of more than :data:`~.workspace.CHUNK` states is
 chunks of at most ``CHUNK + 1`` states (:func:`~.workspace.padded_width`), each query running the
 kernels and the change of variables chunk by chunk on the engine's reusable work arrays and writing
 into its result: the memory a query needs beyond its result stays that of one chunk, whatever the
-batch size (the result of every query is recomputed from the joint data of each chunk).
+batch size (the result of every query is recomputed from the joint data of each chunk). On the
+compiled path the mass matrix of such a batch (and of any batch run in parallel) is one launch over
+the flat state instead (:func:`.compiled.mass_matrix`: joint data, CRBA and ``T^T H T`` state by
+state, T packed from the conventions' declarations by :func:`.compiled.packed_change`).
 """
 
 from __future__ import annotations
@@ -82,10 +85,11 @@ def _rows(x: object, sl: slice) -> object:
 
 def _new_result(shape: tuple[int, ...]) -> np.ndarray:
     """A new float64 result of a chunked query, its pages written once (zeros) in one pass before
-    the compiled kernels write it from their threads: the first touch of a large output's fresh
-    pages, taken concurrently by two threads, measured 2 to 3 times slower (the first mass matrices
-    of 100,000 iCub states: 56 to 70 µs per state against 30 to 36 with this pass, which costs
-    about 0.8 µs per state on pages touched before)."""
+    the chunks write it (the compiled CRBA of each chunk from its threads, when the one-launch mass
+    matrix of :func:`.compiled.mass_matrix` does not run): the first touch of a large output's fresh
+    pages, taken concurrently by two threads chunk after chunk, measured 2 to 3 times slower (the
+    first mass matrices of 100,000 iCub states: 56 to 70 µs per state against 30 to 36 with this
+    pass, which costs about 0.8 µs per state on pages touched before)."""
     out = np.empty(shape)
     out.fill(0.0)
     return out
@@ -138,6 +142,8 @@ class FeatherstoneEngine(EngineBase):
         hx = bI[:3, 3:]
         self._base_h = vee(hx)
         self.batch_shape: tuple[int, ...] = ()
+        self._fperm = np.asarray(self.fmodel.dof_perm, dtype=np.int64)
+        self._packed: tuple[np.ndarray, np.ndarray] | bool | None = None  # see _packed_change
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -369,7 +375,29 @@ class FeatherstoneEngine(EngineBase):
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         nv = self.model.nv
+        if self._chunks is not None or self._n >= compiled.PARALLEL_MIN:
+            # a batch run in parallel: one compiled launch when there is one
+            M = self._mass_matrix_flat()
+            if M is not None:
+                return M.reshape(*self.batch_shape, nv, nv)
         return self._query(self._mass_matrix, tail=(nv, nv))
+
+    def _mass_matrix_flat(self) -> np.ndarray | None:
+        """``T^T H T`` of every state in one compiled launch from the flat batch's poses and joint
+        positions (:func:`.compiled.mass_matrix`: no chunks loaded), or None off the compiled path
+        or when the change of variables has no packed form."""
+        change = self._packed_change()
+        if change is None or not compiled.available():
+            return None
+        fb, n = self._flat, self._n
+        return compiled.mass_matrix(self.tree, fb.H[:n], fb.s[:n], self._fperm, self._armature, change)
+
+    def _packed_change(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """T from the representation to Featherstone's convention as :func:`.compiled.mass_matrix`
+        takes it (:func:`.compiled.packed_change`, made once per engine)."""
+        if self._packed is None:
+            self._packed = compiled.packed_change(self.model, self.convention) or False
+        return self._packed or None
 
     def _mass_matrix(self, out: np.ndarray | None = None) -> np.ndarray:
         # H_F by the CRBA straight into the rows of the result, changed there in place: state by state

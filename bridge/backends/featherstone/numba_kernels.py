@@ -21,10 +21,9 @@ coordinates, the base wrench in world coordinates its force); ``a0`` (6, 1) or (
 acceleration of the fixed world (``-a_grav``) in the coordinates of the tree's root (world
 coordinates for a free tree).
 
-The CRBA may change each state's matrix to the user's convention right after computing it, while it
-is in cache (``T^T H T``, :func:`bridge.conventions.batch_kernels.back_one`, inlined: numba's cache
-of this module does not see a change there; delete this package's ``__pycache__/*.nbi`` and
-``*.nbc`` after editing it).
+The CRBA may write each state's matrix in the user's convention as it makes it (``T^T H T`` for
+``T = blkdiag(X, P)``: the joints' entries at their rows, the base rows and columns multiplied by
+``X``; see :func:`_crba_stage`).
 
 This module imports numba at its top and is imported only through :mod:`.compiled` (numba
 installed, ``BRIDGE_NUMBA`` not ``0``). Compiled code is cached on disk (``cache=True``): the first
@@ -37,15 +36,14 @@ import numpy as np
 from numba import njit, prange
 
 from bridge._numba import named
-from bridge.conventions.batch_kernels import back_one, scratch
 
 from .numba_spatial import (
     _a0col,
     _body_force,
     _crm_axis,
-    _inertia_to_parent,
     _joint_up,
     _pose_up,
+    _rigid_world,
     _shift_force,
     _shift_motion,
     _solve6,
@@ -216,120 +214,166 @@ def _rnea(parent, code, vidx, qidx, lvq, Et, rt, I6, q, lc, ls, E0, r0, nu, nud,
 # --------------------------------------------------------------------------- CRBA
 @njit(**_JIT)
 def _crba_stage(
-    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
-    XE, Xr, m, h, Ib, w, W,
+    nl, parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, ix, X,
+    Ew, pw, S, IC, Z,
 ):  # fmt: skip
-    """The states ``0 .. nl - 1`` of the staging buffers (one call per group of states: a call
-    counts references to its array arguments)."""
+    """The states ``0 .. nl - 1`` of the staging buffers into ``H[0 .. nl - 1]`` (one call per group
+    of states: a call counts references to its array arguments), in the coordinates of the tree's
+    frame of reference (see :func:`_crba`): entry ``(a, b)`` of the tree's velocities at ``(ix[a],
+    ix[b])``, and with ``X`` (nl, 6, 6) (not (0, 6, 6)) the base rows and columns multiplied by each
+    state's ``X``. ``parent``: a root's parent is row nb of ``Ew``/``pw`` (the world's identity
+    pose); ``S`` (nb, 6), ``IC`` (nb, 10), ``Z`` (2, 6, 6): scratch."""
     nb = parent.shape[0]
     nv = H.shape[1]
-    F = w[0]
-    G = w[1]
+    has_x = X.shape[0] > 0
+    has_arm = arm.shape[0] > 0
     for n in range(nl):
         Hn = H[n]
-        Hn[:, :] = 0.0
+        for a in range(nv):
+            for b in range(nv):
+                Hn[a, b] = 0.0
+        root = -1  # the free body (its composite inertia: the base block)
+        for i in range(nb):
+            ci = code[i]
+            if ci == FREE:  # world-aligned coordinates at the base's origin r0
+                root = i
+                for x in range(3):
+                    pw[i, x] = 0.0
+                    for y in range(3):
+                        Ew[i, x, y] = E0[x, y, n]
+            else:
+                k = lvq[i]
+                _pose_up(ci, q[qidx[i], n], lc[k, n], ls[k, n], Et, rt, Ew, pw, i, parent[i])
+                _world_subspace(ci, Ew, pw, S, i)
+            rigid = _rigid_world(Ew, pw, mass, h0, Ib0, i)
+            for x in range(10):
+                IC[i, x] = rigid[x]
+        for i in range(nb - 1, -1, -1):  # composite inertias: about one origin, they add
+            p = parent[i]
+            if p < nb:
+                for x in range(10):
+                    IC[p, x] += IC[i, x]
+        if root >= 0:
+            _base_map(r0, n, X, has_x, Z[0])
+            _base_block(IC, root, Z[0], Z[1], Hn, ix)
         for i in range(nb):
             if code[i] == FREE:
-                for x in range(3):
-                    Xr[i, x] = r0[x, n]
-                    for y in range(3):
-                        XE[i, x, y] = E0[x, y, n]
-            else:
-                _joint_up(code[i], q[qidx[i], n], lc[lvq[i], n], ls[lvq[i], n], Et[i], rt[i], XE[i], Xr[i])
-            m[i] = mass[i]
-            h[i] = h0[i]
-            Ib[i] = Ib0[i]
-        for i in range(nb - 1, 0, -1):
-            p = parent[i]
-            if p >= 0:
-                m[p] += m[i]
-                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], h[p], Ib[p], w[2], W[0])
-        for i in range(nb):
-            c = code[i]
-            if c == FREE:  # the whole tree's composite inertia in world coordinates
-                hw = w[3]
-                Iw = W[1]
-                hw[:] = 0.0
-                Iw[:, :] = 0.0
-                _inertia_to_parent(XE[i], Xr[i], m[i], h[i], Ib[i], hw, Iw, w[2], W[0])
-                for x in range(3):
-                    for y in range(3):
-                        Hn[x, y] = Iw[x, y]
-                    Hn[3 + x, 3 + x] = m[i]
-                Hn[0, 4], Hn[0, 5], Hn[1, 5] = -hw[2], hw[1], -hw[0]
-                Hn[1, 3], Hn[2, 3], Hn[2, 4] = hw[2], -hw[1], hw[0]
-                for x in range(3):
-                    for y in range(3):
-                        Hn[3 + y, x] = Hn[x, 3 + y]
                 continue
-            # F = IC_i e_c: column c of [[Ib, h^], [-h^, m 1]]
-            hi = h[i]
-            if c < 3:
-                for x in range(3):
-                    F[x] = Ib[i, x, c]
-                F[3], F[4], F[5] = 0.0, 0.0, 0.0
-                k1 = (c + 1) % 3
-                k2 = (c + 2) % 3
-                F[3 + k1] = -hi[k2]  # -h^ e_c = e_c x h
-                F[3 + k2] = hi[k1]
-            else:
-                k = c - 3
-                k1 = (k + 1) % 3
-                k2 = (k + 2) % 3
-                F[0], F[1], F[2] = 0.0, 0.0, 0.0
-                F[k1] = hi[k2]  # h^ e_k = h x e_k
-                F[k2] = -hi[k1]
-                F[3], F[4], F[5] = 0.0, 0.0, 0.0
-                F[c] = m[i]
+            # F = IC_i S_i = [I a + h x b; m b - h x a] for S_i = [a; b]
+            a0_, a1_, a2_, b0_, b1_, b2_ = S[i, 0], S[i, 1], S[i, 2], S[i, 3], S[i, 4], S[i, 5]
+            m, h_0, h_1, h_2 = IC[i, 0], IC[i, 1], IC[i, 2], IC[i, 3]
+            f0 = IC[i, 4] * a0_ + IC[i, 5] * a1_ + IC[i, 6] * a2_ + (h_1 * b2_ - h_2 * b1_)
+            f1 = IC[i, 5] * a0_ + IC[i, 7] * a1_ + IC[i, 8] * a2_ + (h_2 * b0_ - h_0 * b2_)
+            f2 = IC[i, 6] * a0_ + IC[i, 8] * a1_ + IC[i, 9] * a2_ + (h_0 * b1_ - h_1 * b0_)
+            f3 = m * b0_ - (h_1 * a2_ - h_2 * a1_)
+            f4 = m * b1_ - (h_2 * a0_ - h_0 * a2_)
+            f5 = m * b2_ - (h_0 * a1_ - h_1 * a0_)
             j = vidx[i]
-            Hn[j, j] = F[c] + (arm[j] if arm.shape[0] > 0 else 0.0)
-            k = i
-            while parent[k] >= 0:
-                _xtf(XE[k], Xr[k], F, G, False)
-                k = parent[k]
-                if code[k] == FREE:
-                    _xtf(XE[k], Xr[k], G, F, False)
-                    for x in range(6):
-                        Hn[x, j] = F[x]
-                        Hn[j, x] = F[x]
+            oj = ix[j]
+            d = a0_ * f0 + a1_ * f1 + a2_ * f2 + b0_ * f3 + b1_ * f4 + b2_ * f5
+            Hn[oj, oj] = d + (arm[j] if has_arm else 0.0)
+            k = parent[i]
+            while k < nb:
+                if code[k] == FREE:  # the base rows: Z^T F
+                    Zn = Z[0]
+                    for r in range(6):
+                        t = Zn[0, r] * f0 + Zn[1, r] * f1 + Zn[2, r] * f2
+                        t += Zn[3, r] * f3 + Zn[4, r] * f4 + Zn[5, r] * f5
+                        Hn[ix[r], oj] = t
+                        Hn[oj, ix[r]] = t
                     break
-                jk = vidx[k]
-                Hn[jk, j] = G[code[k]]
-                Hn[j, jk] = G[code[k]]
-                for x in range(6):
-                    F[x] = G[x]
-        _ = nv
+                t = S[k, 0] * f0 + S[k, 1] * f1 + S[k, 2] * f2 + S[k, 3] * f3 + S[k, 4] * f4 + S[k, 5] * f5
+                ok = ix[vidx[k]]
+                Hn[ok, oj] = t
+                Hn[oj, ok] = t
+                k = parent[k]
 
 
-def _crba(
-    parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H,
-    back, X, perm, nbase, nblk,
-):  # fmt: skip
-    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles); with ``back``, each
-    then changed in place to ``T^T H T`` while in cache (``X``, ``perm``, ``nbase``: the arguments of
-    :func:`bridge.conventions.batch_kernels.back_one`)."""
+@njit(**_INL)
+def _base_map(r0, n, X, has_x, Zn):
+    """``Zn`` (6, 6) = ``Phi^T X[n]`` (``X`` the identity without ``has_x``): a force at the base's
+    origin in world axes (angular first) -> the base rows in the user's convention, ``Phi`` moving it
+    to the world's origin (Featherstone's base force: ``[n + r0 x f; f]``)."""
+    r_0, r_1, r_2 = r0[0, n], r0[1, n], r0[2, n]
+    for c in range(6):
+        if has_x:
+            x0, x1, x2 = X[n, 0, c], X[n, 1, c], X[n, 2, c]
+            y0, y1, y2 = X[n, 3, c], X[n, 4, c], X[n, 5, c]
+        else:
+            x0, x1, x2 = (1.0 if c == 0 else 0.0), (1.0 if c == 1 else 0.0), (1.0 if c == 2 else 0.0)
+            y0, y1, y2 = (1.0 if c == 3 else 0.0), (1.0 if c == 4 else 0.0), (1.0 if c == 5 else 0.0)
+        Zn[0, c], Zn[1, c], Zn[2, c] = x0, x1, x2
+        Zn[3, c] = y0 - (r_1 * x2 - r_2 * x1)  # y - r x x
+        Zn[4, c] = y1 - (r_2 * x0 - r_0 * x2)
+        Zn[5, c] = y2 - (r_0 * x1 - r_1 * x0)
+
+
+@njit(**_INL)
+def _base_block(IC, i, Zn, Y, Hn, ix):
+    """The base block ``Zn^T IC_i Zn`` of ``Hn`` (rows ``ix[0..5]``): the composite inertia of the
+    whole tree ``IC[i]`` (10,) as the spatial inertia ``[[I, h^], [-h^, m 1]]``; ``Y`` (6, 6)
+    scratch."""
+    m, h_0, h_1, h_2 = IC[i, 0], IC[i, 1], IC[i, 2], IC[i, 3]
+    i00, i01, i02, i11, i12, i22 = IC[i, 4], IC[i, 5], IC[i, 6], IC[i, 7], IC[i, 8], IC[i, 9]
+    for c in range(6):  # Y = I6 Zn, column by column: [I a + h x b; m b - h x a]
+        a0_, a1_, a2_, b0_, b1_, b2_ = Zn[0, c], Zn[1, c], Zn[2, c], Zn[3, c], Zn[4, c], Zn[5, c]
+        Y[0, c] = i00 * a0_ + i01 * a1_ + i02 * a2_ + (h_1 * b2_ - h_2 * b1_)
+        Y[1, c] = i01 * a0_ + i11 * a1_ + i12 * a2_ + (h_2 * b0_ - h_0 * b2_)
+        Y[2, c] = i02 * a0_ + i12 * a1_ + i22 * a2_ + (h_0 * b1_ - h_1 * b0_)
+        Y[3, c] = m * b0_ - (h_1 * a2_ - h_2 * a1_)
+        Y[4, c] = m * b1_ - (h_2 * a0_ - h_0 * a2_)
+        Y[5, c] = m * b2_ - (h_0 * a1_ - h_1 * a0_)
+    for r in range(6):
+        for c in range(r, 6):
+            t = 0.0
+            for x in range(6):
+                t += Zn[x, r] * Y[x, c]
+            Hn[ix[r], ix[c]] = t
+            Hn[ix[c], ix[r]] = t
+
+
+@njit(**_INL)
+def _crba_block(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, arm, ix, nq, nx):
+    """A block's own copies of the tree's constants (see :func:`_own`) and scratch for
+    :func:`_crba_stage`: poses ``Ew`` (nb + 1, 3, 3) and ``pw`` (nb + 1, 3) with the world's identity
+    pose in row nb (made every root's parent in the block's ``parent``), ``S`` (nb, 6), ``IC``
+    (nb, 10), ``Z`` (2, 6, 6), the staged base blocks ``Xg`` (STAGE or ``nx`` = 0, 6, 6), and the
+    staging buffers of ``nq`` joint positions, cosines and sines, base rotations (9 rows and a
+    (3, 3, STAGE) view) and origins."""
     nb = parent.shape[0]
+    parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
+        parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
+    )
+    for i in range(nb):
+        if parent_[i] < 0:
+            parent_[i] = nb
+    Ew = np.zeros((nb + 1, 3, 3))
+    for x in range(3):
+        Ew[nb, x, x] = 1.0
+    Eb = np.empty((9, STAGE))
+    return (
+        (parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass.copy(), h0.copy(), Ib0_, arm_, ix.copy()),
+        (np.empty((STAGE if nx > 0 else 0, 6, 6)), Ew, np.zeros((nb + 1, 3)), np.empty((nb, 6)),
+         np.empty((nb, 10)), np.empty((2, 6, 6))),
+        (np.empty((nq, STAGE)), np.empty((nq, STAGE)), np.empty((nq, STAGE)), Eb, Eb.reshape((3, 3, STAGE)),
+         np.empty((3, STAGE))),
+    )  # fmt: skip
+
+
+def _crba(parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, q, lc, ls, E0, r0, arm, H, X, ix, nblk):
+    """Joint-space inertia matrices ``H`` (N, nv, nv) written (both triangles), entry ``(a, b)`` of
+    the tree's velocities at ``(ix[a], ix[b])`` (``ix`` (nv,)); with base blocks ``X`` (N, 6, 6) or
+    (1, 6, 6) (one for all; (0, 6, 6): none) the base rows and columns multiplied by them as each
+    matrix is made: ``T^T H T`` for ``T = blkdiag(X, P)``, ``ix`` the inverse of P's gather."""
     N = H.shape[0]
+    NX = X.shape[0]
     for b in prange(nblk):
-        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, Ib0_, arm_ = _own(
-            parent, code, vidx, qidx, lvq, Et, rt, Ib0, arm
+        consts, scratch, buffers = _crba_block(
+            parent, code, vidx, qidx, lvq, Et, rt, mass, h0, Ib0, arm, ix, q.shape[0], NX
         )
-        mass_, h0_ = mass.copy(), h0.copy()
-        p_ = perm.copy()
-        S, R, C, Xn, Pr, Pc, Y = scratch(H.shape[1], perm.shape[0] > 0)
-        XE = np.empty((nb, 3, 3))
-        Xr = np.empty((nb, 3))
-        m = np.empty(nb)
-        h = np.empty((nb, 3))
-        Ib = np.empty((nb, 3, 3))
-        w = np.empty((4, 6))
-        W = np.empty((2, 3, 3))
-        qb = np.empty((q.shape[0], STAGE))
-        lcb = np.empty((lc.shape[0], STAGE))
-        lsb = np.empty((ls.shape[0], STAGE))
-        Eb = np.empty((9, STAGE))
-        E3 = Eb.reshape((3, 3, STAGE))
-        rb = np.empty((3, STAGE))
+        parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, arm_, ix_ = consts
+        Xg, Ew, pw, S, IC, Z = scratch
+        qb, lcb, lsb, Eb, E3, rb = buffers
         stop = (b + 1) * N // nblk
         for n0 in range(b * N // nblk, stop, STAGE):
             nl = min(STAGE, stop - n0)
@@ -338,13 +382,15 @@ def _crba(
             _stage(ls, n0, nl, lsb)
             _stage(E0, n0, nl, Eb)
             _stage(r0, n0, nl, rb)
+            for k in range(nl if NX > 0 else 0):
+                xn = n0 + k if NX > 1 else 0
+                for x in range(6):
+                    for y in range(6):
+                        Xg[k, x, y] = X[xn, x, y]
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, lvq_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,
-                arm_, H[n0:], XE, Xr, m, h, Ib, w, W,
+                arm_, H[n0:], ix_, Xg, Ew, pw, S, IC, Z,
             )  # fmt: skip
-            if back:  # the group's matrices are still in cache
-                for n in range(nl):
-                    back_one(H, H, n0 + n, X, p_, nbase, True, S, R, C, Xn, Pr, Pc, Y)
 
 
 # --------------------------------------------------------------------------- ABA

@@ -140,29 +140,6 @@ def _unstage(src, n0, nl, dst):
 
 
 @njit(**_INL)
-def _inertia_to_parent(E, r, m, h, Ib, hp, Ibp, g, T):
-    """Add the rigid-body inertia ``(m, h, Ib)`` (mass, first moment, rotational inertia about the
-    origin; child coordinates) expressed in the parent's coordinates (``plux(E, r)`` the child's
-    Xup) to ``(hp, Ibp)`` (the mass adds separately). ``g`` (3,), ``T`` (3, 3) scratch."""
-    for x in range(3):
-        g[x] = E[0, x] * h[0] + E[1, x] * h[1] + E[2, x] * h[2]
-    gr = g[0] * r[0] + g[1] * r[1] + g[2] * r[2]
-    rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2]
-    # T = Ib E
-    for x in range(3):
-        for y in range(3):
-            T[x, y] = Ib[x, 0] * E[0, y] + Ib[x, 1] * E[1, y] + Ib[x, 2] * E[2, y]
-    for x in range(3):
-        for y in range(3):
-            s = E[0, x] * T[0, y] + E[1, x] * T[1, y] + E[2, x] * T[2, y]
-            s -= r[x] * g[y] + g[x] * r[y] + m * r[x] * r[y]
-            if x == y:
-                s += 2.0 * gr + m * rr
-            Ibp[x, y] += s
-        hp[x] += g[x] + m * r[x]
-
-
-@njit(**_INL)
 def _solve6(A, b, out):
     """``out = A^-1 b`` (6,) by Gaussian elimination without pivoting (A (6, 6) symmetric positive
     definite, overwritten), as :func:`.batch_math.solve6`; a singular A gives inf or NaN."""
@@ -268,13 +245,12 @@ def _world_subspace(code, Ew, pw, S, i):
 
 
 @njit(**_INL)
-def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
-    """Body i's rigid inertia in world coordinates and its bias force. ``(mass[i], h0[i], Ib0[i])``
-    (mass, first moment, rotational inertia about the body's origin; body coordinates) moved to the
-    world by the body's pose ``(Ew[i], pw[i])`` (see :func:`_pose_up`): ``I = [[Iw, hw^], [hw^T,
-    m 1]]`` written as the upper triangle of ``IA[i]`` (6, 6); ``pA[i] = v x* (I v) + I c`` (6,) for
-    the body's velocity ``v = v[i]`` and bias acceleration ``c = ch[i]`` (world coordinates). In
-    scalars, on indices (no scratch arrays, no views)."""
+def _rigid_world(Ew, pw, mass, h0, Ib0, i):
+    """Body i's rigid inertia in world coordinates as 10 scalars ``(m, hw (3), Iw (00, 01, 02, 11,
+    12, 22))``: ``(mass[i], h0[i], Ib0[i])`` (mass, first moment, rotational inertia about the body's
+    origin; body coordinates) moved to the world by the body's pose ``(Ew[i], pw[i])`` (see
+    :func:`_pose_up`), ``hw`` the first moment and ``Iw`` the rotational inertia about the world's
+    origin: the spatial inertia ``[[Iw, hw^], [hw^T, m 1]]``. Inertias about one origin add."""
     e = _mat33(Ew, i)
     e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
     p0, p1, p2 = pw[i, 0], pw[i, 1], pw[i, 2]
@@ -297,6 +273,16 @@ def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
     i11 = e01 * t01 + e11 * t11 + e21 * t21 - (p1 * k1) + dg
     i12 = e01 * t02 + e11 * t12 + e21 * t22 - 0.5 * (p1 * k2 + k1 * p2)
     i22 = e02 * t02 + e12 * t12 + e22 * t22 - (p2 * k2) + dg
+    return m, q0, q1, q2, i00, i01, i02, i11, i12, i22
+
+
+@njit(**_INL)
+def _world_rigid(Ew, pw, mass, h0, Ib0, v, ch, IA, pA, i):
+    """Body i's rigid inertia in world coordinates (:func:`_rigid_world`), written as the upper
+    triangle of ``IA[i]`` (6, 6), and its bias force ``pA[i] = v x* (I v) + I c`` (6,) for the body's
+    velocity ``v = v[i]`` and bias acceleration ``c = ch[i]`` (world coordinates). In scalars, on
+    indices (no scratch arrays, no views)."""
+    m, q0, q1, q2, i00, i01, i02, i11, i12, i22 = _rigid_world(Ew, pw, mass, h0, Ib0, i)
     IA[i, 0, 0], IA[i, 0, 1], IA[i, 0, 2] = i00, i01, i02
     IA[i, 1, 1], IA[i, 1, 2], IA[i, 2, 2] = i11, i12, i22
     IA[i, 0, 3], IA[i, 1, 4], IA[i, 2, 5] = 0.0, 0.0, 0.0
