@@ -319,17 +319,7 @@ class KinDyn:
 
     def gravity_forces(self) -> np.ndarray:
         """Generalized gravity forces ``g`` (..., nv)."""
-        value = self._cache.get("g")
-        if value is None:
-            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
-                value = self._engine.gravity_forces()
-                if type(value) is not np.ndarray:
-                    value = np.asarray(value)
-            else:
-                value = self._checked(self._engine.gravity_forces, "gravity_forces")
-            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
-            self._cache["g"] = value
-        return value
+        return self._cached("g", self._engine.gravity_forces)
 
     def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
         n = self._n_dofs
