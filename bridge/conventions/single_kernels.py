@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 from numba import float64, njit, types, void
 
-__all__ = ["HEAD", "PERM", "TERM", "WORK", "change_base", "change_matrix", "fill"]
+__all__ = ["HEAD", "PERM", "TERM", "WORK", "change_base", "change_matrix", "fill", "skew_entry"]
 
 HEAD = 13  # the head of the constants (module docstring)
 PERM = HEAD + 3 * 36  # where the joint order starts
@@ -63,7 +63,7 @@ def _rot(H: np.ndarray, i: int, j: int, power: int) -> float:
 
 
 @njit(cache=True, inline="always")
-def _skew(u0: float, u1: float, u2: float, i: int, j: int) -> float:
+def skew_entry(u0: float, u1: float, u2: float, i: int, j: int) -> float:
     """``u^[i, j]`` (the cross-product matrix of u)."""
     if i == j:
         return 0.0
@@ -103,7 +103,8 @@ def change_matrix(H: np.ndarray, c: np.ndarray, which: int, out: np.ndarray) -> 
             u0, u1, u2 = H[0, 3], H[1, 3], H[2, 3]
         for i in range(3):
             if a == 0:
-                y0, y1, y2 = _skew(u0, u1, u2, i, 0), _skew(u0, u1, u2, i, 1), _skew(u0, u1, u2, i, 2)
+                y0, y1 = skew_entry(u0, u1, u2, i, 0), skew_entry(u0, u1, u2, i, 1)
+                y2 = skew_entry(u0, u1, u2, i, 2)
             else:  # (R^a u^)[i, j] = sum_m R^a[i, m] u^[m, j]
                 r_0, r_1, r_2 = _rot(H, i, 0, a), _rot(H, i, 1, a), _rot(H, i, 2, a)
                 y0 = r_1 * u2 - r_2 * u1

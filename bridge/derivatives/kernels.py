@@ -13,13 +13,17 @@ dynamics"); the numpy paths are the reference the tests compare these kernels wi
 This module imports numba at its top and is imported only when numba is installed (the ``fast``
 extra); nothing else in bridge needs it. Every kernel writes into a caller-made ``out`` and
 allocates only its own scratch, so it is thread-safe. Compiled code is cached on disk (numba's
-``cache=True``): the first call in a fresh environment compiles for a few seconds.
+``cache=True``): the first call in a fresh environment compiles for a few seconds. The
+cross-product entries are :func:`bridge.conventions.single_kernels.skew_entry`, inlined: numba's
+cache does not see an edit there, so clear this package's ``__pycache__/*.nbi``/``*.nbc`` after one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from bridge.conventions.single_kernels import skew_entry
 
 __all__ = ["blocks", "chain_rule", "constants", "copy_permuted"]
 
@@ -29,18 +33,6 @@ _FAST = {"contract"}
 # the per-state blocks, K (_BLOCKS, 6, 6): X^-1, Y(nu), Y(y) + B_q, B_nu, Z(f) (:func:`blocks`),
 # then X, L, E_0, E_1 and W's base acceleration (in the first row of the last)
 _X, _L, _E, _YB, _BLOCKS = 5, 6, 7, 9, 10
-
-
-@njit(cache=True)
-def _skew(a: int, b: int, x: float, y: float, z: float) -> float:
-    """Entry ``(a, b)`` of the cross-product matrix ``[x, y, z]^``."""
-    if a == b:
-        return 0.0
-    if a == 0:
-        return -z if b == 1 else y
-    if a == 1:
-        return z if b == 0 else -x
-    return -y if b == 0 else x
 
 
 @njit(cache=True)
@@ -102,8 +94,8 @@ def _blocks_into(K, v, ov: int, y, oy: int, f_b, mixed: bool) -> None:
                 K[2, a, 3 + b] = _times_skew(K, a, b, px, py, pz)
                 K[2, 3 + a, 3 + b] = _times_skew(K, a, b, ax, ay, az)
                 K[3, a, b], K[3, a, 3 + b] = -r1, r0
-                K[4, a, 3 + b] = -_skew(a, b, gx, gy, gz)
-                K[4, 3 + a, 3 + b] = -_skew(a, b, hx, hy, hz)
+                K[4, a, 3 + b] = -skew_entry(gx, gy, gz, a, b)
+                K[4, 3 + a, 3 + b] = -skew_entry(hx, hy, hz, a, b)
         return
     _inverse_into(K, 0)  # X = [[A, B], [0, A]], A orthogonal
     for k in (1, 2):  # Y(y) = crm(u) X, u = X y = (v, w) in the base frame, crm(u) = [[w^, v^], [0, w^]]
@@ -112,15 +104,17 @@ def _blocks_into(K, v, ov: int, y, oy: int, f_b, mixed: bool) -> None:
             for b in range(6):
                 acc0 = acc1 = 0.0
                 for m in range(3):
-                    acc0 += _skew(a, m, u3, u4, u5) * K[_X, m, b] + _skew(a, m, u0, u1, u2) * K[_X, 3 + m, b]
-                    acc1 += _skew(a, m, u3, u4, u5) * K[_X, 3 + m, b]
+                    w_am, v_am = skew_entry(u3, u4, u5, a, m), skew_entry(u0, u1, u2, a, m)
+                    acc0 += w_am * K[_X, m, b] + v_am * K[_X, 3 + m, b]
+                    acc1 += w_am * K[_X, 3 + m, b]
                 K[k, a, b], K[k, 3 + a, b] = acc0, acc1
     for a in range(3):  # Z = X^T (K X), K X held in K[3] meanwhile (B_nu = 0 here)
         for b in range(6):
             acc0 = acc1 = 0.0
             for m in range(3):
-                acc0 -= _skew(a, m, f0, f1, f2) * K[_X, 3 + m, b]
-                acc1 -= _skew(a, m, f0, f1, f2) * K[_X, m, b] + _skew(a, m, f3, f4, f5) * K[_X, 3 + m, b]
+                f_am, n_am = skew_entry(f0, f1, f2, a, m), skew_entry(f3, f4, f5, a, m)
+                acc0 -= f_am * K[_X, 3 + m, b]
+                acc1 -= f_am * K[_X, m, b] + n_am * K[_X, 3 + m, b]
             K[3, a, b], K[3, 3 + a, b] = acc0, acc1
     for a in range(6):
         for b in range(6):
@@ -314,21 +308,7 @@ def chain_rule(
                 out[0, i, j] = _comb(l0, l1, l2, l3, l4, l5, A0, c)
                 out[1, i, j] = _comb(l0, l1, l2, l3, l4, l5, A1, c)
                 out[2, i, j] = _comb(l0, l1, l2, l3, l4, l5, A2, c)
-    # joint rows, permuted (the three matrices row by row together: three interleaved streams
-    # copied about twice as fast as one matrix after another, measured)
-    for i in range(6, nv):
-        t = i if identity else order[i]
-        if identity:
-            for j in range(nv):
-                out[0, i, j] = A0[t, j]
-                out[1, i, j] = A1[t, j]
-                out[2, i, j] = A2[t, j]
-        else:
-            for j in range(nv):
-                c = j if j < 6 else order[j]
-                out[0, i, j] = A0[t, c]
-                out[1, i, j] = A1[t, c]
-                out[2, i, j] = A2[t, c]
+    _permuted_rows(A0, A1, A2, order, identity, 6, out)  # the joint rows
     for i in range(nv):  # (the base columns as rows of C^T)
         for k in range(3):
             for b in range(6):
@@ -394,18 +374,29 @@ def _comb(l0: float, l1: float, l2: float, l3: float, l4: float, l5: float, A: n
 def copy_permuted(ints: np.ndarray, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, out: np.ndarray) -> None:
     """``out[k] = P^T A_k P`` (3, nv, nv) (rows and columns to W's order; ``ints`` of
     :func:`constants`, only the order read): the chain rule where T is the joint permutation."""
+    _permuted_rows(A0, A1, A2, ints[_HEAD:], ints[2] != 0, 0, out)
+
+
+@njit(cache=True, inline="always")
+def _permuted_rows(
+    A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, order: np.ndarray, identity: bool, start: int,
+    out: np.ndarray,
+) -> None:
+    """``out[k, i] = A_k[order[i], order]`` for the rows ``i >= start`` (``order`` (nv,) the joint
+    order on the whole velocity, the base's six entries its own; ``identity``: it is the
+    identity). The three matrices row by row together: three interleaved streams copy about twice
+    as fast as one matrix after another (measured)."""
     nv = A0.shape[0]
-    identity = ints[2] != 0
-    for i in range(nv):
-        t = i if identity else ints[_HEAD + i]
+    for i in range(start, nv):
         if identity:
             for j in range(nv):
-                out[0, i, j] = A0[t, j]
-                out[1, i, j] = A1[t, j]
-                out[2, i, j] = A2[t, j]
+                out[0, i, j] = A0[i, j]
+                out[1, i, j] = A1[i, j]
+                out[2, i, j] = A2[i, j]
         else:
+            t = order[i]
             for j in range(nv):
-                c = ints[_HEAD + j]
+                c = order[j]
                 out[0, i, j] = A0[t, c]
                 out[1, i, j] = A1[t, c]
                 out[2, i, j] = A2[t, c]

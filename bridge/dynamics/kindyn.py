@@ -270,15 +270,6 @@ class KinDyn:
             value = self._store(key, fn() if self._moderate else quiet(fn))
         return value
 
-    def _checked(self, fn, what: str, *args: object) -> np.ndarray:
-        """``fn(*args)`` outside the hot path: a state is required, numpy's warnings are quiet and
-        the result must be finite (``what`` names it in the error)."""
-        self._require_state()
-        value = quiet(fn, *args)
-        if type(value) is not np.ndarray:
-            value = np.asarray(value)
-        return _finite(value, what, self)
-
     def _frame(self, frame: str) -> str:
         if type(frame) is not str:
             if not isinstance(frame, str):
@@ -293,12 +284,11 @@ class KinDyn:
         """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
         value = self._cache.get("M")
         if value is None:
-            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
-                value = self._engine.mass_matrix()
-                if type(value) is not np.ndarray:
-                    value = np.asarray(value)
-            else:
-                value = self._checked(self._engine.mass_matrix, "mass_matrix")
+            if not self._moderate:  # (not a state of the hot path: checked, see set_state)
+                return self._cached("M", self._engine.mass_matrix)
+            value = self._engine.mass_matrix()
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
             value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache["M"] = value
         return value
@@ -307,12 +297,11 @@ class KinDyn:
         """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
         value = self._cache.get("h")
         if value is None:
-            if self._moderate:  # (a state set by the hot path: finite results, see set_state)
-                value = self._engine.bias_forces()
-                if type(value) is not np.ndarray:
-                    value = np.asarray(value)
-            else:
-                value = self._checked(self._engine.bias_forces, "bias_forces")
+            if not self._moderate:  # (not a state of the hot path: checked, see set_state)
+                return self._cached("h", self._engine.bias_forces)
+            value = self._engine.bias_forces()
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
             value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache["h"] = value
         return value
@@ -566,12 +555,11 @@ class KinDyn:
         key = ("J", frame)
         value = self._cache.get(key)
         if value is None:
-            if self._moderate:
-                value = self._engine.frame_jacobian(frame)
-                if type(value) is not np.ndarray:
-                    value = np.asarray(value)
-            else:
-                value = self._checked(self._engine.frame_jacobian, f"frame_jacobian({frame!r})", frame)
+            if not self._moderate:
+                return self._cached(key, lambda: self._engine.frame_jacobian(frame))
+            value = self._engine.frame_jacobian(frame)
+            if type(value) is not np.ndarray:
+                value = np.asarray(value)
             value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
             self._cache[key] = value
         return value

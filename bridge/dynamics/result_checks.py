@@ -44,6 +44,8 @@ MODERATE_MODEL = 1e20
 
 #: KinDyn cache key -> the method's name (for error messages)
 QUANTITY_NAMES = {
+    "M": "mass_matrix",
+    "h": "bias_forces",
     "X": "frame_transform",
     "v": "frame_velocity",
     "J": "frame_jacobian",
