@@ -70,3 +70,26 @@ def test_a_loader_looks_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
     kernels = _numba.loader(importer, "{}")
     assert kernels() is sys and kernels() is sys and calls == [1]
+
+
+def test_direct_gives_the_entry_point_of_the_examples_types() -> None:
+    numba = pytest.importorskip("numba")
+    import numpy as np
+
+    @numba.njit(numba.void(numba.float64[::1], numba.float64[::1]))
+    def add_one(x, out):
+        out[0] = x[0] + 1.0
+
+    x, out = np.ones(3), np.zeros(1)
+    entry = _numba.direct(add_one, x, out)
+    assert entry is not add_one and callable(entry)
+    entry(x, out)
+    assert out[0] == 2.0
+
+    @numba.njit
+    def lazy(x):  # (no explicit signature: compiled for the examples' types)
+        return x[0] * 2.0
+
+    assert _numba.direct(lazy, x)(x) == 2.0
+    assert _numba.direct(print, x) is print  # (not a numba kernel: itself)
+    assert _numba.direct(add_one, "not an array") is add_one  # (no signature for these types)

@@ -103,27 +103,40 @@ def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) 
 
 
 @njit(cache=True, inline="always")
-def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
-    """In place, ``M`` (nv, nv) symmetric (upper triangle read) -> ``T^T M T`` (full) for ``T =
-    blkdiag(X, 1)``, ``X`` (6, 6); ``C`` (6, 6) scratch. Column by column: no scratch of size nv
-    (an allocation in a kernel costs about as much as these products)."""
+def congruence_flat(M: np.ndarray, x: np.ndarray, xo: int, c: np.ndarray, co: int) -> None:
+    """:func:`base_congruence` with ``X`` row major in ``x[xo : xo + 36]`` and the (6, 6) scratch in
+    ``c[co : co + 36]``: flat indices, no reshaped views (two of them cost half as much as the
+    products of a block-diagonal X)."""
     nv = M.shape[0]
     # X's columns as locals: LLVM cannot tell that writing M leaves X alone, and would read X again
     # for every column
-    a0, a1, a2, a3, a4, a5 = X[0, 0], X[1, 0], X[2, 0], X[3, 0], X[4, 0], X[5, 0]
-    b0, b1, b2, b3, b4, b5 = X[0, 1], X[1, 1], X[2, 1], X[3, 1], X[4, 1], X[5, 1]
-    c0, c1, c2, c3, c4, c5 = X[0, 2], X[1, 2], X[2, 2], X[3, 2], X[4, 2], X[5, 2]
-    d0, d1, d2, d3, d4, d5 = X[0, 3], X[1, 3], X[2, 3], X[3, 3], X[4, 3], X[5, 3]
-    e0, e1, e2, e3, e4, e5 = X[0, 4], X[1, 4], X[2, 4], X[3, 4], X[4, 4], X[5, 4]
-    f0, f1, f2, f3, f4, f5 = X[0, 5], X[1, 5], X[2, 5], X[3, 5], X[4, 5], X[5, 5]
+    a0, a1, a2, a3, a4, a5 = x[xo + 0], x[xo + 6], x[xo + 12], x[xo + 18], x[xo + 24], x[xo + 30]
+    b0, b1, b2, b3, b4, b5 = x[xo + 1], x[xo + 7], x[xo + 13], x[xo + 19], x[xo + 25], x[xo + 31]
+    c0, c1, c2, c3, c4, c5 = x[xo + 2], x[xo + 8], x[xo + 14], x[xo + 20], x[xo + 26], x[xo + 32]
+    d0, d1, d2, d3, d4, d5 = x[xo + 3], x[xo + 9], x[xo + 15], x[xo + 21], x[xo + 27], x[xo + 33]
+    e0, e1, e2, e3, e4, e5 = x[xo + 4], x[xo + 10], x[xo + 16], x[xo + 22], x[xo + 28], x[xo + 34]
+    f0, f1, f2, f3, f4, f5 = x[xo + 5], x[xo + 11], x[xo + 17], x[xo + 23], x[xo + 29], x[xo + 35]
+    # X's off-diagonal 3x3 blocks that are exactly zero (from the declarations' index maps: the
+    # MIXED and INERTIAL changes, among others): their products are skipped, half of a
+    # block-diagonal X's
+    low = a3 == 0.0 and a4 == 0.0 and a5 == 0.0 and b3 == 0.0 and b4 == 0.0 and b5 == 0.0
+    low = low and c3 == 0.0 and c4 == 0.0 and c5 == 0.0  # X[3:, :3]: g0..g2 read m0..m2 only
+    up = d0 == 0.0 and d1 == 0.0 and d2 == 0.0 and e0 == 0.0 and e1 == 0.0 and e2 == 0.0
+    up = up and f0 == 0.0 and f1 == 0.0 and f2 == 0.0  # X[:3, 3:]: g3..g5 read m3..m5 only
     for j in range(6, nv):  # the base rows of joint column j, X^T M[:6, j], mirrored into row j
         m0, m1, m2, m3, m4, m5 = M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j]
-        g0 = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-        g1 = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-        g2 = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        g3 = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-        g4 = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-        g5 = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        if low:
+            g0, g1, g2 = a0 * m0 + a1 * m1 + a2 * m2, b0 * m0 + b1 * m1 + b2 * m2, c0 * m0 + c1 * m1 + c2 * m2
+        else:
+            g0 = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+            g1 = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+            g2 = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        if up:
+            g3, g4, g5 = d3 * m3 + d4 * m4 + d5 * m5, e3 * m3 + e4 * m4 + e5 * m5, f3 * m3 + f4 * m4 + f5 * m5
+        else:
+            g3 = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+            g4 = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+            g5 = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
         M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j] = g0, g1, g2, g3, g4, g5
         M[j, 0], M[j, 1], M[j, 2], M[j, 3], M[j, 4], M[j, 5] = g0, g1, g2, g3, g4, g5
     for i in range(1, 6):  # the corner: mirrored, then C = S X and X^T C (the X locals' columns)
@@ -131,20 +144,28 @@ def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
             M[i, k] = M[k, i]
     for i in range(6):
         m0, m1, m2, m3, m4, m5 = M[i, 0], M[i, 1], M[i, 2], M[i, 3], M[i, 4], M[i, 5]
-        C[i, 0] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-        C[i, 1] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-        C[i, 2] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        C[i, 3] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-        C[i, 4] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-        C[i, 5] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
-    for c in range(6):
-        m0, m1, m2, m3, m4, m5 = C[0, c], C[1, c], C[2, c], C[3, c], C[4, c], C[5, c]
-        M[0, c] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-        M[1, c] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-        M[2, c] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        M[3, c] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-        M[4, c] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-        M[5, c] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        c[co + 6 * i] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+        c[co + 6 * i + 1] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+        c[co + 6 * i + 2] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        c[co + 6 * i + 3] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+        c[co + 6 * i + 4] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+        c[co + 6 * i + 5] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+    for k in range(6):
+        m0, m1, m2 = c[co + k], c[co + 6 + k], c[co + 12 + k]
+        m3, m4, m5 = c[co + 18 + k], c[co + 24 + k], c[co + 30 + k]
+        M[0, k] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
+        M[1, k] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
+        M[2, k] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
+        M[3, k] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
+        M[4, k] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
+        M[5, k] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+
+
+@njit(cache=True, inline="always")
+def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
+    """In place, ``M`` (nv, nv) symmetric (upper triangle read) -> ``T^T M T`` (full) for ``T =
+    blkdiag(X, 1)``, ``X`` (6, 6); ``C`` (6, 6) scratch (both C-contiguous): :func:`congruence_flat`."""
+    congruence_flat(M, X.reshape(36), 0, C.reshape(36), 0)
 
 
 @njit(cache=True, inline="always")
@@ -258,12 +279,10 @@ def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, stat
     w = v0 + 6 + n  # the copy of vb, then H
     for j in range(6):
         state[w + j] = vb[j]
-    Hc = state[w + 6 : w + 22].reshape(4, 4)
     for r in range(4):
         for j in range(4):
-            Hc[r, j] = H[r, j]
-    wk = _work(state)
-    change_base(Hc, state[w : w + 6], state, state[wk : wk + WORK], state[v0 : v0 + 6])
+            state[w + 6 + 4 * r + j] = H[r, j]
+    change_base(H, vb, state, state, _work(state), state, v0)
     return True
 
 
@@ -278,8 +297,8 @@ def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
 def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: the library's mass matrix
     (upper triangle read) as the source's (the state's scratch holds the corner's product)."""
-    s = _work(state) + 72
-    base_congruence(M, _X(state, False), state[s : s + 36].reshape(6, 6))
+    w = _work(state)
+    congruence_flat(M, state, w, state, w + 72)
 
 
 @njit(void(_M, _V, _M), cache=True)
@@ -424,11 +443,11 @@ def frame_columns_back(
     the source's velocity by the state's ``T`` (joints permuted back)."""
     size = int(frame[9])
     H = frame[size : size + 16].reshape(4, 4)
-    F = frame[size + 16 : size + 52].reshape(6, 6)
     for r in range(3):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
-    change_matrix(H, frame, int(frame[int(frame[11])]), F)
+    change_matrix(H, frame, int(frame[int(frame[11])]), frame, size + 16)
+    F = frame[size + 16 : size + 52].reshape(6, 6)
     nv = J.shape[1]
     for j in range(nv):  # J <- F J, column by column
         c0, c1, c2, c3, c4, c5 = J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j]

@@ -35,12 +35,15 @@ that ``n`` zeros after it make Pinocchio's whole bias acceleration).
 
 Imported only when numba is installed (the engines ask
 :func:`bridge.derivatives.select.compiled_kernels`); compiled code is cached on disk
-(``cache=True``). :func:`change_base` is inlined into its callers (``inline="always"``): after
-editing it, clear the callers' ``__pycache__/*.nbi``/``*.nbc`` (numba's cache does not see a change
-in an inlined function of another module). :func:`change_matrix` is a plain call, not inlined:
-inlined three times into each signature of :func:`fill` and of the engines' ``set_state``, it made
-their first compilation (no cache on disk) take 92 s instead of 20 s on the shared machine, for
-~0.25 µs per state saved in INERTIAL (MIXED: none measured). This module is neutral: it names no library.
+(``cache=True``). :func:`change_base` and :func:`change_matrices` are inlined into their callers
+(``inline="always"``): after editing them, clear the callers' ``__pycache__/*.nbi``/``*.nbc``
+(numba's cache does not see a change in an inlined function of another module). Both index one
+flat array with offsets, without reshaped views: two views cost as much as the matrices' take.
+The skew terms (:func:`skew_terms`) are a plain call: inlined with the take into every signature of
+:func:`fill` and of the engines' ``set_state``, the skew terms made their first compilation (no
+cache on disk) take several times longer for ~20 ns per state; the take alone inlined, one call
+for X and X^-1 (and L_s^-1), saves ~80 ns per state against three plain calls (measured on iCub).
+This module is neutral: it names no library.
 """
 
 from __future__ import annotations
@@ -48,7 +51,10 @@ from __future__ import annotations
 import numpy as np
 from numba import float64, njit, types, void
 
-__all__ = ["HEAD", "PERM", "TERM", "WORK", "change_base", "change_matrix", "fill", "skew_entry"]
+__all__ = [
+    "HEAD", "PERM", "TERM", "WORK",
+    "change_base", "change_matrices", "change_matrix", "fill", "skew_entry", "skew_terms",
+]  # fmt: skip
 
 HEAD = 13  # the head of the constants (module docstring)
 PERM = HEAD + 3 * 36  # where the joint order starts
@@ -75,25 +81,35 @@ def skew_entry(u0: float, u1: float, u2: float, i: int, j: int) -> float:
 
 
 @njit(cache=True, inline="always")
-def _row(A: np.ndarray, r: int, x: np.ndarray) -> float:
-    """``A[r] . x`` of a (6, 6) matrix and a (6,) vector."""
-    return (
-        A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2] + A[r, 3] * x[3] + (A[r, 4] * x[4] + A[r, 5] * x[5])
-    )
+def _row(w: np.ndarray, o: int, r: int, x: np.ndarray) -> float:
+    """``A[r] . x`` of a row-major (6, 6) matrix ``A = w[o : o + 36]`` and a (6,) vector."""
+    b = o + 6 * r
+    head = w[b] * x[0] + w[b + 1] * x[1] + w[b + 2] * x[2] + w[b + 3] * x[3]
+    return head + (w[b + 4] * x[4] + w[b + 5] * x[5])
+
+
+@njit(cache=True, inline="always")
+def change_matrices(H: np.ndarray, c: np.ndarray, first: int, count: int, w: np.ndarray, o: int) -> None:
+    """``count`` consecutive matrices of X (0), X^-1 (1) and L_s^-1 (2), from ``first``, at the pose
+    H (4, 4), from the constants ``c``, row major into ``w[o : o + 36 count]``: the index maps'
+    take plus each skew term ``coef R^a u^ R^e`` (a, e in {-1, 0, 1}, :func:`skew_terms`). Flat
+    indices, no views: a reshaped slice costs as much as the take itself."""
+    base = HEAD + 36 * first
+    for k in range(36 * count):
+        f = int(c[base + k])  # (an index into H.flat, 0 <= f < 16)
+        w[o + k] = H[f >> 2, f & 3]
+    if c[10] != c[11]:
+        skew_terms(H, c, first, count, w, o)
 
 
 @njit(cache=True)
-def change_matrix(H: np.ndarray, c: np.ndarray, which: int, out: np.ndarray) -> None:
-    """``out`` (6, 6) = X (which 0), X^-1 (1) or L_s^-1 (2) at the pose H (4, 4), from the
-    constants ``c``: the index map's take plus each of its skew terms ``coef R^a u^ R^e`` (a, e in
-    {-1, 0, 1})."""
-    base = HEAD + 36 * which
-    for i in range(6):
-        for j in range(6):
-            f = int(c[base + 6 * i + j])
-            out[i, j] = H[f // 4, f % 4]
+def skew_terms(H: np.ndarray, c: np.ndarray, first: int, count: int, w: np.ndarray, o: int) -> None:
+    """Add the skew terms ``coef R^a u^ R^e`` of :func:`change_matrices`' matrices into ``w`` (a
+    plain call: inlined with the take into every signature of the callers, it doubled their first
+    compilation for ~20 ns)."""
     for row in range(int(c[10]), int(c[11]), TERM):
-        if int(c[row]) != which:
+        which = int(c[row]) - first
+        if which < 0 or which >= count:
             continue
         r0, c0, a, e = int(c[row + 1]), int(c[row + 2]), int(c[row + 3]), int(c[row + 4])
         coef = c[row + 5]
@@ -101,6 +117,7 @@ def change_matrix(H: np.ndarray, c: np.ndarray, which: int, out: np.ndarray) -> 
             u0, u1, u2 = c[5], c[6], c[7]
         else:  # the base origin p
             u0, u1, u2 = H[0, 3], H[1, 3], H[2, 3]
+        at = o + 36 * which + 6 * r0 + c0
         for i in range(3):
             if a == 0:
                 y0, y1 = skew_entry(u0, u1, u2, i, 0), skew_entry(u0, u1, u2, i, 1)
@@ -115,28 +132,36 @@ def change_matrix(H: np.ndarray, c: np.ndarray, which: int, out: np.ndarray) -> 
                     z = y0 if j == 0 else (y1 if j == 1 else y2)
                 else:
                     z = y0 * _rot(H, 0, j, e) + y1 * _rot(H, 1, j, e) + y2 * _rot(H, 2, j, e)
-                out[r0 + i, c0 + j] += coef * z
+                w[at + 6 * i + j] += coef * z
+
+
+@njit(cache=True)
+def change_matrix(H: np.ndarray, c: np.ndarray, which: int, w: np.ndarray, o: int) -> None:
+    """One of :func:`change_matrices` (X (which 0), X^-1 (1) or L_s^-1 (2)) into ``w[o : o + 36]``,
+    as a plain call (for the kernels that evaluate one matrix once per call)."""
+    change_matrices(H, c, which, 1, w, o)
 
 
 @njit(cache=True, inline="always")
-def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, v_base: np.ndarray) -> None:
-    """At the pose H (4, 4) and the source base velocity ``vb`` (6,), from the constants ``c``:
-    ``work`` (114,) = ``[X | X^-1 | L_s^-1 (scratch) | T_dot nu (6, zeros when the pair has
-    none)]`` and the target base velocity ``X vb`` into ``v_base`` (6,)."""
-    X, X_inv = work[:36].reshape(6, 6), work[36:72].reshape(6, 6)
-    scratch, bias = work[72:108].reshape(6, 6), work[108:114]
-    change_matrix(H, c, 0, X)
-    change_matrix(H, c, 1, X_inv)
-    for r in range(6):
-        v_base[r] = _row(X, r, vb)
-    for k in range(6):
-        bias[k] = 0.0
+def change_base(
+    H: np.ndarray, vb: np.ndarray, c: np.ndarray, w: np.ndarray, o: int, v: np.ndarray, vo: int
+) -> None:
+    """At the pose H (4, 4) and the source base velocity ``vb`` (6,), from the constants ``c``: the
+    work array ``w[o : o + WORK]`` = ``[X | X^-1 | L_s^-1 (scratch) | T_dot nu (6, zeros when the
+    pair has none)]`` and the target base velocity ``X vb`` into ``v[vo : vo + 6]``."""
     cw, cq, cc = c[0], c[1], c[2]
-    if cw == 0.0 and cq == 0.0 and cc == 0.0:
+    free = cw == 0.0 and cq == 0.0 and cc == 0.0
+    change_matrices(H, c, 0, 2 if free else 3, w, o)  # (L_s^-1 too for T_dot nu)
+    for r in range(6):
+        v[vo + r] = _row(w, o, r, vb)
+    b = o + 108
+    for k in range(6):
+        w[b + k] = 0.0
+    if free:
         return
-    change_matrix(H, c, 2, scratch)  # the BODY velocity (v, w) of the source's
-    vx, vy, vz = _row(scratch, 0, vb), _row(scratch, 1, vb), _row(scratch, 2, vb)
-    wx, wy, wz = _row(scratch, 3, vb), _row(scratch, 4, vb), _row(scratch, 5, vb)
+    s = o + 72  # the BODY velocity (v, w) of the source's
+    vx, vy, vz = _row(w, s, 0, vb), _row(w, s, 1, vb), _row(w, s, 2, vb)
+    wx, wy, wz = _row(w, s, 3, vb), _row(w, s, 4, vb), _row(w, s, 5, vb)
     ax, ay, az = cw * (wy * vz - wz * vy), cw * (wz * vx - wx * vz), cw * (wx * vy - wy * vx)
     if cq != 0.0:  # c_q ((v - w x q) x w), q = R^T p
         qx = H[0, 0] * H[0, 3] + H[1, 0] * H[1, 3] + H[2, 0] * H[2, 3]
@@ -158,8 +183,8 @@ def change_base(H: np.ndarray, vb: np.ndarray, c: np.ndarray, work: np.ndarray, 
             H[1, 0] * ax + H[1, 1] * ay + H[1, 2] * az,
             H[2, 0] * ax + H[2, 1] * ay + H[2, 2] * az,
         )
-    i0 = int(c[4])
-    bias[i0], bias[i0 + 1], bias[i0 + 2] = ax, ay, az
+    i0 = b + int(c[4])
+    w[i0], w[i0 + 1], w[i0 + 2] = ax, ay, az
 
 
 _V, _RV = float64[::1], types.Array(float64, 1, "C", readonly=True)
@@ -176,5 +201,4 @@ def fill(H: np.ndarray, vb: np.ndarray, sd: np.ndarray, v: np.ndarray, data: np.
     n = int(data[8])
     for j in range(n):
         v[6 + j] = sd[int(data[PERM + j])]
-    w = int(data[12])
-    change_base(H, vb, data, data[w : w + WORK], v)
+    change_base(H, vb, data, data, int(data[12]), v, 0)

@@ -68,6 +68,29 @@ def test_matrix_back_reads_the_upper_triangle_when_not_full(rep: str, compiled: 
     assert_close(back(upper, cov.X), cov.matrix_back(M), 1e-12, "T^T M T")
 
 
+@pytest.mark.parametrize("zero", ["none", "lower-left", "upper-right", "both"])
+def test_base_congruence_skips_zero_blocks_exactly(zero: str) -> None:
+    """The compiled ``T^T M T`` skips X's off-diagonal 3x3 blocks that are exactly zero (every
+    pattern; junk where it must not read M): equal to the dense product."""
+    kernels = pytest.importorskip("bridge.backends.single_kernels")
+    rng = np.random.default_rng(7)
+    nv = 14
+    A = rng.normal(size=(nv, nv))
+    M = A @ A.T
+    X = rng.normal(size=(6, 6))
+    if zero in ("lower-left", "both"):
+        X[3:, :3] = 0.0
+    if zero in ("upper-right", "both"):
+        X[:3, 3:] = 0.0
+    T = np.eye(nv)
+    T[:6, :6] = X
+    junk = M.copy()  # (its base rows' lower triangle is not read: junk there)
+    junk[6:, :6] = rng.normal(size=(nv - 6, 6))
+    junk[:6, :6] = np.triu(M[:6, :6]) + np.tril(rng.normal(size=(6, 6)), -1)
+    kernels.base_congruence(junk, X, np.empty((6, 6)))
+    assert_close(junk, T.T @ M @ T, 1e-12, f"T^T M T, {zero} zero")
+
+
 def test_matrix_back_loads_its_kernels_after_compile_after_matrices() -> None:
     _, _, cov, M = _change_and_matrix(5, "mixed", True)
     back = SingleMatrixBack(cov.joints, compile_after=2)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from bridge._numba import direct
 from bridge.backends.single import COMPILE_AFTER
 
 __all__ = ["CompiledPath"]
@@ -78,8 +79,12 @@ class CompiledPath:
             queries = raw
         else:
             frame = next(iter(self._frame_id))
-            fresh = all((f(frame) if n == "frame_jacobian" else f()).base is None for n, f in raw.items())
-            queries = _in_place(self) if kern.in_place and fresh else _permuted(raw, kern, self)
+            results = {n: f(frame) if n == "frame_jacobian" else f() for n, f in raw.items()}
+            fresh = all(x.base is None for x in results.values())
+            if kern.in_place and fresh:
+                queries = _in_place(self, results)
+            else:
+                queries = _permuted(raw, kern, self, results)
         for name, query in queries.items():
             setattr(self, f"_{name}_compiled", query)
 
@@ -155,12 +160,15 @@ def _raw(eng: CompiledPath) -> dict:
             "frame_jacobian": frame_jacobian}  # fmt: skip
 
 
-def _in_place(eng: CompiledPath) -> dict:
+def _in_place(eng: CompiledPath, results: dict) -> dict:
     """:func:`_raw`'s queries with Pinocchio's fresh results converted in place by one kernel each,
-    in one Python frame."""
+    in one Python frame (each kernel's entry point for the types of ``results``, Pinocchio's results
+    at the current state: its later results have the same types)."""
     crba, nle, rnea, grav, cfj, pm, d, fids, ref = _calls(eng)
-    k = eng._kern.k
-    mb, vb, cb = k.matrix_back, k.vector_back, k.columns_back
+    k, st = eng._kern.k, eng._state1
+    mb = direct(k.matrix_back, results["mass_matrix"], st)
+    vb = direct(k.vector_back, results["bias_forces"], st)
+    cb = direct(k.columns_back, results["frame_jacobian"], st)
 
     def mass_matrix() -> np.ndarray:
         x = crba(pm, d, eng._q1)
@@ -192,16 +200,18 @@ def _in_place(eng: CompiledPath) -> dict:
             "frame_jacobian": frame_jacobian}  # fmt: skip
 
 
-def _permuted(raw: dict, kern, eng: CompiledPath) -> dict:
+def _permuted(raw: dict, kern, eng: CompiledPath, results: dict) -> dict:
     """:func:`_raw`'s queries converted into new arrays by one kernel ``kernel(x, state, out)`` each
-    (joints permuted back, or results that are not Pinocchio's own fresh arrays)."""
-    k = kern.k
+    (joints permuted back, or results that are not Pinocchio's own fresh arrays; the kernels'
+    entry points as in :func:`_in_place`)."""
+    k, st = kern.k, eng._state1
     kernels = {
         "mass_matrix": k.matrix_back_permuted,
         "bias_forces": k.vector_back_permuted,
         "gravity_forces": k.vector_back_permuted,
         "frame_jacobian": k.columns_back_permuted,
     }
+    kernels = {n: direct(f, results[n], st, np.empty_like(results[n])) for n, f in kernels.items()}
 
     def converted(call, kernel):
         def query(*frame: str) -> np.ndarray:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
+from bridge._numba import direct
 from bridge.conventions.change_of_variables import ChangeOfVariables
 from bridge.conventions.state import MODERATE_SQ, vdot
 from bridge.derivatives.select import compiled_kernels, kernels_loaded
@@ -138,10 +139,10 @@ class PinocchioBodyDerivatives:
         shape, acc = chain._shape, e._acc
         kernel = chain.kernel
         tau = d.tau  # (a view of Pinocchio's data, which lives as long as the engine)
-        ints = copy = None  # the kernel's constants, made at the first compiled state
+        ints = copy = call = None  # the kernel's constants and entry point, made at the first compiled state
 
         def run(base_acc: object, s_ddot: object) -> tuple | None:
-            nonlocal ints, copy
+            nonlocal ints, copy, call
             st = e._state1
             if st is None:
                 return None
@@ -156,13 +157,15 @@ class PinocchioBodyDerivatives:
             dq, dv, M = rnead(pm, d, e._q1, e._v1, acc)
             out = empty(shape)
             if kernel is None:
-                copy = copy or _copy_kernel(chain)
+                copy = copy or _copy_kernel(chain, dq, dv, M.T, out)
                 copy[0](copy[1], dq, dv, M.T, out)
             else:
-                if ints is None:
+                if ints is None:  # (the kernel's entry point: base_acc is a float64 (6,) array, which
+                    # the acceleration kernel's dispatch has checked)
                     ints = chain.constants(*self._offsets("X", "vb"))
-                kernel(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
-            out.setflags(write=False)
+                    call = direct(kernel, ints, st, empty(6), tau, dq, dv, M.T, out)
+                call(ints, st, base_acc, tau, dq, dv, M.T, out)  # (M symmetric: its F-ordered transpose)
+            out.setflags(False)  # (read-only, and so its three views; positional: a third of the cost)
             return out[0], out[1], out[2]
 
         return run
@@ -182,10 +185,10 @@ class PinocchioBodyDerivatives:
         t = np.zeros(self._pm.nv)  # Pinocchio's generalized force: T^-T [0; tau] = [0; P tau]
         t_joints = t[6:]
         ddq = d.ddq  # (a view of Pinocchio's data)
-        ints = copy = None
+        ints = copy = call = None
 
         def run(tau: object) -> tuple | None:
-            nonlocal ints, copy
+            nonlocal ints, copy, call
             st = e._state1
             if (
                 st is None
@@ -202,13 +205,14 @@ class PinocchioBodyDerivatives:
             da_dq, da_dv, M_inv = abad(pm, d, e._q1, e._v1, t)
             out = empty(shape)
             if kernel is None:
-                copy = copy or _copy_kernel(chain)
+                copy = copy or _copy_kernel(chain, da_dq, da_dv, M_inv, out)
                 copy[0](copy[1], da_dq, da_dv, M_inv, out)
             else:
                 if ints is None:  # (the kernel takes Pinocchio's acceleration and the state's T_dot nu)
                     ints = chain.constants(*self._offsets("X", "vb", "bias"))
-                kernel(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
-            out.setflags(write=False)
+                    call = direct(kernel, ints, st, ddq, t, da_dq, da_dv, M_inv, out)
+                call(ints, st, ddq, t, da_dq, da_dv, M_inv, out)
+            out.setflags(False)  # (read-only, and so its three views; positional: a third of the cost)
             return out[0], out[1], out[2]
 
         return run
@@ -337,8 +341,10 @@ class PinocchioBodyDerivatives:
             yield da_dq, da_dv, M_inv, a
 
 
-def _copy_kernel(chain) -> tuple:
-    """The permutation's kernel (:func:`bridge.derivatives.kernels.copy_permuted`) and its constants
-    for ``chain`` (T the joint permutation; numba runs: the engine's state is compiled)."""
+def _copy_kernel(chain, *examples: np.ndarray) -> tuple:
+    """The permutation's kernel (:func:`bridge.derivatives.kernels.copy_permuted`; its entry point
+    for the types of ``examples``, Pinocchio's three matrices and the result) and its constants for
+    ``chain`` (T the joint permutation; numba runs: the engine's state is compiled)."""
     kernels = compiled_kernels()
-    return kernels.copy_permuted, kernels.constants(False, False, chain._order, 0, 0)
+    ints = kernels.constants(False, False, chain._order, 0, 0)
+    return direct(kernels.copy_permuted, ints, *examples), ints
