@@ -78,6 +78,8 @@ class CompiledSingle:
         from . import single_kernels as k
 
         self.k = k
+        #: the state kernel (:func:`.single_kernels.set_state`), one look-up less per state
+        self.set_state = k.set_state
         change = single_base_change(source, target)
         wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
         extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]

@@ -183,11 +183,36 @@ def test_a_failed_state_leaves_the_previous_one() -> None:
     M = kd.mass_matrix().copy()
     nan = s.copy()
     nan[0] = np.nan
-    for _ in range(2):  # (both spare buffers)
+    for _ in range(2):  # (the state array is written in place: twice, nothing may change)
         with pytest.raises(StateError):
             kd.set_state(H, nan, v, sd)
     assert_close(kd.mass_matrix(), M, 0.0)
     assert_close(kd.state.s, s, 0.0)
+
+
+def test_earlier_states_and_results_stay_as_they_were() -> None:
+    """The compiled path writes one state array in place: a State and results taken at one state are
+    not views of it, and each new state's queries are its own (three states in a row)."""
+    model = _models()[0]
+    rng = np.random.default_rng(13)
+    kd = bridge.KinDyn(model, "pinocchio", "mixed")
+    ref = bridge.KinDyn(model, "pinocchio", "mixed")
+    frame = model.frames[-1].name
+    taken = []
+    for _ in range(3):
+        H, s, v, sd, *_ = _inputs(model, rng)
+        kd.set_state(H, s, v, sd)
+        assert kd._engine._mode == "compiled"
+        taken.append(((H, s, v, sd), kd.state, kd.mass_matrix(), kd.frame_jacobian(frame)))
+    for (H, s, v, sd), state, M, J in taken:
+        ref.set_robot_state(bridge.State(H, s[None], v, sd, "mixed"))  # (a batch of one: the general path)
+        assert_close(state.world_H_base.matrix, H, 0.0)
+        assert_close(state.s, s, 0.0)
+        assert_close(state.base_velocity, v, 0.0)
+        assert_close(state.s_dot, sd, 0.0)
+        assert_close(M, ref.mass_matrix()[0], 1e-12)
+        assert_close(J, ref.frame_jacobian(frame)[0], 1e-12)
+    assert_close(kd.state.s, taken[-1][0][1], 0.0)
 
 
 def test_declined_without_a_floating_base_or_with_continuous_joints() -> None:

@@ -72,7 +72,10 @@ class CompiledPath:
         of the 0.5 to 1 us a query adds to Pinocchio's call, measured on iCub).
 
         Called at the first compiled state (the current state's q is Pinocchio's first call here,
-        to check once that its results are fresh arrays, which the kernels may overwrite)."""
+        to check once that its results are fresh arrays, which the kernels may overwrite). The
+        compiled path has one state array, written in place at every state
+        (:meth:`~bridge.backends.pinocchio.single.SingleStatePath.set_single_state`): its views
+        (q, v, Pinocchio's bias acceleration, the array itself) are the closures' constants too."""
         kern = self._kern
         raw = _raw(self)
         if kern.identity:
@@ -139,21 +142,22 @@ def _raw(eng: CompiledPath) -> dict:
     at the current state (``bias_forces`` with Pinocchio's acceleration ``T_dot nu`` unless the
     change has none)."""
     crba, nle, rnea, grav, cfj, pm, d, fids, ref = _calls(eng)
+    q, v, abias = eng._q1, eng._v1, eng._abias1  # (the compiled state's views: see _bind_compiled)
 
     def mass_matrix() -> np.ndarray:
-        return crba(pm, d, eng._q1)
+        return crba(pm, d, q)
 
     def bias_forces() -> np.ndarray:
-        return rnea(pm, d, eng._q1, eng._v1, eng._abias1)
+        return rnea(pm, d, q, v, abias)
 
     def bias_free() -> np.ndarray:
-        return nle(pm, d, eng._q1, eng._v1)
+        return nle(pm, d, q, v)
 
     def gravity_forces() -> np.ndarray:
-        return grav(pm, d, eng._q1)
+        return grav(pm, d, q)
 
     def frame_jacobian(frame: str) -> np.ndarray:  # (nv >= 6: a (6, nv) array)
-        return cfj(pm, d, eng._q1, fids[frame], ref)
+        return cfj(pm, d, q, fids[frame], ref)
 
     h = bias_free if eng._kern.bias_free else bias_forces
     return {"mass_matrix": mass_matrix, "bias_forces": h, "gravity_forces": gravity_forces,
@@ -166,33 +170,34 @@ def _in_place(eng: CompiledPath, results: dict) -> dict:
     at the current state: its later results have the same types)."""
     crba, nle, rnea, grav, cfj, pm, d, fids, ref = _calls(eng)
     k, st = eng._kern.k, eng._state1
+    q, v, abias = eng._q1, eng._v1, eng._abias1
     mb = direct(k.matrix_back, results["mass_matrix"], st)
     vb = direct(k.vector_back, results["bias_forces"], st)
     cb = direct(k.columns_back, results["frame_jacobian"], st)
 
     def mass_matrix() -> np.ndarray:
-        x = crba(pm, d, eng._q1)
-        mb(x, eng._state1)
+        x = crba(pm, d, q)
+        mb(x, st)
         return x
 
     def bias_forces() -> np.ndarray:
-        x = rnea(pm, d, eng._q1, eng._v1, eng._abias1)
-        vb(x, eng._state1)
+        x = rnea(pm, d, q, v, abias)
+        vb(x, st)
         return x
 
     def bias_free() -> np.ndarray:
-        x = nle(pm, d, eng._q1, eng._v1)
-        vb(x, eng._state1)
+        x = nle(pm, d, q, v)
+        vb(x, st)
         return x
 
     def gravity_forces() -> np.ndarray:
-        x = grav(pm, d, eng._q1)
-        vb(x, eng._state1)
+        x = grav(pm, d, q)
+        vb(x, st)
         return x
 
     def frame_jacobian(frame: str) -> np.ndarray:
-        x = cfj(pm, d, eng._q1, fids[frame], ref)
-        cb(x, eng._state1)
+        x = cfj(pm, d, q, fids[frame], ref)
+        cb(x, st)
         return x
 
     h = bias_free if eng._kern.bias_free else bias_forces
@@ -217,7 +222,7 @@ def _permuted(raw: dict, kern, eng: CompiledPath, results: dict) -> dict:
         def query(*frame: str) -> np.ndarray:
             x = call(*frame)
             out = np.empty_like(x)
-            kernel(x, eng._state1, out)
+            kernel(x, st, out)
             return out
 
         return query
