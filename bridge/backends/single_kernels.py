@@ -37,8 +37,11 @@ __all__ = [
     "base_rows",
     "columns_back",
     "columns_back_permuted",
+    "columns_flat",
+    "congruence_flat",
     "congruence_rows",
     "force",
+    "force_flat",
     "frame_columns_back",
     "layout",
     "matrix_back",
@@ -164,28 +167,44 @@ def congruence_flat(M: np.ndarray, x: np.ndarray, xo: int, c: np.ndarray, co: in
 @njit(cache=True, inline="always")
 def base_congruence(M: np.ndarray, X: np.ndarray, C: np.ndarray) -> None:
     """In place, ``M`` (nv, nv) symmetric (upper triangle read) -> ``T^T M T`` (full) for ``T =
-    blkdiag(X, 1)``, ``X`` (6, 6); ``C`` (6, 6) scratch (both C-contiguous): :func:`congruence_flat`."""
-    congruence_flat(M, X.reshape(36), 0, C.reshape(36), 0)
+    blkdiag(X, 1)``, ``X`` (6, 6); ``C`` (6, 6) scratch, C-contiguous: :func:`congruence_flat`."""
+    congruence_flat(M, np.ascontiguousarray(X).reshape(36), 0, C.reshape(36), 0)
 
 
 @njit(cache=True, inline="always")
-def base_columns(J: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
-    """``out[:, :6] = J[:, :6] X`` for ``J`` (m, nv), ``X`` (6, 6) (``out`` may be ``J``: ``J T``
-    in place for ``T = blkdiag(X, 1)``)."""
+def columns_flat(J: np.ndarray, x: np.ndarray, xo: int, out: np.ndarray) -> None:
+    """``out[:, :6] = J[:, :6] X`` for ``J`` (m, nv), ``X`` row major in ``x[xo : xo + 36]`` (``out``
+    may be ``J``: ``J T`` in place for ``T = blkdiag(X, 1)``)."""
     for i in range(J.shape[0]):
         j0, j1, j2, j3, j4, j5 = J[i, 0], J[i, 1], J[i, 2], J[i, 3], J[i, 4], J[i, 5]
         for c in range(6):
+            a = xo + c
             out[i, c] = (
-                j0 * X[0, c] + j1 * X[1, c] + j2 * X[2, c] + j3 * X[3, c] + j4 * X[4, c] + j5 * X[5, c]
+                j0 * x[a] + j1 * x[a + 6] + j2 * x[a + 12] + j3 * x[a + 18] + j4 * x[a + 24] + j5 * x[a + 30]
             )
 
 
 @njit(cache=True, inline="always")
-def base_force(x: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
-    """``out[:6] = X^T x[:6]`` for ``x`` (nv,), ``X`` (6, 6) (``out`` may be ``x``)."""
-    h0, h1, h2, h3, h4, h5 = x[0], x[1], x[2], x[3], x[4], x[5]
+def force_flat(v: np.ndarray, x: np.ndarray, xo: int, out: np.ndarray) -> None:
+    """``out[:6] = X^T v[:6]`` for ``v`` (nv,), ``X`` row major in ``x[xo : xo + 36]`` (``out`` may be
+    ``v``)."""
+    h0, h1, h2, h3, h4, h5 = v[0], v[1], v[2], v[3], v[4], v[5]
     for r in range(6):
-        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
+        a = xo + r
+        out[r] = x[a] * h0 + x[a + 6] * h1 + x[a + 12] * h2 + x[a + 18] * h3 + x[a + 24] * h4 + x[a + 30] * h5
+
+
+@njit(cache=True, inline="always")
+def base_columns(J: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
+    """``out[:, :6] = J[:, :6] X`` for ``J`` (m, nv), ``X`` (6, 6) (``out`` may be ``J``):
+    :func:`columns_flat`."""
+    columns_flat(J, np.ascontiguousarray(X).reshape(36), 0, out)
+
+
+@njit(cache=True, inline="always")
+def base_force(x: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
+    """``out[:6] = X^T x[:6]`` for ``x`` (nv,), ``X`` (6, 6) (``out`` may be ``x``): :func:`force_flat`."""
+    force_flat(x, np.ascontiguousarray(X).reshape(36), 0, out)
 
 
 @njit(cache=True, inline="always")
@@ -322,7 +341,7 @@ def matrix_back_permuted(M: np.ndarray, state: np.ndarray, out: np.ndarray) -> N
 @njit(void(_V, _V), cache=True)
 def vector_back(x: np.ndarray, state: np.ndarray) -> None:
     """``x <- T^T x`` (nv,) in place, the joint order the identity: a generalized force."""
-    base_force(x, _X(state, False), x)
+    force_flat(x, state, _work(state), x)
 
 
 @njit(void(_V, _V, _V), cache=True)
@@ -330,14 +349,14 @@ def vector_back_permuted(x: np.ndarray, state: np.ndarray, out: np.ndarray) -> N
     """``out = T^T x`` (nv,), the joints permuted back."""
     for i in range(6, x.shape[0]):
         out[i] = x[_order(state, i)]
-    base_force(x, _X(state, False), out)
+    force_flat(x, state, _work(state), out)
 
 
 @njit(void(_M, _V), cache=True)
 def columns_back(J: np.ndarray, state: np.ndarray) -> None:
     """``J <- J T`` (m, nv) in place, the joint order the identity: a Jacobian of the library's
     velocity as one of the source's."""
-    base_columns(J, _X(state, False), J)
+    columns_flat(J, state, _work(state), J)
 
 
 @njit(void(_M, _V, _M), cache=True)
@@ -347,7 +366,7 @@ def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> 
     for i in range(J.shape[0]):
         for j in range(6, nv):
             out[i, j] = J[i, _order(state, j)]
-    base_columns(J, _X(state, False), out)
+    columns_flat(J, state, _work(state), out)
 
 
 @njit(_ACCELERATION, cache=True)
@@ -456,4 +475,4 @@ def frame_columns_back(
     for i in range(6):
         for j in range(6, nv):
             out[i, j] = J[i, _order(state, j)]
-    base_columns(J, _X(state, False), out)
+    columns_flat(J, state, _work(state), out)

@@ -109,7 +109,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             # out is a view of it (the State is rebuilt from copies). The current state's names
             # then stay bound from one state to the next: no stores on this path (about 0.15 us of
             # the 0.25 us it spent around the kernel, measured on iCub).
-            state = kern.states[0][0]
+            state = kern.state
             try:
                 done = kern.set_state(world_H_base, s, base_velocity, s_dot, state)
             except TypeError:
