@@ -106,6 +106,27 @@ def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) 
 
 
 @njit(cache=True, inline="always")
+def _three(
+    a0: float, a1: float, a2: float, a3: float, a4: float, a5: float,
+    b0: float, b1: float, b2: float, b3: float, b4: float, b5: float,
+    c0: float, c1: float, c2: float, c3: float, c4: float, c5: float,
+    m0: float, m1: float, m2: float, m3: float, m4: float, m5: float, first: bool, last: bool,
+) -> tuple[float, float, float]:  # fmt: skip
+    """Three entries ``x . m`` of rows ``x = a, b, c`` and the 6-vector ``m``: their first three
+    terms alone (``first``) or their last three (``last``) when the others' x are exact zeros (the
+    kept terms sum to the same number), else all six."""
+    if first:
+        return a0 * m0 + a1 * m1 + a2 * m2, b0 * m0 + b1 * m1 + b2 * m2, c0 * m0 + c1 * m1 + c2 * m2
+    if last:
+        return a3 * m3 + a4 * m4 + a5 * m5, b3 * m3 + b4 * m4 + b5 * m5, c3 * m3 + c4 * m4 + c5 * m5
+    return (
+        a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5),
+        b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5),
+        c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5),
+    )
+
+
+@njit(cache=True, inline="always")
 def congruence_flat(M: np.ndarray, x: np.ndarray, xo: int, c: np.ndarray, co: int) -> None:
     """:func:`base_congruence` with ``X`` row major in ``x[xo : xo + 36]`` and the (6, 6) scratch in
     ``c[co : co + 36]``: flat indices, no reshaped views (two of them cost half as much as the
@@ -128,18 +149,14 @@ def congruence_flat(M: np.ndarray, x: np.ndarray, xo: int, c: np.ndarray, co: in
     up = up and f0 == 0.0 and f1 == 0.0 and f2 == 0.0  # X[:3, 3:]: g3..g5 read m3..m5 only
     for j in range(6, nv):  # the base rows of joint column j, X^T M[:6, j], mirrored into row j
         m0, m1, m2, m3, m4, m5 = M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j]
-        if low:
-            g0, g1, g2 = a0 * m0 + a1 * m1 + a2 * m2, b0 * m0 + b1 * m1 + b2 * m2, c0 * m0 + c1 * m1 + c2 * m2
-        else:
-            g0 = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-            g1 = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-            g2 = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        if up:
-            g3, g4, g5 = d3 * m3 + d4 * m4 + d5 * m5, e3 * m3 + e4 * m4 + e5 * m5, f3 * m3 + f4 * m4 + f5 * m5
-        else:
-            g3 = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-            g4 = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-            g5 = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        g0, g1, g2 = _three(
+            a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5, c0, c1, c2, c3, c4, c5,
+            m0, m1, m2, m3, m4, m5, low, False,
+        )  # fmt: skip
+        g3, g4, g5 = _three(
+            d0, d1, d2, d3, d4, d5, e0, e1, e2, e3, e4, e5, f0, f1, f2, f3, f4, f5,
+            m0, m1, m2, m3, m4, m5, False, up,
+        )  # fmt: skip
         M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j] = g0, g1, g2, g3, g4, g5
         M[j, 0], M[j, 1], M[j, 2], M[j, 3], M[j, 4], M[j, 5] = g0, g1, g2, g3, g4, g5
     for i in range(1, 6):  # the corner: mirrored, then C = S X and X^T C (the X locals' columns)
