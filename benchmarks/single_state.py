@@ -115,89 +115,29 @@ def numba_floor(min_time: float, rounds: int) -> float | None:
     return best_rounds({"nop": lambda: nop(a, b)}, min_time, rounds)["nop"]
 
 
-def kernels_only(kd, pin, H, s, vb, sd, frame: str):
+def kernels_only(kd, H, s, vb, sd, frame: str):
     """The bundle as bare calls, or None without the compiled path: ``(kernels only, smallest API,
     smallest API's J)``.
 
-    ``kernels only``: the engine's compiled ``set_state`` kernel, then each of Pinocchio's calls
-    followed by the kernel that converts its result (through its compiled entry point, as the
-    engine calls it), from one Python function with every argument at hand (no API, no checks, no
-    cache): the floor of this design, what any Python API converting Pinocchio's results with
-    compiled kernels pays before its own calls. ``smallest API``: the same calls behind four
-    methods doing the least a caching API must (``set_state`` empties the cache; each query looks
-    it up, computes, marks the result read-only and stores it); its J is also timed alone, after
-    emptying its cache, as KinDyn's J is."""
-    try:
-        from bridge._numba import direct
-    except ImportError:  # (an older checkout, with --compare: the dispatcher)
-
-        def direct(kernel, *examples):
-            return kernel
-
+    ``kernels only``: the engine's compiled ``set_state`` kernel, then its compiled queries (each
+    Pinocchio's call followed by the kernel that converts its result, one Python frame: the closures
+    of :mod:`bridge.backends.pinocchio.compiled`), from one Python function with every argument at
+    hand (no API, no checks, no cache): the floor of this design, what any Python API converting
+    Pinocchio's results with compiled kernels pays before its own calls. ``smallest API``: the same
+    calls behind four methods doing the least a caching API must (``set_state`` empties the cache;
+    each query looks it up, computes, marks the result read-only and stores it); its J is also timed
+    alone, after emptying its cache, as KinDyn's J is."""
     e = kd._engine
     kern = getattr(e, "_kern", None)
     if kern is None or getattr(e, "_mode", None) != "compiled":
         return None
-    k, pm, d = kern.k, e.pm, e.data
-    state, q, v, _, _, _, bias, _, _ = kern.states[0]
-    fid, ref = e._frame_id[frame], e._ref
-    M, J, h = np.empty((pm.nv, pm.nv)), np.empty((6, pm.nv)), np.empty(pm.nv)
-    set_kernel = k.set_state
-
-    def bias_forces():
-        return pin.nle(pm, d, q, v) if kern.bias_free else pin.rnea(pm, d, q, v, bias)
-
-    if kern.identity:
-        calls = (
-            lambda: pin.crba(pm, d, q), bias_forces, lambda: pin.computeFrameJacobian(pm, d, q, fid, ref)
-        )
-    elif kern.in_place:
-        mb = direct(k.matrix_back, M, state)
-        vb_ = direct(k.vector_back, h, state)
-        cb = direct(k.columns_back, J, state)
-
-        def m_():
-            x = pin.crba(pm, d, q)
-            mb(x, state)
-            return x
-
-        def h_():
-            x = bias_forces()
-            vb_(x, state)
-            return x
-
-        def j_():
-            x = pin.computeFrameJacobian(pm, d, q, fid, ref)
-            cb(x, state)
-            return x
-
-        calls = (m_, h_, j_)
-    else:
-        mbp = direct(k.matrix_back_permuted, M, state, M)
-        vbp = direct(k.vector_back_permuted, h, state, h)
-        cbp = direct(k.columns_back_permuted, J, state, J)
-
-        def m_():
-            out = np.empty((pm.nv, pm.nv))
-            mbp(pin.crba(pm, d, q), state, out)
-            return out
-
-        def h_():
-            out = np.empty(pm.nv)
-            vbp(bias_forces(), state, out)
-            return out
-
-        def j_():
-            out = np.empty((6, pm.nv))
-            cbp(pin.computeFrameJacobian(pm, d, q, fid, ref), state, out)
-            return out
-
-        calls = (m_, h_, j_)
-    m_, h_, j_ = calls
+    state, set_kernel = kern.states[0][0], kern.k.set_state
+    m_, h_ = e._mass_matrix_compiled, e._bias_forces_compiled
+    jac = e._frame_jacobian_compiled
 
     def bundle():
         set_kernel(H, s, vb, sd, state)
-        m_(), h_(), j_()
+        m_(), h_(), jac(frame)
 
     class SmallestApi:
         def __init__(self) -> None:
@@ -207,10 +147,10 @@ def kernels_only(kd, pin, H, s, vb, sd, frame: str):
             if set_kernel(H, s, vb, sd, state):
                 self._cache = {}
 
-        def _query(self, key, call):
+        def _query(self, key, call, *args):
             value = self._cache.get(key)
             if value is None:
-                value = call()
+                value = call(*args)
                 value.setflags(False)
                 self._cache[key] = value
             return value
@@ -222,7 +162,7 @@ def kernels_only(kd, pin, H, s, vb, sd, frame: str):
             return self._query("h", h_)
 
         def frame_jacobian(self, frame):
-            return self._query(("J", frame), j_)
+            return self._query(("J", frame), jac, frame)
 
     api = SmallestApi()
 
@@ -313,7 +253,7 @@ def measure(args) -> dict:
             ("FD derivatives", "bridge"): lambda kd=kd: kd.forward_dynamics_derivatives(tq),
             ("FD derivatives", "raw"): lambda: pin.computeABADerivatives(pm, d, q, v, tau),
         }
-        floors = kernels_only(kd, pin, H, s, vb, sd, frame)
+        floors = kernels_only(kd, H, s, vb, sd, frame)
         if floors is not None:
             fns["bundle", "kernels only"], fns["bundle", "smallest API"], fns["J", "smallest API"] = floors
         t = best_rounds(fns, args.min_time, args.rounds)

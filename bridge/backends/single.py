@@ -80,9 +80,6 @@ class CompiledSingle:
         self.k = k
         #: the state kernel (:func:`.single_kernels.set_state`), one look-up less per state
         self.set_state = k.set_state
-        #: the state array of an engine that writes it in place at every state (its kernel checks
-        #: everything before it writes): ``states[0][0]``
-        self.state = None
         change = single_base_change(source, target)
         wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
         extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
@@ -103,6 +100,8 @@ class CompiledSingle:
             views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
             H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
             self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
+        #: the state array of an engine that writes it in place at every state (its kernel checks
+        #: everything before it writes): ``states[0][0]``
         self.state = self.states[0][0]
 
 
@@ -178,7 +177,7 @@ class LibrarySingleState:
         if kern is not None:
             arrays = kern.states[self._spare]
             try:
-                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
+                done = kern.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
             except TypeError:  # not four contiguous float64 arrays: the numpy path below
                 done = None
             if done is not None:

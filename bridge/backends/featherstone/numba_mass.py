@@ -55,6 +55,7 @@ def _mass(parent, code, vidx, qidx, Et, rt, mass, h0, Ib0, fperm, pose, s, arm, 
         )
         parent_, code_, vidx_, qidx_, fperm_, Et_, rt_, mass_, h0_, Ib0_, arm_, ix_ = consts
         Xg, Ew, pw, S, IC, Z = scratch
+        Xf = Xg.reshape(Xg.shape[0] * 36)  # (Xg flat, for change_matrix's offsets)
         qb, lcb, lsb, Eb, E3, rb = buffers
         c_ = c.copy()
         H4 = np.empty((4, 4))
@@ -78,7 +79,7 @@ def _mass(parent, code, vidx, qidx, Et, rt, mass, h0, Ib0, fperm, pose, s, arm, 
                         Eb[3 * x + y, k] = H4[y, x]
                     rb[x, k] = H4[x, 3]
                 if Xg.shape[0] > 0:
-                    change_matrix(H4, c_, 0, Xg.reshape(Xg.shape[0] * 36), 36 * k)
+                    change_matrix(H4, c_, 0, Xf, 36 * k)
             # (the joints' cosines and sines by joint position: qidx serves as their rows)
             _crba_stage(
                 nl, parent_, code_, vidx_, qidx_, qidx_, Et_, rt_, mass_, h0_, Ib0_, qb, lcb, lsb, E3, rb,

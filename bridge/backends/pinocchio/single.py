@@ -117,7 +117,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             if done:
                 if self._state1 is not state:  # (the first compiled state since another path)
                     self._current_compiled(kern.states[0])
-                elif self._state is not None or self._cov is not None or self._q is not None:
+                else:
                     self._state = self._cov = self._q = None
                 if gravity is not self._g_last:
                     self._set_gravity(gravity)
