@@ -32,7 +32,7 @@ class FlatBatch:
     ``pad``: the number of padding rows, or a function of the number of samples giving it.
     """
 
-    __slots__ = ("H", "_rep", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
+    __slots__ = ("H", "_layout", "_rep", "base_velocity", "batch_shape", "gravity", "n", "rows", "s", "s_dot")
 
     def __init__(self, state: State, gravity: np.ndarray, pad: int | Callable[[int], int] = 0) -> None:
         H = state.world_H_base.matrix
@@ -48,10 +48,10 @@ class FlatBatch:
         )
         self.n = int(np.prod(self.batch_shape, dtype=int))
         self.rows = self.n + (pad(self.n) if callable(pad) else pad)
-        k = state.s.shape[-1]
+        self._layout = state.layout
         self.H = self.flatten(H, (4, 4))
-        self.s = self.flatten(state.s, (k,))
-        self.s_dot = self.flatten(state.s_dot, (k,))
+        self.s = self.flatten(state.s, (state.s.shape[-1],))
+        self.s_dot = self.flatten(state.s_dot, (state.s_dot.shape[-1],))
         self.base_velocity = self.flatten(state.base_velocity, (6,))
         self.gravity = self.flatten(gravity, (3,))
 
@@ -66,7 +66,7 @@ class FlatBatch:
         flat.batch_shape, flat.n, flat.rows = (), 1, 1
         flat.H, flat.s, flat.s_dot = H[None], s[None], s_dot[None]
         flat.base_velocity, flat.gravity = base_velocity[None], gravity[None]
-        flat._rep = None
+        flat._rep = flat._layout = None
         return flat
 
     def flatten(self, x: np.ndarray, tail: tuple[int, ...]) -> np.ndarray:
@@ -101,7 +101,13 @@ class FlatBatch:
         from bridge.spatial import Transform
 
         flat = State(
-            Transform(self.H, check=False), self.s, self.base_velocity, self.s_dot, self._rep, check=False
+            Transform(self.H, check=False),
+            self.s,
+            self.base_velocity,
+            self.s_dot,
+            self._rep,
+            check=False,
+            layout=self._layout,
         )
         return flat if self._rep is representation else flat.to(representation)
 

@@ -54,13 +54,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class _Body:
-    """A moving body: its link (a frame), its Jacobian columns (ancestor mask), the column its own
-    joint moves (None for the floating base) and the inertia (6, 6) of it and the links welded to
-    it, in its link's coordinates (None if it carries no inertia at all)."""
+    """A moving body: its link (a frame), its Jacobian columns (ancestor mask), the columns its own
+    joint moves (None for the floating base; several for a planar, ball or free joint) and the
+    inertia (6, 6) of it and the links welded to it, in its link's coordinates (None if it carries
+    no inertia at all)."""
 
     link: str
     mask: np.ndarray  # (nv,) bool
-    column: int | None
+    column: slice | None
     inertia: np.ndarray | None
 
 
@@ -80,11 +81,13 @@ def _bodies(model: Model) -> tuple[_Body, ...]:
     mask = {model.base: np.zeros(nv, dtype=bool)}
     if model.floating:
         mask[model.base][:6] = True
-    column: dict[str, int | None] = {model.base: None}
+    column: dict[str, slice | None] = {model.base: None}
+    coords = model.coordinates
     for j in model.depth_first_joints:
         if j.movable:
             m = mask[body_of[j.parent][0]].copy()
-            c = nb + model.dof_index(j.name)
+            cs = coords.v_slice(coords.index[j.name])
+            c = slice(nb + cs.start, nb + cs.stop)
             m[c] = True
             body_of[j.child], mask[j.child], column[j.child] = (j.child, Transform.identity()), m, c
         else:
@@ -141,13 +144,58 @@ def _body_terms(engine: Engine, need_derivative: bool):
         S_dot = np.zeros((*lead, 6, model.nv))
         for body, J, _ in terms:
             v = np.einsum("...ij,...j->...i", J, nu)
-            if body.column is not None:  # a joint column, constant in its child link
-                S_dot[..., :, body.column] = np.einsum("...ij,...j->...i", crm(v), J[..., :, body.column])
+            if body.column is not None:  # joint columns, constant in its child link (in BODY form)
+                S_dot[..., :, body.column] = crm(v) @ J[..., :, body.column]
             else:  # the floating base: d/dt A_X_W = crm(u_W) A_X_W
                 u = expressed_frame_velocity(engine.state.world_H_base, v, engine.representation)
                 if u is not None:  # (zero when W is the world)
                     S_dot[..., :, :6] = crm(u) @ J[..., :, :6]
+        for (a, b), (_, Xp_inv, Xp_dot) in _wide_blocks(engine).items():
+            cols = slice(a, b)
+            J_c = terms[_column_body(terms, cols)][1][..., :, cols]
+            S_dot[..., :, cols] = S_dot[..., :, cols] + J_c @ (Xp_inv @ Xp_dot)
     return terms, S_dot
+
+
+def _column_body(terms: list, cols: slice) -> int:
+    """The index in ``terms`` of the body whose own joint moves the columns ``cols``."""
+    for k, (body, _, _) in enumerate(terms):
+        if body.column == cols:
+            return k
+    raise KeyError(cols)  # pragma: no cover - every joint's columns belong to its child
+
+
+def _wide_blocks(engine: Engine) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """For each planar, ball or free joint whose velocity in the engine's representation is not the
+    BODY form: its columns ``(start, stop)`` (absolute, in nu) -> ``(X', X'^-1, X'_dot)``
+    (..., w, w), ``X'`` the joint's block from the representation to the BODY form. The joint's
+    world Jacobian columns are ``S_w X'`` (``S_w`` constant in the child link), so their derivative
+    is ``v_K x J_c + S_w X'_dot = v_K x J_c + J_c X'^-1 X'_dot`` (docs/theory.md, "Joints of several
+    coordinates"), and the joint's armature ``a`` (constant in the BODY form) adds
+    ``a X'^T X'_dot`` to its diagonal block of the Coriolis matrix."""
+    model = engine.model
+    if model.single_coordinate:
+        return {}
+    from bridge.conventions.declaration import BODY_VELOCITY
+    from bridge.conventions.joint_blocks import joint_declaration, joint_maps
+    from bridge.conventions.state import velocity_declaration
+    from bridge.spatial.xp import NUMPY
+
+    rep = velocity_declaration(engine.representation)
+    state = engine.state
+    coords = model.coordinates
+    nb = 6 if model.floating else 0
+    out: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    for k in coords.wide:
+        kind = coords.kinds[k]
+        if joint_declaration(kind, rep).same_frame(joint_declaration(kind, BODY_VELOCITY)):
+            continue
+        q_sl, v_sl = coords.q_slice(k), coords.v_slice(k)
+        q, v = state.s[..., q_sl], state.s_dot[..., v_sl]
+        Xp, Xp_inv, Xp_dot = joint_maps(kind, rep, BODY_VELOCITY, q, v, NUMPY)
+        if Xp_dot is not None:
+            out[(nb + v_sl.start, nb + v_sl.stop)] = (Xp, Xp_inv, Xp_dot)
+    return out
 
 
 def _nu(engine: Engine) -> np.ndarray:
@@ -182,7 +230,19 @@ def coriolis_matrix(engine: Engine) -> np.ndarray:
         B = 0.5 * (crf(v) @ Y - Y @ crm(v) + _fbar(Yv))
         J_dot = S_dot * body.mask
         C = C + np.swapaxes(J, -1, -2) @ (Y @ J_dot + B @ J)
+    model = engine.model
+    for (a, b), (Xp, _, Xp_dot) in _wide_blocks(engine).items():
+        armature = model.joint(_joint_at(model, a)).armature
+        if armature:
+            C[..., a:b, a:b] += armature * np.swapaxes(Xp, -1, -2) @ Xp_dot
     return C
+
+
+def _joint_at(model: Model, column: int) -> str:
+    """The DOF joint whose velocities start at ``column`` of nu."""
+    coords = model.coordinates
+    start = column - (6 if model.floating else 0)
+    return coords.names[int(np.searchsorted(coords.v_start, start))]
 
 
 _ANCESTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -198,7 +258,7 @@ def _ancestry(model: Model) -> np.ndarray:
     out = np.zeros((nv, nv))
     for body in _bodies(model):
         if body.column is not None:
-            out[:, body.column] = body.mask
+            out[:, body.column] = body.mask[:, None]
         else:
             out[:, :6] = body.mask[:, None]
     out.setflags(write=False)
@@ -232,6 +292,8 @@ def frame_jacobian_derivative(engine: Engine, frame: str) -> np.ndarray:
     nu = _nu(engine)
     V = S @ (nu[..., :, None] * _ancestry(model))  # column c: the world velocity of its body
     S_dot = _cross_columns(V, S)
+    for (a, b), (_, Xp_inv, Xp_dot) in _wide_blocks(engine).items():  # (see _wide_blocks)
+        S_dot[..., :, a:b] = S_dot[..., :, a:b] + S[..., :, a:b] @ (Xp_inv @ Xp_dot)
     if model.floating:  # the base columns A_X_W: d/dt = crm(u_W) A_X_W (V's base columns are v_B)
         u = expressed_frame_velocity(engine.state.world_H_base, V[..., :, 0], rep)
         S_dot[..., :, :6] = 0.0 if u is None else crm(u) @ S[..., :, :6]

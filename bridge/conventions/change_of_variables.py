@@ -369,6 +369,17 @@ class ChangeOfVariables:
             return out
         return self._columns_back(J_t, X)
 
+    def jacobian_derivative_back(self, J_t: Any) -> Any:
+        """``J_t T_dot`` (..., m, nv): with :meth:`jacobian_back` of ``J_dot_t``, the time derivative of
+        ``J_t T`` (a target Jacobian and its derivative as a source one); zero but for the base
+        columns here."""
+        o = self.ops
+        out = 0.0 * self._columns_back(J_t, None)
+        if self.X_dot is None:
+            return out
+        base = o.matmul(o.mpart(J_t, slice(None), slice(0, 6)), self.X_dot)
+        return o.block([[base, o.mpart(out, slice(None), slice(6, self.joints.nv))]])
+
     def matrix_back(self, M_t: Any, out: np.ndarray | None = None, overwrite: bool = False) -> Any:
         """``T^T M_t T`` (..., nv, nv): a target mass matrix (or any quadratic form) as a source one
         (written into ``out`` when given: a numpy array of the result's shape, not overlapping
@@ -516,9 +527,15 @@ def change_of_variables(
     state.check_model(model)
     o = state.ops
     joints = JointOrder.between(model, source, target)
+    unbound = (source, target)
     source, target = source.bound(model), target.bound(model)
+    wide = None if model.single_coordinate else _wide_joints(model, state, o)
+    s_dot = state.s_dot if wide is None else wide.velocities_in(unbound[0])
     if not model.floating:
-        return ChangeOfVariables(None, None, joints, _reorder(o, state.s_dot, source, model), ops=o)
+        nu_s = _reorder(o, s_dot, source, model)
+        if wide is not None:
+            return wide.change(None, None, joints, nu_s, None, *unbound)
+        return ChangeOfVariables(None, None, joints, nu_s, ops=o)
     H = state.world_H_base
     v_body = state.base_velocity_in("body")
     Ls, Ls_inv = source.velocity.matrices(H, o)
@@ -547,8 +564,18 @@ def change_of_variables(
         v_source = state.base_velocity
     else:
         v_source = o.matvec(Ls, v_body)
-    nu = o.vcat([v_source, _reorder(o, state.s_dot, source, model)])
+    nu = o.vcat([v_source, _reorder(o, s_dot, source, model)])
+    if wide is not None:
+        return wide.change(X, X_inv, joints, nu, X_dot, *unbound)
     return ChangeOfVariables(X, X_inv, joints, nu, X_dot, ops=o)
+
+
+def _wide_joints(model: Model, state: State, o: Ops):
+    """The joints of several coordinates of ``model`` at ``state``
+    (:class:`bridge.conventions.joint_blocks.WideJoints`)."""
+    from bridge.conventions.joint_blocks import WideJoints
+
+    return WideJoints(model, state, o)
 
 
 def _import_matrix_kernels() -> ModuleType:
@@ -592,6 +619,6 @@ def _transpose(a: np.ndarray | None) -> np.ndarray | None:
 
 
 def _reorder(o: Ops, x: Any, convention: Convention, model: Model) -> Any:
-    """Joint values (..., n) in the model's order -> ``convention``'s order."""
-    perm = convention.permutation(model)
+    """Joint velocities (..., n) in the model's order -> ``convention``'s order."""
+    perm = convention.entry_permutation(model)
     return x if perm is None else o.vtake(x, perm)

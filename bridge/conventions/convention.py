@@ -113,6 +113,22 @@ class Convention:
             self._perms[model] = cached
         return cached
 
+    def entry_permutation(self, model: Model) -> np.ndarray | None:
+        """:meth:`permutation` over the joint velocity entries (n_dofs,): each joint's ``nv`` entries
+        move together (the same as :meth:`permutation` when every joint has one)."""
+        return expand_permutation(self.permutation(model), model)
+
+
+def expand_permutation(perm: np.ndarray | None, model: Model) -> np.ndarray | None:
+    """A permutation of the DOF joints as the permutation of their velocity entries."""
+    if perm is None or model.single_coordinate:
+        return perm
+    start = model.coordinates.v_start
+    out = np.concatenate([np.arange(start[k], start[k + 1]) for k in perm.tolist()] or [np.zeros(0)])
+    out = out.astype(np.intp)
+    out.setflags(write=False)
+    return out
+
 
 _MISSING = object()
 
@@ -164,7 +180,7 @@ class JointOrder:
             cache = {}
         order = cache.get(key)
         if order is None:
-            ps, pt = source.permutation(model), target.permutation(model)
+            ps, pt = source.entry_permutation(model), target.entry_permutation(model)
             n = model.n_dofs
             # nu_s = nu_m[ps] and nu_t = nu_m[pt] (m: the model's order)
             inv_s = np.argsort(ps) if ps is not None else np.arange(n)

@@ -56,6 +56,7 @@ __all__ = [
     "INERTIAL_VELOCITY",
     "MIXED_VELOCITY",
     "Axes",
+    "BallCoordinates",
     "BaseMaps",
     "BaseVelocity",
     "Configuration",
@@ -92,6 +93,13 @@ class QuaternionOrder(str, Enum):
     XYZW = "xyzw"  # scalar last (Pinocchio, Eigen's coeffs, ROS)
 
 
+class BallCoordinates(str, Enum):
+    """How a configuration vector stores a ball joint's rotation."""
+
+    QUATERNION = "quaternion"  # a unit quaternion, in the configuration's quaternion order
+    RPY = "rpy"  # roll, pitch, yaw (fixed axes x, y, z: R = Rz(yaw) Ry(pitch) Rx(roll); Drake)
+
+
 class ContinuousJoint(str, Enum):
     """How a configuration vector stores a continuous (unbounded revolute) joint."""
 
@@ -105,11 +113,16 @@ class Configuration:
 
     ``q = [position (3); quaternion (4); joints]``, or the quaternion first with
     ``quaternion_first``; the quaternion in ``quaternion`` order; continuous joints as declared.
+    Joints of several coordinates follow the same declaration: a free joint's pose is laid out as
+    the base's, a planar joint is ``(x, y, angle)`` with its angle stored as a continuous joint's
+    (``(x, y, cos, sin)`` with ``COS_SIN``), and a ball joint is a quaternion in ``quaternion``
+    order or, with ``ball=RPY``, roll-pitch-yaw angles.
     """
 
     quaternion: QuaternionOrder = QuaternionOrder.WXYZ
     quaternion_first: bool = False
     continuous: ContinuousJoint = ContinuousJoint.ANGLE
+    ball: BallCoordinates = BallCoordinates.QUATERNION
 
     @property
     def position_slice(self) -> slice:

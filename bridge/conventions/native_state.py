@@ -163,6 +163,8 @@ def to_native_state(model: Model, state: State, convention: Convention) -> tuple
     docstring); numpy, JAX or CasADi as the state's arrays are."""
     check_model_and_state(model, state)
     config = _require_configuration(convention)
+    if not model.single_coordinate:
+        return _wide(state).to_native_wide(model, state, convention)
     lay = joint_layout(model, convention)
     o = state.ops
     s = state.s
@@ -183,6 +185,16 @@ def to_native_state(model: Model, state: State, convention: Convention) -> tuple
     q = o.vcat([*base, q_joints])
     v = o.vcat([native_base_velocity(state, convention.bound(model)), v_joints])
     return q, v
+
+
+def _wide(*arrays: object):
+    """:mod:`bridge.conventions.native_wide` (numpy arrays only)."""
+    from bridge.conventions import native_wide
+
+    values = [getattr(a, "s", a) for a in arrays]
+    if any(is_foreign(a) for a in values):
+        raise StateError("a model with joints of several coordinates: states as numpy arrays only")
+    return native_wide
 
 
 def _batched(o: Ops, x: Any, state: State) -> Any:
@@ -212,6 +224,8 @@ def from_native_state(
     """
     _check_model(model)
     config = _require_configuration(convention)
+    if not getattr(model, "single_coordinate", True):
+        return _wide(q, v).from_native_wide(model, q, v, convention, representation, names, normalize)
     lay = joint_layout(model, convention)
     what = f"{convention.name} state for model {model.name!r}"
     if is_foreign(q) or is_foreign(v):

@@ -8,6 +8,10 @@ three representations of the base frame B relative to the world A:
 * MIXED (``MIXED_REPRESENTATION``, ``LOCAL_WORLD_ALIGNED``): ``B[A]_v_A,B`` = (d/dt A_o_B, omega in A).
 
 The generalized velocity is ``nu = [base velocity; s_dot]`` (DOF order = ``model.dof_names``).
+A model with planar, ball or free joints (:mod:`bridge.model.joints`) has ``nq`` positions and
+``nv`` velocities per joint: its states carry the model's :class:`~bridge.model.joints.Coordinates`
+(``layout=``), and the representation applies to each such joint's velocity as it does to the
+base's, relative to the joint's frame (docs/theory.md, "Joints of several coordinates").
 The base-velocity matrices here define the three representations; the change of variables between
 whole generalized velocities (and foreign conventions) is :mod:`bridge.conventions.change_of_variables`.
 """
@@ -30,6 +34,7 @@ from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
 from bridge.spatial.xp import NUMPY, Ops, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
+    from bridge.model.joints import Coordinates
     from bridge.model.model import Model
 
 __all__ = [
@@ -97,10 +102,16 @@ class State:
 
     Attributes:
         world_H_base: pose of the base link in the world, Transform with batch shape (...).
-        s: joint positions (..., n) in the model's DOF order.
+        s: joint positions (..., n) in the model's DOF order; (..., nq) with joints of several
+            coordinates (a ball joint's unit quaternion (w, x, y, z), a free joint's position and
+            quaternion, a planar joint's (x, y, theta)).
         base_velocity: (..., 6) base velocity in ``representation`` (linear first).
-        s_dot: joint velocities (..., n).
-        representation: the representation of ``base_velocity``.
+        s_dot: joint velocities (..., n); (..., nv) with joints of several coordinates, each in
+            ``representation`` relative to its joint frame.
+        representation: the representation of ``base_velocity`` (and of each free, ball and planar
+            joint's velocity).
+        layout: the model's :class:`~bridge.model.joints.Coordinates` when it has joints of several
+            coordinates (None: one position and one velocity per joint).
     """
 
     world_H_base: Transform
@@ -108,6 +119,7 @@ class State:
     base_velocity: np.ndarray
     s_dot: np.ndarray
     representation: Representation = Representation.MIXED
+    layout: Coordinates | None = None
 
     @_wrap_state_error
     def __init__(
@@ -119,13 +131,19 @@ class State:
         representation: object = Representation.MIXED,
         *,
         check: bool = True,
+        layout: object = None,
     ) -> None:
         """Validate and copy the arrays (a State never aliases the caller's arrays).
 
-        ``check=False`` is for arrays that are already validated and owned: ``world_H_base`` a
-        Transform, the vectors float arrays of the right shapes, ``representation`` a
-        Representation; no checks and no copies (the vectors are made read-only).
+        ``layout``: the model (or its :attr:`~bridge.model.model.Model.coordinates`) for a model with
+        planar, ball or free joints: the sizes of s and s_dot follow it and each quaternion must be
+        of unit norm (to 1e-6; normalised). ``check=False`` is for arrays that are already validated
+        and owned: ``world_H_base`` a Transform, the vectors float arrays of the right shapes,
+        ``representation`` a Representation; no checks and no copies (the vectors are made
+        read-only).
         """
+        layout = _layout(layout)
+        object.__setattr__(self, "layout", layout)
         if any(map(is_foreign, (getattr(world_H_base, "matrix", world_H_base), s, base_velocity, s_dot))):
             _init_foreign(self, world_H_base, s, base_velocity, s_dot, representation)
             return
@@ -142,8 +160,12 @@ class State:
         s_arr = as_float_array(s, "joint positions s", ())
         if s_arr.ndim == 0:
             raise StateError(f"joint positions s: expected shape (..., n), got a scalar {s_arr!r}")
-        s = _owned(as_float_array(s_arr, "joint positions s", (s_arr.shape[-1],)), s)
-        s_dot = _owned(as_float_array(s_dot, "joint velocities s_dot", (s.shape[-1],)), s_dot)
+        nq = s_arr.shape[-1] if layout is None else layout.nq
+        s = _owned(as_float_array(s_arr, "joint positions s", (nq,)), s)
+        nv = s.shape[-1] if layout is None else layout.nv
+        s_dot = _owned(as_float_array(s_dot, "joint velocities s_dot", (nv,)), s_dot)
+        if layout is not None:
+            s = _unit_quaternions(s, layout)
         v = _owned(as_float_array(base_velocity, "base_velocity", (6,)), base_velocity)
         broadcast_batch(
             "state (world_H_base, s, base_velocity, s_dot)",
@@ -171,7 +193,15 @@ class State:
 
     @property
     def n_dofs(self) -> int:
-        return self.ops.vsize(self.s)
+        """Number of joint velocities (the length of s_dot)."""
+        return self.ops.vsize(self.s_dot)
+
+    def with_layout(self, layout: object) -> State:
+        """This state with the joint layout of a model (or :class:`~bridge.model.joints.Coordinates`)
+        attached: checked as :class:`State` checks it."""
+        return State(
+            self.world_H_base, self.s, self.base_velocity, self.s_dot, self.representation, layout=layout
+        )
 
     @property
     def nu(self) -> np.ndarray:
@@ -197,16 +227,66 @@ class State:
         return self.ops.matvec(X, self.base_velocity)
 
     def to(self, representation: object) -> State:
-        """The same physical state with the base velocity in another representation."""
+        """The same physical state with the base velocity (and the velocity of each free, ball and
+        planar joint) in another representation."""
         target = Representation.parse(representation)
-        return State(self.world_H_base, self.s, self.base_velocity_in(target), self.s_dot, target)
+        s_dot = self.s_dot
+        if self.layout is not None and target is not self.representation:
+            from bridge.conventions.joint_blocks import convert_joint_velocities
+
+            s_dot = convert_joint_velocities(
+                self.layout, self.s, self.s_dot, velocity_declaration(self.representation),
+                velocity_declaration(target), self.ops,
+            )
+        return State(
+            self.world_H_base, self.s, self.base_velocity_in(target), s_dot, target, layout=self.layout
+        )
 
     def check_model(self, model: Model) -> None:
-        """Raise StateError unless the sizes fit ``model``."""
-        if self.n_dofs != model.n_dofs:
+        """Raise StateError unless the sizes (and the joint layout) fit ``model``."""
+        coords = model.coordinates
+        if not coords.single and (self.layout is None or self.layout.kinds != coords.kinds):
             raise StateError(
-                f"state has {self.n_dofs} joint positions but model {model.name!r} has {model.n_dofs} DOFs"
+                f"model {model.name!r} has joints of several coordinates ({coords.describe()}): make "
+                "its states with State(..., layout=model) (KinDyn.set_state and bridge's converters do)"
             )
+        if self.ops.vsize(self.s) != model.n_positions or self.n_dofs != model.n_dofs:
+            raise StateError(
+                f"state has {self.ops.vsize(self.s)} joint positions and {self.n_dofs} joint velocities but "
+                f"model {model.name!r} has {model.n_positions} and {model.n_dofs}"
+            )
+
+
+def _layout(layout: object) -> Coordinates | None:
+    """``layout=`` of :class:`State`: a Model or Coordinates -> its Coordinates (None when every
+    joint has one coordinate)."""
+    if layout is None:
+        return None
+    coords = getattr(layout, "coordinates", layout)
+    if not hasattr(coords, "kinds") or not hasattr(coords, "wide"):
+        raise StateError(f"layout: expected a bridge Model or its coordinates, got {type(layout).__name__}")
+    return None if coords.single else coords
+
+
+def _unit_quaternions(s: np.ndarray, layout: Coordinates) -> np.ndarray:
+    """``s`` (a fresh array) with each ball and free joint's quaternion checked (finite, unit norm to
+    1e-6) and normalised."""
+    for k in layout.wide:
+        sl = layout.kinds[k].spec.quaternion_slice
+        if sl is None:
+            continue
+        q_sl = layout.q_slice(k)
+        quat = s[..., q_sl.start + sl.start : q_sl.start + sl.stop]
+        norm = np.linalg.norm(quat, axis=-1, keepdims=True)
+        if np.any(np.abs(norm - 1.0) > 1e-6):
+            raise StateError(
+                f"joint positions s: the quaternion of {layout.kinds[k].value} joint {layout.names[k]!r} "
+                f"(s[{q_sl.start + sl.start}:{q_sl.start + sl.stop}], w x y z) is not of unit norm"
+            )
+        if not s.flags.writeable:
+            s = s.copy()
+        s[..., q_sl.start + sl.start : q_sl.start + sl.stop] = quat / norm
+    return s
 
 
 #: the weights of :func:`finite_weights` by length, made on first use (read-only arrays)
@@ -268,8 +348,12 @@ def _init_foreign(
     o = namespace(getattr(world_H_base, "matrix", world_H_base), s, base_velocity, s_dot)
     H = world_H_base if isinstance(world_H_base, Transform) else Transform(o.asarray(world_H_base))
     s, base_velocity, s_dot = (o.asarray(x) for x in (s, base_velocity, s_dot))
-    n = o.vsize(s)
-    for name, x, size in (("base_velocity", base_velocity, 6), ("joint velocities s_dot", s_dot, n)):
+    layout = state.layout
+    n = o.vsize(s) if layout is None else layout.nv
+    checks = [("base_velocity", base_velocity, 6), ("joint velocities s_dot", s_dot, n)]
+    if layout is not None:
+        checks.append(("joint positions s", s, layout.nq))
+    for name, x, size in checks:
         if o.vsize(x) != size or (not o.batched and x.shape[1] != 1):
             raise StateError(f"{name}: expected shape (..., {size}), got {tuple(x.shape)}")
     if o.batched:

@@ -67,22 +67,33 @@ _BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Represe
 
 # --------------------------------------------------------------------------- the tangent
 def retract(
-    world_H_base: np.ndarray, s: np.ndarray, delta: np.ndarray, representation: object
+    world_H_base: np.ndarray,
+    s: np.ndarray,
+    delta: np.ndarray,
+    representation: object,
+    layout: object = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The configuration reached by moving with generalized velocity ``delta`` for unit time.
 
     Args:
         world_H_base: base poses (..., 4, 4).
-        s: joint positions (..., n).
+        s: joint positions (..., n) ((..., nq) with joints of several coordinates).
         delta: (..., 6 + n) (floating base: base part first, in ``representation``) or (..., n)
-            (the base does not move).
-        representation: the representation W of ``delta``'s base part.
+            (the base does not move); (..., [6 +] nv) with joints of several coordinates.
+        representation: the representation W of ``delta``'s base part (and of each free, ball and
+            planar joint's part).
+        layout: the model (or its :class:`~bridge.model.joints.Coordinates`) when it has joints of
+            several coordinates: each moves on its manifold along W's tangent
+            (:meth:`bridge.model.joints.JointSpec.integrate`), the others by ``s + delta_s``.
 
     Returns:
         ``(world_H_base', s')`` with the broadcast batch axes: BODY ``H exp(d^)``, INERTIAL
         ``exp(d^) H``, MIXED ``(exp(d_theta^) R, o + d_p)``; ``s' = s + delta_s``.
     """
     rep = Representation.parse(representation)
+    coords = getattr(layout, "coordinates", layout)
+    if coords is not None and not coords.single:
+        return _retract_wide(world_H_base, s, delta, rep, coords)
     if _graph(world_H_base, s, delta):
         return _retract_graph(namespace(world_H_base, s, delta), world_H_base, s, delta, rep)
     H = np.asarray(world_H_base, dtype=np.float64)
@@ -106,6 +117,34 @@ def retract(
     E[..., :3, 3] = np.einsum("...ij,...j->...i", so3_left_jacobian(d[..., 3:]), d[..., :3])
     E[..., 3, 3] = 1.0
     return (H @ E if rep is _BODY else E @ H), s_new
+
+
+def _retract_wide(
+    world_H_base: object, s: object, delta: object, rep: Representation, coords
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`retract` of a model with joints of several coordinates (numpy)."""
+    from bridge.errors import StateError
+    from bridge.model.joints import Tangent
+
+    if _graph(world_H_base, s, delta):
+        raise StateError("retract: joints of several coordinates take numpy arrays")
+    s = np.asarray(s, dtype=np.float64)
+    delta = np.asarray(delta, dtype=np.float64)
+    nv = coords.nv
+    d_joints = delta[..., delta.shape[-1] - nv :]
+    base_delta = delta[..., : delta.shape[-1] - nv]
+    H, _ = retract(world_H_base, np.zeros(0), base_delta, rep)
+    lead = np.broadcast_shapes(H.shape[:-2], s.shape[:-1], d_joints.shape[:-1])
+    out = np.array(np.broadcast_to(s, (*lead, coords.nq)))
+    tangent = Tangent(rep.value)
+    singles = [k for k in range(len(coords.kinds)) if coords.kinds[k].nq == 1]
+    if singles:
+        q_idx = coords.q_start[singles]
+        out[..., q_idx] = out[..., q_idx] + d_joints[..., coords.v_start[singles]]
+    for k in coords.wide:
+        q_sl, v_sl = coords.q_slice(k), coords.v_slice(k)
+        out[..., q_sl] = coords.kinds[k].spec.integrate(out[..., q_sl], d_joints[..., v_sl], tangent)
+    return np.broadcast_to(H, (*lead, 4, 4)).copy(), out
 
 
 def _graph(*arrays: object) -> bool:

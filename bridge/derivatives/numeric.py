@@ -50,6 +50,7 @@ def inverse_dynamics_derivatives(
     model = engine.model
     rep = engine.representation
     nv, n = model.nv, model.n_dofs
+    nq = model.n_positions
     nb = nv - n
     M = engine.mass_matrix()
     H = state.world_H_base.matrix
@@ -66,7 +67,7 @@ def inverse_dynamics_derivatives(
     k = len(_STENCIL)
     # configuration: k * nv points along the tangent; velocity: 2 * nv points
     dq = (_STENCIL[:, None, None] * Q_STEP * eye).reshape(k * nv, nv)
-    H_q, s_q = retract(H[..., None, :, :], state.s[..., None, :], dq, rep)
+    H_q, s_q = retract(H[..., None, :, :], state.s[..., None, :], dq, rep, layout=model)
     s_dot = np.broadcast_to(state.s_dot, (*batch, n))
     nu = np.concatenate([np.broadcast_to(state.base_velocity, (*batch, 6)), s_dot], -1) if nb else s_dot
     nu_v = nu[..., None, :] + (np.array([-V_STEP, V_STEP])[:, None, None] * eye).reshape(2 * nv, nv)
@@ -75,14 +76,16 @@ def inverse_dynamics_derivatives(
     Hs = np.empty((*lead, 4, 4))
     Hs[..., : k * nv, :, :] = np.broadcast_to(H_q, (*batch, k * nv, 4, 4))
     Hs[..., k * nv :, :, :] = np.broadcast_to(H[..., None, :, :], (*batch, 2 * nv, 4, 4))
-    ss = np.empty((*lead, n))
-    ss[..., : k * nv, :] = np.broadcast_to(s_q, (*batch, k * nv, n))
-    ss[..., k * nv :, :] = np.broadcast_to(state.s[..., None, :], (*batch, 2 * nv, n))
+    ss = np.empty((*lead, nq))
+    ss[..., : k * nv, :] = np.broadcast_to(s_q, (*batch, k * nv, nq))
+    ss[..., k * nv :, :] = np.broadcast_to(state.s[..., None, :], (*batch, 2 * nv, nq))
     nus = np.empty((*lead, nv))
     nus[..., : k * nv, :] = np.broadcast_to(nu[..., None, :], (*batch, k * nv, nv))
     nus[..., k * nv :, :] = np.broadcast_to(nu_v, (*batch, 2 * nv, nv))
     base_v = nus[..., :nb] if nb else np.zeros((*lead, 6))
-    perturbed = State(Transform(Hs, check=False), ss, base_v, nus[..., nb:], rep, check=False)
+    perturbed = State(
+        Transform(Hs, check=False), ss, base_v, nus[..., nb:], rep, check=False, layout=state.layout
+    )
     w_big = None
     if wrenches:
         w_big = {name: np.broadcast_to(w[..., None, :], (*lead, 6)) for name, w in wrenches.items()}

@@ -130,12 +130,15 @@ class KinDyn:
         self._cache: dict[Any, np.ndarray] = {}
         # hot-path constants: a state given as arrays (see set_state), the frame names, gravity
         self._has_state = False
-        self._set_single = self._engine.set_single_state
+        # the single-state hot paths take models of one-coordinate joints
+        self._set_single = self._engine.set_single_state if model.single_coordinate else _declines
         # engines answer one unbatched query from its raw arguments (or None: not the plain case)
-        self._id_single = capability(self._engine, "inverse_dynamics_single") or _declines
-        self._fd_single = capability(self._engine, "forward_dynamics_single") or _declines
+        single = model.single_coordinate
+        self._id_single = (single and capability(self._engine, "inverse_dynamics_single")) or _declines
+        self._fd_single = (single and capability(self._engine, "forward_dynamics_single")) or _declines
         # the derivatives: analytical (the engine's capability) + chain rule, or differences
-        d = self._derivatives = pick_derivatives(self._engine, capability(self._engine, "body_derivatives"))
+        analytical = capability(self._engine, "body_derivatives") if single else None
+        d = self._derivatives = pick_derivatives(self._engine, analytical)
         self._idd_single, self._fdd_single = d.inverse_single, d.forward_single
         # the derived quantities: the engine's own where it computes them, else the generic ones
         self._derived = {name: derived(self._engine, name) for name in DERIVED_QUANTITIES}
@@ -181,7 +184,7 @@ class KinDyn:
             self._has_state = True
             self._moderate = self._model_moderate
             return
-        state = State(world_H_base, s, base_velocity, s_dot, self.representation)
+        state = State(world_H_base, s, base_velocity, s_dot, self.representation, layout=self.model)
         self.set_robot_state(state, gravity)
 
     def _gravity_array(self, gravity: object) -> np.ndarray | None:
@@ -201,6 +204,8 @@ class KinDyn:
         """Set the state from a :class:`State` (converted to this representation if needed)."""
         if not isinstance(state, State):
             raise StateError(f"set_robot_state expects a bridge State, got {type(state).__name__}")
+        if state.layout is None and not self.model.single_coordinate:
+            state = state.with_layout(self.model)
         try:
             g = as_float_array(gravity, "gravity", (3,))
         except BridgeError as exc:
@@ -222,7 +227,10 @@ class KinDyn:
             state = state.to(self.representation)
         if not self.model.floating:
             # a fixed base has no base velocity
-            state = State(state.world_H_base, state.s, np.zeros(6), state.s_dot, self.representation)
+            state = State(
+                state.world_H_base, state.s, np.zeros(6), state.s_dot, self.representation,
+                layout=state.layout,
+            )  # fmt: skip
         self._engine.set_state(state, g)
         self._state = state
         self._gravity = g

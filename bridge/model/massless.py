@@ -36,15 +36,19 @@ RELATIVE_ZERO = 1e-12
 
 
 def _sample_positions(model: Model, n_random: int = 2) -> np.ndarray:
-    """(1 + n_random, n_dofs): zeros, then seeded random positions (angles in [-pi, pi], 1 m slides)."""
+    """(1 + n_random, n_positions): the neutral positions, then seeded random ones (angles in
+    [-pi, pi], 1 m slides, uniformly random rotations of ball and free joints)."""
     rng = np.random.default_rng(20240521)
-    span = np.array([np.pi if j.kind.rotational else 1.0 for j in model.movable_joints])
-    s = rng.uniform(-1.0, 1.0, size=(n_random, model.n_dofs)) * span
-    return np.concatenate([np.zeros((1, model.n_dofs)), s])
+    if model.single_coordinate:
+        span = np.array([np.pi if j.kind.rotational else 1.0 for j in model.movable_joints])
+        s = rng.uniform(-1.0, 1.0, size=(n_random, model.n_dofs)) * span
+        return np.concatenate([np.zeros((1, model.n_dofs)), s])
+    parts = [k.spec.random(rng, (n_random,)) for k in model.coordinates.kinds]
+    return np.concatenate([model.neutral_positions()[None], np.concatenate(parts, axis=-1)])
 
 
 def diagonal_mass_entries(model: Model, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(M_ii, scale)`` (k, n_dofs) at the joint positions ``s`` (k, n_dofs): the joint-space
+    """``(M_ii, scale)`` (k, n_dofs) at the joint positions ``s`` (k, n_positions): the joint-space
     diagonal of the mass matrix, and the magnitude of the terms it is computed from (its rounding
     error is a small multiple of ``eps * scale``)."""
     k = s.shape[0]
@@ -72,8 +76,14 @@ def diagonal_mass_entries(model: Model, s: np.ndarray) -> tuple[np.ndarray, np.n
         second[j.parent] = second[j.parent] + second[j.child]
     diag = np.zeros((k, model.n_dofs))
     scale = np.zeros((k, model.n_dofs))
-    for i, j in enumerate(model.movable_joints):
+    coords = model.coordinates
+    for k_joint, j in enumerate(model.movable_joints):
         m, h, I0 = mass[j.child], first[j.child], second[j.child]
+        i = int(coords.v_start[k_joint])  # the joint's (first) column
+        if j.kind.wide:
+            cols = coords.v_slice(k_joint)
+            diag[:, cols], scale[:, cols] = _twist_energies(base_H[j.child], j.subspace, m, h, I0)
+            continue
         if not j.kind.rotational:
             diag[:, i] = scale[:, i] = m
             continue
@@ -89,6 +99,24 @@ def diagonal_mass_entries(model: Model, s: np.ndarray) -> tuple[np.ndarray, np.n
     return diag, scale
 
 
+def _twist_energies(
+    H, S: np.ndarray, m: np.ndarray, h: np.ndarray, I0: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(2 T, scale)`` (k, nv) of each column of a joint's motion subspace ``S`` (6, nv) (child
+    coordinates), moved to base coordinates at the pose ``H`` (batch k), for a subtree of mass
+    ``m``, first moment ``h`` and second moment ``I0`` about the base origin: for the twist
+    ``(v, w)`` at the base origin, ``m v.v + 2 v.(w x h) + w.I0 w``."""
+    R, p = H.rotation, H.translation
+    w = np.einsum("kij,jn->kin", R, S[3:])
+    v = np.einsum("kij,jn->kin", R, S[:3]) + np.cross(p[:, :, None], w, axis=1)
+    vv = np.einsum("kin,kin->kn", v, v)
+    wxh = np.cross(w, h[:, :, None], axis=1)
+    energy = m[:, None] * vv + 2.0 * np.einsum("kin,kin->kn", v, wxh) + np.einsum("kin,kij,kjn->kn", w, I0, w)
+    scale = np.abs(m)[:, None] * vv + 2.0 * np.linalg.norm(v, axis=1) * np.linalg.norm(wxh, axis=1)
+    scale = scale + np.abs(np.einsum("kin,kij,kjn->kn", w, I0, w))
+    return energy, scale
+
+
 def massless_dofs(model: Model) -> tuple[str, ...]:
     """The DOFs of ``model`` whose mass-matrix diagonal entry is zero at every configuration (see
     the module docstring), in DOF order."""
@@ -96,4 +124,5 @@ def massless_dofs(model: Model) -> tuple[str, ...]:
         return ()
     diag, scale = diagonal_mass_entries(model, _sample_positions(model))
     zero = np.all(np.abs(diag) <= RELATIVE_ZERO * scale, axis=0)
-    return tuple(d for d, z in zip(model.dof_names, zero, strict=True) if z)
+    c = model.coordinates
+    return tuple(d for i, d in enumerate(model.dof_names) if zero[c.v_slice(i)].any())

@@ -15,6 +15,13 @@ Joints are stored oriented away from the base link. Joints that are movable in t
 locked by the user are stored as FIXED joints (rest transform at the locked position) that keep
 their original definition in :attr:`Joint.original`, so they can be released again.
 
+Joints of several coordinates (planar, ball and free: the joint table of
+:mod:`bridge.model.joints`) move the child by ``H(q)`` of their kind; a ball joint rotates about its
+``axis_origin`` (the centre), a planar joint moves in the plane normal to its ``axis``, a free joint
+sets the child's pose in the joint frame. A model may hold any number of them anywhere: several free
+bodies on a fixed world link (a scene), a free joint below the root. Each DOF joint has ``nq``
+positions in ``s`` and ``nv`` velocities in ``s_dot`` (:attr:`Model.coordinates`).
+
 A movable joint may carry an ``armature`` (rotor inertia reflected through the gear, as MJCF's
 joint ``armature`` or Pinocchio's ``model.armature``): a constant added to the joint's diagonal
 entry of the mass matrix (and ``armature * s_ddot`` to its inverse dynamics). It is not part of any
@@ -27,34 +34,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from functools import cached_property
 
 import numpy as np
 
 from bridge._array import as_real
 from bridge.errors import InvalidValueError, ModelError, UnknownNameError
+from bridge.model.joints import Coordinates, JointKind
 from bridge.spatial import SpatialInertia, Transform
-from bridge.spatial.so3 import cross, so3_exp
 
 __all__ = ["Frame", "Joint", "JointKind", "JointLimits", "Link", "Model"]
-
-
-class JointKind(str, Enum):
-    """Joint kinds of the neutral model (URDF names)."""
-
-    REVOLUTE = "revolute"
-    CONTINUOUS = "continuous"
-    PRISMATIC = "prismatic"
-    FIXED = "fixed"
-
-    @property
-    def movable(self) -> bool:
-        return self is not JointKind.FIXED
-
-    @property
-    def rotational(self) -> bool:
-        return self in (JointKind.REVOLUTE, JointKind.CONTINUOUS)
 
 
 @dataclass(frozen=True)
@@ -97,11 +86,16 @@ class Joint:
     axis_origin: np.ndarray = field(default_factory=lambda: np.zeros(3))
     limits: JointLimits = field(default_factory=JointLimits)
     original: Joint | None = None  # for a locked joint: the movable joint it came from
-    locked_position: float | None = None  # for a locked joint: the position it is locked at
+    locked_position: float | tuple[float, ...] | None = None  # for a locked joint: where it is locked
     armature: float = 0.0
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", JointKind(self.kind))
+        try:
+            object.__setattr__(self, "kind", JointKind(self.kind))
+        except ValueError:
+            raise ModelError(
+                f"joint {self.name!r}: unknown kind {self.kind!r}; use one of {[k.value for k in JointKind]}"
+            ) from None
         armature = float(self.armature)
         if not np.isfinite(armature) or armature < 0.0:
             raise ModelError(f"joint {self.name!r}: armature must be finite and >= 0, got {self.armature!r}")
@@ -110,57 +104,82 @@ class Joint:
         object.__setattr__(self, "armature", armature)
         axis = np.array(self.axis, dtype=np.float64).reshape(3)
         origin = np.array(self.axis_origin, dtype=np.float64).reshape(3)
-        if self.kind.movable:
+        if not (np.all(np.isfinite(axis)) and np.all(np.isfinite(origin))):
+            raise ModelError(f"joint {self.name!r}: axis and axis origin must be finite")
+        if self.kind in (JointKind.BALL, JointKind.FREE):
+            axis = np.zeros(3)  # no axis: a ball turns about its centre (axis_origin), a free joint is free
+            if self.kind is JointKind.FREE:
+                origin = np.zeros(3)
+        elif self.kind.movable:
             n = np.linalg.norm(axis)
             if not np.isfinite(n) or n < 1e-12:
                 raise ModelError(f"joint {self.name!r}: axis must be a non-zero vector, got {axis.tolist()}")
             axis = axis / n
+            if self.kind is JointKind.PLANAR:
+                origin = np.zeros(3)
         axis.flags.writeable = False
         origin.flags.writeable = False
         object.__setattr__(self, "axis", axis)
         object.__setattr__(self, "axis_origin", origin)
+        if self.locked_position is not None:
+            lp = np.asarray(self.locked_position, dtype=np.float64)
+            object.__setattr__(self, "locked_position", float(lp) if lp.ndim == 0 else tuple(lp.tolist()))
 
     @property
     def movable(self) -> bool:
         return self.kind.movable
 
     @property
+    def nq(self) -> int:
+        """Number of positions (0 fixed, 1 revolute/prismatic, 3 planar, 4 ball, 7 free)."""
+        return self.kind.nq
+
+    @property
+    def nv(self) -> int:
+        """Number of velocities (0 fixed, 1 revolute/prismatic, 3 planar and ball, 6 free)."""
+        return self.kind.nv
+
+    @property
     def motion_subspace(self) -> np.ndarray:
-        """Velocity of child w.r.t. parent per unit joint velocity, in child coordinates, (6,).
+        """Velocity of child w.r.t. parent per unit joint velocity, in child coordinates: (6,) for a
+        one-coordinate joint, (6, nv) for a planar, ball or free joint (:meth:`subspace`).
 
         Revolute: ``(axis_origin x axis, axis)``; prismatic: ``(axis, 0)``; fixed: zeros.
         """
-        if self.kind.rotational:
-            return np.concatenate([cross(self.axis_origin, self.axis), self.axis])
-        if self.kind is JointKind.PRISMATIC:
-            return np.concatenate([self.axis, np.zeros(3)])
-        return np.zeros(6)
+        S = self.subspace
+        return S[:, 0] if self.kind.single else (np.zeros(6) if not self.movable else S)
+
+    @property
+    def subspace(self) -> np.ndarray:
+        """The motion subspace (6, nv) (:meth:`bridge.model.joints.JointSpec.subspace`)."""
+        return self.kind.spec.subspace(self.axis, self.axis_origin)
 
     def motion(self, position: object) -> np.ndarray:
-        """``child_rest_H_child(s)`` as a (..., 4, 4) array for positions of shape (...)."""
-        s = np.asarray(position, dtype=np.float64)
-        H = np.zeros((*s.shape, 4, 4))
-        H[..., 3, 3] = 1.0
-        if self.kind.rotational:
-            R = so3_exp(s[..., None] * self.axis)
-            H[..., :3, :3] = R
-            H[..., :3, 3] = self.axis_origin - R @ self.axis_origin
-        elif self.kind is JointKind.PRISMATIC:
-            H[..., :3, :3] = np.eye(3)
-            H[..., :3, 3] = s[..., None] * self.axis
-        else:
-            H[..., :3, :3] = np.eye(3)
-        return H
+        """``child_rest_H_child(q)`` as a (..., 4, 4) array: for a one-coordinate joint ``position``
+        has shape (...), for a joint of several coordinates (..., nq)."""
+        q = np.asarray(position, dtype=np.float64)
+        if self.kind.nq == 1 or not self.movable:
+            q = q[..., None]
+        return self.kind.spec.motion(q, self.axis, self.axis_origin)
 
-    def transform(self, position: object = 0.0) -> Transform:
-        """``parent_H_child(s)``, batched over the shape of ``position``."""
+    def transform(self, position: object = None) -> Transform:
+        """``parent_H_child(q)``, batched over the leading axes of ``position`` (None: the neutral
+        configuration)."""
+        if position is None:
+            position = 0.0 if self.kind.nq <= 1 else self.kind.spec.neutral()
         return Transform(self.parent_H_child.matrix @ self.motion(position), check=False)
 
     def reversed(self) -> Joint:
         """The same joint seen from the other side: parent and child swapped, same position sign.
 
-        ``(C_H_D_rest H(d, o, s))^-1 = D_H_C_rest H(-C_R_D d, C_H_D o, s)``.
+        ``(C_H_D_rest H(d, o, s))^-1 = D_H_C_rest H(-C_R_D d, C_H_D o, s)``. Joints of several
+        coordinates are not reversed (their coordinates are measured from the parent's side).
         """
+        if self.kind.wide:
+            raise ModelError(
+                f"joint {self.name!r} is a {self.kind.value} joint: bridge does not re-root a model through "
+                "a joint of several coordinates (choose a base on the same side of it)"
+            )
         rest = self.parent_H_child
         R = rest.rotation
         axis = -(R @ self.axis) if self.movable else np.zeros(3)
@@ -176,20 +195,30 @@ class Joint:
             original=original,
         )
 
-    def locked(self, position: float) -> Joint:
-        """This movable joint turned into a FIXED joint at ``position`` (its armature stays with
-        :attr:`original`)."""
+    def locked(self, position: object) -> Joint:
+        """This movable joint turned into a FIXED joint at ``position`` (a number, or nq numbers for
+        a joint of several coordinates; its armature stays with :attr:`original`)."""
         if not self.movable:
             raise ModelError(f"joint {self.name!r} is fixed; only movable joints can be locked")
+        q = np.asarray(position, dtype=np.float64)
+        if self.kind.nq != 1 and q.shape != (self.kind.nq,):
+            raise ModelError(
+                f"joint {self.name!r}: a {self.kind.value} joint is locked at {self.kind.nq} positions, "
+                f"got {np.shape(position)}"
+            )
+        if self.kind.nq == 1 and q.ndim != 0:
+            raise ModelError(f"joint {self.name!r}: locked position must be a number, got {position!r}")
+        if not np.all(np.isfinite(q)) or not bool(self.kind.spec.check(q.reshape(-1))):
+            raise ModelError(f"joint {self.name!r}: invalid locked position {np.asarray(position).tolist()}")
         return Joint(
             name=self.name,
             kind=JointKind.FIXED,
             parent=self.parent,
             child=self.child,
-            parent_H_child=self.transform(float(position)),
+            parent_H_child=self.transform(q),
             limits=self.limits,
             original=self,
-            locked_position=float(position),
+            locked_position=float(q) if q.ndim == 0 else tuple(q.tolist()),
         )
 
 
@@ -374,14 +403,38 @@ class Model:
         self.link(link)
         return list(self._children.get(link, []))
 
+    @cached_property
+    def coordinates(self) -> Coordinates:
+        """Where each DOF joint's positions and velocities sit in ``s`` and ``s_dot``
+        (:class:`bridge.model.joints.Coordinates`)."""
+        return Coordinates(self.dof_names, tuple(self._joint_index[d].kind for d in self.dof_names))
+
     @property
     def n_dofs(self) -> int:
-        return len(self.dof_names)
+        """Number of joint velocities (the length of ``s_dot``): the number of DOF joints when every
+        one has one coordinate."""
+        return self.coordinates.nv
+
+    @property
+    def n_positions(self) -> int:
+        """Number of joint positions (the length of ``s``): ``n_dofs`` but for ball (4 positions, 3
+        velocities) and free joints (7, 6)."""
+        return self.coordinates.nq
+
+    @property
+    def single_coordinate(self) -> bool:
+        """Every DOF joint has one position and one velocity (revolute, continuous, prismatic)."""
+        return self.coordinates.single
 
     @property
     def nv(self) -> int:
         """Size of the generalized velocity: n_dofs + 6 for a floating base."""
         return self.n_dofs + (6 if self.floating else 0)
+
+    def neutral_positions(self) -> np.ndarray:
+        """The neutral joint positions ``s`` (n_positions,): zero, identity rotations."""
+        parts = [k.spec.neutral() for k in self.coordinates.kinds]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     @property
     def total_mass(self) -> float:
@@ -401,9 +454,9 @@ class Model:
         return massless_dofs(self)
 
     @property
-    def locked_joints(self) -> dict[str, float]:
-        """Locked joints and the positions they are locked at."""
-        return {j.name: float(j.locked_position) for j in self.joints if j.original is not None}
+    def locked_joints(self) -> dict[str, float | tuple[float, ...]]:
+        """Locked joints and the positions they are locked at (nq numbers for a joint of several)."""
+        return {j.name: j.locked_position for j in self.joints if j.original is not None}
 
     def _depth_first_links(self) -> list[str]:
         order: list[str] = []
@@ -433,6 +486,8 @@ class Model:
         return tuple(out)
 
     def dof_index(self, joint: str) -> int:
+        """The position of ``joint`` in ``dof_names`` (its index in s and s_dot when every DOF joint has
+        one coordinate; :attr:`coordinates` gives the slices otherwise)."""
         try:
             return self.dof_names.index(joint)
         except ValueError:
@@ -440,15 +495,20 @@ class Model:
 
     # ------------------------------------------------------------------ kinematics (reference)
     def forward_kinematics(self, s: object) -> dict[str, Transform]:
-        """``base_H_link`` for every link at joint positions ``s`` (..., n_dofs), batched."""
+        """``base_H_link`` for every link at joint positions ``s`` (..., n_positions), batched."""
         from bridge._array import as_float_array
 
-        s = as_float_array(s, "joint positions s", (self.n_dofs,))
+        c = self.coordinates
+        s = as_float_array(s, "joint positions s", (c.nq,))
         batch = s.shape[:-1]
         out = {self.base: Transform.identity(batch)}
-        index = {d: i for i, d in enumerate(self.dof_names)}
         for j in self.depth_first_joints:
-            pos = s[..., index[j.name]] if j.movable else np.zeros(batch)
+            if not j.movable:
+                pos = np.zeros(batch)
+            elif j.kind.nq == 1:
+                pos = s[..., c.q_start[c.index[j.name]]]
+            else:
+                pos = s[..., c.q_slice(c.index[j.name])]
             out[j.child] = out[j.parent] @ j.transform(pos)
         return out
 
@@ -477,11 +537,12 @@ class Model:
         joints = tuple(j.reversed() if j.name in path else j for j in self.joints)
         return dataclasses.replace(self, joints=joints, base=link)
 
-    def with_dofs(self, names: Sequence[str], locked: Mapping[str, float] | None = None) -> Model:
+    def with_dofs(self, names: Sequence[str], locked: Mapping[str, object] | None = None) -> Model:
         """A model whose DOFs are ``names`` in that order.
 
         Movable joints (including joints locked earlier) left out are locked at ``locked[name]``
-        (default 0). Naming a locked joint in ``names`` releases it.
+        (default: the neutral position, 0; a joint of several coordinates takes nq numbers). Naming
+        a locked joint in ``names`` releases it.
         """
         try:
             names = tuple(names) if not isinstance(names, str) else None
@@ -497,6 +558,9 @@ class Model:
         for n, value in locked.items():
             if not isinstance(n, str):
                 raise ModelError(f"locked: joint names must be strings, got {n!r}")
+            joint = self._joint_index.get(n)
+            if joint is not None and (joint.original or joint).nq > 1:
+                continue  # a joint of several coordinates: its nq numbers are checked by Joint.locked
             try:
                 locked[n] = as_real(value, f"locked position of joint {n!r}")
             except InvalidValueError as exc:
@@ -516,7 +580,9 @@ class Model:
             if j.name in names:
                 joints.append(free)
             elif free.movable:
-                joints.append(free.locked(locked.get(j.name, j.locked_position or 0.0)))
+                default = j.locked_position if j.locked_position is not None else free.kind.spec.neutral()
+                position = locked.get(j.name, default)
+                joints.append(free.locked(position if free.nq > 1 else np.reshape(position, ())))
             else:
                 joints.append(j)
         return dataclasses.replace(self, joints=tuple(joints), dof_names=names)
@@ -529,8 +595,12 @@ class Model:
 
     @property
     def armature(self) -> np.ndarray:
-        """(n_dofs,) the armature of each DOF, in DOF order (zeros when the model has none)."""
-        return np.array([self._joint_index[d].armature for d in self.dof_names], dtype=np.float64)
+        """(n_dofs,) the armature of each joint velocity, in DOF order (zeros when the model has none;
+        a joint of several velocities has its armature on each of them, as MuJoCo's ball joints)."""
+        return np.repeat(
+            np.array([self._joint_index[d].armature for d in self.dof_names], dtype=np.float64),
+            [self._joint_index[d].nv for d in self.dof_names],
+        )
 
     @property
     def has_armature(self) -> bool:

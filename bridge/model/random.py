@@ -133,7 +133,7 @@ def _n_frames(n_frames: object, n: int) -> int:
 def _random_limits(rng: np.random.Generator, kind: JointKind) -> JointLimits:
     """Limits of a movable joint: effort 10..200 and velocity 1..20, and for a revolute or prismatic
     joint position limits 0.2..2.5 each way around 0."""
-    if kind is JointKind.CONTINUOUS:
+    if kind is JointKind.CONTINUOUS or kind.wide:
         return JointLimits(effort=float(rng.uniform(10, 200)), velocity=float(rng.uniform(1, 20)))
     return JointLimits(
         lower=-float(rng.uniform(0.2, 2.5)),
@@ -171,6 +171,8 @@ def _may_be_massless(i: int, parents: list[int], joints: list[Joint], massless: 
     child_joints = [joints[c - 1] for c in range(i + 1, len(parents)) if parents[c] == i]
     if massless[parents[i]]:
         return False
+    if parent_joint.kind.wide or any(c.kind.wide for c in child_joints):
+        return False  # a massless link next to a joint of several coordinates: not worth the checks
     if not child_joints:  # a massless leaf is harmless only behind a fixed joint
         return not parent_joint.movable
     if parent_joint.movable:
@@ -227,12 +229,16 @@ def random_model(
     from link ``i - 1``. ``branching=0`` gives a serial chain, ``branching=1`` a uniform random
     recursive tree; values in between give long chains with side branches. ``"link0"`` is the base.
 
-    Joints: kind uniform among ``joint_kinds``; rest transform ``parent_H_child`` with a uniformly
+    Joints: kind uniform among ``joint_kinds`` (any of :class:`JointKind`: ``"planar"``, ``"ball"``
+    and ``"free"`` too); rest transform ``parent_H_child`` with a uniformly
     random rotation and a translation of random direction and length 0.1..1 m; a unit axis that is
-    exactly ±x, ±y or ±z one time in three and uniformly random otherwise; a non-zero axis origin
-    (child coordinates, 0.05..0.4 m from the child origin) if ``axis_origin``, else zero. Revolute
-    and prismatic joints get finite limits around 0 (0.2..2.5 each way), continuous joints effort
-    and velocity limits only.
+    exactly ±x, ±y or ±z one time in three and uniformly random otherwise (a planar joint's plane
+    normal; none for ball and free joints); a non-zero axis origin (child coordinates, 0.05..0.4 m
+    from the child origin; a ball joint's centre) if ``axis_origin``, else zero. Revolute
+    and prismatic joints get finite limits around 0 (0.2..2.5 each way), the others effort
+    and velocity limits only. With ``floating=False`` and free joints among the kinds, free joints
+    on the (fixed) base are several free bodies of one scene, and free joints further down are free
+    joints below the root.
 
     Links: a random physically consistent inertia (:func:`random_inertia`: mass 0.1..10 kg, COM
     offset, strictly triangle-consistent principal moments, random principal axes), or, with

@@ -116,6 +116,15 @@ class FeatherstoneEngine(EngineBase):
     #: derived quantities of the batched kernels (the others are :mod:`bridge.backends.generic`'s)
     NATIVE_QUANTITIES = frozenset({"centroidal_momentum_matrix", "coriolis_forces"})
 
+    def __new__(cls, model: Model, representation: Representation):
+        """A model with a planar, ball or free joint goes to :class:`~.general_engine.GeneralEngine`
+        (the compiled, level-ordered kernels here take one-coordinate joints only)."""
+        if cls is FeatherstoneEngine and not getattr(model, "single_coordinate", True):
+            from .general_engine import GeneralEngine
+
+            return GeneralEngine(model, representation)
+        return super().__new__(cls)
+
     def __init__(self, model: Model, representation: Representation) -> None:
         self.model = model
         self.representation = Representation.parse(representation)

@@ -106,7 +106,11 @@ class PinocchioEngine(SingleStatePath, EngineBase):
                 f: fr.placement.copy() for f, fr in enumerate(self.pm.frames) if fr.parentJoint == 0
             }
         self.joints = JointOrder.between(model, self.convention, PINOCCHIO)
-        self._init_single(pinocchio_layout(model), self.joints)
+        if model.single_coordinate:
+            self._init_single(pinocchio_layout(model), self.joints)
+        else:  # joints of several coordinates: the general path alone
+            self._single, self._kern, self._state1 = False, None, None
+            self._nv, self._nb = model.nv, self.joints.nb
         self._state: State | None = None
         self._cov: ChangeOfVariables | None = None
         self._flat: FlatBatch | None = None
@@ -117,6 +121,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
         if (
+            self._kern is not None or self.model.single_coordinate
+        ) and (
             state.representation is self.representation
             and state.world_H_base.matrix.ndim == 2
             and state.s.ndim == 1
@@ -309,7 +315,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
     def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
         """``d/dt (J_pin T) = J_dot_pin T + J_pin T_dot``: ``getFrameJacobianTimeVariation`` in the
         representation's frame (LOCAL, WORLD or LOCAL_WORLD_ALIGNED) is the time derivative of
-        ``getFrameJacobian`` in that frame; ``T_dot`` changes the base columns only."""
+        ``getFrameJacobian`` in that frame; ``T_dot`` changes the base columns and those of the
+        planar, ball and free joints."""
         pin, pm, d = self._pin, self.pm, self.data
         fid, ref, nv = self._frame_id[frame], self._ref, self._nv
         if nv == 0:  # nothing moves (Pinocchio's getFrameJacobianTimeVariation would crash on nv = 0)
@@ -326,8 +333,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         both = self._loop(one)
         cov = self.cov
         J_dot = cov.jacobian_back(both[..., :6, :])
-        if cov.X_dot is not None:
-            J_dot[..., :6] += both[..., 6:, :6] @ cov.X_dot
+        if not cov.bias_free:
+            J_dot = J_dot + cov.jacobian_derivative_back(both[..., 6:, :])
         return J_dot
 
     # ------------------------------------------------------------------ centre of mass

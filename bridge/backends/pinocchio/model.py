@@ -89,13 +89,24 @@ def _joint_model(joint: Joint):
         return pin.JointModelRUBZ()
     if joint.kind is JointKind.PRISMATIC:
         return getattr(pin, f"JointModelP{aligned}")() if aligned else pin.JointModelPrismaticUnaligned(d)
+    if joint.kind is JointKind.BALL:  # q quaternion (x, y, z, w), v the angular velocity in J (= child axes)
+        return pin.JointModelSpherical()
+    if joint.kind is JointKind.FREE:  # q [position; quaternion (x, y, z, w)], v the twist in J (= child)
+        return pin.JointModelFreeFlyer()
+    if joint.kind is JointKind.PLANAR:  # q [x, y, cos, sin] in J's xy plane, v (vx, vy, w) in J
+        return pin.JointModelPlanar()
     raise BackendError(f"joint {joint.name!r}: no Pinocchio joint model for kind {joint.kind.value!r}")
 
 
 def _joint_frame(joint: Joint, jm) -> Transform:
-    """``child_H_J``: the Pinocchio joint frame J at the axis origin, with the child's orientation
-    unless the joint model needs the axis along z (unaligned continuous joints)."""
+    """``child_H_J``: the Pinocchio joint frame J at the axis origin (a ball joint's centre), with
+    the child's orientation unless the joint model needs the axis along z (unaligned continuous
+    joints; a planar joint, whose plane is J's xy plane: J's axes are the plane axes e1, e2 and the
+    normal of :func:`bridge.model.joints.plane_axes`)."""
     o = joint.axis_origin
+    if joint.kind is JointKind.PLANAR:
+        plane = rotation_between((0.0, 0.0, 1.0), joint.axis)
+        return Transform.from_rotation_translation(plane, o, check=False)
     if (
         jm.shortname() == "JointModelRUBZ"
         and np.max(np.abs(joint.axis - np.array([0.0, 0.0, 1.0]))) >= _AXIS_TOL
@@ -147,6 +158,10 @@ def _add_movable(
     bounded = joint.kind is not JointKind.CONTINUOUS
     lower = np.full(jm.nq, _limit(lim.lower, -np.inf) if bounded else -1.01)
     upper = np.full(jm.nq, _limit(lim.upper, np.inf) if bounded else 1.01)
+    if joint.kind.wide:  # no position limits; Pinocchio's bounds of a quaternion or a (cos, sin) pair
+        lower, upper = np.full(jm.nq, -np.inf), np.full(jm.nq, np.inf)
+        if joint.kind is JointKind.PLANAR:
+            lower[2:], upper[2:] = -1.01, 1.01
     effort = np.full(jm.nv, _bound(lim.effort))
     velocity = np.full(jm.nv, _bound(lim.velocity))
     jid = pm.addJoint(pj, jm, _se3(pj_H_parent @ parent_H_J), joint.name, effort, velocity, lower, upper)
@@ -192,7 +207,9 @@ def _add_joints(
         if joint.movable:
             place[child.name] = _add_movable(pm, joint, child, place[joint.parent])
             if joint.armature:
-                armature[pm.idx_vs[place[child.name][0]]] = joint.armature
+                start = pm.idx_vs[place[child.name][0]]
+                for k in range(joint.nv):
+                    armature[start + k] = joint.armature
         else:
             place[child.name] = _add_fixed(pm, joint, child, place[joint.parent])
     return armature
@@ -246,6 +263,9 @@ _JOINT_KINDS: dict[str, tuple[str, int | None]] = {
     "JointModelRevoluteUnaligned": ("revolute", None),
     "JointModelRevoluteUnboundedUnaligned": ("continuous", None),
     "JointModelPrismaticUnaligned": ("prismatic", None),
+    "JointModelSpherical": ("ball", None),
+    "JointModelFreeFlyer": ("free", None),
+    "JointModelPlanar": ("planar", None),
 }
 
 
@@ -321,6 +341,10 @@ def _kind_and_axis(pin_model: pinocchio.Model, jid: int) -> tuple[str, np.ndarra
             f"Pinocchio joint {pin_model.names[jid]!r} of type {short} has no neutral equivalent"
         )
     kind, axis_index = _JOINT_KINDS[short]
+    if kind == "planar":
+        return kind, np.array([0.0, 0.0, 1.0])  # J's xy plane
+    if kind in ("ball", "free"):
+        return kind, np.zeros(3)
     if axis_index is None:
         return kind, np.array(jmodel.extract().axis, dtype=float).reshape(3)
     return kind, np.eye(3)[axis_index]
@@ -329,7 +353,7 @@ def _kind_and_axis(pin_model: pinocchio.Model, jid: int) -> tuple[str, np.ndarra
 def _pin_limits(pin_model: pinocchio.Model, jid: int, kind: str) -> JointLimits:
     """The limits of joint ``jid`` (position limits beyond +-1e300 are none; a continuous joint has
     none at all)."""
-    if kind == "continuous":
+    if kind in ("continuous", "ball", "free", "planar"):
         return JointLimits()
     idx_q, idx_v = pin_model.idx_qs[jid], pin_model.idx_vs[jid]
     lo, hi = pin_model.lowerPositionLimit[idx_q], pin_model.upperPositionLimit[idx_q]
@@ -339,6 +363,26 @@ def _pin_limits(pin_model: pinocchio.Model, jid: int, kind: str) -> JointLimits:
         effort=float(pin_model.effortLimit[idx_v]),
         velocity=float(pin_model.velocityLimit[idx_v]),
     )
+
+
+def _check_wide_frame(name: str, kind: str, J_H_link: Transform) -> None:
+    """A BackendError unless the link frame of a ball, free or planar joint's body is placed as
+    the neutral joint needs it: a free joint's at the joint frame J, a ball's with J's axes (its
+    origin is the centre), a planar joint's with J's xy plane and x axis as its plane axes."""
+    from bridge.model.joints import plane_axes
+
+    R = J_H_link.rotation
+    if kind == "planar":
+        n = R.T @ np.array([0.0, 0.0, 1.0])
+        ok = np.allclose(plane_axes(n)[0], R.T @ np.array([1.0, 0.0, 0.0]), atol=1e-9)
+    else:
+        at_J = kind == "ball" or np.allclose(J_H_link.translation, 0.0)
+        ok = np.allclose(R, np.eye(3), atol=1e-9) and at_J
+    if not ok:
+        raise BackendError(
+            f"Pinocchio {kind} joint {name!r}: its body's link frame is not placed at the joint frame the "
+            "neutral joint needs (free: at the joint frame; ball: with its axes; planar: with its plane axes)"
+        )
 
 
 def _pin_joint(
@@ -351,6 +395,8 @@ def _pin_joint(
     pname, pjH = link_of_joint[pin_model.parents[jid]]
     cname, cjH = link_of_joint[jid]
     placement = _transform(pin_model.jointPlacements[jid])
+    if kind in ("ball", "free", "planar"):
+        _check_wide_frame(pin_model.names[jid], kind, cjH)
     return Joint(
         pin_model.names[jid],
         kind,
