@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from bridge.conventions.convention import Convention
     from bridge.model.model import Model
 
-__all__ = ["WideLayout", "from_native_wide", "to_native_wide", "wide_layout"]
+__all__ = ["WideLayout", "from_native_wide", "native_positions", "to_native_wide", "wide_layout"]
 
 _XYZW = np.array([1, 2, 3, 0])  # (w, x, y, z) -> (x, y, z, w)
 _WXYZ = np.array([3, 0, 1, 2])  # (x, y, z, w) -> (w, x, y, z)
@@ -164,6 +164,23 @@ def to_native_wide(model: Model, state: State, convention: Convention) -> tuple[
         state.nu if model.floating else state.s_dot
     )
     return q, np.array(np.broadcast_to(v, (*lead, lay.nv)))
+
+
+def native_positions(model: Model, state: State, convention: Convention) -> np.ndarray:
+    """The configuration ``q`` (..., nq) of ``state`` in ``convention`` alone (:func:`to_native_wide`'s
+    q, without the change of variables of its v): for an engine that has that change already."""
+    config = convention.configuration
+    lay = wide_layout(model, convention)
+    coords = model.coordinates
+    s = np.asarray(state.s)
+    lead = np.broadcast_shapes(state.world_H_base.batch_shape, s.shape[:-1])
+    q = np.zeros((*lead, lay.nq))
+    if model.floating:
+        q[..., :7] = _base_q(state.world_H_base, config)
+    for k, kind in enumerate(coords.kinds):
+        a = lay.q_start[k]
+        q[..., a : a + lay.q_width[k]] = _joint_q_out(kind, s[..., coords.q_slice(k)], config)
+    return q
 
 
 def from_native_wide(

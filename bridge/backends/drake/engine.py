@@ -43,6 +43,7 @@ from bridge.backends.batch import FlatBatch
 from bridge.backends.limits import refuse_too_large
 from bridge.conventions.change_of_variables import NEUTRAL, ChangeOfVariables, JointOrder, change_of_variables
 from bridge.conventions.frames import frame_acceleration, frame_force, frame_jacobian, frame_motion
+from bridge.conventions.native_wide import native_positions
 from bridge.conventions.single_state import single_base_change
 from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.model.model import Model
@@ -84,6 +85,11 @@ def _quaternion_wxyz(H: np.ndarray) -> tuple[float, float, float, float]:
     return w / n, x / n, y / n, z / n
 
 
+def _declines(*_args: object) -> bool:
+    """The single-state hot path declining a state (a model with joints of several coordinates)."""
+    return False
+
+
 class DrakeEngine(DrakeSingleState, EngineBase):
     """Engine protocol implementation (see :class:`bridge.dynamics.kindyn.Engine`) on Drake.
 
@@ -119,10 +125,12 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         world = plant.world_body().model_instance()
         self._weld = None if model.floating else plant.GetFrameByName(WORLD_H_BASE, world)
         # MIXED and fixed bases: the change of variables is constant (a permutation), made once
+        # (joints of several coordinates: made per state, block by block)
         self._joints = joints = JointOrder.between(model, self.convention, DRAKE)
         self._constant_cov = None
+        self._wide = not model.single_coordinate
         self._change = change = single_base_change(velocity_declaration(self.representation), DRAKE.velocity)
-        if change.constant or not model.floating:
+        if (change.constant or not model.floating) and not self._wide:
             eye = np.eye(4)
             self._constant_cov = ChangeOfVariables(*change.matrices(eye, eye.tolist()), joints)
         self._gravity: list[float] | None = None
@@ -132,7 +140,10 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         self._cov: ChangeOfVariables | None = None
         self._flat_batch: FlatBatch | None = None
         self.batch_shape: tuple[int, ...] = ()
-        self._init_single()
+        if self._wide:  # the single-state path takes one-coordinate joints: the general path alone
+            self.set_single_state = _declines
+        else:
+            self._init_single()
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -150,6 +161,10 @@ class DrakeEngine(DrakeSingleState, EngineBase):
             cov = self._cov = change_of_variables(model, flat_state, self.convention, DRAKE)
             nu = cov.nu
         self._v = np.ascontiguousarray(cov.velocity(nu))
+        if self._wide:  # every joint's positions as Drake stores them (roll-pitch-yaw for a ball)
+            self._q = native_positions(model, flat.state(self.representation), DRAKE)
+            self._current = -1
+            return
         q = np.zeros((flat.n, lay.nq))
         q[:, lay.idx_q] = flat.s
         if model.floating:  # the quaternion is filled in per sample (_select)
@@ -190,7 +205,7 @@ class DrakeEngine(DrakeSingleState, EngineBase):
                 self._weld.SetPoseInParentFrame(c, self._RigidTransform(flat.H[i]))
                 self._pose = pose
         q = self._q[i]
-        if self.model.floating:
+        if self.model.floating and not self._wide:
             q[:4] = _quaternion_wxyz(flat.H[i])
         plant.SetPositions(c, q)
         plant.SetVelocities(c, self._v[i])
@@ -230,7 +245,7 @@ class DrakeEngine(DrakeSingleState, EngineBase):
 
     def bias_forces(self) -> np.ndarray:
         cov = self.cov
-        if cov.base_bias is None:
+        if cov.bias_free:
             h = self._loop(lambda _i: self.plant.CalcBiasTerm(self.context) - self._gravity_d())
         else:
             h = self._loop(lambda i, a: self._id(i, a, None), cov.bias_acceleration)

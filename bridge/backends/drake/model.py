@@ -10,11 +10,20 @@ Plant layout (``to_drake``; docs/conventions.md, Drake column):
   child link's orientation: on the parent at ``rest @ trans(o)``, on the child at ``trans(o)``, so
   that Drake's axis through the joint frames' common origin is the neutral axis through ``o``
   (``X_PC(s) = rest trans(o) Rot(axis, s) trans(-o)``). Joint frames are named
-  ``<joint>__parent`` / ``<joint>__child`` (``__bridge`` appended on a clash); movable joints
-  get a ``JointActuator`` of the same name carrying the effort limit (none for a limit of 0, which
-  Drake refuses) and the joint's armature as its reflected inertia (rotor inertia = armature,
+  ``<joint>__parent`` / ``<joint>__child`` (``__bridge`` appended on a clash); one-coordinate
+  joints get a ``JointActuator`` of the same name carrying the effort limit (none for a limit of 0,
+  which Drake refuses) and the joint's armature as its reflected inertia (rotor inertia = armature,
   gear ratio 1: Drake adds ``rotor_inertia * gear_ratio^2`` to M's diagonal, to inverse dynamics
   and to forward dynamics);
+* a ball joint is a ``BallRpyJoint`` on the same frames (at its centre, so ``X_PC(q) = rest
+  trans(c) R(q) trans(-c)``), a free joint a ``QuaternionFloatingJoint`` from the frame F at its rest
+  pose on the parent to the child's body frame, a planar joint a ``PlanarJoint`` whose frames (at
+  the rest pose on the parent, at the child origin) have the plane axes ``e1, e2`` and the normal
+  as x, y, z (:func:`bridge.model.joints.plane_axes`); their q and v are the neutral joint's in
+  Drake's convention (:mod:`.state`). Drake has actuators (and so armature) for single-DOF joints
+  only: such a joint with an armature raises UnsupportedError. A scene (several free bodies: a
+  fixed ``world`` link with free joints) is a body welded to the world with a
+  ``QuaternionFloatingJoint`` per free body;
 * a fixed (or locked) joint is a ``WeldJoint`` of the same name;
 * a floating base is a ``QuaternionFloatingJoint`` named :data:`FLOATING_JOINT` from the world to
   the base link (Drake's ``q = [qw qx qy qz; p_WB]``, ``v = [omega_WB; p_dot_WB]``, both in world);
@@ -43,6 +52,7 @@ import numpy as np
 
 from bridge.errors import BackendError, ModelError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint, unique_name
+from bridge.model.joints import plane_axes
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -188,29 +198,81 @@ def _add_actuator(plant: MultibodyPlant, joint: Joint, dj) -> None:
         actuator.set_default_gear_ratio(1.0)
 
 
+def _joint_frames(joint: Joint) -> tuple[Transform, Transform]:
+    """``(parent_H_F, child_H_M)``: where a movable joint's Drake frames sit on its parent and child
+    bodies (coincident at the neutral position).
+
+    Revolute, prismatic and ball joints: at the axis origin (the ball's centre) with the child's
+    orientation; free joints: F at the rest pose, M the child frame; planar joints: at the child
+    origin with the plane axes ``(e1, e2, normal)`` of :func:`bridge.model.joints.plane_axes` as
+    F's and M's ``(x, y, z)`` (Drake's planar joint moves in F's xy plane).
+    """
+    if joint.kind is JointKind.PLANAR:
+        e1, e2 = plane_axes(joint.axis)
+        C_H_M = Transform.from_rotation_translation(np.column_stack([e1, e2, joint.axis]), np.zeros(3))
+    elif joint.kind is JointKind.FREE:
+        C_H_M = Transform.identity()
+    else:
+        C_H_M = Transform.from_translation(joint.axis_origin)
+    return joint.parent_H_child @ C_H_M, C_H_M
+
+
+def _drake_joint_of(joint: Joint, jp, jc):
+    """The Drake joint of a movable neutral ``joint`` between the frames ``jp`` and ``jc``
+    (:func:`_joint_frames`): revolute, prismatic (with position limits), ball (``BallRpyJoint``),
+    free (``QuaternionFloatingJoint``) or planar (``PlanarJoint``)."""
+    from pydrake.multibody.tree import (
+        BallRpyJoint,
+        PlanarJoint,
+        PrismaticJoint,
+        QuaternionFloatingJoint,
+        RevoluteJoint,
+    )
+
+    kind = joint.kind
+    if kind is JointKind.BALL:
+        return BallRpyJoint(joint.name, jp, jc, 0.0)
+    if kind is JointKind.FREE:
+        return QuaternionFloatingJoint(joint.name, jp, jc)
+    if kind is JointKind.PLANAR:
+        return PlanarJoint(joint.name, jp, jc, np.zeros(3))
+    lo, hi = _position_bounds(joint.limits)
+    if kind is JointKind.PRISMATIC:
+        return PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0)
+    return RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0)
+
+
 def _add_movable(plant: MultibodyPlant, joint: Joint, parent, child, frame_names: set[str]) -> None:
-    """A ``RevoluteJoint`` or ``PrismaticJoint`` between the bodies ``parent`` and ``child``, its
-    frames at the axis origin with the child's orientation (on the parent at ``rest @ trans(o)``,
-    on the child at ``trans(o)``), with its limits and its actuator."""
-    from pydrake.multibody.tree import FixedOffsetFrame, PrismaticJoint, RevoluteJoint
+    """The Drake joint of a movable neutral joint between the bodies ``parent`` and ``child``, on
+    frames ``<joint>__parent`` / ``<joint>__child`` (:func:`_joint_frames`; a free joint's M is the
+    child's body frame), with its limits and, for a one-coordinate joint, its actuator. Drake's
+    actuators take single-DOF joints only: a ball, free or planar joint with an armature raises
+    UnsupportedError."""
+    from pydrake.multibody.tree import FixedOffsetFrame
 
     def offset(frame_name: str, body, T: Transform):
         return plant.AddFrame(FixedOffsetFrame(frame_name, body.body_frame(), _rigid_transform(T)))
 
-    o = Transform.from_translation(joint.axis_origin)
-    jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, joint.parent_H_child @ o)
-    jc = offset(_unique(f"{joint.name}__child", frame_names), child, o)
+    if joint.kind.wide and joint.armature:
+        raise UnsupportedError(
+            f"joint {joint.name!r}: Drake has no armature for a {joint.kind.value} joint (its reflected "
+            f"rotor inertia belongs to actuators of single-DOF joints), armature {joint.armature!r}"
+        )
+    P_H_F, C_H_M = _joint_frames(joint)
+    jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, P_H_F)
+    if joint.kind is JointKind.FREE:
+        jc = child.body_frame()
+    else:
+        jc = offset(_unique(f"{joint.name}__child", frame_names), child, C_H_M)
+    dj = plant.AddJoint(_drake_joint_of(joint, jp, jc))
     lim = joint.limits
     lo, hi = _position_bounds(lim)
-    if joint.kind is JointKind.PRISMATIC:
-        dj = plant.AddJoint(PrismaticJoint(joint.name, jp, jc, np.array(joint.axis), lo, hi, 0.0))
-    else:
-        dj = plant.AddJoint(RevoluteJoint(joint.name, jp, jc, np.array(joint.axis), 0.0))
-        if joint.kind is JointKind.REVOLUTE and (lo > -np.inf or hi < np.inf):
-            dj.set_position_limits([lo], [hi])
+    if joint.kind is JointKind.REVOLUTE and (lo > -np.inf or hi < np.inf):
+        dj.set_position_limits([lo], [hi])
     if lim.velocity is not None and lim.velocity >= 0.0:
-        dj.set_velocity_limits([-float(lim.velocity)], [float(lim.velocity)])
-    _add_actuator(plant, joint, dj)
+        dj.set_velocity_limits([-float(lim.velocity)] * joint.nv, [float(lim.velocity)] * joint.nv)
+    if not joint.kind.wide:
+        _add_actuator(plant, joint, dj)
 
 
 def _attach_base(plant: MultibodyPlant, model: Model, base) -> None:

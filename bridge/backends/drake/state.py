@@ -3,15 +3,28 @@
 For ``to_drake(model)`` with a floating base, Drake's state is
 
 * ``q = [qw qx qy qz; p_WB; joints]``: the unit quaternion (w first) of ``world_R_base`` and the base
-  origin in world coordinates, then one position per joint;
+  origin in world coordinates, then each joint's positions;
 * ``v = [omega_WB; p_dot_WB; joints]``: the base's angular velocity and the velocity of its
   origin, both in world coordinates — bridge's MIXED base velocity with its halves swapped
   (angular first), so the change of variables to MIXED is a constant permutation (T_dot = 0);
 
 joints in Drake's velocity order (its forest's order, read from the plant: :func:`drake_layout`).
-:data:`DRAKE` is that convention for :mod:`bridge.conventions.change_of_variables`. A fixed base has no base
-coordinates: q and v are the joints, and the base pose is the ``world_H_base`` frame parameter of
-the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part of (q, v).
+Joints of several coordinates are Drake's joints of that width, each relative to its frame F on the
+parent (the neutral joint frame; measured with Drake 1.51, ``tests/backends/drake``):
+
+* free (``QuaternionFloatingJoint``): ``q = [qw qx qy qz; p_FM]``, ``v = [w_FM; v_FM]``, both in F:
+  the floating base's layout relative to F (bridge's MIXED free-joint velocity, angular first);
+* ball (``BallRpyJoint``): ``q`` = roll, pitch, yaw of ``F_R_M`` (``R = Rz(y) Ry(p) Rx(r)``), ``v`` =
+  ``w_FM`` in F (so ``qdot != v``): bridge's INERTIAL/MIXED ball velocity, a rotation of its BODY
+  one (``w_F = R w_M``, with ``T_dot = R w^`` along the motion);
+* planar (``PlanarJoint``): ``q = [x, y, theta]`` in F's xy plane, ``v = qdot = [vx, vy, w]`` in F:
+  bridge's MIXED planar velocity (F's axes are the plane axes of
+  :func:`bridge.model.joints.plane_axes`).
+
+:data:`DRAKE` is that convention for :mod:`bridge.conventions.change_of_variables` (its base velocity
+is also the declaration of its free joints, :mod:`bridge.conventions.joint_blocks`). A fixed base has
+no base coordinates: q and v are the joints, and the base pose is the ``world_H_base`` frame parameter
+of the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part of (q, v).
 """
 
 from __future__ import annotations
@@ -22,8 +35,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridge.conventions.change_of_variables import Convention
-from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
+from bridge.conventions.declaration import (
+    Axes,
+    BallCoordinates,
+    BaseVelocity,
+    Configuration,
+    Point,
+    QuaternionOrder,
+)
 from bridge.conventions.native_state import check_model_and_state, from_native_state, to_native_state
+from bridge.conventions.native_wide import native_width
 from bridge.conventions.state import State
 from bridge.errors import BackendError, StateError
 from bridge.model.mimic import require_uncoupled
@@ -44,10 +65,13 @@ _SWAP = np.array([3, 4, 5, 0, 1, 2])
 
 @dataclass(frozen=True)
 class DrakeLayout:
-    """Where each neutral DOF lives in Drake's q and v for ``to_drake(model)``.
+    """Where each neutral DOF joint lives in Drake's q and v for ``to_drake(model)``.
 
-    ``perm``: ``v[nb:] = s_dot[perm]`` (joints in Drake's velocity order, nb = 6 or 0);
-    ``idx_q``/``idx_v`` (n,): each neutral DOF's index in q and v; ``nq``, ``nv`` the sizes.
+    ``perm`` (n_joints,): the DOF joints in Drake's velocity order (``v[nb:]`` holds joint
+    ``perm[0]``'s velocities, then ``perm[1]``'s, ...; ``v[nb:] = s_dot[perm]`` when every joint has
+    one coordinate; nb = 6 or 0); ``idx_q``/``idx_v`` (n_joints,): where each DOF joint's positions
+    and velocities start in q and v (its only index for a one-coordinate joint); ``nq``, ``nv`` the
+    sizes.
     """
 
     perm: np.ndarray
@@ -81,19 +105,35 @@ def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
             )  # pragma: no cover
     instance = plant.GetModelInstanceByName(instance_name(model))
     joints = [plant.GetJointByName(d, instance) for d in model.dof_names]
+    kinds = model.coordinates.kinds
     idx_q = np.array([j.position_start() for j in joints], dtype=np.intp)
     idx_v = np.array([j.velocity_start() for j in joints], dtype=np.intp)
     perm = np.argsort(idx_v).astype(np.intp)
-    if model.n_dofs and (
-        sorted(idx_v.tolist()) != list(range(nb_v, nb_v + model.n_dofs))
-        or sorted(idx_q.tolist()) != list(range(nb_q, nb_q + model.n_dofs))
-    ):  # pragma: no cover - internal consistency
-        raise BackendError("Drake's joint coordinates are not one per DOF after the base")
+    _check_widths(joints, kinds, idx_q, idx_v, perm, (nb_q, nb_v))
     for a in (perm, idx_q, idx_v):
         a.setflags(write=False)
-    lay = DrakeLayout(perm, idx_q, idx_v, nb_q + model.n_dofs, nb_v + model.n_dofs, model.floating)
+    nq = nb_q + sum(native_width(k, DRAKE.configuration) for k in kinds)
+    lay = DrakeLayout(perm, idx_q, idx_v, nq, nb_v + model.n_dofs, model.floating)
     _LAYOUTS[model] = lay
     return lay
+
+
+def _check_widths(
+    joints: list, kinds: tuple, idx_q: np.ndarray, idx_v: np.ndarray, perm: np.ndarray, base: tuple
+) -> None:
+    """A BackendError unless Drake's joints have the widths :data:`DRAKE` declares and follow each
+    other in q and v in the same order, after the base (internal consistency)."""
+    q_at, v_at = base
+    for k in perm.tolist():
+        j, kind = joints[k], kinds[k]
+        width = native_width(kind, DRAKE.configuration)
+        widths = (j.num_positions(), j.num_velocities())
+        if widths != (width, kind.nv) or (idx_q[k], idx_v[k]) != (q_at, v_at):
+            raise BackendError(  # pragma: no cover - internal consistency
+                f"Drake's joint {j.name()!r} ({j.type_name()}) does not have the coordinates bridge's "
+                f"{kind.value} joint declares for Drake (q {width} at {q_at}, v {kind.nv} at {v_at})"
+            )
+        q_at, v_at = q_at + width, v_at + kind.nv
 
 
 def _floating_joint(plant, model: Model):
@@ -111,16 +151,19 @@ def _floating_joint(plant, model: Model):
 
 
 def drake_dof_permutation(model: Model) -> np.ndarray:
-    """``perm`` with ``v_drake_joints = s_dot[perm]`` (Drake's velocity order)."""
+    """``perm`` over the DOF joints in Drake's velocity order (``v_drake_joints = s_dot[perm]`` when
+    every joint has one coordinate)."""
     return drake_layout(model).perm
 
 
-#: Drake's generalized velocity: MIXED base velocity angular first, joints in Drake's order
+#: Drake's generalized velocity: MIXED base velocity angular first (also each free joint's relative to
+#: its frame F; a ball joint's angular velocity in F, its rotation as roll-pitch-yaw), joints in
+#: Drake's order
 DRAKE = Convention(
     "drake",
     BaseVelocity(Point.BASE_ORIGIN, Axes.WORLD, Axes.WORLD, Ordering.ANGULAR_FIRST),
     joint_order=drake_dof_permutation,
-    configuration=Configuration(QuaternionOrder.WXYZ, quaternion_first=True),
+    configuration=Configuration(QuaternionOrder.WXYZ, quaternion_first=True, ball=BallCoordinates.RPY),
 )
 
 
