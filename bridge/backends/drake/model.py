@@ -380,10 +380,21 @@ def _drake_links(plant: MultibodyPlant, context) -> list[Link]:
     return links
 
 
+#: Drake's joint types with six velocities that are a neutral free joint
+_FLOATING_TYPES = ("quaternion_floating", "rpy_floating")
+#: the name of the massless link standing for Drake's world body in a scene (several trees)
+SCENE_WORLD = "world"
+
+
+def _is_floating(dj) -> bool:
+    return dj.num_velocities() == 6 and dj.type_name() in _FLOATING_TYPES
+
+
 def _drake_root(plant: MultibodyPlant, djoints: list) -> tuple:
-    """``(root joint, base body, floating)``: the one joint to the world, the body it connects to the
-    world, and whether that joint is a floating joint (6 velocities) rather than a weld. Raises
-    UnsupportedError for several joints to the world or another kind of joint there."""
+    """``(root joint, base body, floating)``: the one joint to the world and the body it connects to
+    the world, when that joint is a floating joint from the world (a floating base) or a weld (a
+    fixed base); ``(None, None, False)`` for a scene: several joints to the world (several trees,
+    Drake's free bodies among them) or one of another kind."""
     from pydrake.multibody.tree import WeldJoint
 
     world = plant.world_body()
@@ -392,22 +403,15 @@ def _drake_root(plant: MultibodyPlant, djoints: list) -> tuple:
         for j in djoints
         if j.parent_body().index() == world.index() or j.child_body().index() == world.index()
     ]
-    floating_roots = [j for j in roots if j.num_velocities() == 6]
-    if len(roots) != 1:
-        raise UnsupportedError(
-            f"from_drake: the plant has {len(roots)} joints to the world "
-            f"({', '.join(j.name() for j in roots)}); bridge models are one tree with one base"
-        )
-    root = roots[0]
-    base_body = root.child_body() if root.parent_body().index() == world.index() else root.parent_body()
-    if floating_roots:
-        return root, base_body, True
-    if isinstance(root, WeldJoint):
-        return root, base_body, False
-    raise UnsupportedError(
-        f"from_drake: joint {root.name()!r} ({root.type_name()}) connects the base to the world; "
-        "only floating joints and welds are supported there"
-    )
+    if len(roots) == 1:
+        root = roots[0]
+        from_world = root.parent_body().index() == world.index()
+        base_body = root.child_body() if from_world else root.parent_body()
+        if _is_floating(root) and from_world:
+            return root, base_body, True
+        if isinstance(root, WeldJoint):
+            return root, base_body, False
+    return None, None, False
 
 
 def _drake_limits(plant: MultibodyPlant, dj) -> tuple[JointLimits, float]:
@@ -424,18 +428,46 @@ def _drake_limits(plant: MultibodyPlant, dj) -> tuple[JointLimits, float]:
     return JointLimits(lower=lo, upper=hi, effort=effort, velocity=vel), armature
 
 
-def _drake_joint(plant: MultibodyPlant, dj) -> Joint:
-    """The neutral joint of a weld, revolute or prismatic joint ``dj`` (between its bodies as Drake
-    has them): rest pose ``P_H_Jp @ C_H_Jc^-1`` (4x4, times the weld's ``X_FM``), axis in child
-    coordinates and, for a revolute joint, the child joint frame's origin as axis origin."""
+def _wide_joint(dj, pname: str, cname: str, P_H_Jp: Transform, C_H_Jc: Transform) -> Joint | None:
+    """The neutral ball, free or planar joint of a ``BallRpyJoint``, a floating joint or a
+    ``PlanarJoint`` ``dj`` (None for another type): rest pose ``P_H_Jp @ C_H_Jc^-1`` (its frames
+    coincide at the neutral position); a ball's centre and a planar joint's normal (F's z) in the
+    child; the velocity limit when Drake's is the same for every velocity."""
+    kind = {"ball_rpy": JointKind.BALL, "planar": JointKind.PLANAR}.get(dj.type_name())
+    if kind is None and _is_floating(dj):
+        kind = JointKind.FREE
+    if kind is None:
+        return None
+    upper = np.asarray(dj.velocity_upper_limits(), dtype=float)
+    velocity = _limit(upper[:1]) if upper.size and np.all(upper == upper[0]) else None
+    return Joint(
+        dj.name(),
+        kind,
+        pname,
+        cname,
+        P_H_Jp @ C_H_Jc.inverse(),
+        axis=C_H_Jc.rotation[:, 2] if kind is JointKind.PLANAR else np.zeros(3),
+        axis_origin=C_H_Jc.translation if kind is JointKind.BALL else np.zeros(3),
+        limits=JointLimits(velocity=velocity),
+    )
+
+
+def _drake_joint(plant: MultibodyPlant, dj, names: dict) -> Joint:
+    """The neutral joint of a weld, revolute, prismatic, ball (``BallRpyJoint``), floating or planar
+    joint ``dj`` between its bodies as Drake has them (``names``: body index -> link name): rest pose
+    ``P_H_Jp @ C_H_Jc^-1`` (4x4, times the weld's ``X_FM``), axis in child coordinates and, for a
+    revolute joint, the child joint frame's origin as axis origin (a ball's centre)."""
     from pydrake.multibody.tree import PrismaticJoint, RevoluteJoint, WeldJoint
 
     P_H_Jp = _transform(dj.frame_on_parent().GetFixedPoseInBodyFrame())
     C_H_Jc = _transform(dj.frame_on_child().GetFixedPoseInBodyFrame())
-    pname, cname = dj.parent_body().name(), dj.child_body().name()
+    pname, cname = names[dj.parent_body().index()], names[dj.child_body().index()]
     if isinstance(dj, WeldJoint):
         rest = P_H_Jp @ _transform(dj.X_FM()) @ C_H_Jc.inverse()
         return Joint(dj.name(), JointKind.FIXED, pname, cname, rest)
+    wide = _wide_joint(dj, pname, cname, P_H_Jp, C_H_Jc)
+    if wide is not None:
+        return wide
     if not isinstance(dj, RevoluteJoint | PrismaticJoint):
         raise UnsupportedError(
             f"from_drake: joint {dj.name()!r} of type {dj.type_name()} has no neutral equivalent"
@@ -479,21 +511,32 @@ def _drake_frames(plant: MultibodyPlant, joint_frames: set, body_names: set[str]
 
 def from_drake(plant: MultibodyPlant) -> Model:
     """Neutral model from a finalized ``MultibodyPlant`` (e.g. :func:`to_drake`'s, or Drake's
-    ``Parser`` on a URDF).
+    ``Parser`` on a URDF or SDFormat file).
 
     Bodies become links (the world body excluded), revolute / prismatic / weld joints become
     neutral joints (a revolute joint without position limits is continuous; the axis origin is the
-    child joint frame's origin in child coordinates), ``FixedOffsetFrame``s on bodies that are
-    not joint frames become extra frames. The body jointed to the world is the base: floating when
-    that joint is a floating joint, fixed when it is a weld (the weld's pose is not part of the
-    neutral model). DOF order: Drake's velocity order. The default reflected inertia of the actuator
-    named after a joint (``rotor_inertia * gear_ratio^2``) is the joint's armature. Joint damping
-    and geometry are not represented. Raises UnsupportedError for other joint types and for plants
-    with several trees.
+    child joint frame's origin in child coordinates), ``BallRpyJoint``\\ s ball joints (centred at
+    the child joint frame's origin), ``QuaternionFloatingJoint``\\ s and ``RpyFloatingJoint``\\ s
+    free joints and ``PlanarJoint``\\ s planar joints (the normal: the child joint frame's z), each
+    with its rest pose where Drake's two joint frames coincide; ``FixedOffsetFrame``\\ s on bodies
+    that are not joint frames become extra frames. The motion is Drake's; the coordinates of a ball,
+    free or planar joint whose child frame is not where :func:`to_drake` puts it (ball: rotated;
+    free: away from the child frame; planar: away from the child origin or with other in-plane axes)
+    are the neutral joint's, not Drake's.
+
+    The body jointed to the world is the base: floating when that joint is a floating joint, fixed
+    when it is a weld (the weld's pose is not part of the neutral model). A plant with several
+    trees (several joints to the world, e.g. bodies Drake left floating: ``Finalize`` gives each a
+    floating joint named after it) or one tree on another joint to the world is a scene: a massless
+    link :data:`SCENE_WORLD` (``__bridge`` appended on a clash) at the world's pose is the fixed base,
+    and each joint to the world a joint from it (a free joint for a floating body). DOF order:
+    Drake's velocity order. The default reflected inertia of the actuator named after a joint
+    (``rotor_inertia * gear_ratio^2``) is the joint's armature. Joint damping and geometry are not
+    represented. Raises UnsupportedError for other joint types (e.g. ``UniversalJoint``).
     """
     require_drake()
     from pydrake.multibody.plant import MultibodyPlant
-    from pydrake.multibody.tree import JointIndex
+    from pydrake.multibody.tree import BodyIndex, JointIndex
 
     if not isinstance(plant, MultibodyPlant):
         raise BackendError(f"from_drake expects a pydrake MultibodyPlant, got {type(plant).__name__}")
@@ -503,24 +546,36 @@ def from_drake(plant: MultibodyPlant) -> Model:
     djoints = [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
     links = _drake_links(plant, plant.CreateDefaultContext())
     root, base_body, floating = _drake_root(plant, djoints)
+    world = plant.world_body().index()
+    names = {
+        plant.get_body(BodyIndex(i)).index(): plant.get_body(BodyIndex(i)).name()
+        for i in range(plant.num_bodies())
+    }
+    if root is None:  # a scene: a massless link stands for the world
+        base = names[world] = unique_name(SCENE_WORLD, {link.name for link in links}, _SUFFIX)
+        links = [Link(base, SpatialInertia.zero()), *links]
+        instance = next(
+            plant.get_body(BodyIndex(i)) for i in range(plant.num_bodies()) if BodyIndex(i) != world
+        )
+    else:
+        base, instance = base_body.name(), base_body
     joints = []
     joint_frames = set()
     for dj in djoints:
         if dj is not root:
             joint_frames.update((dj.frame_on_parent().index(), dj.frame_on_child().index()))
-            joints.append(_drake_joint(plant, dj))
-    joints = _oriented(joints, base_body.name())
+            joints.append(_drake_joint(plant, dj, names))
+    joints = _oriented(joints, base)
     frames = _drake_frames(plant, joint_frames, {link.name for link in links})
     order = sorted(
-        (j for j in djoints if j is not root and j.num_velocities() == 1), key=lambda j: j.velocity_start()
+        (j for j in djoints if j is not root and j.num_velocities() > 0), key=lambda j: j.velocity_start()
     )
-    name = plant.GetModelInstanceName(base_body.model_instance())
     return Model(
-        name,
+        plant.GetModelInstanceName(instance.model_instance()),
         tuple(links),
         tuple(joints),
         tuple(frames),
-        base_body.name(),
+        base,
         tuple(j.name() for j in order),
         floating,
     )
@@ -543,7 +598,7 @@ def _oriented(joints: list[Joint], base: str) -> list[Joint]:
             other = j.child if j.parent == link else j.parent
             if other in seen:
                 continue
-            if j.child != other:
+            if j.child != other:  # (Drake reverses revolute, prismatic and weld joints only)
                 out[k] = j.reversed()
             seen.add(other)
             queue.append(other)
