@@ -18,18 +18,25 @@ meaning (http://sdformat.org/tutorials?tut=pose_frame_semantics):
   massless link ``"<child>__<J>"`` (as MJCF bodies with several joints are read): ``J`` about
   ``<axis>`` (fixed in the parent) and ``"J__axis2"`` about ``<axis2>`` (fixed in the child), the
   order of Drake's ``UniversalJoint``. Revolute joints without ``<lower>``/``<upper>`` (SDFormat's
-  ±1e16) have no position limits; effort and velocity limits of -1 are none.
+  ±1e16) have no position limits; effort and velocity limits of -1 are none. A ``ball`` joint is a
+  neutral ball joint turning about the joint frame's origin (its centre, in C); its rotation is
+  measured in C's axes, whatever the joint frame's orientation (Drake's ``BallRpyJoint`` of the same
+  file measures it in the joint frame's axes: the same motion, other coordinates).
 * **Inertia.** ``<inertial><pose>`` is the centre-of-mass frame in the link frame; the moments are
   about the centre of mass in its axes (``I_link = R I R^T``). SDFormat defaults apply: a link
   without ``<inertial>`` has mass 1 and unit moments (libsdformat's and Drake's reading).
 * **Base.** A ``fixed`` joint from ``world`` welds its child there: that link is the base, fixed
-  (the joint disappears). A movable joint from ``world`` makes ``world`` a massless link, the fixed
-  base. Otherwise the base is the root of the joint tree, floating. ``floating=True/False``
-  overrides what the file says.
+  (the joint disappears). A movable joint (or several joints) from ``world`` makes ``world`` a
+  massless link, the fixed base. Otherwise the base is the root of the joint tree, floating.
+  ``floating=True/False`` overrides what the file says.
+* **Free bodies.** A link without a parent joint (other than the base) is a free body (Drake's
+  parser gives it a floating joint named after it): a ``free`` joint of that name (``_`` appended on
+  a clash) from the fixed base, at the link's pose. Several such links and no joint to the world
+  make a scene: ``world`` is the massless fixed base and each root link a free body on it.
 * **Frames.** The model's ``<frame>``\\ s are the model's extra frames, on the link their
   ``attached_to`` chain ends at. Joint frames are not.
 
-Unsupported (an error naming the element): ``<include>``, several or nested models, ball, screw,
+Unsupported (an error naming the element): ``<include>``, several or nested models, screw,
 gearbox and revolute2 joints; closed loops (a link with two parents), as for URDF.
 """
 
@@ -188,6 +195,9 @@ def _joints(
             continue
         C_H_M = M_H_C.inverse()
         C_p_J = (C_H_M @ M_H_J).translation
+        if j.type == "ball":  # about the joint frame's origin (its orientation changes no motion)
+            joints.append(Joint(j.name, JointKind.BALL, parent, child, P_H_C, axis_origin=C_p_J))
+            continue
         if j.type != "universal":
             axis = _axis_in(frames, j.axes[0], j, C_H_M)
             joints.append(
@@ -264,23 +274,39 @@ def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues:
 
 
 def _base(
-    doc: SdfDocument, joints: list[Joint], links: list[Link]
+    doc: SdfDocument, frames: _Frames, joints: list[Joint], links: list[Link]
 ) -> tuple[str, bool, list[Joint], list[Link]]:
-    """(base link, fixed to the world, joints, links): the world's weld removed, or ``world`` a link."""
+    """(base link, fixed to the world, joints, links) (module docstring, "Base"): a link welded to
+    the world is the fixed base (the weld removed), else a model with joints to the world or several
+    root links has a massless ``world`` link as its fixed base, else its root link is the floating
+    base; the other root links (SDFormat's free bodies) get free joints from the fixed base."""
     from_world = [j for j in joints if j.parent == _WORLD]
-    if len(from_world) > 1:
-        names = ", ".join(repr(j.name) for j in from_world)
-        raise SDFError(f"{doc.where}: several joints from the world ({names}); bridge reads one tree")
-    if from_world and from_world[0].kind is JointKind.FIXED:
-        weld = from_world[0]
-        return weld.child, True, [j for j in joints if j is not weld], links
-    if from_world:
-        return _WORLD, True, joints, [Link(_WORLD, SpatialInertia.zero()), *links]
     children = {j.child for j in joints}
     roots = [link.name for link in links if link.name not in children]
-    if len(roots) != 1:
-        raise SDFError(f"{doc.where}: several root links {roots}: bridge reads one tree")
+    if len(from_world) == 1 and from_world[0].kind is JointKind.FIXED:
+        weld = from_world[0]
+        rest = [j for j in joints if j is not weld]
+        return weld.child, True, rest + _free(frames, weld.child, roots, joints), links
+    if from_world or len(roots) > 1:
+        world = [Link(_WORLD, SpatialInertia.zero()), *links]
+        return _WORLD, True, joints + _free(frames, _WORLD, roots, joints), world
+    if not roots:
+        raise SDFError(f"{doc.where}: no root link: the joints form a closed kinematic loop")
     return roots[0], False, joints, links
+
+
+def _free(frames: _Frames, parent: str, roots: list[str], joints: list[Joint]) -> list[Joint]:
+    """A free joint from ``parent`` (the welded base or the world) to each link of ``roots`` (links
+    without a parent joint: SDFormat's free bodies), named after the link (as Drake names the
+    floating joint it gives such a link), at the link's pose."""
+    taken = {j.name for j in joints}
+    out = []
+    for root in roots:
+        name = unique_name(root, taken, "_")
+        taken.add(name)
+        rest = frames.pose(parent).inverse() @ frames.pose(root)
+        out.append(Joint(name, JointKind.FREE, parent, root, rest))
+    return out
 
 
 def _frames(doc: SdfDocument, frames: _Frames, link_names: set[str]) -> list[Frame]:
@@ -336,7 +362,7 @@ def load_sdf(
     Raises:
         ModelFileNotFoundError: the file does not exist.
         SDFError: malformed XML or an invalid model (the message names the file and element).
-        UnsupportedError: includes, several or nested models, ball/screw/gearbox/revolute2 joints.
+        UnsupportedError: includes, several or nested models, screw/gearbox/revolute2 joints.
         InertiaError: a non-physical link inertia (with ``strict``).
         UnknownNameError: ``base``, ``joints``, ``locked`` or a pose's ``relative_to`` names nothing.
     """
@@ -352,7 +378,7 @@ def load_sdf(
     links = _links(doc, frames, check_inertia, issues)
     ends = _ends(doc, frames)
     joint_list, extra = _joints(doc, frames, ends, {*frames.nodes, _WORLD})
-    root, welded, joint_list, links = _base(doc, joint_list, links + extra)
+    root, welded, joint_list, links = _base(doc, frames, joint_list, links + extra)
     link_names = {link.name for link in links}
     mimics = _mimics(doc, joint_list, mimic, issues)
     if not fixed_given:

@@ -3,7 +3,7 @@
 :func:`read_document` parses the XML with :mod:`xml.etree` and turns every problem into a
 :class:`bridge.SDFError` (or :class:`bridge.UnsupportedError`) naming the file and the element:
 malformed XML, no ``<sdf>`` root or version, no model, several models, ``<include>``\\ s, nested
-models, static models, missing names or parents, unknown or unsupported joint types (ball, screw,
+models, static models, missing names or parents, unknown or unsupported joint types (screw,
 gearbox, revolute2), numbers that do not parse. Numbers are read with SDFormat's defaults (a
 ``<pose>`` is identity, an axis ``0 0 1``, a ``<mass>`` 1, the moments ``ixx = iyy = izz = 1``, a link
 without ``<inertial>`` has mass 1 and unit moments, as libsdformat and Drake read it).
@@ -41,8 +41,8 @@ __all__ = [
     "read_source",
 ]
 
-SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "universal")
-_UNSUPPORTED = ("ball", "screw", "gearbox", "revolute2")
+SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "universal", "ball")
+_UNSUPPORTED = ("screw", "gearbox", "revolute2")
 #: largest magnitude of a length, mass or inertia read (as for URDF: beyond it products overflow)
 MAX_MAGNITUDE = 1e100
 #: an SDFormat limit at or beyond this magnitude means "no limit" (SDFormat's default is 1e16)
@@ -296,7 +296,7 @@ def _joint(el: ET.Element, reader: _Reader, version: tuple[int, int]) -> SdfJoin
             )
         ends.append(text)
     axes: tuple[SdfAxis, ...] = ()
-    if jtype != "fixed":
+    if jtype not in ("fixed", "ball"):  # (a ball joint turns about its frame's origin: no axis)
         axes = (_axis(el.find("axis"), reader, owner, version),)
         if jtype == "universal":
             axes += (_axis(el.find("axis2"), reader, owner, version),)

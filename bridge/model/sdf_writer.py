@@ -5,11 +5,12 @@ Reading SDFormat is :mod:`bridge.model.sdf`'s job; this module only writes.
 
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from bridge.errors import UnsupportedError
+from bridge.errors import BridgeWarning, UnsupportedError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt, _unique
@@ -23,6 +24,8 @@ SDF_VERSION = "1.9"
 WORLD_JOINT = "world_joint"
 #: Drake's XML namespace, for ``<drake:rotor_inertia>`` (joint armature)
 DRAKE_NAMESPACE = "http://drake.mit.edu"
+_MODEL = "__model__"
+_WORLD = "world"
 
 
 def _pose(parent: ET.Element, T: Transform, relative_to: str | None) -> None:
@@ -55,26 +58,36 @@ def _write_inertial(link: ET.Element, inertia: SpatialInertia) -> None:
         _text(moments, a, float(I3["xyz".index(a[1]), "xyz".index(a[2])]))
 
 
-def _write_link(model_el: ET.Element, name: str, inertia: SpatialInertia, joint: Joint | None) -> None:
+def _centre(j: Joint) -> np.ndarray:
+    """Where the joint frame sits in the child: a revolute joint's axis origin, a ball's centre."""
+    return j.axis_origin if j.kind.rotational or j.kind is JointKind.BALL else np.zeros(3)
+
+
+def _write_link(
+    model_el: ET.Element, name: str, inertia: SpatialInertia, joint: Joint | None, world: bool = False
+) -> None:
     """A link; below a joint its pose is relative to the joint frame (the joint's axis origin in
-    the link's axes, so the link sits at ``-axis_origin`` from it)."""
+    the link's axes, so the link sits at ``-axis_origin`` from it); a free body (a free joint: no
+    SDFormat joint) at its rest pose relative to its parent link (the model frame for the world)."""
     el = ET.SubElement(model_el, "link", name=name)
-    if joint is not None:
-        origin = joint.axis_origin if joint.kind.rotational else np.zeros(3)
-        _pose(el, Transform.from_translation(-origin), joint.name)
+    if joint is not None and joint.kind is JointKind.FREE:
+        _pose(el, joint.parent_H_child, _MODEL if world else joint.parent)
+    elif joint is not None:
+        _pose(el, Transform.from_translation(-_centre(joint)), joint.name)
     _write_inertial(el, inertia)
 
 
-def _write_joint(model_el: ET.Element, j: Joint) -> None:
+def _write_joint(model_el: ET.Element, j: Joint, world: bool = False) -> None:
     """A joint whose frame is the child link's frame moved to the axis origin (child axes), posed
-    relative to the parent link; the axis is expressed in the joint frame."""
+    relative to the parent link (the model frame for the world); the axis is expressed in the joint
+    frame (a ball joint has none)."""
     kind = j.kind.value if j.movable else "fixed"
     el = ET.SubElement(model_el, "joint", name=j.name, type=kind)
-    origin = j.axis_origin if j.kind.rotational else np.zeros(3)
-    _pose(el, j.parent_H_child @ Transform.from_translation(origin), j.parent)
-    _text(el, "parent", j.parent)
+    parent = "world" if world else j.parent
+    _pose(el, j.parent_H_child @ Transform.from_translation(_centre(j)), _MODEL if world else j.parent)
+    _text(el, "parent", parent)
     _text(el, "child", j.child)
-    if not j.movable:
+    if not j.movable or j.kind is JointKind.BALL:
         return
     axis = ET.SubElement(el, "axis")
     _text(axis, "xyz", j.axis)
@@ -89,6 +102,54 @@ def _write_joint(model_el: ET.Element, j: Joint) -> None:
     if j.armature != 0.0:  # Drake's reflected rotor inertia: rotor_inertia * gear_ratio**2
         _text(el, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", j.armature)
         _text(el, f"{{{DRAKE_NAMESPACE}}}gear_ratio", 1.0)
+
+
+def _world_base(model: Model) -> bool:
+    """Whether the base is a massless fixed link named ``world``: SDFormat's world itself (how
+    :func:`bridge.load_sdf` reads joints to the world, and how scenes hold their free bodies)."""
+    inertia = model.link(model.base).inertia
+    return model.base == _WORLD and not model.floating and not np.any(inertia.parameters != 0.0)
+
+
+def _check_writable(model: Model, world: bool) -> None:
+    """UnsupportedError naming the joints SDFormat has no way to write: planar joints, free joints
+    but on a fixed base (a free body is a link without a joint, free in the world)."""
+    planar = [j.name for j in model.joints if j.kind is JointKind.PLANAR]
+    if planar:
+        raise UnsupportedError(
+            f"model {model.name!r}: SDFormat has no planar joint type (joints {planar}; Drake's "
+            "<drake:joint type='planar'> takes no pose: it would move the links)"
+        )
+    below = model.floating
+    free = [j.name for j in model.joints if j.kind is JointKind.FREE and (below or j.parent != model.base)]
+    if free:
+        where = "on a floating base" if model.floating else "below the fixed base"
+        raise UnsupportedError(
+            f"model {model.name!r}: SDFormat has no free joint type; a free body is a link without a joint, "
+            f"free in the world, which free joints {where} are not (joints {free}; only free joints "
+            "from a fixed base are written, as such links)"
+        )
+    reserved = [n for n in (*model.frame_names, *model.joint_names) if n == _WORLD or n.startswith("__")]
+    if world:  # the base link 'world' is SDFormat's world; frames on it would be the world's
+        reserved = [n for n in reserved if n != _WORLD] + [f.name for f in model.frames if f.link == _WORLD]
+        reserved += [n for n in model.joint_names if n == _WORLD]
+    if reserved:
+        raise UnsupportedError(
+            f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
+            f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
+            "base=<its child> and floating=False, or rename it"
+        )
+
+
+def _warn_ball_armature(model: Model) -> None:
+    names = [j.name for j in model.joints if j.kind is JointKind.BALL and j.armature != 0.0]
+    if names:
+        warnings.warn(
+            f"model {model.name!r}: SDFormat (and Drake's rotor inertia, single-DOF joints only) has no "
+            f"armature for ball joints; left out for joints {names}",
+            BridgeWarning,
+            stacklevel=4,
+        )
 
 
 def model_to_sdf(model: Model) -> str:
@@ -114,7 +175,19 @@ def model_to_sdf(model: Model) -> str:
     * Limits that are set are written (no position limits on a continuous joint).
     * Joint armature is written as Drake's ``<drake:rotor_inertia>`` with ``<drake:gear_ratio>`` 1
       (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix); other SDFormat readers
-      ignore the element.
+      ignore the element. A ball joint's armature has no element (Drake's rotor inertia belongs to
+      single-DOF joints): left out with a :class:`bridge.BridgeWarning`.
+    * A ball joint is ``<joint type="ball">`` whose frame sits at its centre (child axes), no axis.
+    * SDFormat has no free joint: a free body is a link without a joint (Drake's parser gives it a
+      floating joint named after the link, and so does :func:`bridge.load_sdf`). A free joint from a
+      fixed base is written so, the link posed at the joint's rest pose relative to the base; the
+      reloaded model's free joint is named after its link. A massless fixed base named ``world`` (a
+      scene, or a model with joints to the world, as :func:`bridge.load_sdf` reads them) is
+      SDFormat's world: not written as a link, its joints have the parent ``world``, its free bodies
+      are posed in the model frame.
+    * Refused (:class:`bridge.UnsupportedError`, naming the joints): planar joints (no SDFormat
+      type; Drake's ``<drake:joint type="planar">`` takes no pose) and free joints elsewhere than
+      on a fixed base.
 
     A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
     ``model.full``), and so does a link, frame or joint named ``world`` or ``__...`` (names SDFormat
@@ -122,16 +195,14 @@ def model_to_sdf(model: Model) -> str:
     double); a pose's rotation is roll-pitch-yaw, exact to rounding.
     """
     require_uncoupled(model, "SDFormat files written by bridge")
-    reserved = [n for n in (*model.frame_names, *model.joint_names) if n == "world" or n.startswith("__")]
-    if reserved:
-        raise UnsupportedError(
-            f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
-            f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
-            "base=<its child> and floating=False, or rename it"
-        )
+    world = _world_base(model)
+    _check_writable(model, world)
+    _warn_ball_armature(model)
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     sdf = ET.Element("sdf", version=SDF_VERSION)
-    model_el = ET.SubElement(sdf, "model", name=model.name or "model", canonical_link=model.base)
+    model_el = ET.SubElement(sdf, "model", name=model.name or "model")
+    if not world:
+        model_el.set("canonical_link", model.base)
     model_el.append(
         ET.Comment(
             f" written by bridge: base link {model.base!r}, "
@@ -140,21 +211,21 @@ def model_to_sdf(model: Model) -> str:
     )
     links = {link.name: link for link in model.links}
     parent_joint = {j.child: j for j in model.joints}
-    _write_link(model_el, model.base, links[model.base].inertia, None)
-    if not model.floating:
+    if not world:
+        _write_link(model_el, model.base, links[model.base].inertia, None)
+    if not model.floating and not world:
         used = set(model.joint_names) | set(model.frame_names)
         weld = ET.SubElement(model_el, "joint", name=_unique(WORLD_JOINT, used), type="fixed")
-        _pose(weld, Transform.identity(), "__model__")
+        _pose(weld, Transform.identity(), _MODEL)
         _text(weld, "parent", "world")
         _text(weld, "child", model.base)
     for link in model.links:
         if link.name != model.base:
-            _write_link(model_el, link.name, link.inertia, parent_joint[link.name])
-    for j in model.movable_joints:
-        _write_joint(model_el, j)
-    for j in model.joints:
-        if not j.movable:
-            _write_joint(model_el, j)
+            j = parent_joint[link.name]
+            _write_link(model_el, link.name, link.inertia, j, world and j.parent == model.base)
+    written = [j for j in model.movable_joints if j.kind is not JointKind.FREE]
+    for j in (*written, *(j for j in model.joints if not j.movable)):
+        _write_joint(model_el, j, world and j.parent == model.base)
     for f in model.frames:
         frame = ET.SubElement(model_el, "frame", name=f.name, attached_to=f.link)
         _pose(frame, f.link_H_frame, f.link)

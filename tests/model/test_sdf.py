@@ -277,11 +277,6 @@ BAD = [
     (_doc(_link("a") + _link("a")), bridge.SDFError, "duplicate name 'a'"),
     (_doc(_GOOD + "<frame name='a'/>"), bridge.SDFError, "duplicate name 'a' (a link and a frame)"),
     (_doc(_link("__model__")), bridge.SDFError, "reserved"),
-    (
-        _doc(_link("a") + _link("b") + _joint("j", "a", "b", kind="ball")),
-        bridge.UnsupportedError,
-        "joint 'j' has type 'ball'",
-    ),
     (_doc(_link("a") + _link("b") + _joint("j", "a", "b", kind="screw")), bridge.UnsupportedError, "'screw'"),
     (
         _doc(_link("a") + _link("b") + _joint("j", "a", "b", kind="gearbox")),
@@ -307,14 +302,14 @@ BAD = [
     (_doc(_link("a") + _link("b") + _joint("j", "a", "x::b")), bridge.UnsupportedError, "nested model"),
     (_doc(_link("a") + _joint("j", "a", "a")), bridge.SDFError, "connects link 'a' to itself"),
     (
+        _doc(_link("a") + _link("b") + _joint("j", "a", "b") + _joint("k", "b", "a")),
+        bridge.SDFError,
+        "no root link: the joints form a closed kinematic loop",
+    ),
+    (
         _doc(_link("a") + _link("b") + _link("c") + _joint("j", "a", "c") + _joint("k", "b", "c")),
         bridge.SDFError,
         "link 'c' has two parents (joints 'j' and 'k'): a closed kinematic loop",
-    ),
-    (
-        _doc(_link("a") + _link("b") + _link("c") + _joint("j", "a", "b")),
-        bridge.SDFError,
-        "several root links ['a', 'c']",
     ),
     (_doc(_link("a", "<pose relative_to='nowhere'/>")), bridge.UnknownNameError, "nowhere"),
     (
@@ -365,13 +360,6 @@ BAD = [
         _doc(_link("a") + _link("b") + _joint("j", "b", "world")),
         bridge.SDFError,
         "has the world as its <child>",
-    ),
-    (
-        _doc(
-            _link("a") + _link("b") + _joint("j", "world", "a", "fixed") + _joint("k", "world", "b", "fixed")
-        ),
-        bridge.SDFError,
-        "several joints from the world ('j', 'k')",
     ),
     (_doc(_link("a") + "<frame name='f' attached_to='world'/>"), bridge.SDFError, "attached to the world"),
     (
@@ -460,11 +448,16 @@ def test_every_truncation_and_element_removal_is_a_bridge_error_or_a_model() -> 
 
 
 @pytest.mark.parametrize(
-    ("name", "joint_type"),
-    [("cassie.sdf", "gearbox"), ("cassie_v2.sdf", "ball"), ("cassie_reduced.sdf", "ball")],
+    ("name", "error", "match"),
+    [
+        ("cassie.sdf", bridge.UnsupportedError, "has type 'gearbox'"),
+        ("cassie_v2.sdf", bridge.SDFError, "has two parents .*: a closed kinematic loop"),
+        ("cassie_reduced.sdf", bridge.SDFError, "has two parents .*: a closed kinematic loop"),
+    ],
 )
-def test_example_robot_data_cassie_is_refused_by_name(name: str, joint_type: str) -> None:
-    """Cassie's SDFs (example-robot-data) have ball and gearbox joints and closed loops."""
+def test_example_robot_data_cassie_is_refused_by_name(name: str, error: type, match: str) -> None:
+    """Cassie's SDFs (example-robot-data) have gearbox joints and closed loops (their ball joints
+    close the loops)."""
     from importlib import metadata
 
     try:
@@ -475,6 +468,6 @@ def test_example_robot_data_cassie_is_refused_by_name(name: str, joint_type: str
     path = share / "robots" / "cassie_description" / "robots" / name
     if not path.is_file():
         pytest.skip(f"{path} is not shipped")
-    with pytest.raises(bridge.UnsupportedError, match=f"has type '{joint_type}'") as info:
+    with pytest.raises(error, match=match) as info:
         bridge.load_sdf(path)
     assert str(path) in str(info.value)
