@@ -65,6 +65,7 @@ __all__ = [
     "WORLD_H_BASE",
     "from_drake",
     "instance_name",
+    "joint_frames",
     "require_drake",
     "set_world_H_base",
     "to_drake",
@@ -198,7 +199,7 @@ def _add_actuator(plant: MultibodyPlant, joint: Joint, dj) -> None:
         actuator.set_default_gear_ratio(1.0)
 
 
-def _joint_frames(joint: Joint) -> tuple[Transform, Transform]:
+def joint_frames(joint: Joint) -> tuple[Transform, Transform]:
     """``(parent_H_F, child_H_M)``: where a movable joint's Drake frames sit on its parent and child
     bodies (coincident at the neutral position).
 
@@ -219,7 +220,7 @@ def _joint_frames(joint: Joint) -> tuple[Transform, Transform]:
 
 def _drake_joint_of(joint: Joint, jp, jc):
     """The Drake joint of a movable neutral ``joint`` between the frames ``jp`` and ``jc``
-    (:func:`_joint_frames`): revolute, prismatic (with position limits), ball (``BallRpyJoint``),
+    (:func:`joint_frames`): revolute, prismatic (with position limits), ball (``BallRpyJoint``),
     free (``QuaternionFloatingJoint``) or planar (``PlanarJoint``)."""
     from pydrake.multibody.tree import (
         BallRpyJoint,
@@ -244,7 +245,7 @@ def _drake_joint_of(joint: Joint, jp, jc):
 
 def _add_movable(plant: MultibodyPlant, joint: Joint, parent, child, frame_names: set[str]) -> None:
     """The Drake joint of a movable neutral joint between the bodies ``parent`` and ``child``, on
-    frames ``<joint>__parent`` / ``<joint>__child`` (:func:`_joint_frames`; a free joint's M is the
+    frames ``<joint>__parent`` / ``<joint>__child`` (:func:`joint_frames`; a free joint's M is the
     child's body frame), with its limits and, for a one-coordinate joint, its actuator. Drake's
     actuators take single-DOF joints only: a ball, free or planar joint with an armature raises
     UnsupportedError."""
@@ -258,7 +259,7 @@ def _add_movable(plant: MultibodyPlant, joint: Joint, parent, child, frame_names
             f"joint {joint.name!r}: Drake has no armature for a {joint.kind.value} joint (its reflected "
             f"rotor inertia belongs to actuators of single-DOF joints), armature {joint.armature!r}"
         )
-    P_H_F, C_H_M = _joint_frames(joint)
+    P_H_F, C_H_M = joint_frames(joint)
     jp = offset(_unique(f"{joint.name}__parent", frame_names), parent, P_H_F)
     if joint.kind is JointKind.FREE:
         jc = child.body_frame()
@@ -487,9 +488,9 @@ def _drake_joint(plant: MultibodyPlant, dj, names: dict) -> Joint:
     )
 
 
-def _drake_frames(plant: MultibodyPlant, joint_frames: set, body_names: set[str]) -> list[Frame]:
+def _drake_frames(plant: MultibodyPlant, used: set, body_names: set[str]) -> list[Frame]:
     """The ``FixedOffsetFrame``s on bodies as extra frames (pose in the body frame), leaving out
-    body frames, Drake's ephemeral frames, the joint frames ``joint_frames`` (frame indices), frames
+    body frames, Drake's ephemeral frames, the joint frames ``used`` (frame indices), frames
     on the world and frames named like a body."""
     from pydrake.multibody.tree import FrameIndex
 
@@ -500,7 +501,7 @@ def _drake_frames(plant: MultibodyPlant, joint_frames: set, body_names: set[str]
         if (
             f.is_body_frame()
             or getattr(f, "is_ephemeral", lambda: False)()  # frames Drake adds for its mobilizers
-            or f.index() in joint_frames
+            or f.index() in used
             or f.body().index() == world.index()
             or f.name() in body_names
         ):
@@ -560,13 +561,13 @@ def from_drake(plant: MultibodyPlant) -> Model:
     else:
         base, instance = base_body.name(), base_body
     joints = []
-    joint_frames = set()
+    used = set()
     for dj in djoints:
         if dj is not root:
-            joint_frames.update((dj.frame_on_parent().index(), dj.frame_on_child().index()))
+            used.update((dj.frame_on_parent().index(), dj.frame_on_child().index()))
             joints.append(_drake_joint(plant, dj, names))
     joints = _oriented(joints, base)
-    frames = _drake_frames(plant, joint_frames, {link.name for link in links})
+    frames = _drake_frames(plant, used, {link.name for link in links})
     order = sorted(
         (j for j in djoints if j is not root and j.num_velocities() > 0), key=lambda j: j.velocity_start()
     )

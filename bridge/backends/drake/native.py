@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from bridge.backends.drake.model import quiet_drake, require_drake
-from bridge.backends.drake.state import DRAKE
+from bridge.backends.drake.parsed import ParsedLayout, dof_slot, native_state
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.conventions.state import State
@@ -72,48 +72,10 @@ def _joints(plant) -> list:
     return [plant.get_joint(JointIndex(i)) for i in range(plant.num_joints())]
 
 
-def dof_slot(plant, name: str) -> tuple[object, int]:
-    """(Drake joint, offset in its coordinates) of bridge's DOF ``name``: the joint of that name, or
-    for the second DOF of an SDFormat universal joint ``J`` (``J__axis2``, :mod:`bridge.model.sdf`)
-    Drake's two-DOF ``UniversalJoint`` ``J`` at offset 1."""
-    from bridge.model.sdf import AXIS2_SUFFIX
-
-    if not plant.HasJointNamed(name) and name.endswith(AXIS2_SUFFIX):
-        joint = plant.GetJointByName(name[: -len(AXIS2_SUFFIX)])
-        if joint.num_velocities() == 2:
-            return joint, 1
-    return plant.GetJointByName(name), 0
-
-
-def native_state(plant, model: Model, state: State) -> tuple[np.ndarray, np.ndarray]:
-    """``(q, v)`` of a Drake plant (any layout, e.g. the Parser's) for one neutral state of
-    ``model``, matching joints and the base body by name (a welded base ignores the base pose)."""
-    from pydrake.math import RigidTransform
-    from pydrake.multibody.math import SpatialVelocity
-
-    context = plant.CreateDefaultContext()
-    base = plant.GetBodyByName(model.base)
-    mixed = state.to("mixed")
-    floating = getattr(base, "is_floating_base_body", None) or base.is_floating
-    if floating():
-        plant.SetFreeBodyPose(context, base, RigidTransform(mixed.world_H_base.matrix))
-        v = mixed.base_velocity
-        V = SpatialVelocity(v[3:], v[:3])
-        try:  # the current argument order (the older one is deprecated for removal in 2026-06)
-            plant.SetFreeBodySpatialVelocity(context, base, V)
-        except TypeError:  # pragma: no cover - older Drake
-            plant.SetFreeBodySpatialVelocity(base, V, context)
-    q, v = plant.GetPositions(context).copy(), plant.GetVelocities(context).copy()
-    for k, name in enumerate(model.dof_names):
-        j, offset = dof_slot(plant, name)
-        q[j.position_start() + offset] = state.s[k]
-        v[j.velocity_start() + offset] = state.s_dot[k]
-    return q, v
-
-
 @dataclass
 class DrakeNative:
-    """Drake's M, h, g of its parsed ``plant`` at states of bridge's ``model``.
+    """Drake's M, h, g of its parsed ``plant`` at states of bridge's ``model``
+    (:class:`~bridge.backends.drake.parsed.ParsedLayout`: joints and the base body by name).
 
     ``zero_reflected``: the actuators' rotor inertias zeroed in the context; ``force_elements``: h
     with Drake's force elements (joint damping) counted.
@@ -124,7 +86,7 @@ class DrakeNative:
     zero_reflected: bool = False
     force_elements: bool = False
     base_pose: np.ndarray | None = field(init=False)
-    convention: Convention = field(init=False)  # the plant's layout: MIXED angular first, its order
+    layout: ParsedLayout = field(init=False)
 
     def __post_init__(self) -> None:
         from pydrake.multibody.tree import JointActuatorIndex, MultibodyForces
@@ -139,14 +101,17 @@ class DrakeNative:
             self.context, plant.world_frame(), plant.GetFrameByName(self.model.base)
         )  # a welded base sits where Drake's weld puts it
         self.base_pose = None if self.model.floating else welded.GetAsMatrix4()
-        starts = [(j.velocity_start() + k) for j, k in (dof_slot(plant, d) for d in self.model.dof_names)]
-        perm = np.argsort(starts)
-        self.convention = Convention("drake-parser", DRAKE.velocity, joint_order=lambda _m: perm)
+        self.layout = ParsedLayout(plant, self.model, self.base_pose)
+
+    @property
+    def convention(self) -> Convention:
+        """The plant's layout: :data:`~bridge.backends.drake.state.DRAKE`'s velocity, its joint order."""
+        return self.layout.convention
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
         """M, h, g in ``state``'s coordinates (zero acceleration there is T_dot nu in Drake's)."""
         plant, context = self.plant, self.context
-        q, v = native_state(plant, self.model, state)
+        q, v = self.layout.state(state)
         plant.SetPositions(context, q)
         plant.SetVelocities(context, v)
         cov = change_of_variables(self.model, state, NEUTRAL[state.representation], self.convention)
@@ -155,7 +120,7 @@ class DrakeNative:
         if self.force_elements:
             plant.CalcForceElementsContribution(context, self.forces)
             bias = bias - self.forces.generalized_forces()  # -d v (gravity lands in the body forces)
-        M_D = plant.CalcMassMatrix(context)
+        M_D, bias, g_D = self.layout.back(plant.CalcMassMatrix(context), bias, g_D)
         return {
             "mass_matrix": cov.matrix_back(M_D),
             "bias_forces": cov.bias_back(bias, M_D),
@@ -281,18 +246,40 @@ def _inertia_cause(native: DrakeNative, changed: list[str]) -> Cause:
     )
 
 
-def _floating_causes(plant) -> list[Cause]:
+def _floating_causes(plant, model: Model) -> list[Cause]:
+    def what(j) -> str:
+        body = j.child_body().name()
+        return f"the free base {body!r}" if body == model.base else f"the free body {body!r}"
+
     return [
         Cause(
             "drake_floating_joint",
             (j.name(),),
-            f"Finalize adds a {j.type_name()} joint named {j.name()!r} for the free base "
-            f"{j.child_body().name()!r} (q: quaternion w first, then position; v: angular, then "
-            "linear velocity, in world)",
+            f"Finalize adds a {j.type_name()} joint named {j.name()!r} for {what(j)} "
+            "(q: quaternion w first, then position; v: angular, then linear velocity, in world)",
         )
         for j in _joints(plant)
-        if j.num_velocities() == 6
+        if j.num_velocities() == 6 and getattr(j, "is_ephemeral", lambda: False)()
     ]
+
+
+def _frame_causes(native: DrakeNative) -> list[Cause]:
+    """The ball, free and planar joints whose Drake frames are not those of ``to_drake`` (a rotated
+    SDFormat ball joint frame, a free body in the world on a fixed base): other coordinates."""
+    names = tuple(
+        native.model.dof_names[k]
+        for k, w in native.layout.wide.items()
+        if not np.array_equal(w.C, np.eye(w.kind.nv))
+    )
+    if not names:
+        return []
+    message = (
+        "Drake's joint frames of these joints are rotated against bridge's (a ball joint's <pose> "
+        "rotation: Drake's roll-pitch-yaw angles and angular velocity are in the joint frame's axes, "
+        "bridge's in the child link's; a free body's in the world's axes, bridge's in its fixed "
+        "parent's): the same motion in other coordinates, compared through that constant rotation"
+    )
+    return [Cause("drake_joint_frames", names, message)]
 
 
 def _damping_cause(native: DrakeNative) -> list[Cause]:
@@ -353,19 +340,22 @@ def _layout_causes(plant, model: Model, path: str) -> list[Cause]:
         "Drake's velocity order is its forest's (depth first from the base), not the URDF document "
         "order; bridge maps the joints by name"
     )
-    return causes + dof_order_cause("drake_dof_order", model, _dof_order(plant), message)
+    return causes + dof_order_cause("drake_dof_order", model, _dof_order(plant, model), message)
 
 
-def _dof_order(plant) -> tuple[str, ...]:
+def _dof_order(plant, model: Model) -> tuple[str, ...]:
+    """Drake's joints in its velocity order, by bridge's DOF names (a universal joint ``J`` as ``J``,
+    ``J__axis2``; floating joints that are not DOFs of the model, e.g. its base's, left out)."""
     from bridge.model.sdf import AXIS2_SUFFIX
 
     joints = sorted(_joints(plant), key=lambda j: j.velocity_start())
+    dofs = set(model.dof_names)
     out: list[str] = []
     for j in joints:
-        if j.num_velocities() == 1:
-            out.append(j.name())
-        elif j.num_velocities() == 2:  # an SDFormat universal joint: bridge's J, J__axis2
+        if j.num_velocities() == 2 and j.name() + AXIS2_SUFFIX in dofs:  # SDFormat universal joint
             out += [j.name(), j.name() + AXIS2_SUFFIX]
+        elif j.num_velocities() and (j.num_velocities() == 1 or j.name() in dofs):
+            out.append(j.name())
     return tuple(out)
 
 
@@ -403,7 +393,8 @@ class DrakeLoader:
         changed = _changed_inertias(plant, model)
         if changed:
             causes.append(_inertia_cause(native, changed))
-        causes += _floating_causes(plant) + _damping_cause(native) + _transmission_cause(native, source.kind)
+        causes += _floating_causes(plant, model) + _frame_causes(native) + _damping_cause(native)
+        causes += _transmission_cause(native, source.kind)
         causes += _layout_causes(plant, model, source.path)
         residual = None  # with every cause that changes M, h, g undone
         if changed or plant.num_actuators():
