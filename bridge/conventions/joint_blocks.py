@@ -30,6 +30,7 @@ import numpy as np
 
 from bridge.conventions.declaration import Axes, BaseVelocity, Point
 from bridge.model.joints import JointKind
+from bridge.spatial.conventions import Ordering
 from bridge.spatial.quaternions import quaternion_xyzw_to_rotation
 from bridge.spatial.xp import Ops
 
@@ -60,6 +61,8 @@ def joint_declaration(kind: JointKind, velocity: BaseVelocity) -> BaseVelocity:
     joints, its angular axes alone (at the child's origin, linear half in body axes) for a ball."""
     if kind is JointKind.BALL:
         return BaseVelocity(Point.BASE_ORIGIN, Axes.BODY, velocity.angular_axes)
+    if kind is JointKind.PLANAR and velocity.swap:  # its rows (x, y, yaw) are read linear first
+        return replace(velocity, ordering=Ordering.LINEAR_FIRST)
     return velocity
 
 
