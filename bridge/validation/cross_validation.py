@@ -157,7 +157,8 @@ def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> lis
             if registry.library(e).on_request:
                 dropped.append(f"engine {e!r} compared on request only (engines=[..., {e!r}])")
                 continue
-            if registry.library(e).requires is not None:
+            # an optional library, or any library on joints of several coordinates, may refuse it
+            if registry.library(e).requires is not None or not model.single_coordinate:
                 try:
                     KinDyn(model, engine=e)
                 except BridgeError as exc:

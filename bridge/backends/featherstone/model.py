@@ -40,6 +40,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
 from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform, rotation_between
 from bridge.spatial.conventions import reorder_matrix, transform_from_plux, transform_to_plux
@@ -200,6 +201,14 @@ class FeatherstoneModel:
         return self.n_real
 
     @property
+    def n_positions(self) -> int:
+        """The same: spatial_v2's joints have one coordinate each."""
+        return self.n_real
+
+    #: spatial_v2's joints have one coordinate each (the neutral models standing for it do too)
+    single_coordinate = True
+
+    @property
     def first_real(self) -> int:
         """Index of the first real-joint body (7 for a floating base, 1 otherwise)."""
         return 7 if self.floating else 1
@@ -327,6 +336,7 @@ def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> Feathers
     if not isinstance(model, Model):
         raise ModelError(f"to_featherstone expects a bridge.Model, got {type(model).__name__}")
     model = getattr(model, "full", None) or model  # a coupled model: its full model
+    require_single_coordinate(model, "spatial_v2's model (joint types Rx, ..., Pz)")
     g = as_float_array(gravity, "to_featherstone: gravity", (3,))
     if g.shape != (3,):
         raise ShapeError(f"to_featherstone: gravity: expected shape (3,), got {g.shape}")

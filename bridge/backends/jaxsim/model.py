@@ -25,6 +25,7 @@ from __future__ import annotations
 import weakref
 
 from bridge.errors import BackendError, BridgeError, UnsupportedError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 
@@ -72,6 +73,7 @@ def to_jaxsim(model: Model):
     if cached is not None:
         return cached
     require_uncoupled(model, "jaxsim's q and v")
+    require_single_coordinate(model, "jaxsim")
     reason = unsupported(model)
     if reason is not None:
         raise UnsupportedError(f"model {model.name!r}: {reason}")

@@ -24,6 +24,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import BackendError, InvalidValueError, ModelError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -81,6 +82,7 @@ def to_newton(model: Model, gravity: tuple[float, float, float] = (0.0, 0.0, -9.
     g = as_float_array(gravity, "to_newton: gravity", (3,))
     if g.shape != (3,):
         raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
+    require_single_coordinate(model, "bridge's Newton builder (ball and free joints: not yet)")
     newton, wp = require_newton()
     builder = newton.ModelBuilder(gravity=tuple(float(x) for x in g))
     body: dict[str, int] = {}
