@@ -124,11 +124,14 @@ def test_every_quantity_equals_drakes_plant(path: Path) -> None:
     }
     rng = np.random.default_rng(7)
     states = random_states(model, 3, rng).to("mixed")
-    compared = 0
+    compared, refused = 0, []
     for engine in _engines(model):
         try:
             kd = bridge.KinDyn(model, engine, "mixed")
         except bridge.BridgeError as exc:  # MuJoCo refuses point masses (cart_pole): said so
+            if isinstance(exc, bridge.UnsupportedError) and not model.single_coordinate:
+                refused.append(engine)  # an engine without ball or free joints (yet), by name
+                continue
             assert engine == "mujoco" and "principal moments" in str(exc), (engine, exc)
             continue
         compared += 1
@@ -184,7 +187,8 @@ def test_every_quantity_equals_drakes_plant(path: Path) -> None:
             assert _rel(kd.com_position(), c) < RTOL, where
             L = plant.CalcSpatialMomentumInWorldAboutPoint(context, c).get_coeffs()
             assert _rel(kd.centroidal_momentum(), _swap(L)) < RTOL, where
-    assert compared >= len(_engines(model)) - 1
+    assert compared >= len(_engines(model)) - 1 - len(refused)
+    assert not {"pinocchio", "featherstone", "drake"} & set(refused), refused
 
 
 def test_floating_override_agrees_with_drake_free_body(tmp_path) -> None:
