@@ -73,11 +73,24 @@ def test_bad_sdf_exits_2_naming_the_element(tmp_path: Path) -> None:
     bad = tmp_path / "bad.sdf"
     bad.write_text(
         '<sdf version="1.9"><model name="m"><link name="a"/><link name="b"/>'
-        '<joint name="j" type="ball"><parent>a</parent><child>b</child></joint></model></sdf>'
+        '<joint name="j" type="screw"><parent>a</parent><child>b</child></joint></model></sdf>'
     )
     res = run("check", str(bad))
     assert res.exit_code == 2
-    assert "joint 'j' has type 'ball'" in " ".join(res.output.split())
+    assert "joint 'j' has type 'screw'" in " ".join(res.output.split())
+
+
+def test_check_native_on_ball_joints_and_free_bodies() -> None:
+    """``bridge check FILE.sdf --native`` on ball joints (one in a rotated frame) and free bodies:
+    bridge's engines agree, and Drake's parser with bridge's model, explained."""
+    pytest.importorskip("pydrake")
+    for name in ("ball_arm.sdf", "ball_scene.sdf"):
+        res = run("check", str(UNIVERSAL.parent / name), "--native", "--samples", "2")
+        assert res.exit_code == 0, res.output
+        text = " ".join(res.output.split())
+        assert "drake SDFormat parser vs bridge" in text
+        assert "drake_joint_frames" in text, text  # (rotated ball joint frames, free bodies' poses)
+        assert ("drake_floating_joint" in text) == (name == "ball_scene.sdf"), text
 
 
 def test_check_native_compares_drakes_sdformat_parser() -> None:

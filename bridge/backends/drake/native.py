@@ -276,8 +276,9 @@ def _frame_causes(native: DrakeNative) -> list[Cause]:
     message = (
         "Drake's joint frames of these joints are rotated against bridge's (a ball joint's <pose> "
         "rotation: Drake's roll-pitch-yaw angles and angular velocity are in the joint frame's axes, "
-        "bridge's in the child link's; a free body's in the world's axes, bridge's in its fixed "
-        "parent's): the same motion in other coordinates, compared through that constant rotation"
+        "bridge's in the child link's; a free body's pose and velocity in the world's, bridge's in its "
+        "joint frame's, the link's pose in the file): the same motion in other coordinates, compared "
+        "through that constant rotation"
     )
     return [Cause("drake_joint_frames", names, message)]
 

@@ -95,6 +95,8 @@ def _wide(plant, model: Model, k: int, dj, base_pose: np.ndarray | None) -> _Wid
     P_H_Fn, C_H_Mn = joint_frames(joint)
     A, B = P_H_Fn.inverse() @ P_H_F, C_H_Mn.inverse() @ C_H_M
     R = A.rotation
+    if np.abs(R - np.eye(3)).max() <= 1e-12:  # the same axes (to rounding): no map
+        R = np.eye(3)
     if kind is not JointKind.BALL and np.abs(B.translation).max() > 1e-12:
         raise BackendError(f"{where}: Drake's child frame is off the child's origin")
     if kind is JointKind.PLANAR and np.abs(R[:, 2] - [0.0, 0.0, 1.0]).max() > 1e-12:
