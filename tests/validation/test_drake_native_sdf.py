@@ -19,7 +19,7 @@ pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'brid
 
 import bridge
 from bridge.backends.drake.model import quiet_drake
-from bridge.backends.drake.native import dof_slot, load_drake_urdf, native_state
+from bridge.backends.drake.native import load_drake_urdf, native_state
 from bridge.validation.native import compare_native
 from bridge.validation.sampling import random_states
 from tests.helpers import float64_engines
