@@ -18,7 +18,12 @@ Semantics of the result: every URDF link is a :class:`~bridge.model.model.Link` 
 inertia is expressed in the link frame (the ``<inertial><origin>`` is the centre-of-mass frame:
 ``com = xyz`` and ``I_link = R I R^T`` with ``R`` from its ``rpy``); a link without ``<inertial>`` is
 massless. Joints keep the URDF semantics (``parent_H_child`` = ``<origin>`` at zero position, unit
-``axis`` in child coordinates, zero axis origin). URDF defines no extra frames. The default DOF
+``axis`` in child coordinates, zero axis origin). A ``floating`` joint is a neutral free joint whose
+rest pose is its ``<origin>`` (Pinocchio's ``JointModelFreeFlyer``); a ``planar`` joint a neutral
+planar joint moving in its joint frame's xy plane (normal z), as Pinocchio's ``buildModelFromUrdf``
+reads it (``JointModelPlanar``, the URDF ``<axis>`` ignored): an axis other than z (URDF's default
+``1 0 0`` without one) gives a :class:`bridge.URDFWarning`, since the specification (and Drake's
+parser) take it as the plane's normal. URDF defines no extra frames. The default DOF
 order is the document order of the movable joints.
 
 Writing (:func:`model_to_urdf`, in :mod:`bridge.model.urdf_writer`) produces a URDF that this
@@ -64,8 +69,11 @@ from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["load_urdf", "model_to_urdf"]
 
-_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
-_KNOWN_UNSUPPORTED = {"floating", "planar", "spherical", "ball", "universal", "screw", "gearbox"}
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_KNOWN_UNSUPPORTED = {"spherical", "ball", "universal", "screw", "gearbox"}
+#: URDF joint types whose neutral kind has another name
+_KINDS = {"floating": JointKind.FREE}
+_Z = np.array([0.0, 0.0, 1.0])
 _BOGUS_VERSION = re.compile(rb"^(\xef\xbb\xbf)?\s*<\?xml\s+version\s*=\s*([\"'])(.*?)\2")
 #: largest magnitude of a length, mass or inertia bridge reads: beyond it the engines' products
 #: (m c^2, inertias moved along a chain) overflow or lose the symmetry they check (1e308 -> inf);
@@ -201,8 +209,7 @@ def _check_joint(el: ET.Element, where: str, link_set: set[str]) -> tuple[str, s
         )
     if jtype not in _SUPPORTED:
         raise UnsupportedError(
-            f"{where}: {owner} has unknown type {jtype!r} (URDF joint types: {', '.join(_SUPPORTED)}, "
-            "floating, planar)"
+            f"{where}: {owner} has unknown type {jtype!r} (URDF joint types: {', '.join(_SUPPORTED)})"
         )
     mimic_el = el.find("mimic")
     if mimic_el is not None:
@@ -224,7 +231,7 @@ def _check_joint(el: ET.Element, where: str, link_set: set[str]) -> tuple[str, s
     axis = el.find("axis")
     if axis is not None:
         values = _numbers(axis, "xyz", 3, where, owner)
-        if jtype != "fixed" and values is not None and math.hypot(*values) < 1e-12:
+        if jtype not in ("fixed", "floating") and values is not None and math.hypot(*values) < 1e-12:
             raise URDFError(f"{where}: {owner} has a zero axis (<axis xyz={axis.get('xyz')!r}>)")
     limit = el.find("limit")
     if limit is not None:
@@ -364,13 +371,19 @@ def _link(link, where: str, check_inertia: bool, issues: Issues) -> Link:
         return Link(link.name, SpatialInertia.zero())
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)
     return inertial_link(
-        link.name, float(inertial.mass), origin, np.asarray(inertial.inertia, dtype=float), where,
-        check_inertia, issues,
+        link.name,
+        float(inertial.mass),
+        origin,
+        np.asarray(inertial.inertia, dtype=float),
+        where,
+        check_inertia,
+        issues,
     )
 
 
-def _joint(joint, where: str) -> Joint:
-    kind = JointKind(joint.type)
+def _joint(joint, where: str, issues: Issues, with_axis: set[str]) -> Joint:
+    """The neutral joint of yourdfpy's ``joint`` (``with_axis``: the joints with an ``<axis>``)."""
+    kind = _KINDS.get(joint.type) or JointKind(joint.type)
     origin = np.eye(4) if joint.origin is None else np.asarray(joint.origin, dtype=float)
     try:
         rest = Transform(origin)
@@ -384,15 +397,41 @@ def _joint(joint, where: str) -> Joint:
             return None if x is None else float(x)
 
         lower, upper = f(lim.lower), f(lim.upper)
-        if kind is JointKind.CONTINUOUS:  # URDF ignores position limits of continuous joints
+        if kind is JointKind.CONTINUOUS or kind.wide:  # no position limits (continuous, floating, planar)
             lower = upper = None
         limits = JointLimits(lower=lower, upper=upper, effort=f(lim.effort), velocity=f(lim.velocity))
-    if kind.movable:
+    if kind is JointKind.PLANAR:
+        axis = _planar_axis(joint, where, issues, joint.name in with_axis)
+    elif kind.movable and kind is not JointKind.FREE:
         # yourdfpy gives the URDF default (1, 0, 0) when <axis> or its xyz is missing
         axis = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
     else:
         axis = np.zeros(3)
     return Joint(joint.name, kind, joint.parent, joint.child, rest, axis=axis, limits=limits)
+
+
+def _planar_axis(joint, where: str, issues: Issues, given_axis: bool) -> np.ndarray:
+    """A planar joint's normal: z of the joint frame, as Pinocchio's ``buildModelFromUrdf`` reads it
+    (``JointModelPlanar`` in the joint frame's xy plane, the URDF axis ignored); a URDFWarning (an
+    error with ``strict``) when the file's axis (URDF's default 1 0 0 without one) says another plane,
+    as the URDF specification and Drake's parser read it."""
+    given = np.array([1.0, 0.0, 0.0]) if joint.axis is None else np.asarray(joint.axis, dtype=float)
+    given = given / np.linalg.norm(given)
+    if np.abs(given - _Z).max() > 1e-12:
+        text = f"<axis xyz={_fmt_axis(given)}>" if given_axis else "no <axis> (URDF's default 1 0 0)"
+        issues.report(
+            URDFError(
+                f"{where}: planar joint {joint.name!r} has {text}: read as motion in the joint frame's xy "
+                "plane (normal z), as Pinocchio reads it; the URDF specification and Drake's parser take "
+                "the axis as the plane's normal"
+            ),
+            URDFWarning,
+        )
+    return _Z.copy()
+
+
+def _fmt_axis(axis: np.ndarray) -> str:
+    return repr(" ".join(f"{x:g}" for x in axis))
 
 
 def load_urdf(
@@ -446,7 +485,7 @@ def load_urdf(
     Raises:
         ModelFileNotFoundError: the file does not exist (and is not a robot name).
         URDFError: malformed XML or an invalid URDF (the message names the file and element).
-        UnsupportedError: floating, planar or unknown joint types; mimic joints (``mimic="error"``,
+        UnsupportedError: spherical, universal or unknown joint types; mimic joints (``mimic="error"``,
             or ``strict`` without ``mimic``).
         InertiaError: a non-physical link inertia (with ``strict``).
         UnknownNameError: ``base``, ``joints`` or ``locked`` name something the URDF does not have.
@@ -458,7 +497,8 @@ def load_urdf(
     issues = Issues(strict)
     data, where = _read_source(path_or_xml)
     robot, root = _parse(data, where, issues)
-    joint_list = [_joint(j, where) for j in robot.joints]
+    with_axis = {el.get("name") for el in root.findall("joint") if el.find("axis") is not None}
+    joint_list = [_joint(j, where, issues, with_axis) for j in robot.joints]
     _check_limits(joint_list, where, issues)
     mimics = _mimics(root, joint_list, where, mimic, issues)
     links = [_link(link, where, check_inertia, issues) for link in robot.links]

@@ -7,14 +7,16 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from bridge.errors import BridgeWarning
-from bridge.model.model import Joint, JointLimits, Model
+from bridge.errors import BridgeWarning, UnsupportedError
+from bridge.model.joints import plane_axes
+from bridge.model.model import Joint, JointKind, JointLimits, Model
 from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["model_to_urdf"]
 
 #: the six attributes of a URDF <inertia>
 INERTIA_ATTRIBUTES = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+_Z = np.array([0.0, 0.0, 1.0])
 
 
 def _fmt(values: object) -> str:
@@ -55,10 +57,11 @@ def _write_joint(
     if axis is not None:
         ET.SubElement(el, "axis", xyz=_fmt(axis))
     limits = limits or JointLimits()
-    if kind == "fixed" or (kind == "continuous" and limits.effort is None and limits.velocity is None):
+    unbounded = kind in ("continuous", "planar")  # (URDF has no position limits for these)
+    if kind in ("fixed", "floating") or (unbounded and limits.effort is None and limits.velocity is None):
         return
     attrs: dict[str, float] = {}
-    if kind != "continuous":  # URDF has no position limits for continuous joints
+    if not unbounded:
         attrs = {k: getattr(limits, k) for k in ("lower", "upper") if getattr(limits, k) is not None}
     # urdfdom (Pinocchio) requires effort and velocity on revolute and prismatic joints
     attrs["effort"] = limits.effort if limits.effort is not None else 0.0
@@ -96,9 +99,24 @@ def _warn_armature(model: Model, stacklevel: int) -> ET.Comment | None:
 def _write_movable(robot: ET.Element, j: Joint, link_names: set[str], joint_names: set[str]) -> None:
     """A movable joint; a rotational one whose axis misses the child origin (a non-zero axis
     origin) goes through a massless helper link ``<joint>__axis`` at the axis origin (child
-    orientation) and a fixed joint ``<joint>__axis_fixed`` back to the child link frame."""
+    orientation) and a fixed joint ``<joint>__axis_fixed`` back to the child link frame; a planar
+    joint whose normal is not the child's z through ``<joint>__plane`` (its axes the plane axes and
+    the normal) and ``<joint>__plane_fixed``; a free joint is ``floating``."""
     o = j.axis_origin
-    if j.kind.rotational and np.any(o != 0.0):
+    if j.kind is JointKind.FREE:
+        _write_joint(robot, j.name, "floating", j.parent, j.child, j.parent_H_child)
+    elif j.kind is JointKind.PLANAR:
+        e1, e2 = plane_axes(j.axis)
+        plane = Transform.from_rotation_translation(np.column_stack([e1, e2, j.axis]), np.zeros(3))
+        if np.abs(plane.rotation - np.eye(3)).max() <= 1e-15:  # the child's xy plane: as it is
+            _write_joint(robot, j.name, "planar", j.parent, j.child, j.parent_H_child, _Z, j.limits)
+            return
+        helper = _unique(f"{j.name}__plane", link_names)
+        _write_link(robot, helper, None)
+        _write_joint(robot, j.name, "planar", j.parent, helper, j.parent_H_child @ plane, _Z, j.limits)
+        back = _unique(f"{j.name}__plane_fixed", joint_names)
+        _write_joint(robot, back, "fixed", helper, j.child, plane.inverse())
+    elif j.kind.rotational and np.any(o != 0.0):
         helper = _unique(f"{j.name}__axis", link_names)
         _write_link(robot, helper, None)
         rest = j.parent_H_child @ Transform.from_translation(o)
@@ -107,6 +125,15 @@ def _write_movable(robot: ET.Element, j: Joint, link_names: set[str], joint_name
         _write_joint(robot, _unique(f"{j.name}__axis_fixed", joint_names), "fixed", helper, j.child, back)
     else:
         _write_joint(robot, j.name, j.kind.value, j.parent, j.child, j.parent_H_child, j.axis, j.limits)
+
+
+def _refuse_balls(model: Model) -> None:
+    balls = [j.name for j in model.joints if j.kind is JointKind.BALL]
+    if balls:
+        raise UnsupportedError(
+            f"model {model.name!r}: URDF has no ball joint type (joints {balls}); write SDFormat "
+            "(Model.to_sdf) or MJCF (bridge.to_mjcf) instead"
+        )
 
 
 def _joint_order(model: Model) -> tuple[Joint, ...]:
@@ -136,6 +163,13 @@ def model_to_urdf(model: Model) -> str:
       link adds no inertia; the motion is the same:
       ``rest @ H(s) = (rest @ Trans(o)) @ Rot(axis, s) @ Trans(-o)``. For a prismatic joint the
       axis origin does not matter and no helper is written.
+    * A free joint is a ``floating`` joint at its rest pose. A planar joint is a ``planar`` joint
+      whose ``<axis>`` is its normal ``0 0 1`` in its joint frame: Pinocchio (and bridge's reader)
+      move it in the joint frame's xy plane whatever the axis, the specification (and Drake) in the
+      plane normal to the axis, and both agree there. A planar joint whose normal is not the child's
+      z goes through a massless helper link ``J__plane`` whose axes are the plane axes and the normal
+      (:func:`bridge.model.joints.plane_axes`) and a fixed joint ``J__plane_fixed`` back to the child.
+      URDF has no ball joint: a model with one raises :class:`bridge.UnsupportedError` naming it.
     * Locked joints are written as fixed joints at their locked position (the release information
       in :attr:`Joint.original` is lost).
     * Extra frames become massless links attached by fixed joints named ``<frame>__fixed``.
@@ -156,6 +190,7 @@ def model_to_urdf(model: Model) -> str:
     mimics = tuple(getattr(model, "mimics", ()))
     if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
         model = model.full
+    _refuse_balls(model)
     armature = _warn_armature(model, stacklevel=4)
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(

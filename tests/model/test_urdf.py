@@ -40,12 +40,12 @@ BAD = {
     "malformed.urdf": (bridge.URDFError, r"malformed XML \(mismatched tag: line 7, column 2\)"),
     "no_robot.urdf": (bridge.URDFError, r"no <robot> element \(the root element is <model>\)"),
     "no_links.urdf": (bridge.URDFError, r"the robot has no <link>"),
-    "planar.urdf": (
+    "spherical.urdf": (
         bridge.UnsupportedError,
-        r"joint 'planar_joint' has type 'planar', which bridge does not support \(supported: revolute, "
-        r"continuous, prismatic, fixed\)",
+        r"joint 'ball_joint' has type 'spherical', which bridge does not support \(supported: revolute, "
+        r"continuous, prismatic, fixed, floating, planar\)",
     ),
-    "floating.urdf": (bridge.UnsupportedError, r"joint 'floating_joint' has type 'floating', which bridge"),
+    "universal.urdf": (bridge.UnsupportedError, r"joint 'cardan' has type 'universal', which bridge"),
     "unknown_type.urdf": (bridge.UnsupportedError, r"joint 'weird' has unknown type 'hinge'"),
     "mimic.urdf": (
         bridge.UnsupportedError,
