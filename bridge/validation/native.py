@@ -269,6 +269,13 @@ def compare_native(
         if loader.against is not None:
             ref_loader = registry.library(loader.against).load("native")
             ref_label, reference = ref_loader.label, ref_loader.load(source)
+            if reference.native is None:  # the reference refuses the file: bridge's model instead
+                report.findings.extend(Finding(c.cause, c.subjects, c.message) for c in reference.causes)
+                found = ", ".join(c.cause for c in reference.causes)
+                report.notes.append(
+                    f"{ref_label} refuses the file ({found}): {loader.label} is compared with bridge's model"
+                )
+                ref_label, reference = "bridge", None
         loaded = loader.load(source, reference)
         if loaded.native is not None:
             report.engines += [loader.label] + ([ref_label] if reference else [])

@@ -46,8 +46,9 @@ from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.conventions.state import State
 from bridge.errors import BackendError
-from bridge.model.model import Link, Model
-from bridge.spatial import SpatialInertia
+from bridge.model.building import unique_name
+from bridge.model.model import Joint, JointKind, Link, Model
+from bridge.spatial import SpatialInertia, Transform
 
 __all__ = ["NATIVE", "DrakeLoader", "DrakeNative", "dof_slot", "load_drake_urdf", "native_state", "sdf_world"]
 
@@ -210,8 +211,72 @@ def _without_link(model: Model, name: str) -> Model:
     return model.replace(links=links, joints=joints, frames=frames)
 
 
-def _world(plant, model: Model) -> tuple[Model, list[Cause]]:
-    """bridge's model as Drake sees the file (re-rooted, fixed, where ``world`` is Drake's world)."""
+def _free_bodies(model: Model) -> tuple[Model, list[Cause]]:
+    """bridge's model as Drake's URDF parser reads its ``floating`` joints: the child of each is a
+    free body in the world (Drake logs that it does not support the joint type, and ``Finalize``
+    gives the body a floating joint named after it), and so is a floating base then. The model
+    compared is that scene: a massless ``world`` link (the model's own massless root ``world``, else
+    a new one) as fixed base, a free joint named after each free body from it at the identity."""
+    free = [j for j in model.joints if j.kind is JointKind.FREE]
+    if not free:
+        return model, []
+    on_world = model.base == "world" and model.link(model.base).mass == 0.0  # (a URDF root 'world')
+    world = model.base if on_world else unique_name("world", set(model.link_names), "_")
+    links = model.links if on_world else (Link(world, SpatialInertia.zero()), *model.links)
+    bodies = ([model.base] if model.floating and not on_world else []) + [j.child for j in free]
+    names = {j.name for j in model.joints} - {j.name for j in free}
+    joints = [j for j in model.joints if j.kind is not JointKind.FREE]
+    body_joint = {}  # free body -> the name of its floating joint in Drake (its own name)
+    for body in bodies:
+        body_joint[body] = unique_name(body, names, "_")
+        names.add(body_joint[body])
+        joints.append(Joint(body_joint[body], JointKind.FREE, world, body, Transform.identity()))
+    new = {j.name: body_joint[j.child] for j in free}
+    dofs = [body_joint[model.base]] if model.base in body_joint else []
+    dofs += [new.get(d, d) for d in model.dof_names]
+    scene = Model(model.name, tuple(links), tuple(joints), model.frames, world, tuple(dofs), False)
+    message = (
+        "Drake's URDF parser has no floating joint: it leaves each child a free body in the world (a "
+        "floating joint named after it), the floating base too; bridge reads a free joint from the "
+        "parent. The same motion in other coordinates: compared here with bridge's model with these "
+        "bodies free in the world (a scene on a massless 'world' link)"
+    )
+    return scene, [Cause("drake_floating_joints", tuple(j.name for j in free), message)]
+
+
+def _planar_axes(model: Model, path: str) -> tuple[Model, list[Cause]]:
+    """bridge's model with each planar joint's normal the file's ``<axis>`` (URDF's default ``1 0 0``
+    without one), as Drake's parser reads it; bridge (as Pinocchio) reads z."""
+    try:
+        root = ET.parse(str(path)).getroot()
+    except (ET.ParseError, OSError):  # pragma: no cover - Drake parsed it
+        return model, []
+    axes = {}
+    for el in root.iter("joint"):
+        if el.get("type") == "planar":
+            axis = el.find("axis")
+            text = axis.get("xyz", "1 0 0") if axis is not None else "1 0 0"
+            a = np.array([float(x) for x in text.split()])
+            axes[el.get("name")] = a / np.linalg.norm(a)
+    moved = {n: a for n, a in axes.items() if np.abs(a - [0.0, 0.0, 1.0]).max() > 1e-12}
+    if not moved:
+        return model, []
+    joints = tuple(replace(j, axis=moved[j.name]) if j.name in moved else j for j in model.joints)
+    message = (
+        "Drake's parser moves these planar joints in the plane normal to their <axis> (the URDF "
+        "specification's reading; its default 1 0 0 without one), bridge (as Pinocchio) in the joint "
+        "frame's xy plane: another motion; compared here with bridge's model with Drake's planes"
+    )
+    return model.replace(joints=joints), [Cause("drake_planar_axis", tuple(moved), message)]
+
+
+def _world(plant, model: Model, path: str = "") -> tuple[Model, list[Cause]]:
+    """bridge's model as Drake sees the file (re-rooted, fixed, where ``world`` is Drake's world;
+    its floating joints free bodies, its planar joints in the planes of their axes)."""
+    model, causes = _planar_axes(model, path) if path else (model, [])
+    if any(j.kind is JointKind.FREE for j in model.joints):
+        model, free = _free_bodies(model)
+        return model, causes + free
     bodies, links = _body_names(plant), set(model.link_names)
     if "world" in links and "world" not in bodies:
         world = plant.world_body().index()
@@ -226,12 +291,13 @@ def _world(plant, model: Model) -> tuple[Model, list[Cause]]:
             "here with bridge's model re-rooted there, fixed)",
         )
         model = model.with_base(_welded_child(plant, model)).with_fixed_base()
-        return _without_link(model, "world"), [cause]
+        return _without_link(model, "world"), [*causes, cause]
     if bodies != links:
         return model, [
-            Cause("drake_bodies", tuple(sorted(bodies ^ links)), "Drake's bodies are not the URDF links")
+            *causes,
+            Cause("drake_bodies", tuple(sorted(bodies ^ links)), "Drake's bodies are not the URDF links"),
         ]
-    return model, []
+    return model, causes
 
 
 def _inertia_cause(native: DrakeNative, changed: list[str]) -> Cause:
@@ -389,7 +455,7 @@ class DrakeLoader:
         if source.kind == "sdf":
             model, causes = sdf_world(plant, source.model)
         else:
-            model, causes = _world(plant, source.model)
+            model, causes = _world(plant, source.model, source.path)
         native = DrakeNative(plant, model)
         changed = _changed_inertias(plant, model)
         if changed:

@@ -196,6 +196,12 @@ class IDynTreeLoader:
     unexplained = "the loaders disagree beyond what bridge can explain"
 
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
+        wide = tuple(j.name for j in source.model.joints if j.kind.wide)
+        if wide:  # (its loader prints errors for them and drops the joints: the file is not its model)
+            why = (
+                "iDynTree's URDF loader has no floating or planar joints (it drops them, splitting the tree)"
+            )
+            return Loaded(None, [Cause("idyntree_refuses", wide, why)])
         im = load_urdf_model(source.path)
         theirs = dof_names(im)
         mine = sorted(source.model.dof_names)

@@ -21,7 +21,9 @@ import numpy as np
 import pinocchio as pin
 
 from bridge.backends.native import Cause, Loaded, Source
+from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.conventions.convert import convert_bias_forces, convert_mass_matrix
+from bridge.conventions.native_state import to_native_state
 from bridge.conventions.state import State
 from bridge.errors import BackendError, MimicJointWarning, NonPhysicalInertiaWarning
 from bridge.model.model import Model
@@ -35,6 +37,8 @@ __all__ = [
     "load_urdf_model",
     "native_layout",
     "native_state",
+    "parsed_convention",
+    "wide_state",
 ]
 
 
@@ -55,30 +59,41 @@ class NativeLayout:
 
     dof_names: tuple[str, ...]  # joints with their own velocity (mimic joints excluded), in v order
     idx_q: tuple[int, ...]
-    nq: tuple[int, ...]  # 2 for a continuous joint (cos, sin)
+    nq: tuple[int, ...]  # 2 for a continuous joint (cos, sin); 4 planar (x, y, cos, sin) and ball, 7 free
     idx_v: tuple[int, ...]
     mimic_joints: tuple[str, ...]  # JointModelMimic joints (no velocity of their own)
     floating: bool
+    nv: tuple[int, ...] = ()  # each joint's velocities (1, or 3 planar and ball, 6 free)
+
+    @property
+    def single(self) -> bool:
+        """Every joint has one velocity."""
+        return all(n == 1 for n in self.nv)
+
+
+#: Pinocchio's joints of several coordinates that bridge's joints are (free, planar, ball)
+_WIDE = ("JointModelFreeFlyer", "JointModelPlanar", "JointModelSpherical")
 
 
 def native_layout(pm: pin.Model) -> NativeLayout:
-    names, iq, nq, iv, mimics = [], [], [], [], []
+    names, iq, nq, iv, nv, mimics = [], [], [], [], [], []
     floating = False
     for jid in range(1, pm.njoints):
         joint = pm.joints[jid]
         short = joint.shortname()
-        if short == "JointModelFreeFlyer":
-            floating = True
+        if jid == 1 and short == "JointModelFreeFlyer" and pm.names[jid] == "root_joint":
+            floating = True  # the free flyer buildModelFromUrdf adds for a floating base
             continue
         if "Mimic" in short:
             mimics.append(pm.names[jid])
             continue
-        if joint.nv != 1:
+        if joint.nv != 1 and short not in _WIDE:
             raise BackendError(f"joint {pm.names[jid]!r} of type {short} is not a 1-DOF joint")
         names.append(pm.names[jid])
         iq.append(int(joint.idx_q))
         nq.append(int(joint.nq))
         iv.append(int(joint.idx_v))
+        nv.append(int(joint.nv))
     order = np.argsort(iv, kind="stable")
     pick = [int(k) for k in order]
     return NativeLayout(
@@ -88,6 +103,7 @@ def native_layout(pm: pin.Model) -> NativeLayout:
         tuple(iv[k] for k in pick),
         tuple(mimics),
         floating,
+        tuple(nv[k] for k in pick),
     )
 
 
@@ -99,7 +115,12 @@ def native_state(
     positions: dict[str, float],
     velocities: dict[str, float],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pinocchio's ``(q, v)`` for one state given by joint name (base velocity in the base frame)."""
+    """Pinocchio's ``(q, v)`` for one state given by joint name (base velocity in the base frame;
+    one-coordinate joints: :func:`wide_state` takes the others)."""
+    if not layout.single:
+        raise BackendError(
+            "native_state takes one-coordinate joints: a ball, free or planar joint needs wide_state"
+        )
     q = pin.neutral(pm)
     v = np.zeros(pm.nv)
     if layout.floating:
@@ -146,6 +167,29 @@ def drop_link_inertia(
 
 
 # ------------------------------------------------------------------ the native-loader comparison
+def parsed_convention(layout: NativeLayout, model: Model) -> Convention:
+    """Pinocchio's convention (:data:`~bridge.backends.pinocchio.state.PINOCCHIO`'s velocity and
+    configuration) with the joint order of a model Pinocchio's loader made (``layout``), for
+    bridge's ``model`` of the same file (joints matched by name)."""
+    from bridge.backends.pinocchio.state import PINOCCHIO
+
+    at = {name: k for k, name in enumerate(layout.dof_names)}
+    perm = np.argsort([at[d] for d in model.dof_names], kind="stable")
+    return Convention(
+        "pinocchio-parser",
+        PINOCCHIO.velocity,
+        joint_order=lambda _m: perm,
+        configuration=PINOCCHIO.configuration,
+    )
+
+
+def wide_state(model: Model, state: State, convention: Convention) -> tuple[np.ndarray, np.ndarray]:
+    """Pinocchio's ``(q, v)`` of one neutral state of a model with joints of several coordinates, for
+    the model Pinocchio's loader made (:func:`parsed_convention`: its q and v are laid out as the
+    convention declares, the free flyer of a floating base first)."""
+    return to_native_state(model, state, convention)
+
+
 @dataclass
 class PinocchioNative:
     """Pinocchio's M, h, g of its own model ``pm`` at states of bridge's ``model`` (floating base)."""
@@ -155,15 +199,23 @@ class PinocchioNative:
     base_pose: None = None
     layout: NativeLayout = field(init=False)
     order: np.ndarray = field(init=False)  # bridge's nu from Pinocchio's v: v[order]
+    convention: Convention | None = field(init=False)  # a model with joints of several coordinates
 
     def __post_init__(self) -> None:
         self.layout = native_layout(self.pm)
+        self.convention = None
+        if not self.model.single_coordinate:
+            self.convention = parsed_convention(self.layout, self.model)
+            self.order = np.arange(self.model.nv)
+            return
         at = {name: k for k, name in enumerate(self.layout.dof_names)}
         dofs = [6 + at[d] for d in self.model.dof_names]
         self.order = np.concatenate([np.arange(6), np.array(dofs, dtype=int)])
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
         """M, h, g in ``state``'s representation (Pinocchio's free flyer is BODY), bridge's DOF order."""
+        if self.convention is not None:
+            return self._wide_dynamics(state)
         model, rep = self.model, state.representation.value
         body = state.to("body")
         q, v = native_state(
@@ -182,6 +234,19 @@ class PinocchioNative:
             "mass_matrix": convert_mass_matrix(model, body, Mb, "body", rep),
             "bias_forces": convert_bias_forces(model, body, d["bias_forces"][o], Mb, "body", rep),
             "gravity_forces": convert_bias_forces(model, rest, d["gravity_forces"][o], Mb, "body", rep),
+        }
+
+    def _wide_dynamics(self, state: State) -> dict[str, np.ndarray]:
+        """:meth:`dynamics` of a model with ball, free or planar joints: Pinocchio's (q, v) and its
+        results through the change of variables to :attr:`convention`."""
+        q, v = wide_state(self.model, state, self.convention)
+        d = dynamics(self.pm, q, v)
+        cov = change_of_variables(self.model, state, NEUTRAL[state.representation], self.convention)
+        M = d["mass_matrix"]
+        return {
+            "mass_matrix": cov.matrix_back(M),
+            "bias_forces": cov.bias_back(d["bias_forces"], M),
+            "gravity_forces": cov.force_back(d["gravity_forces"]),
         }
 
     def without(self, links: Sequence[str]) -> PinocchioNative:
