@@ -38,11 +38,19 @@ def _counts(plant: MultibodyPlant, floating: bool) -> dict[str, int]:
 def _note(model: Model, plant: MultibodyPlant) -> str:
     kinds = sorted({j.type_name() for j in _joints(plant)})
     base = ", a quaternion_floating joint for the floating base" if model.floating else ", the base welded"
+    wide = ""
+    if not model.single_coordinate:
+        wide = (
+            "; ball joints are ball_rpy joints (q roll, pitch, yaw; v the angular velocity in the joint "
+            "frame F), free joints quaternion_floating joints relative to F (q quaternion w first, then "
+            "position; v angular, then linear, in F), planar joints planar joints (q = v = x, y, theta in F)"
+        )
     return (
         "drake counts the 'world' body and every link as a body (fixed joints are weld joints, not "
         f"merged){base}; joint types {', '.join(kinds)}; frames: each body's own frame, the world's and "
         "the extra frames; v = (base angular velocity, base linear velocity, joints in its forest order, "
-        "depth first); the 'drake' column of the loaders' tables is Drake's own Parser (URDF, SDFormat)"
+        f"depth first){wide}; the 'drake' column of the loaders' tables is Drake's own Parser (URDF, "
+        "SDFormat)"
     )
 
 
@@ -73,10 +81,15 @@ def _loader(model: Model, path: str) -> tuple[InfoColumn | None, tuple[str, ...]
             slots[n] = dof_slot(plant, n)
         except RuntimeError:  # a joint Drake's parse does not have
             continue
-    used = {j.index(): j.num_velocities() for j, _ in slots.values()}
-    floating = plant.num_velocities() - sum(used.values()) == 6
-    n_fb = 6 if floating else 0
-    offsets = {n: j.velocity_start() + k - n_fb for n, (j, k) in slots.items()}
+    base = plant.GetBodyByName(model.base) if plant.HasBodyNamed(model.base) else None
+    floating = base is not None and base.is_floating_base_body()
+    start = base.floating_velocities_start_in_v() if floating else plant.num_velocities()
+
+    def offset(j, k: int) -> int:  # its place in v without the floating base's six entries
+        at = j.velocity_start() + k
+        return at - 6 if at > start else at
+
+    offsets = {n: offset(j, k) for n, (j, k) in slots.items()}
     return InfoColumn(NAME, _counts(plant, floating), loader_order(model.dof_names, offsets)), ()
 
 
