@@ -16,12 +16,15 @@ import pytest
 
 import bridge
 from bridge.conventions.change_of_variables import MIXED, change_of_variables
+from tests.backends.drake.models import chain, wide_state
 from tests.helpers import random_state, small_model
 
 __all__ = [
     "drake_case",
+    "drake_wide_case",
     "icub_drake",
     "test_acc_drake",
+    "test_ball_drake",
     "test_base_pose_drake",
     "test_base_vel_drake",
     "test_bias_term_drake",
@@ -30,6 +33,7 @@ __all__ = [
     "test_count_drake",
     "test_damping_drake",
     "test_dof_order_drake",
+    "test_free_drake",
     "test_gen_acc_drake",
     "test_gen_force_drake",
     "test_gravity_drake",
@@ -38,6 +42,7 @@ __all__ = [
     "test_mass_drake",
     "test_momentum_drake",
     "test_order_drake",
+    "test_planar_drake",
     "test_pose_drake",
     "test_quat_drake",
     "test_rep_drake",
@@ -203,6 +208,93 @@ def test_joint_pos_drake(drake_case):
     assert joint.type_name() == "revolute" and joint.num_positions() == 1
     assert np.isinf(joint.position_lower_limits()).all() and np.isinf(joint.position_upper_limits()).all()
     assert c.q[joint.position_start()] == c.st.s[c.model.dof_index("j3")]
+
+
+@pytest.fixture(scope="module")
+def drake_wide_case():
+    """A chain ball (j1) -> free (j2) -> planar (j3) -> revolute through ``to_drake`` at a random
+    state (Drake's q, v), and each wide joint's Drake frames F, M."""
+    pytest.importorskip("pydrake", reason="Drake is not installed (pip install 'bridge-dynamics[drake]')")
+    model = chain(("ball", "free", "planar", "revolute"), seed=3)
+    st = wide_state(model, np.random.default_rng(11), "mixed")
+    plant = bridge.to_drake(model)
+    q, v = bridge.to_drake_state(model, st)
+    context = plant.CreateDefaultContext()
+    bridge.backends.drake.set_world_H_base(plant, context, st.world_H_base)
+    plant.SetPositions(context, q)
+    plant.SetVelocities(context, v)
+    return SimpleNamespace(model=model, plant=plant, context=context, st=st, q=q, v=v)
+
+
+def _joint_motion(c, name: str):
+    """Drake's joint ``name``: its q and v slices, ``X_FM`` and its central difference along
+    ``q + t N(q) v`` (Drake's own kinematic map)."""
+    j = c.plant.GetJointByName(name)
+    F, M = j.frame_on_parent(), j.frame_on_child()
+    qdot = c.plant.MapVelocityToQDot(c.context, c.v)
+
+    def X(t: float) -> np.ndarray:
+        ctx = c.plant.CreateDefaultContext()
+        bridge.backends.drake.set_world_H_base(c.plant, ctx, c.st.world_H_base)
+        c.plant.SetPositions(ctx, c.q + t * qdot)
+        return c.plant.CalcRelativeTransform(ctx, F, M).GetAsMatrix4()
+
+    qs = slice(j.position_start(), j.position_start() + j.num_positions())
+    vs = slice(j.velocity_start(), j.velocity_start() + j.num_velocities())
+    return j, c.q[qs], c.v[vs], qdot[qs], X(0.0), _fd(X)
+
+
+def test_ball_drake(drake_wide_case):
+    from pydrake.math import RollPitchYaw
+
+    c = drake_wide_case
+    j, q, v, qdot, X, Xd = _joint_motion(c, "j1")
+    assert j.type_name() == "ball_rpy" and (j.num_positions(), j.num_velocities()) == (3, 3)
+    assert _close(X[:3, :3], RollPitchYaw(q).ToRotationMatrix().matrix()) and _close(X[:3, 3], np.zeros(3))
+    assert _close(_vee(Xd[:3, :3] @ X[:3, :3].T), v, 1e-8)  # the angular velocity of M in F, F's axes
+    assert np.abs(qdot - v).max() > 1e-3  # roll-pitch-yaw rates are not it
+    k = c.model.coordinates.index["j1"]
+    w_body = c.st.to("body").s_dot[c.model.coordinates.v_slice(k)]
+    assert _close(X[:3, :3] @ w_body, v)  # BODY (child axes) -> Drake: R
+    T, T_dot = bridge.velocity_transform(c.model, c.st.to("body"), "body", "drake")
+    lay = bridge.backends.drake.drake_layout(c.model)
+    rows, cols = slice(lay.idx_v[k], lay.idx_v[k] + 3), c.model.coordinates.v_slice(k)
+    w = w_body
+    hat = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    assert _close(T[rows, cols], X[:3, :3]) and _close(T_dot[rows, cols], X[:3, :3] @ hat)
+
+
+def test_free_drake(drake_wide_case):
+    from pydrake.multibody.plant import MultibodyPlant
+    from pydrake.multibody.tree import SpatialInertia, UnitInertia
+
+    c = drake_wide_case
+    j, q, v, qdot, X, Xd = _joint_motion(c, "j2")
+    assert j.type_name() == "quaternion_floating" and j.frame_on_child().is_body_frame()
+    H = bridge.Transform.from_quaternion_wxyz(q[:4], q[4:])
+    assert _close(H.matrix, X)  # [qw qx qy qz; p_FM]
+    assert _close(_vee(Xd[:3, :3] @ X[:3, :3].T), v[:3], 1e-8) and _close(Xd[:3, 3], v[3:], 1e-8)
+    assert _close(qdot[4:], v[3:])
+    plant = MultibodyPlant(0.0)  # a body without an inboard joint: Finalize gives it one
+    plant.AddRigidBody("box", SpatialInertia(1.0, np.zeros(3), UnitInertia(1, 1, 1), True))
+    plant.Finalize()
+    box = plant.GetJointByName("box")
+    assert box.type_name() == "quaternion_floating" and box.parent_body().name() == "world"
+
+
+def test_planar_drake(drake_wide_case):
+    c = drake_wide_case
+    j, q, v, qdot, X, Xd = _joint_motion(c, "j3")
+    x, y, th = q
+    co, si = np.cos(th), np.sin(th)
+    assert _close(X[:3, :3], [[co, -si, 0], [si, co, 0], [0, 0, 1]]) and _close(X[:3, 3], [x, y, 0])
+    assert _close(qdot, v)
+    assert _close(Xd[:2, 3], v[:2], 1e-8) and _close(_vee(Xd[:3, :3] @ X[:3, :3].T)[2], v[2], 1e-8)
+    e1, e2 = bridge.model.joints.plane_axes(c.model.joint("j3").axis)  # F's x, y: the plane axes
+    C_R_M = j.frame_on_child().GetFixedPoseInBodyFrame().rotation().matrix()
+    assert _close(C_R_M[:, 0], e1) and _close(C_R_M[:, 1], e2)
+    k = c.model.coordinates.index["j3"]
+    assert _close(c.st.s_dot[c.model.coordinates.v_slice(k)], v)  # bridge's MIXED planar velocity
 
 
 def test_base_vel_drake(drake_case):
