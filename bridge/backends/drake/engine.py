@@ -22,6 +22,12 @@ Every quantity comes from Drake on ``to_drake(model)`` and is converted through 
 * centre of mass: ``CalcCenterOfMassPositionInWorld``, ``...TranslationalVelocityInWorld``,
   ``CalcJacobianCenterOfMassTranslationalVelocity``; momenta: ``CalcSpatialMomentumInWorldAboutPoint``.
 
+Ball, free and planar joints are Drake's ``BallRpyJoint``, ``QuaternionFloatingJoint`` and ``PlanarJoint``
+(:mod:`.state`): T has a block per such joint (a rotation with a non-zero ``T_dot`` for a ball's BODY
+velocity, :mod:`bridge.conventions.joint_blocks`), q their roll-pitch-yaw / quaternion / planar
+coordinates (:func:`bridge.conventions.native_wide.native_positions`), and every query takes the
+general path (the single-state path declines such models).
+
 A fixed base is welded to the ``world_H_base`` frame on Drake's world body, a FixedOffsetFrame whose
 pose is a Context parameter: each sample sets it to that sample's ``world_H_base`` (no new plant per
 pose), so frames, the centre of mass and gravity see the base where the state puts it. Gravity is the

@@ -422,3 +422,20 @@ def test_engine_at_the_rpy_singularity(pitch_gap: float) -> None:
         out.append((kd.mass_matrix(), kd.bias_forces(), kd.frame_transform("l2"), kd.frame_jacobian("tool")))
     for a, b in zip(*out, strict=True):
         assert_close(a, b, 1e-12)
+
+
+def test_derivatives_through_the_drake_engine() -> None:
+    """ID and FD derivatives (by differences along the tangent for wide models) through the drake
+    engine equal the featherstone engine's."""
+    model = chain(("ball", "free", "planar", "revolute"), floating=True, seed=2)
+    st = wide_state(model, np.random.default_rng(1), "body")
+    a = np.random.default_rng(2).normal(size=model.nv)
+    out = {}
+    for engine in ("featherstone", "drake"):
+        kd = bridge.KinDyn(model, engine=engine, representation="body")
+        kd.set_robot_state(st)
+        ids = kd.inverse_dynamics_derivatives(a[:6], a[6:])
+        fds = kd.forward_dynamics_derivatives(np.arange(model.n_dofs, dtype=float))
+        out[engine] = (*ids, *fds)
+    for k, (x, y) in enumerate(zip(out["drake"], out["featherstone"], strict=True)):
+        assert_close(x, y, 1e-8, f"derivative {k}")
