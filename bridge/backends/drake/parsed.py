@@ -111,6 +111,39 @@ def _wide(plant, model: Model, k: int, dj, base_pose: np.ndarray | None) -> _Wid
     return _Wide(k, kind, dj, P_H_F, C_H_M, C)
 
 
+def _base_joint(plant, model: Model) -> _Wide:
+    """The floating joint of a floating ``model``'s base in ``plant`` (from Drake's world: an
+    explicit ``QuaternionFloatingJoint`` or ``RpyFloatingJoint``, or the one ``Finalize`` adds) as a
+    free joint from the world at the identity; BackendError without one."""
+    from pydrake.multibody.tree import JointIndex
+
+    world = plant.world_body().index()
+    for i in range(plant.num_joints()):
+        dj = plant.get_joint(JointIndex(i))
+        if (
+            dj.num_velocities() == 6
+            and dj.child_body().name() == model.base
+            and dj.parent_body().index() == world
+        ):
+            P_H_F, C_H_M = _pose(dj.frame_on_parent()), _pose(dj.frame_on_child())
+            if np.abs(C_H_M.translation).max() > 1e-12:
+                raise BackendError(
+                    f"Drake's floating joint {dj.name()!r}: its child frame is off the base origin"
+                )
+            R = P_H_F.rotation
+            R = np.eye(3) if np.abs(R - np.eye(3)).max() <= 1e-12 else R
+            return _Wide(-1, JointKind.FREE, dj, P_H_F, C_H_M, np.kron(np.eye(2), R.T))
+    raise BackendError(f"Drake's plant has no floating joint from the world to the base {model.base!r}")
+
+
+def _free_q(joint, X: np.ndarray) -> np.ndarray:
+    """A floating joint's q of ``X_FM``: roll-pitch-yaw and position (``RpyFloatingJoint``), else
+    quaternion w first and position."""
+    if joint.type_name() == "rpy_floating":
+        return np.concatenate([matrix_to_rpy(X[:3, :3]), X[:3, 3]])
+    return np.concatenate([Transform(X, check=False).as_quaternion_wxyz(), X[:3, 3]])
+
+
 class ParsedLayout:
     """Drake's ``(q, v)`` of a parsed ``plant`` for states of bridge's ``model`` (module docstring).
 
@@ -132,10 +165,10 @@ class ParsedLayout:
         coords = model.coordinates
         self.wide = {k: _wide(plant, model, k, slots[k][0], base_pose) for k in coords.wide}
         index = []
-        self._base_v = None
+        self.base = None
         if model.floating:
-            base = plant.GetBodyByName(model.base)
-            self._base_v = start = base.floating_velocities_start_in_v()
+            self.base = _base_joint(plant, model)
+            start = self.base.joint.velocity_start()
             index += range(start, start + 6)
         for k in perm.tolist():
             j, off = slots[k]
@@ -147,8 +180,11 @@ class ParsedLayout:
                 f"{len(index)} in other places: they are not the same joints"
             )
         self.C = None
-        if any(not np.array_equal(w.C, np.eye(w.kind.nv)) for w in self.wide.values()):
+        maps = [*self.wide.values(), *([self.base] if self.base is not None else [])]
+        if any(not np.array_equal(w.C, np.eye(w.kind.nv)) for w in maps):
             C = np.eye(len(index))
+            if self.base is not None:
+                C[:6, :6] = self.base.C
             at = 6 if model.floating else 0
             for k in perm.tolist():
                 nv = coords.kinds[k].nv
@@ -160,15 +196,14 @@ class ParsedLayout:
     def state(self, state: State) -> tuple[np.ndarray, np.ndarray]:
         """Drake's ``(q, v)`` for one neutral state of the model (a fixed base where Drake welds it:
         the state's pose is not used)."""
-        from pydrake.math import RigidTransform
-
         plant, model = self.plant, self.model
-        context = plant.CreateDefaultContext()
-        if model.floating:
-            plant.SetFreeBodyPose(
-                context, plant.GetBodyByName(model.base), RigidTransform(state.world_H_base.matrix)
+        q = plant.GetPositions(plant.CreateDefaultContext()).copy()
+        if self.base is not None:
+            b = self.base
+            X = (b.P_H_F.inverse() @ state.world_H_base @ b.C_H_M).matrix
+            q[b.joint.position_start() : b.joint.position_start() + b.joint.num_positions()] = _free_q(
+                b.joint, X
             )
-        q = plant.GetPositions(context).copy()
         coords = model.coordinates
         for k, (j, off) in enumerate(self.slots):
             sk = np.asarray(state.s)[coords.q_slice(k)]
@@ -186,16 +221,16 @@ class ParsedLayout:
 
     def _q(self, k: int, s: np.ndarray) -> np.ndarray:
         """Drake's coordinates of wide joint ``k`` at neutral positions ``s``: ``X_FM`` between
-        Drake's frames as roll-pitch-yaw (ball), quaternion w first and position (free) or (x, y,
-        theta) (planar)."""
+        Drake's frames as roll-pitch-yaw (ball), quaternion w first and position (free; roll-pitch-yaw
+        and position for an ``RpyFloatingJoint``, whose v is a ``QuaternionFloatingJoint``'s) or
+        (x, y, theta) (planar)."""
         w = self.wide[k]
         joint = self.model.joint(self.model.dof_names[k])
         X = (w.P_H_F.inverse() @ joint.transform(s) @ w.C_H_M).matrix
         if w.kind is JointKind.BALL:
             return matrix_to_rpy(X[:3, :3])
         if w.kind is JointKind.FREE:
-            H = Transform(X, check=False)
-            return np.concatenate([H.as_quaternion_wxyz(), X[:3, 3]])
+            return _free_q(w.joint, X)
         return np.array([X[0, 3], X[1, 3], np.arctan2(X[1, 0], X[0, 0])])
 
     def back(self, M: np.ndarray, *forces: np.ndarray) -> tuple[np.ndarray, ...]:

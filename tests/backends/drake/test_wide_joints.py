@@ -439,3 +439,71 @@ def test_derivatives_through_the_drake_engine() -> None:
         out[engine] = (*ids, *fds)
     for k, (x, y) in enumerate(zip(out["drake"], out["featherstone"], strict=True)):
         assert_close(x, y, 1e-8, f"derivative {k}")
+
+
+def test_from_drake_of_joints_in_other_frames() -> None:
+    """A plant built in Drake's own terms (an RpyFloatingJoint, a BallRpyJoint whose frames are
+    rotated against the child, a PlanarJoint whose frames are rotated about their normal): from_drake
+    gives the same dynamics, Drake's plant driven in its own coordinates (ParsedLayout)."""
+    from pydrake.math import RigidTransform, RollPitchYaw
+    from pydrake.multibody.plant import MultibodyPlant
+    from pydrake.multibody.tree import (
+        BallRpyJoint,
+        FixedOffsetFrame,
+        PlanarJoint,
+        RpyFloatingJoint,
+        SpatialInertia,
+        UnitInertia,
+    )
+
+    from bridge.backends.drake.native import DrakeNative
+
+    plant = MultibodyPlant(0.0)
+    inst = plant.AddModelInstance("drakes")
+    rng = np.random.default_rng(4)
+
+    def inertia():
+        return SpatialInertia(
+            rng.uniform(0.5, 2.0), rng.uniform(-0.1, 0.1, 3), UnitInertia(0.3, 0.4, 0.5), True
+        )
+
+    def frame(name, body, rpy, xyz):
+        return plant.AddFrame(
+            FixedOffsetFrame(name, body.body_frame(), RigidTransform(RollPitchYaw(rpy), xyz))
+        )
+
+    a, b, c, d = (plant.AddRigidBody(n, inst, inertia()) for n in "abcd")
+    plant.AddJoint(RpyFloatingJoint("float", plant.world_frame(), a.body_frame()))
+    plant.AddJoint(
+        BallRpyJoint(
+            "ball",
+            frame("Fb", a, [0.3, -0.2, 0.5], [0.1, 0, 0.2]),
+            frame("Mb", b, [0.4, 0.1, -0.6], [0, 0.05, 0.1]),
+            0.0,
+        )
+    )
+    plant.AddJoint(
+        PlanarJoint(
+            "planar",
+            frame("Fp", b, [0.2, 0.1, 0.0], [0, 0.3, 0]),
+            frame("Mp", c, [0, 0, 0.7], [0, 0, 0]),
+            np.zeros(3),
+        )
+    )
+    plant.AddJoint(RpyFloatingJoint("loose", frame("Fl", c, [0.1, 0.2, 0.3], [0.2, 0, 0]), d.body_frame()))
+    plant.Finalize()
+    model = from_drake(plant)
+    assert model.floating and model.base == "a"
+    assert {j.name: j.kind.value for j in model.joints} == {
+        "ball": "ball",
+        "planar": "planar",
+        "loose": "free",
+    }
+    native = DrakeNative(plant, model)
+    assert native.layout.C is not None  # the ball's and the planar joint's frames are rotated
+    for rep in REPS:
+        kd = bridge.KinDyn(model, engine="featherstone", representation=rep)
+        st = wide_state(model, np.random.default_rng(5), rep)
+        kd.set_robot_state(st)
+        for name, value in native.dynamics(st).items():
+            assert_close(value, getattr(kd, name)(), 1e-10, f"{name} {rep}")
