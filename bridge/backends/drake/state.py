@@ -30,7 +30,7 @@ of the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part 
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -94,8 +94,8 @@ def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
     require_uncoupled(model, "Drake's q and v")
     from .model import instance_name, to_drake
 
-    if plant is None:
-        plant = to_drake(model)
+    if plant is None:  # (the layout: the plant of the model without the armature Drake cannot hold)
+        plant = to_drake(_without_wide_armature(model))
     nb_q, nb_v = (7, 6) if model.floating else (0, 0)
     if model.floating:
         root = _floating_joint(plant, model)
@@ -116,6 +116,15 @@ def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
     lay = DrakeLayout(perm, idx_q, idx_v, nq, nb_v + model.n_dofs, model.floating)
     _LAYOUTS[model] = lay
     return lay
+
+
+def _without_wide_armature(model: Model) -> Model:
+    """``model`` with no armature on its ball, free and planar joints (``to_drake`` refuses one:
+    Drake's rotor inertia is single-DOF actuators'), which changes nothing in q and v's layout."""
+    if not any(j.kind.wide and j.armature for j in model.joints):
+        return model
+    joints = tuple(replace(j, armature=0.0) if j.kind.wide else j for j in model.joints)
+    return model.replace(joints=joints)
 
 
 def _check_widths(

@@ -399,8 +399,14 @@ def test_wide_joint_armature_is_refused_by_name() -> None:
 
     model = chain(("ball", "revolute"), seed=4)
     joints = tuple(dataclasses.replace(j, armature=0.1) if j.name == "j1" else j for j in model.joints)
+    with_armature = model.replace(joints=joints)
     with pytest.raises(bridge.UnsupportedError, match=r"'j1'.*ball"):
-        to_drake(model.replace(joints=joints))
+        to_drake(with_armature)
+    with pytest.raises(bridge.UnsupportedError, match=r"'j1'.*ball"):
+        bridge.KinDyn(with_armature, engine="drake")
+    st = wide_state(with_armature, np.random.default_rng(0))  # the state maps need no armature
+    q, v = to_drake_state(with_armature, st)
+    assert_close(from_drake_state(with_armature, q, v).s_dot, st.s_dot, 1e-13)
 
 
 @pytest.mark.parametrize("pitch_gap", [1e-3, 1e-9, 0.0])
