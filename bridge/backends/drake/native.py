@@ -326,6 +326,21 @@ def _damping_cause(native: DrakeNative) -> list[Cause]:
     return [Cause("drake_joint_damping", tuple(damped), message, native, with_damping, ("bias_forces",))]
 
 
+def _reflected(plant) -> dict[str, float]:
+    """Each actuated joint's default reflected inertia (rotor inertia x gear ratio^2), non-zero ones."""
+    from pydrake.multibody.tree import JointActuatorIndex
+
+    acts = [plant.get_joint_actuator(JointActuatorIndex(i)) for i in range(plant.num_actuators())]
+    return {a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()}
+
+
+def _armature_matches(model: Model, reflected: dict[str, float]) -> bool:
+    """Whether Drake's reflected inertias are the armature of bridge's joints (an SDF file's
+    ``<drake:rotor_inertia>``, which both read), every other joint without armature."""
+    armature = {j.name: j.armature for j in model.joints if j.armature}
+    return armature == {k: float(v) for k, v in reflected.items()}
+
+
 def _gravity_cause(native: DrakeNative) -> list[Cause]:
     """Drake's parser ignores an SDF world's ``<gravity>`` (a warning on its log): its plant has
     ``(0, 0, -9.81)`` where bridge's model has the file's gravity."""
@@ -357,6 +372,15 @@ def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     message = f"{len(acts)} {source} become JointActuators"
     if not reflected:
         return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
+    if _armature_matches(native.model, reflected):
+        return [
+            Cause(
+                "drake_transmissions",
+                joints,
+                message + "; their reflected inertia is the joint armature bridge's model has too "
+                "(<drake:rotor_inertia> x <drake:gear_ratio>^2)",
+            )
+        ]
     message += (
         f"; their reflected inertia (rotor inertia x gear ratio^2, largest "
         f"{max(reflected.values()):g}) adds to M's diagonal (without: zeroed in Drake's context)"
@@ -437,7 +461,8 @@ class DrakeLoader:
         residual = None  # with every cause that changes M, h, g undone
         if changed or plant.num_actuators() or gravity:
             undone = _with_inertias(model, plant, changed) if changed else model
-            residual = DrakeNative(plant, undone, zero_reflected=True, gravity=model.gravity)
+            zero = not _armature_matches(model, _reflected(plant))
+            residual = DrakeNative(plant, undone, zero_reflected=zero, gravity=model.gravity)
         return Loaded(native, causes, residual, bodies=len(_body_names(plant)))
 
 
