@@ -84,7 +84,7 @@ def require_finite_numbers(model: Model, fmt: str) -> None:
                 real = isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(
                     value, (bool, np.bool_)
                 )
-                if value is not None and not (real and np.isfinite(value)):
+                if value is not None and not (real and _finite(value)):
                     raise InvalidValueError(
                         f"model {model.name!r}: joint {j.name!r}: the {key} limit is {value!r}; "
                         f"{fmt} files hold finite numbers only (None: no limit)"
@@ -95,3 +95,11 @@ def require_finite_numbers(model: Model, fmt: str) -> None:
                 f"model {model.name!r}: mimic joint {m.joint!r}: multiplier {m.multiplier!r} and offset "
                 f"{m.offset!r} must be finite to be written to a {fmt} file"
             )
+
+
+def _finite(value: object) -> bool:
+    """Whether the real number ``value`` is a finite float (an int beyond a float's range is not)."""
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:
+        return False

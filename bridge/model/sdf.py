@@ -420,6 +420,7 @@ def load_sdf(
             root,
             dofs,
             floating,
+            synthetic_links=frozenset(link.name for link in doc.links if link.synthetic),
             gravity=doc.gravity,
         )
         model, mimics = _own_names(model, mimics, doc)

@@ -101,6 +101,7 @@ class SdfLink:
     inertial_pose: Pose
     inertia: np.ndarray  # (3, 3) about the centre of mass, in the inertial frame's axes
     own_name: str = ""  # ``bridge:name``: the name in the model bridge wrote ("" = ``name``)
+    synthetic: bool = False  # ``bridge:synthetic``: a link bridge made when it read the model
 
 
 @dataclass(frozen=True)
@@ -275,6 +276,9 @@ def _link(el: ET.Element, reader: _Reader) -> SdfLink:
         reader.pose(inertial, owner + " <inertial>"),
         inertia,
         el.get(_OWN_NAME, ""),
+        _flag(
+            el.get(f"{{{BRIDGE_NAMESPACE}}}synthetic", "false"), reader=reader, owner=owner, what="synthetic"
+        ),
     )
 
 

@@ -24,6 +24,8 @@ SDF_VERSION = "1.9"
 WORLD_JOINT = "world_joint"
 #: bridge's attribute giving an element's own name where its SDF name differs
 NAME_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}name"
+#: bridge's attribute marking a link of :attr:`bridge.Model.synthetic_links`
+SYNTHETIC_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}synthetic"
 
 
 def _pose(parent: ET.Element, T: Transform, relative_to: str | None) -> None:
@@ -70,6 +72,8 @@ def _write_link(
     """A link; below a joint its pose is relative to the joint frame (the joint's axis origin in
     the link's axes, so the link sits at ``-axis_origin`` from it)."""
     el = _named(model_el, "link", names.link(name), name)
+    if name in names.synthetic:  # a link bridge made when it read the model (e.g. an MJCF body's chain)
+        el.set(SYNTHETIC_ATTRIBUTE, "true")
     if joint is not None:
         origin = joint.axis_origin if joint.kind.rotational else np.zeros(3)
         _pose(el, Transform.from_translation(-origin), names.joint(joint.name))
@@ -107,6 +111,7 @@ class _Names:
 
     def __init__(self, model: Model) -> None:
         self.links, self.joints, self.frames = sdf_names(model)
+        self.synthetic = model.synthetic_links
 
     def link(self, name: str) -> str:
         return self.links[name]
@@ -192,7 +197,8 @@ def model_to_sdf(model: Model) -> str:
       same name, as URDF and MJCF allow; blanks around a name) gets one (:func:`sdf_names`) and
       keeps its own as the attribute ``bridge:name`` (namespace
       :data:`bridge.model.sdf_document.BRIDGE_NAMESPACE`), which :func:`bridge.load_sdf` reads
-      back; other readers (Drake, libsdformat) ignore it and see valid SDF names.
+      back; other readers (Drake, libsdformat) ignore it and see valid SDF names. The model's
+      :attr:`~bridge.Model.synthetic_links` carry ``bridge:synthetic="true"``.
     * Gravity: a model with a :attr:`~bridge.Model.gravity` is written inside a ``<world>`` with
       that ``<gravity>`` (SDFormat keeps gravity in the world; Drake's parser ignores it); without
       one, a bare ``<model>``.
