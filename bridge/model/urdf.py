@@ -364,13 +364,8 @@ def _link(link, where: str, check_inertia: bool, issues: Issues) -> Link:
         return Link(link.name, SpatialInertia.zero())
     origin = np.eye(4) if inertial.origin is None else np.asarray(inertial.origin, dtype=float)
     return inertial_link(
-        link.name,
-        float(inertial.mass),
-        origin,
-        np.asarray(inertial.inertia, dtype=float),
-        where,
-        check_inertia,
-        issues,
+        link.name, float(inertial.mass), origin, np.asarray(inertial.inertia, dtype=float), where,
+        check_inertia, issues,
     )
 
 
