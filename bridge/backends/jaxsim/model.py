@@ -11,7 +11,9 @@ cannot represent raises :class:`bridge.UnsupportedError` (:func:`unsupported`), 
 jaxsim engine out of ``cross_validate`` with the reason as a note:
 
 * a moving body without mass (a massless link between two movable joints): jaxsim's parser drops
-  massless links, breaking the tree;
+  massless links, breaking the tree (a massless base welded to the world, as a fixed-base MJCF
+  model's world body, does not move: :func:`~bridge.backends.jaxsim.state.jaxsim_tree` gives it
+  :data:`~bridge.backends.jaxsim.state.WELDED_BASE_MASS`);
 * joint armature: jaxsim's mass matrix has no rotor inertia;
 * a model without joints (jaxsim needs one);
 * coupled mimic joints (``mimic="coupled"``).
