@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 import bridge
 from bridge.robots import robot_path
 from bridge.spatial import DEFAULT_GRAVITY
+from bridge.validation.sampling import random_states
 from tests.helpers import float64_engines
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -250,6 +251,15 @@ def test_mjcf_keeps_gravity_and_armature(seed: int, gravity, tmp_path_factory) -
     assert set(back.dof_names) == set(model.dof_names)  # (in MuJoCo's depth-first order)
     for d in model.dof_names:
         assert back.joint(d).armature == model.joint(d).armature
+    back = back.with_dofs(model.dof_names)  # the same dynamics, frames and gravity
+    state = random_states(model, 2, np.random.default_rng(seed))
+    kd, kb = bridge.KinDyn(model, "pinocchio"), bridge.KinDyn(back, "pinocchio")
+    kd.set_robot_state(state)
+    kb.set_robot_state(state)
+    for name in ("mass_matrix", "bias_forces", "gravity_forces"):
+        _close(getattr(kb, name)(), getattr(kd, name)(), name)
+    for frame in model.frame_names:
+        _close(kb.frame_transform(frame), kd.frame_transform(frame), frame)
 
 
 def test_urdf_cannot_hold_gravity_or_armature_and_says_so() -> None:
@@ -260,6 +270,13 @@ def test_urdf_cannot_hold_gravity_or_armature_and_says_so() -> None:
     assert back.gravity is None and not back.has_armature
     for link in model.links:
         _close(link.inertia.parameters, back.link(link.name).inertia.parameters, link.name)
+    state = random_states(model, 2, np.random.default_rng(1))
+    kd, kb = bridge.KinDyn(model, "pinocchio"), bridge.KinDyn(back.with_dofs(model.dof_names), "pinocchio")
+    kd.set_robot_state(state, gravity=(0.0, 0.0, -9.81))
+    kb.set_robot_state(state)  # the reloaded model's default: URDF has no gravity
+    armature = np.diag(np.r_[np.zeros(6), model.armature])
+    _close(kb.mass_matrix() + armature, kd.mass_matrix(), "M without the armature URDF cannot hold")
+    _close(kb.bias_forces(), kd.bias_forces(), "h")
 
 
 # ------------------------------------------------------------------ the file's gravity is the default
