@@ -11,21 +11,23 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from bridge.errors import BridgeWarning, UnsupportedError
+from bridge.model.building import require_finite_numbers
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
+from bridge.model.sdf_document import BRIDGE_NAMESPACE, DRAKE_NAMESPACE, WORLD, valid_sdf_name
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt, _unique
 from bridge.spatial import SpatialInertia, Transform
 
-__all__ = ["SDF_VERSION", "WORLD_JOINT", "model_to_sdf"]
+__all__ = ["SDF_VERSION", "WORLD_JOINT", "model_to_sdf", "sdf_names"]
 
 #: the SDFormat version written (``relative_to`` and ``<frame attached_to>`` need 1.7 or later)
 SDF_VERSION = "1.9"
 #: the name of the fixed joint welding a fixed base to the world
 WORLD_JOINT = "world_joint"
-#: Drake's XML namespace, for ``<drake:rotor_inertia>`` (joint armature)
-DRAKE_NAMESPACE = "http://drake.mit.edu"
-_MODEL = "__model__"
-_WORLD = "world"
+#: bridge's attribute giving an element's own name where its SDF name differs
+NAME_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}name"
+#: bridge's attribute marking a link of :attr:`bridge.Model.synthetic_links`
+SYNTHETIC_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}synthetic"
 
 
 def _pose(parent: ET.Element, T: Transform, relative_to: str | None) -> None:
@@ -58,35 +60,43 @@ def _write_inertial(link: ET.Element, inertia: SpatialInertia) -> None:
         _text(moments, a, float(I3["xyz".index(a[1]), "xyz".index(a[2])]))
 
 
+def _named(parent: ET.Element, tag: str, name: str, own: str, **attrs: str) -> ET.Element:
+    """``<tag name=name>`` with ``bridge:name=own`` when the element's own name differs."""
+    el = ET.SubElement(parent, tag, name=name, **attrs)
+    if own != name:
+        el.set(NAME_ATTRIBUTE, own)
+    return el
+
+
+def _write_link(
+    model_el: ET.Element, names: _Names, name: str, inertia: SpatialInertia, joint: Joint | None
+) -> None:
+    """A link; below a joint its pose is relative to the joint frame (the joint's axis origin in
+    the link's axes, so the link sits at ``-axis_origin`` from it); a free body (a free joint: no
+    SDFormat joint) at the joint's rest pose relative to its parent link."""
+    el = _named(model_el, "link", names.link(name), name)
+    if name in names.synthetic:  # a link bridge made when it read the model (e.g. an MJCF body's chain)
+        el.set(SYNTHETIC_ATTRIBUTE, "true")
+    if joint is not None and joint.kind is JointKind.FREE:
+        _pose(el, joint.parent_H_child, names.link(joint.parent))
+    elif joint is not None:
+        _pose(el, Transform.from_translation(-_centre(joint)), names.joint(joint.name))
+    _write_inertial(el, inertia)
+
+
 def _centre(j: Joint) -> np.ndarray:
     """Where the joint frame sits in the child: a revolute joint's axis origin, a ball's centre."""
     return j.axis_origin if j.kind.rotational or j.kind is JointKind.BALL else np.zeros(3)
 
 
-def _write_link(
-    model_el: ET.Element, name: str, inertia: SpatialInertia, joint: Joint | None, world: bool = False
-) -> None:
-    """A link; below a joint its pose is relative to the joint frame (the joint's axis origin in
-    the link's axes, so the link sits at ``-axis_origin`` from it); a free body (a free joint: no
-    SDFormat joint) at its rest pose relative to its parent link (the model frame for the world)."""
-    el = ET.SubElement(model_el, "link", name=name)
-    if joint is not None and joint.kind is JointKind.FREE:
-        _pose(el, joint.parent_H_child, _MODEL if world else joint.parent)
-    elif joint is not None:
-        _pose(el, Transform.from_translation(-_centre(joint)), joint.name)
-    _write_inertial(el, inertia)
-
-
-def _write_joint(model_el: ET.Element, j: Joint, world: bool = False) -> None:
+def _write_joint(model_el: ET.Element, names: _Names, j: Joint) -> None:
     """A joint whose frame is the child link's frame moved to the axis origin (child axes), posed
-    relative to the parent link (the model frame for the world); the axis is expressed in the joint
-    frame (a ball joint has none)."""
+    relative to the parent link; the axis is expressed in the joint frame (a ball joint has none)."""
     kind = j.kind.value if j.movable else "fixed"
-    el = ET.SubElement(model_el, "joint", name=j.name, type=kind)
-    parent = "world" if world else j.parent
-    _pose(el, j.parent_H_child @ Transform.from_translation(_centre(j)), _MODEL if world else j.parent)
-    _text(el, "parent", parent)
-    _text(el, "child", j.child)
+    el = _named(model_el, "joint", names.joint(j.name), j.name, type=kind)
+    _pose(el, j.parent_H_child @ Transform.from_translation(_centre(j)), names.link(j.parent))
+    _text(el, "parent", names.link(j.parent))
+    _text(el, "child", names.link(j.child))
     if not j.movable or j.kind is JointKind.BALL:
         return
     axis = ET.SubElement(el, "axis")
@@ -104,14 +114,7 @@ def _write_joint(model_el: ET.Element, j: Joint, world: bool = False) -> None:
         _text(el, f"{{{DRAKE_NAMESPACE}}}gear_ratio", 1.0)
 
 
-def _world_base(model: Model) -> bool:
-    """Whether the base is a massless fixed link named ``world``: SDFormat's world itself (how
-    :func:`bridge.load_sdf` reads joints to the world, and how scenes hold their free bodies)."""
-    inertia = model.link(model.base).inertia
-    return model.base == _WORLD and not model.floating and not np.any(inertia.parameters != 0.0)
-
-
-def _check_writable(model: Model, world: bool) -> None:
+def _check_writable(model: Model) -> None:
     """UnsupportedError naming the joints SDFormat has no way to write: planar joints, free joints
     but on a fixed base (a free body is a link without a joint, free in the world)."""
     planar = [j.name for j in model.joints if j.kind is JointKind.PLANAR]
@@ -129,16 +132,6 @@ def _check_writable(model: Model, world: bool) -> None:
             f"free in the world, which free joints {where} are not (joints {free}; only free joints "
             "from a fixed base are written, as such links)"
         )
-    reserved = [n for n in (*model.frame_names, *model.joint_names) if n == _WORLD or n.startswith("__")]
-    if world:  # the base link 'world' is SDFormat's world; frames on it would be the world's
-        reserved = [n for n in reserved if n != _WORLD] + [f.name for f in model.frames if f.link == _WORLD]
-        reserved += [n for n in model.joint_names if n == _WORLD]
-    if reserved:
-        raise UnsupportedError(
-            f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
-            f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
-            "base=<its child> and floating=False, or rename it"
-        )
 
 
 def _warn_ball_armature(model: Model) -> None:
@@ -152,15 +145,77 @@ def _warn_ball_armature(model: Model) -> None:
         )
 
 
+class _Names:
+    """The SDF name of every link, joint and frame (:func:`sdf_names`)."""
+
+    def __init__(self, model: Model) -> None:
+        self.links, self.joints, self.frames = sdf_names(model)
+        self.synthetic = model.synthetic_links
+
+    def link(self, name: str) -> str:
+        return self.links[name]
+
+    def joint(self, name: str) -> str:
+        return self.joints[name]
+
+    def frame(self, name: str) -> str:
+        return self.frames[name]
+
+
+def _sdf_form(name: str) -> str:
+    """``name`` made a valid SDF name: blanks around it dropped, ``::`` (SDFormat's scope
+    separator) as ``__``, a reserved name (``world``, ``__*__``) or an empty one changed."""
+    out = name.strip().replace("::", "__")
+    if not out:
+        return "unnamed"
+    if out.startswith("__") and out.endswith("__"):
+        out = "n" + out
+    return out + "_" if out == WORLD else out
+
+
+def sdf_names(model: Model) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """``(links, joints, frames)``: the SDF name of each link, joint and extra frame of ``model``.
+
+    SDFormat gives links, joints and frames one namespace per model and reserves ``world``,
+    ``__*__`` and ``::``; URDF and MJCF allow a link and a joint of the same name (robosuite's GR1,
+    pybullet's minitaur), and a fixed-base MJCF model's base is its world body ``world``. Every
+    name that is a valid SDF name and not yet taken is kept (links first, then joints, then
+    frames); the others get a valid unique name (:func:`_sdf_form`, then ``_`` appended)."""
+    links: dict[str, str] = {}
+    joints: dict[str, str] = {}
+    frames: dict[str, str] = {}
+    order = [
+        *((links, n) for n in model.link_names),
+        *((joints, n) for n in model.joint_names),
+        *((frames, f.name) for f in model.frames),
+    ]
+    taken: set[str] = {WORLD, WORLD_JOINT}
+    rest = []
+    for table, name in order:
+        if valid_sdf_name(name) and name not in taken:
+            table[name] = name
+            taken.add(name)
+        else:
+            rest.append((table, name))
+    for table, name in rest:
+        table[name] = _unique(_sdf_form(name), taken)
+    return links, joints, frames
+
+
 def model_to_sdf(model: Model) -> str:
     """SDFormat text (version :data:`SDF_VERSION`) of ``model``: one ``<model>`` with the same
-    dynamics.
+    dynamics, which :func:`bridge.load_sdf` reads back as the same model (links, joints, inertias,
+    frames, armature, gravity, names, base, DOF order; a prismatic joint's axis origin, which does
+    not change its motion, is not kept).
 
     What is written:
 
-    * The base link is the model's canonical link (first, at the model frame). A fixed base is
-      welded to the world by a fixed joint :data:`WORLD_JOINT` (``world`` to the base, at the model
-      frame); a floating base has no joint to the world (SDFormat's free body).
+    * Links come in ``model.links`` order; the base link is the model's canonical link (at the
+      model frame). A fixed base is welded to the world by a fixed joint :data:`WORLD_JOINT`
+      (``<parent>world</parent>``, the base as child, at the model frame), read back as a fixed
+      base; a floating base has no joint to the world (SDFormat's free body). The world body of a
+      fixed-base MJCF model (a massless base link ``world``) is such a base, under an SDF name
+      (``world`` is reserved) with ``bridge:name="world"``.
     * Links carry ``<inertial>`` always (the centre-of-mass pose in link axes, the mass, the six
       moments about the centre of mass), zero for a massless link: SDFormat's default for a link
       without ``<inertial>`` is a unit mass.
@@ -174,60 +229,69 @@ def model_to_sdf(model: Model) -> str:
       locked position), then extra frames as ``<frame attached_to=link>`` posed relative to the link.
     * Limits that are set are written (no position limits on a continuous joint).
     * Joint armature is written as Drake's ``<drake:rotor_inertia>`` with ``<drake:gear_ratio>`` 1
-      (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix); other SDFormat readers
-      ignore the element. A ball joint's armature has no element (Drake's rotor inertia belongs to
-      single-DOF joints): left out with a :class:`bridge.BridgeWarning`.
-    * A ball joint is ``<joint type="ball">`` whose frame sits at its centre (child axes), no axis.
+      (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix of an actuated joint: one
+      whose effort limit is not 0); :func:`bridge.load_sdf` reads it back, other readers ignore it.
+    * Names: SDFormat gives links, joints and frames one namespace and reserves ``world``,
+      ``__*__`` and ``::``; a name that is not a valid unique SDF name (a link and a joint of the
+      same name, as URDF and MJCF allow; blanks around a name) gets one (:func:`sdf_names`) and
+      keeps its own as the attribute ``bridge:name`` (namespace
+      :data:`bridge.model.sdf_document.BRIDGE_NAMESPACE`), which :func:`bridge.load_sdf` reads
+      back; other readers (Drake, libsdformat) ignore it and see valid SDF names. The model's
+      :attr:`~bridge.Model.synthetic_links` carry ``bridge:synthetic="true"``.
+    * A ball joint is ``<joint type="ball">`` whose frame sits at its centre (child axes), no axis;
+      its armature has no element (Drake's rotor inertia belongs to single-DOF joints): left out
+      with a :class:`bridge.BridgeWarning`.
     * SDFormat has no free joint: a free body is a link without a joint (Drake's parser gives it a
-      floating joint named after the link, and so does :func:`bridge.load_sdf`). A free joint from a
-      fixed base is written so, the link posed at the joint's rest pose relative to the base; the
-      reloaded model's free joint is named after its link. A massless fixed base named ``world`` (a
-      scene, or a model with joints to the world, as :func:`bridge.load_sdf` reads them) is
-      SDFormat's world: not written as a link, its joints have the parent ``world``, its free bodies
-      are posed in the model frame.
-    * Refused (:class:`bridge.UnsupportedError`, naming the joints): planar joints (no SDFormat
-      type; Drake's ``<drake:joint type="planar">`` takes no pose) and free joints elsewhere than
-      on a fixed base.
+      floating joint named after the link, and so does :func:`bridge.load_sdf`). A free joint from
+      the fixed base is written so, the link posed at the joint's rest pose relative to the base;
+      the reloaded model's free joint is named after its link. Planar joints (no SDFormat type;
+      Drake's ``<drake:joint type="planar">`` takes no pose) and free joints elsewhere are refused
+      with a :class:`bridge.UnsupportedError` naming them.
+    * Gravity: a model with a :attr:`~bridge.Model.gravity` is written inside a ``<world>`` with
+      that ``<gravity>`` (SDFormat keeps gravity in the world; Drake's parser ignores it); without
+      one, a bare ``<model>``.
 
     A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
-    ``model.full``), and so does a link, frame or joint named ``world`` or ``__...`` (names SDFormat
-    reserves). Numbers are written with ``repr`` (the shortest text that reads back as the same
-    double); a pose's rotation is roll-pitch-yaw, exact to rounding.
+    ``model.full``), a non-finite joint limit :class:`bridge.InvalidValueError`. Numbers are
+    written with ``repr`` (the shortest text that reads back as the same double); a pose's rotation
+    is roll-pitch-yaw, exact to rounding.
     """
     require_uncoupled(model, "SDFormat files written by bridge")
-    world = _world_base(model)
-    _check_writable(model, world)
+    require_finite_numbers(model, "SDFormat")
+    _check_writable(model)
     _warn_ball_armature(model)
+    names = _Names(model)
     ET.register_namespace("drake", DRAKE_NAMESPACE)
+    ET.register_namespace("bridge", BRIDGE_NAMESPACE)
     sdf = ET.Element("sdf", version=SDF_VERSION)
-    model_el = ET.SubElement(sdf, "model", name=model.name or "model")
-    if not world:
-        model_el.set("canonical_link", model.base)
+    scope = sdf
+    if model.gravity is not None:
+        scope = ET.SubElement(sdf, "world", name="default")
+        _text(scope, "gravity", model.gravity)
+    own_name = model.name or "model"
+    model_el = _named(scope, "model", _sdf_form(own_name), own_name, canonical_link=names.link(model.base))
     model_el.append(
         ET.Comment(
             f" written by bridge: base link {model.base!r}, "
             f"{'floating' if model.floating else 'fixed'} base, DOFs in document order "
         )
     )
-    links = {link.name: link for link in model.links}
+    if not model.floating:
+        weld = ET.SubElement(model_el, "joint", name=WORLD_JOINT, type="fixed")
+        _pose(weld, Transform.identity(), "__model__")
+        _text(weld, "parent", WORLD)
+        _text(weld, "child", names.link(model.base))
     parent_joint = {j.child: j for j in model.joints}
-    if not world:
-        _write_link(model_el, model.base, links[model.base].inertia, None)
-    if not model.floating and not world:
-        used = set(model.joint_names) | set(model.frame_names)
-        weld = ET.SubElement(model_el, "joint", name=_unique(WORLD_JOINT, used), type="fixed")
-        _pose(weld, Transform.identity(), _MODEL)
-        _text(weld, "parent", "world")
-        _text(weld, "child", model.base)
-    for link in model.links:
-        if link.name != model.base:
-            j = parent_joint[link.name]
-            _write_link(model_el, link.name, link.inertia, j, world and j.parent == model.base)
-    written = [j for j in model.movable_joints if j.kind is not JointKind.FREE]
-    for j in (*written, *(j for j in model.joints if not j.movable)):
-        _write_joint(model_el, j, world and j.parent == model.base)
+    for link in model.links:  # in the model's order (the base at the model frame, wherever it is)
+        _write_link(model_el, names, link.name, link.inertia, parent_joint.get(link.name))
+    for j in model.movable_joints:
+        if j.kind is not JointKind.FREE:  # (a free body: its link without a joint)
+            _write_joint(model_el, names, j)
+    for j in model.joints:
+        if not j.movable:
+            _write_joint(model_el, names, j)
     for f in model.frames:
-        frame = ET.SubElement(model_el, "frame", name=f.name, attached_to=f.link)
-        _pose(frame, f.link_H_frame, f.link)
+        frame = _named(model_el, "frame", names.frame(f.name), f.name, attached_to=names.link(f.link))
+        _pose(frame, f.link_H_frame, names.link(f.link))
     ET.indent(sdf)
     return '<?xml version="1.0"?>\n' + ET.tostring(sdf, encoding="unicode") + "\n"

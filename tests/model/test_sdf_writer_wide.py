@@ -116,18 +116,21 @@ def test_scene_round_trip_free_bodies_are_links_without_joints() -> None:
     _same_dynamics(model, back, rename)
 
 
-def test_world_base_is_sdformats_world() -> None:
-    """A massless fixed base named 'world' (load_sdf's reading of joints to the world, a scene) is
-    written as SDFormat's world: no link, joints from 'world', free bodies posed in the model frame."""
+def test_scene_on_a_world_link_round_trip() -> None:
+    """A scene on a massless fixed base named 'world' (load_sdf's reading of joints to the world and
+    of several free bodies): written as a link welded to SDFormat's world under a valid SDF name
+    (``bridge:name`` keeps 'world'), its free bodies posed relative to it; read back the same."""
     scene = Path(__file__).resolve().parents[2] / "models" / "sdf" / "ball_scene.sdf"
     model = bridge.load_sdf(scene)
-    assert model.base == "world"
+    assert model.base == "world" and {"drone", "box"} <= set(model.dof_names)
     root = ET.fromstring(model.to_sdf())
-    assert root.find(".//link[@name='world']") is None
-    assert root.find(".//joint[@name='pivot']/parent").text == "world"
-    assert root.find(".//link[@name='box']/pose").get("relative_to") == "__model__"
+    base = root.find(".//joint[@name='pivot']/parent").text
+    assert base != "world" and root.find(".//joint[@name='world_joint']/child").text == base
+    assert root.find(".//link[@name='box']/pose").get("relative_to") == base
+    assert root.find(".//joint[@name='box']") is None  # a free body: no joint
     back = bridge.load_sdf(model.to_sdf())
     assert back.base == "world" and not back.floating
+    assert {j.name: j.kind for j in back.joints} == {j.name: j.kind for j in model.joints}
     _same_dynamics(model, back)
 
 
