@@ -1811,6 +1811,7 @@ def test_fbexport_xtree6_floatbase():
 # ========================================================== Drake, jaxsim and MuJoCo (their own modules)
 from tests.docs._conventions_drake import *  # noqa: E402, F403
 from tests.docs._conventions_jaxsim import *  # noqa: E402, F403
+from tests.docs._conventions_joints import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco import *  # noqa: E402, F403
 from tests.docs._conventions_mujoco_dynamics import *  # noqa: E402, F403
 from tests.docs._conventions_newton import *  # noqa: E402, F403
