@@ -49,7 +49,9 @@ __all__ = [
 class JointLayout:
     """Where each of the model's DOFs sits in a convention's ``q`` and ``v``.
 
-    ``perm`` (n,): ``v[nb:] = s_dot[perm]``; ``idx_q``/``idx_v`` (n,) each DOF's index in q and v;
+    ``perm`` (n,): ``v[nb:] = s_dot[perm]``; ``idx_q``/``idx_v`` (n,) each DOF's index in q and v
+    (for a model with planar, ball or free joints: n the DOF joints, ``perm`` over them, ``idx_q`` and
+    ``idx_v`` each joint's first index, the gathers empty: :mod:`.native_wide` maps such states);
     ``continuous`` (n,) the DOFs stored as ``(cos, sin)`` at ``idx_q``, ``idx_q + 1``; ``nq``, ``nv``
     the sizes; ``floating`` whether q and v start with the base. ``q_gather``: q's joint part is
     ``[s; cos(s_c); sin(s_c)][q_gather]`` (``s_c`` the continuous DOFs); ``s_gather``: s is
@@ -79,6 +81,9 @@ def joint_layout(model: Model, convention: Convention) -> JointLayout:
     layout = per_model.get(convention.name)
     if layout is not None:
         return layout
+    if not model.single_coordinate:
+        layout = per_model[convention.name] = _wide_joint_layout(model, convention)
+        return layout
     n = model.n_dofs
     perm = convention.permutation(model)
     perm = np.arange(n, dtype=np.intp) if perm is None else np.asarray(perm, dtype=np.intp)
@@ -101,6 +106,31 @@ def joint_layout(model: Model, convention: Convention) -> JointLayout:
     layout = JointLayout(perm, idx_q, idx_v, continuous, qi, v_base + n, model.floating, q_gather, s_gather)
     per_model[convention.name] = layout
     return layout
+
+
+def _wide_joint_layout(model: Model, convention: Convention) -> JointLayout:
+    """:class:`JointLayout` of a model with joints of several coordinates: one entry per DOF joint."""
+    from bridge.conventions.native_wide import wide_layout
+
+    lay = wide_layout(model, convention)
+    coords = model.coordinates
+    n = len(coords.kinds)
+    perm = convention.permutation(model)
+    perm = np.arange(n, dtype=np.intp) if perm is None else np.asarray(perm, dtype=np.intp)
+    nb = 6 if model.floating else 0
+    idx_v = np.zeros(n, dtype=np.intp)
+    at = nb
+    for k in perm.tolist():
+        idx_v[k] = at
+        at += coords.kinds[k].nv
+    config = convention.configuration
+    cos_sin = config is not None and config.continuous is ContinuousJoint.COS_SIN
+    continuous = np.array([cos_sin and k.value == "continuous" for k in coords.kinds], dtype=bool)
+    empty = np.zeros(0, dtype=np.intp)
+    arrays = (perm, np.array(lay.q_start, dtype=np.intp), idx_v, continuous, empty, empty.copy())
+    for a in arrays:
+        a.setflags(write=False)
+    return JointLayout(*arrays[:4], lay.nq, lay.nv, model.floating, *arrays[4:])
 
 
 def _gathers(perm: np.ndarray, continuous: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,8 @@
 """``bridge info`` on models with ball, free and planar joints: Drake's column (its joint types, its
 order) and the command's exit status.
 
-The command as a whole fails on these models: Pinocchio's column reads ``pinocchio_layout``
-(``bridge.conventions.native_state.joint_layout``), which takes one-coordinate joints only (an
-IndexError and a traceback). Marked as an expected failure until that layout takes joints of several
-coordinates; Drake's column works (tested directly)."""
+Every column runs on them (Pinocchio's reads each joint's first index from
+``bridge.conventions.native_state.joint_layout``, one entry per DOF joint for such models)."""
 
 from __future__ import annotations
 
@@ -19,12 +17,6 @@ WIDE_URDF = MODELS / "wide" / "floating_planar.urdf"
 BALL_SDF = MODELS / "sdf" / "ball_arm.sdf"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug outside the Drake/SDF/URDF areas: pinocchio_layout (conventions.native_state.joint_layout) "
-    "takes one-coordinate joints only, so Pinocchio's info column raises an IndexError on wide models",
-)
 @pytest.mark.parametrize("path", [WIDE_URDF, BALL_SDF], ids=lambda p: p.name)
 def test_info_runs_on_wide_models(path) -> None:
     res = run("info", str(path))
