@@ -70,8 +70,65 @@ def integrate(state: State, base_acc: np.ndarray, s_ddot: np.ndarray, dt: float,
         k4 = _pose_rate(H + h * k3, v0 + (t + h) * a, rep)
         H = H + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
     H = _project(H)
-    s = state.s + dt * state.s_dot + 0.5 * dt * dt * sdd
+    layout = state.layout
+    if layout is None or layout.single:
+        s = state.s + dt * state.s_dot + 0.5 * dt * dt * sdd
+    else:
+        s = _integrate_joints(layout, np.asarray(state.s), np.asarray(state.s_dot), sdd, dt, steps, rep)
     s_dot = state.s_dot + dt * sdd
     if not (np.all(np.isfinite(H)) and np.all(np.isfinite(s)) and np.all(np.isfinite(s_dot))):
         raise InvalidValueError("integrate: the state is not finite after dt (dt or accelerations too large)")
-    return State(Transform(H, check=False), s, v0 + dt * a, s_dot, rep)
+    return State(Transform(H, check=False), s, v0 + dt * a, s_dot, rep, layout=layout)
+
+
+def _integrate_joints(
+    layout, s: np.ndarray, s_dot: np.ndarray, sdd: np.ndarray, dt: float, steps: int, rep: Representation
+) -> np.ndarray:
+    """The joint positions (..., nq) after ``dt``: one-coordinate joints ``s + dt s_dot + dt^2/2
+    s_ddot``; each planar, ball and free joint's pose in its joint frame (its plane coordinates for a
+    planar joint) integrated by RK4 as the base's, its velocity read as the representation declares
+    it for such a joint (:func:`bridge.conventions.joint_blocks.joint_declaration`)."""
+    from bridge.conventions.joint_blocks import embed, joint_declaration, relative_pose
+    from bridge.model.joints import JointKind, rotation_to_quaternion_wxyz
+    from bridge.spatial.xp import NUMPY
+
+    batch = np.broadcast_shapes(s.shape[:-1], s_dot.shape[:-1], sdd.shape[:-1])
+    s = np.broadcast_to(s, (*batch, s.shape[-1]))
+    out = np.array(s, dtype=np.float64)
+    wide = set(layout.wide)
+    for k, kind in enumerate(layout.kinds):
+        q_sl, v_sl = layout.q_slice(k), layout.v_slice(k)
+        v, acc = s_dot[..., v_sl], sdd[..., v_sl]
+        if k not in wide:
+            out[..., q_sl] = s[..., q_sl] + dt * v + 0.5 * dt * dt * acc
+            continue
+        decl = joint_declaration(kind, velocity_declaration(rep))
+        R, p = relative_pose(kind, s[..., q_sl], NUMPY)
+        G = np.zeros((*batch, 4, 4))
+        G[..., :3, :3], G[..., :3, 3], G[..., 3, 3] = R, p, 1.0
+
+        def rate(G: np.ndarray, t: float, decl=decl, kind=kind, v=v, acc=acc) -> np.ndarray:
+            L_inv = decl.matrices(Transform(G, check=False))[1]
+            w = embed(kind, np.broadcast_to(v + t * acc, (*batch, kind.nv)), NUMPY)
+            return G @ _twist_hat(np.einsum("...ij,...j->...i", L_inv, w))
+
+        h = dt / steps
+        for step in range(steps):
+            t = step * h
+            k1 = rate(G, t)
+            k2 = rate(G + 0.5 * h * k1, t + 0.5 * h)
+            k3 = rate(G + 0.5 * h * k2, t + 0.5 * h)
+            k4 = rate(G + h * k3, t + h)
+            G = G + (h / 6.0) * (k1 + 2 * k2 + 2 * k3 + k4)
+        G = _project(G)
+        q0 = s[..., q_sl]
+        if kind is JointKind.PLANAR:
+            turn = np.arctan2(G[..., 1, 0], G[..., 0, 0]) - q0[..., 2]
+            theta = q0[..., 2] + np.arctan2(np.sin(turn), np.cos(turn))
+            out[..., q_sl] = np.stack([G[..., 0, 3], G[..., 1, 3], theta], axis=-1)
+            continue
+        quat = rotation_to_quaternion_wxyz(G[..., :3, :3])
+        like = q0[..., 3:7] if kind is JointKind.FREE else q0
+        quat = np.where(np.sum(quat * like, axis=-1, keepdims=True) < 0.0, -quat, quat)
+        out[..., q_sl] = np.concatenate([G[..., :3, 3], quat], -1) if kind is JointKind.FREE else quat
+    return out

@@ -107,8 +107,9 @@ def _moved(
     """The first ``k`` states, and KinDyn at them and at them moved by +-STEP along the drawn motion."""
     model = kd.model
     sub = State(
-        state.world_H_base[:k], state.s[:k], state.base_velocity[:k], state.s_dot[:k], state.representation
-    )
+        state.world_H_base[:k], state.s[:k], state.base_velocity[:k], state.s_dot[:k], state.representation,
+        layout=state.layout,
+    )  # fmt: skip
     base_acc, s_ddot = _accelerations(kd, inputs["nu_dot"][:k])
     base_acc = np.zeros((k, 6)) if base_acc is None else base_acc
     out = []

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridge._array import as_bool, as_name
+from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, ModelError, UnknownNameError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
@@ -149,6 +150,7 @@ def to_idyntree(model: Model) -> idyn_t.Model:
     idyn = _idyn()
     if not isinstance(model, Model):
         raise BackendError(f"to_idyntree expects a bridge Model, got {type(model).__name__}")
+    refuse_joints("iDynTree", model)  # (no planar, ball or free joint: named, not mistaken)
     model = getattr(model, "full", None) or model  # a coupled model: its full model
     im = idyn.Model()
     index: dict[str, int] = {}

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 
+from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, BridgeError, UnsupportedError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
@@ -68,6 +69,7 @@ def to_jaxsim(model: Model):
     ``(0, 0, -9.81)``), its joints checked to be in :func:`jaxsim_joint_names` order."""
     if not isinstance(model, Model):
         raise BackendError(f"to_jaxsim expects a bridge Model, got {type(model).__name__}")
+    refuse_joints("jaxsim", model)  # (no planar, ball or free joint: named, not mistaken)
     cached = _MODELS.get(model)
     if cached is not None:
         return cached

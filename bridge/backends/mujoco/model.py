@@ -61,6 +61,7 @@ from bridge.backends.mujoco.bodies import (
     body_inertia,
     depth_problem,
     floor_value,
+    mujoco_joints,
     plan_bodies,
 )
 from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
@@ -162,8 +163,9 @@ def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
 
 
 def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias) -> Any:
-    """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its hinge and
-    slide joints (axes and axis origins in the body frame); returns it."""
+    """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its joints
+    (:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: axes and points in the body frame);
+    returns it."""
     body = parent.add_body(
         name=mujoco_body_name(plan.link.name),
         pos=np.array(plan.rest.translation),
@@ -171,15 +173,15 @@ def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inert
     )
     body.mass, body.ipos, body.iquat, body.inertia = body_inertia(plan.link, moving, acc)
     body.explicitinertial = True
+    types = {
+        "hinge": mujoco.mjtJoint.mjJNT_HINGE,
+        "slide": mujoco.mjtJoint.mjJNT_SLIDE,
+        "ball": mujoco.mjtJoint.mjJNT_BALL,
+        "free": mujoco.mjtJoint.mjJNT_FREE,
+    }
     for bj in plan.joints:
-        slide = bj.joint.kind is JointKind.PRISMATIC
-        body.add_joint(
-            name=bj.joint.name,
-            type=mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE,
-            axis=bj.axis,
-            pos=bj.pos,
-            armature=float(bj.joint.armature),
-        )
+        for mj in mujoco_joints(bj):
+            body.add_joint(name=mj.name, type=types[mj.type], axis=mj.axis, pos=mj.pos, armature=mj.armature)
     return body
 
 
@@ -188,7 +190,8 @@ def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -
     are added, so its DOF order is mujoco_dof_permutation's), the free joint and the sites."""
     bodies: dict[str, Any] = {}
     for b in plan.bodies:
-        parent = spec.worldbody if b.parent is None else bodies[b.parent]
+        up = plan.mujoco_parent(b)
+        parent = spec.worldbody if up is None else bodies[up]
         moving = b.parent is not None or model.floating
         bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc)
     if model.floating:
@@ -209,6 +212,19 @@ def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 
     return spec
 
 
+def _refuse_wide_armature(model: Model) -> None:
+    """UnsupportedError naming the free and planar joints with an armature (module docstring)."""
+    named = [j.name for j in model.joints if j.armature and j.kind in (JointKind.FREE, JointKind.PLANAR)]
+    if named:
+        raise UnsupportedError(
+            f"model {model.name!r}: armature on free or planar joints {named}: MuJoCo adds a joint's "
+            "armature to the mass matrix in its own coordinates (a free joint's and a planar joint's linear "
+            "velocity in the joint frame's axes), bridge's model to the joint's velocity in the child's axes "
+            "(as Pinocchio does): the mass matrices agree, the bias forces differ by armature * (omega x v). "
+            "Set these joints' armature to 0 to write the model to MuJoCo"
+        )
+
+
 def mujoco_spec(
     model: Model,
     gravity: object = (0.0, 0.0, -9.81),
@@ -218,16 +234,19 @@ def mujoco_spec(
     balance_inertia: bool = False,
     stacklevel: int = 1,
     warn_unsited: bool = True,
+    native_free: bool = True,
 ) -> tuple[Any, Plan, Inertias]:
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
-    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site)."""
+    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site;
+    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine)."""
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
         as_bool(balance_inertia, "balance_inertia"),
     )
-    plan = plan_bodies(model)
+    _refuse_wide_armature(model)
+    plan = plan_bodies(model, native_free=native_free)
     too_deep = depth_problem(model, plan)
     if too_deep is not None:
         raise too_large_error("mujoco", model, too_deep)
@@ -333,46 +352,44 @@ class _Mj:
 
 
 def _free_joints(mj: _Mj) -> list[int]:
-    """The free joints of the model: none, or one on a child of the world. Raises
-    UnsupportedError for a free joint below the root, a ball joint, or several free joints."""
-    m, JNT = mj.m, mj.mujoco.mjtJoint
-    parent, jtype, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_type), np.asarray(m.jnt_bodyid)
-    free = [j for j in range(m.njnt) if jtype[j] == JNT.mjJNT_FREE]
-    for j in free:
-        if parent[jbody[j]] != 0:
-            raise UnsupportedError(
-                f"free joint {mj.jname[j]!r} on body {mj.bname[jbody[j]]!r} is not at the root "
-                "(only a floating base is supported)"
-            )
-    balls = [mj.on_body(j) for j in range(m.njnt) if jtype[j] == JNT.mjJNT_BALL]
-    if balls:
-        raise UnsupportedError(f"ball joint{'s' if len(balls) > 1 else ''} {', '.join(balls)}: not supported")
-    if len(free) > 1:
-        raise UnsupportedError(
-            "several free joints (" + ", ".join(mj.on_body(j) for j in free) + "): one floating base only"
-        )
-    return free
+    """The model's free joints (MuJoCo puts them on children of the world body only)."""
+    m = mj.m
+    jtype = np.asarray(m.jnt_type)
+    return [j for j in range(m.njnt) if jtype[j] == mj.mujoco.mjtJoint.mjJNT_FREE]
 
 
-def _kept_bodies(mj: _Mj, free: list[int]) -> tuple[int, list[int]]:
-    """The root body and the bodies of the neutral model, in MuJoCo's body order: the free joint's
-    body and its subtree for a floating base, else every body with the world (body 0) as root.
-    Raises UnsupportedError when joints move bodies outside the floating base's tree."""
+def _floating_joint(mj: _Mj, free: list[int]) -> int | None:
+    """The free joint of a floating base: the model's only free joint, on a child of the world, whose
+    body's subtree holds every other joint; None for a scene (no free joint, several, or joints
+    outside the free body's subtree): then the world body is the fixed base."""
+    if len(free) != 1:
+        return None
     m = mj.m
     parent, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_bodyid)
-    if not free:
-        return 0, list(range(m.nbody))
+    root = int(jbody[free[0]])
+    if parent[root] != 0:  # (MuJoCo refuses a free joint below the world's children)
+        return None
     subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
     for b in range(1, m.nbody):
         subtree_of[b] = b if parent[b] == 0 else subtree_of[parent[b]]
-    root = int(jbody[free[0]])
-    others = [j for j in range(m.njnt) if subtree_of[jbody[j]] != root]
-    if others:
-        raise UnsupportedError(
-            f"joints {[mj.jname[j] for j in others]} move bodies outside the floating base's tree "
-            f"(rooted at {mj.bname[root]!r}): one tree only"
-        )
-    return root, [b for b in range(1, m.nbody) if subtree_of[b] == root]
+    if any(subtree_of[jbody[j]] != root for j in range(m.njnt)):
+        return None
+    return free[0]
+
+
+def _kept_bodies(mj: _Mj, floating: int | None) -> tuple[int, list[int]]:
+    """The root body and the bodies of the neutral model, in MuJoCo's body order: the free joint's
+    body and its subtree for a floating base, else every body with the world (body 0) as root."""
+    m = mj.m
+    if floating is None:
+        return 0, list(range(m.nbody))
+    parent = np.asarray(m.body_parentid)
+    root = int(m.jnt_bodyid[floating])
+    inside = {root}
+    for b in range(root + 1, m.nbody):  # (bodies are numbered depth first: a subtree is contiguous)
+        if parent[b] in inside:
+            inside.add(b)
+    return root, sorted(inside)
 
 
 def _mj_inertia(m: Any, b: int) -> SpatialInertia:
@@ -387,10 +404,19 @@ def _mj_inertia(m: Any, b: int) -> SpatialInertia:
 
 
 def _mj_joint(mj: _Mj, j: int, parent: str, child: str, rest: Transform) -> Joint:
-    """The neutral joint of MuJoCo's hinge or slide joint ``j`` from link ``parent`` to ``child``:
-    ``rest`` (4x4) the child's pose in the parent at ``qpos = 0`` before the joint's ``ref`` is
-    folded in, axis and axis origin (3,) in child coordinates, limits when ``jnt_limited``."""
-    m = mj.m
+    """The neutral joint of MuJoCo's joint ``j`` from link ``parent`` to ``child``: ``rest`` (4x4) the
+    child's pose in the parent at ``qpos = 0`` before a hinge's or slide's ``ref`` is folded in, axis
+    and axis origin (3,) in child coordinates, limits when ``jnt_limited`` (hinge, slide). A ball
+    turns about its ``pos``; a free joint sets the body's pose in the world (the body's ``pos`` and
+    ``quat`` are only its ``qpos0``): its rest pose is the identity, its armature is not read."""
+    m, JNT = mj.m, mj.mujoco.mjtJoint
+    jtype = m.jnt_type[j]
+    armature = float(m.dof_armature[m.jnt_dofadr[j]])
+    if jtype == JNT.mjJNT_BALL:
+        return Joint(mj.jname[j], JointKind.BALL, parent, child, rest, axis_origin=np.array(m.jnt_pos[j]),
+                     armature=armature)  # fmt: skip
+    if jtype == JNT.mjJNT_FREE:
+        return Joint(mj.jname[j], JointKind.FREE, parent, child, Transform.identity())
     limited = bool(m.jnt_limited[j])
     lo, hi = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else (None, None)
     joint = movable_joint(
@@ -398,11 +424,11 @@ def _mj_joint(mj: _Mj, j: int, parent: str, child: str, rest: Transform) -> Join
         parent,
         child,
         rest,
-        prismatic=bool(m.jnt_type[j] == mj.mujoco.mjtJoint.mjJNT_SLIDE),
+        prismatic=bool(jtype == JNT.mjJNT_SLIDE),
         axis=np.array(m.jnt_axis[j]),
         axis_origin=np.array(m.jnt_pos[j]),
         limits=JointLimits(lo, hi),
-        armature=float(m.dof_armature[m.jnt_dofadr[j]]),
+        armature=armature,
     )
     ref = float(m.qpos0[m.jnt_qposadr[j]])
     if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
@@ -478,8 +504,10 @@ def _ignored(mj: _Mj, free: list[int], kept: list[int]) -> list[str]:
     m = mj.m
     ignored = []
     free_dofs = [int(m.jnt_dofadr[j]) + k for j in free for k in range(6)]
+    arm = np.asarray(m.dof_armature)
+    armed = [mj.jname[j] for j in free if np.any(arm[m.jnt_dofadr[j] : m.jnt_dofadr[j] + 6])]
     for what, arr in (
-        ("free-joint armature", np.asarray(m.dof_armature)[free_dofs]),
+        (f"free-joint armature ({', '.join(map(repr, armed))})", np.asarray(m.dof_armature)[free_dofs]),
         ("damping", m.dof_damping),
         ("friction loss", m.dof_frictionloss),
         ("stiffness", m.jnt_stiffness),
@@ -535,7 +563,8 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
     check_values(mujoco, m, mj.bname, mj.jname, where)
     free = _free_joints(mj)
-    root, kept = _kept_bodies(mj, free)
+    floating = _floating_joint(mj, free)
+    root, kept = _kept_bodies(mj, floating)
     links, joints, dofs = _mj_tree(mj, root, kept)
     frames, renamed = _mj_sites(mj, set(kept), {link.name for link in links})
     ignored = _ignored(mj, free, kept)
@@ -543,7 +572,8 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     _warn_left_out(model_name, renamed, ignored, stacklevel)
     try:
         synthetic = frozenset(link.name for link in links) - set(mj.bname)
-        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), bool(free), synthetic)
+        floats = floating is not None
+        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), floats, synthetic)
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
 
@@ -601,8 +631,8 @@ def load_mjcf(path: str | os.PathLike) -> Model:
                 nested = _nested_free_joints(mujoco, p)
                 what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
                 raise UnsupportedError(
-                    f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
-                    f"{' '.join(str(exc).split())})"
+                    f"{p}: {what} is not at the root: MuJoCo's compiler takes free joints on children of "
+                    f"the world body only (MuJoCo: {' '.join(str(exc).split())})"
                 ) from None
             bad = nonfinite_value(mujoco, p) if said else None
             if bad is not None:  # what MuJoCo's compiler then says is about something else

@@ -24,10 +24,12 @@ def unmerged_reasons(model: Model, plan: Plan) -> list[str]:
         inertia = b.link.inertia
         if float(inertia.mass) == 0.0 and not np.any(np.asarray(inertia.inertia_com)):
             n = len(lumped.child_joints(b.link.name))
-            out.append(
-                f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: "
-                + ("it has no child joint" if n == 0 else f"it has {n} child joints (one body has one chain)")
-            )
+            why = plan.split.get(b.link.name)
+            if why is None and n == 0:
+                why = "it has no child joint"
+            elif why is None:
+                why = f"it has {n} child joints (one body has one chain)"
+            out.append(f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: {why}")
     return out
 
 
