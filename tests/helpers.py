@@ -55,13 +55,37 @@ def small_model(rng: np.random.Generator, floating: bool = True) -> Model:
 def random_state(
     model: Model, rng: np.random.Generator, rep: str = "mixed", batch: tuple[int, ...] = ()
 ) -> State:
+    """A random state: one-coordinate joints in [-2, 2], planar, ball and free joints at random
+    configurations of their kinds (:meth:`bridge.model.joints.JointSpec.random`)."""
     n = model.n_dofs
+    if model.single_coordinate:
+        return State(
+            random_transform(rng, batch),
+            rng.uniform(-2, 2, (*batch, n)),
+            rng.normal(size=(*batch, 6)),
+            rng.normal(size=(*batch, n)),
+            rep,
+        )
+    H = random_transform(rng, batch)
+    kinds = model.coordinates.kinds
+    parts = [k.spec.random(rng, batch) if k.wide else rng.uniform(-2, 2, (*batch, 1)) for k in kinds]
     return State(
-        random_transform(rng, batch),
-        rng.uniform(-2, 2, (*batch, n)),
-        rng.normal(size=(*batch, 6)),
-        rng.normal(size=(*batch, n)),
-        rep,
+        H, np.concatenate(parts, axis=-1), rng.normal(size=(*batch, 6)), rng.normal(size=(*batch, n)), rep,
+        layout=model,
+    )  # fmt: skip
+
+
+def wide_model(seed: int, floating: bool = True, n_links: int = 9) -> Model:
+    """A random tree with planar, ball and free joints among one-coordinate and fixed joints (a free
+    joint below the root, several free bodies on a fixed base), armature on some joints."""
+    import bridge
+
+    return bridge.random_model(
+        n_links,
+        seed=seed,
+        joint_kinds=("revolute", "continuous", "prismatic", "fixed", "planar", "ball", "free"),
+        floating=floating,
+        armature_probability=0.3,
     )
 
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from bridge.conventions.declaration import Axes, BaseVelocity, Point
 from bridge.model.joints import JointKind
+from bridge.spatial.conventions import Ordering
 from bridge.spatial.quaternions import quaternion_xyzw_to_rotation
 from bridge.spatial.xp import Ops
 
@@ -60,6 +61,8 @@ def joint_declaration(kind: JointKind, velocity: BaseVelocity) -> BaseVelocity:
     joints, its angular axes alone (at the child's origin, linear half in body axes) for a ball."""
     if kind is JointKind.BALL:
         return BaseVelocity(Point.BASE_ORIGIN, Axes.BODY, velocity.angular_axes)
+    if kind is JointKind.PLANAR and velocity.swap:  # its rows (x, y, yaw) are read linear first
+        return replace(velocity, ordering=Ordering.LINEAR_FIRST)
     return velocity
 
 
@@ -149,6 +152,36 @@ def joint_maps(
         v_body = o.matvec(s.matrices(H, o, (False, True))[1], embed(kind, v_source, o))
     X, X_inv, X_dot = base_maps(s, t, R, p, v_body, o, rate=v_body is not None)
     return _select(X, rows, o), _select(X_inv, rows, o), _select(X_dot, rows, o)
+
+
+def convert_joint_velocity(
+    kind: JointKind, source: BaseVelocity, target: BaseVelocity, q: Any, v: Any, o: Ops
+) -> Any:
+    """One joint's velocity (..., nv) written as ``source`` (a base-velocity declaration) rewritten
+    as ``target``, at its neutral coordinates ``q``: a constant reordering of a free joint's halves
+    when both measure the same thing, else ``X_j v``."""
+    if joint_declaration(kind, source).same_frame(joint_declaration(kind, target)):
+        if kind is JointKind.FREE and source.swap != target.swap:
+            return o.vcat([o.vpart(v, 3, 6), o.vpart(v, 0, 3)])
+        return v
+    return o.matvec(joint_maps(kind, source, target, q, None, o)[0], v)
+
+
+def splice(o: Ops, x: Any, size: int, segments: list[tuple[slice, Any]]) -> Any:
+    """The vector ``x`` (..., size) with the ``segments`` (increasing, disjoint slices) replaced by
+    the given values, functionally."""
+    pieces: list = []
+    cur = 0
+    for sl, value in segments:
+        if sl.start > cur:
+            pieces.append(o.vpart(x, cur, sl.start))
+        pieces.append(value)
+        cur = sl.stop
+    if not pieces:
+        return x
+    if cur < size:
+        pieces.append(o.vpart(x, cur, size))
+    return o.vcat(pieces)
 
 
 @dataclass(frozen=True)
@@ -288,22 +321,9 @@ def convert_joint_velocities(
     """Joint velocities (..., nv) with each planar, ball and free joint's written as ``source``
     rewritten as ``target`` (neutral declarations, no model point), at the neutral positions ``s``
     (..., nq) of the joints laid out as ``layout`` (:class:`~bridge.model.joints.Coordinates`)."""
-    pieces: list = []
-    cur = 0
+    segments = []
     for k in layout.wide:
-        kind = layout.kinds[k]
         q_sl, v_sl = layout.q_slice(k), layout.v_slice(k)
-        v = o.vpart(s_dot, v_sl.start, v_sl.stop)
-        if joint_declaration(kind, source).same_frame(joint_declaration(kind, target)):
-            if kind is JointKind.FREE and source.swap != target.swap:
-                v = o.vcat([o.vpart(v, 3, 6), o.vpart(v, 0, 3)])
-        else:
-            X = joint_maps(kind, source, target, o.vpart(s, q_sl.start, q_sl.stop), None, o)[0]
-            v = o.matvec(X, v)
-        if v_sl.start > cur:
-            pieces.append(o.vpart(s_dot, cur, v_sl.start))
-        pieces.append(v)
-        cur = v_sl.stop
-    if cur < layout.nv:
-        pieces.append(o.vpart(s_dot, cur, layout.nv))
-    return o.vcat(pieces) if pieces else s_dot
+        q, v = o.vpart(s, q_sl.start, q_sl.stop), o.vpart(s_dot, v_sl.start, v_sl.stop)
+        segments.append((v_sl, convert_joint_velocity(layout.kinds[k], source, target, q, v, o)))
+    return splice(o, s_dot, layout.nv, segments)

@@ -163,6 +163,11 @@ class State:
         nq = s_arr.shape[-1] if layout is None else layout.nq
         s = _owned(as_float_array(s_arr, "joint positions s", (nq,)), s)
         nv = s.shape[-1] if layout is None else layout.nv
+        if layout is None and np.ndim(s_dot) >= 1 and np.shape(s_dot)[-1] != nv:
+            raise StateError(
+                f"joint velocities s_dot: expected shape (..., {nv}) like s, got {np.shape(s_dot)} (a model "
+                "with ball or free joints has more positions than velocities: State(..., layout=model))"
+            )
         s_dot = _owned(as_float_array(s_dot, "joint velocities s_dot", (nv,)), s_dot)
         if layout is not None:
             s = _unit_quaternions(s, layout)
@@ -244,16 +249,23 @@ class State:
 
     def check_model(self, model: Model) -> None:
         """Raise StateError unless the sizes (and the joint layout) fit ``model``."""
-        coords = model.coordinates
-        if not coords.single and (self.layout is None or self.layout.kinds != coords.kinds):
+        coords = getattr(model, "coordinates", None)  # (a library model standing for one has none)
+        wide = coords is not None and not coords.single
+        if wide and (self.layout is None or self.layout.kinds != coords.kinds):
             raise StateError(
                 f"model {model.name!r} has joints of several coordinates ({coords.describe()}): make "
                 "its states with State(..., layout=model) (KinDyn.set_state and bridge's converters do)"
             )
-        if self.ops.vsize(self.s) != model.n_positions or self.n_dofs != model.n_dofs:
+        nq = getattr(model, "n_positions", model.n_dofs)
+        if self.ops.vsize(self.s) != nq or self.n_dofs != model.n_dofs:
+            if nq == model.n_dofs and self.ops.vsize(self.s) == self.n_dofs:
+                raise StateError(
+                    f"state has {self.n_dofs} joint positions but model {model.name!r} "
+                    f"has {model.n_dofs} DOFs"
+                )
             raise StateError(
                 f"state has {self.ops.vsize(self.s)} joint positions and {self.n_dofs} joint velocities but "
-                f"model {model.name!r} has {model.n_positions} and {model.n_dofs}"
+                f"model {model.name!r} has {nq} and {model.n_dofs}"
             )
 
 

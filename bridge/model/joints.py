@@ -64,6 +64,7 @@ __all__ = [
     "Tangent",
     "plane_axes",
     "quaternion_wxyz_to_rotation",
+    "require_single_coordinate",
     "rotation_to_quaternion_wxyz",
 ]
 
@@ -478,3 +479,17 @@ class Coordinates:
 
     def describe(self) -> str:
         return ", ".join(f"{n} ({k.value})" for n, k in zip(self.names, self.kinds, strict=True) if k.wide)
+
+
+def require_single_coordinate(model: object, what: str) -> None:
+    """Raise :class:`~bridge.errors.UnsupportedError` naming the planar, ball and free joints of
+    ``model`` (a bridge Model) when ``what`` (a library, a format, a fast path) takes joints of one
+    coordinate only."""
+    coords = model.coordinates
+    if coords.single:
+        return
+    from bridge.errors import UnsupportedError
+
+    raise UnsupportedError(
+        f"{what} has no joint of several coordinates: model {model.name!r} has {coords.describe()}"
+    )

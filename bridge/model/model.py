@@ -409,24 +409,24 @@ class Model:
         (:class:`bridge.model.joints.Coordinates`)."""
         return Coordinates(self.dof_names, tuple(self._joint_index[d].kind for d in self.dof_names))
 
-    @property
+    @cached_property
     def n_dofs(self) -> int:
         """Number of joint velocities (the length of ``s_dot``): the number of DOF joints when every
         one has one coordinate."""
         return self.coordinates.nv
 
-    @property
+    @cached_property
     def n_positions(self) -> int:
         """Number of joint positions (the length of ``s``): ``n_dofs`` but for ball (4 positions, 3
         velocities) and free joints (7, 6)."""
         return self.coordinates.nq
 
-    @property
+    @cached_property
     def single_coordinate(self) -> bool:
         """Every DOF joint has one position and one velocity (revolute, continuous, prismatic)."""
         return self.coordinates.single
 
-    @property
+    @cached_property
     def nv(self) -> int:
         """Size of the generalized velocity: n_dofs + 6 for a floating base."""
         return self.n_dofs + (6 if self.floating else 0)

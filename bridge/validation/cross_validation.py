@@ -150,14 +150,14 @@ def _compare(report: Report, rep: str, values: dict[str, Values], rtol: float) -
 
 def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> list[str]:
     """The engines to compare: ``engines`` checked, or every installed one that accepts the model
-    (an optional one that refuses it, or any that refuses a model with planar, ball or free joints,
-    is left out with a note in ``dropped``)."""
+    (an optional one that refuses it is left out with a note in ``dropped``)."""
     if engines is None:
         engines = []
         for e in registry.available_engines():
             if registry.library(e).on_request:
                 dropped.append(f"engine {e!r} compared on request only (engines=[..., {e!r}])")
                 continue
+            # an optional library, or any library on joints of several coordinates, may refuse it
             if registry.library(e).requires is not None or not model.single_coordinate:
                 try:
                     KinDyn(model, engine=e)

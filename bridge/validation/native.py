@@ -80,7 +80,7 @@ def _states(native: Native, samples: int, seed: int, rep: Representation) -> lis
     out = []
     for k in range(samples):
         H = batch.world_H_base[k] if native.base_pose is None else native.base_pose
-        out.append(State(H, batch.s[k], batch.base_velocity[k], batch.s_dot[k], rep))
+        out.append(State(H, batch.s[k], batch.base_velocity[k], batch.s_dot[k], rep, layout=batch.layout))
     return out
 
 

@@ -27,15 +27,15 @@ def default_frames(model: Model, limit: int = 6) -> list[str]:
 
 def random_states(model: Model, n: int, rng: np.random.Generator) -> State:
     """``n`` random states (MIXED): positions within the joint limits intersected with [-pi, pi]
-    (rotational) or [-1, 1] m (prismatic); base pose, velocities uniformly/normally random. A model
-    with planar, ball or free joints: each joint's positions from its kind's
-    :meth:`~bridge.model.joints.JointSpec.random` (within the limits for one coordinate), the state
-    laid out by the model."""
-    if not model.single_coordinate:
-        return _random_wide_states(model, n, rng)
+    (rotational) or [-1, 1] m (prismatic), planar, ball and free joints at random configurations of
+    their kinds; base pose, velocities uniformly/normally random."""
     lo = np.full(model.n_dofs, -np.pi)
     hi = np.full(model.n_dofs, np.pi)
-    for k, joint in enumerate(model.movable_joints):
+    columns = model.coordinates.v_start
+    for i, joint in enumerate(model.movable_joints):
+        if joint.kind.wide:
+            continue  # (drawn on its manifold below)
+        k = int(columns[i])
         lim = joint.limits
         span = np.pi if joint.kind.rotational else 1.0
         lower = -np.inf if lim.lower is None else lim.lower
@@ -52,22 +52,11 @@ def random_states(model: Model, n: int, rng: np.random.Generator) -> State:
     )
     v = rng.normal(size=(n, 6)) if model.floating else np.zeros((n, 6))
     s_dot = rng.normal(size=(n, model.n_dofs))
+    if not model.single_coordinate:  # planar, ball and free joints at random configurations
+        coords = model.coordinates
+        parts = [
+            s[:, coords.v_slice(k)] if not kind.wide else kind.spec.random(rng, (n,))
+            for k, kind in enumerate(coords.kinds)
+        ]
+        return State(H, np.concatenate(parts, axis=-1), v, s_dot, "mixed", layout=model)
     return State(H, s, v, s_dot, "mixed")
-
-
-def _random_wide_states(model: Model, n: int, rng: np.random.Generator) -> State:
-    """:func:`random_states` of a model with joints of several coordinates."""
-    parts = []
-    for joint in model.movable_joints:
-        lim = joint.limits
-        lower, upper = lim.lower, lim.upper
-        if lower is not None and upper is not None and lower > upper:  # PyBullet's "no limits"
-            lower = upper = None
-        parts.append(joint.kind.spec.random(rng, (n,), lower, upper))
-    s = np.concatenate(parts, axis=-1)
-    q = rng.normal(size=(n, 4))
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    H = Transform.from_quaternion_xyzw(q, rng.uniform(-1, 1, (n, 3)))
-    v = rng.normal(size=(n, 6)) if model.floating else np.zeros((n, 6))
-    s_dot = rng.normal(size=(n, model.n_dofs))
-    return State(H, s, v, s_dot, "mixed", layout=model)

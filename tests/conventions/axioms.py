@@ -42,12 +42,14 @@ __all__ = [
     "AXIOMS",
     "FD_STEP",
     "NEUTRAL_NAMES",
+    "accepted",
     "available",
     "check_T_dot",
     "check_acceleration_is_the_derivative",
     "check_all",
     "check_composition",
     "check_declared_frame",
+    "check_declared_joint_frames",
     "check_dynamics_consistency",
     "check_invertible",
     "check_native_round_trip",
@@ -83,6 +85,16 @@ def resolved(*names: object) -> None:
             pytest.skip(f"convention {name!r} not available: {exc}")
 
 
+def accepted(model: bridge.Model, *names: object) -> None:
+    """Skip the test when a convention's library cannot represent ``model`` (a ball, free or planar
+    joint in a library without them: the convention says so with an UnsupportedError naming it)."""
+    for name in names:
+        try:
+            convention(name).permutation(model)
+        except bridge.UnsupportedError as exc:
+            pytest.skip(f"convention {name!r}: {exc}")
+
+
 def states(model: bridge.Model, seed: int, count: int = 2) -> list[State]:
     """``count`` random single states in each neutral representation (seeded)."""
     rng = np.random.default_rng(seed)
@@ -91,12 +103,17 @@ def states(model: bridge.Model, seed: int, count: int = 2) -> list[State]:
 
 def moved(state: State, t: float) -> State:
     """The state after time ``t`` along its motion: the base moving with its constant BODY velocity
-    (the exact exponential), the joints with their constant velocities; in the state's representation."""
+    (the exact exponential), the joints with their constant velocities (a planar, ball or free joint
+    with its constant BODY velocity, on its manifold); in the state's representation."""
     body = state.to("body")
     H = state.world_H_base @ Transform.exp(t * body.base_velocity)
-    return State(H, state.s + t * state.s_dot, body.base_velocity, state.s_dot, "body").to(
-        state.representation
-    )
+    if state.layout is None:
+        s = state.s + t * state.s_dot
+    else:
+        from bridge.derivatives.chain import retract
+
+        _, s = retract(np.eye(4), body.s, t * body.s_dot, "body", layout=state.layout)
+    return State(H, s, body.base_velocity, body.s_dot, "body", layout=state.layout).to(state.representation)
 
 
 def _nu(model: bridge.Model, state: State, name: object) -> np.ndarray:
@@ -269,7 +286,56 @@ def declared_velocity(declared: BaseVelocity, state: State) -> np.ndarray:
     to the model), and the angular velocity, each in world or body axes."""
     h = FD_STEP
     plus, minus = (moved(state, t).world_H_base for t in (h, -h))
-    H = state.world_H_base
+    return _declared_twist(declared, state.world_H_base, plus, minus)
+
+
+def check_declared_joint_frames(model: bridge.Model, state: State, name: object) -> None:
+    """Each planar, ball and free joint's velocity in the convention is what its declaration says
+    (:func:`bridge.conventions.joint_blocks.joint_declaration` of the convention's base velocity,
+    read relative to the joint frame F, the child's COM for ``BASE_COM``): finite differences of
+    the joint's pose in F along the state's motion (rtol 1e-6)."""
+    from bridge.conventions.convention import JointOrder
+    from bridge.conventions.joint_blocks import (
+        joint_declaration,
+        joint_rows,
+        joint_velocity_declaration,
+        relative_pose,
+        target_offsets,
+    )
+    from bridge.spatial.xp import NUMPY
+
+    coords = model.coordinates
+    if coords.single:
+        return
+    conv = convention(name)
+    nu = _nu(model, state, name)
+    order = JointOrder.between(model, conv, conv)
+    offsets = target_offsets(order, coords.v_start, conv.permutation(model))
+    h = FD_STEP
+    plus, minus = moved(state, h), moved(state, -h)
+    for k in coords.wide:
+        joint = model.joint(coords.names[k])
+        kind = joint.kind
+        decl = joint_declaration(
+            kind, joint_velocity_declaration(conv.velocity, model.link(joint.child).inertia.com)
+        )
+        q_sl = coords.q_slice(k)
+        poses = []
+        for st in (state, plus, minus):
+            R, p = relative_pose(kind, st.s[q_sl], NUMPY)
+            poses.append(Transform.from_rotation_translation(R, p, check=False))
+        expected = _declared_twist(decl, *poses)
+        rows = joint_rows(kind)
+        if rows is not None:
+            expected = expected[rows]
+        got = nu[offsets[k] : offsets[k] + kind.nv]
+        assert_close(got, expected, 1e-6, f"{conv.name}: {kind.value} joint {joint.name!r}")
+
+
+def _declared_twist(declared: BaseVelocity, H: Transform, plus: Transform, minus: Transform) -> np.ndarray:
+    """The 6D velocity ``declared`` describes from the poses at t, t + h and t - h (see
+    :func:`declared_velocity`)."""
+    h = FD_STEP
     R, p = H.rotation, H.translation
     R_dot = (plus.rotation - minus.rotation) / (2 * h)
     p_dot = (plus.translation - minus.translation) / (2 * h)
@@ -323,5 +389,6 @@ def check_all(model: bridge.Model, state: State, a: object, b: object) -> None:
     for name in (a, b):
         if model.floating:
             check_declared_frame(model, state, name)
+        check_declared_joint_frames(model, state, name)
         if convention(name).configuration is not None:
             check_native_round_trip(model, state, name)

@@ -8,12 +8,15 @@ import pytest
 
 import bridge
 import bridge.backends.registry
-from tests.helpers import small_model
+from tests.helpers import small_model, wide_model
 
 
-@pytest.fixture(scope="package", params=["floating", "fixed"])
+@pytest.fixture(scope="package", params=["floating", "fixed", "wide"])
 def model(request: pytest.FixtureRequest) -> bridge.Model:
-    """A random model (continuous joints, shuffled DOF order, massless links)."""
+    """A random model (continuous joints, shuffled DOF order, massless links); "wide": planar, ball
+    and free joints too, on a fixed base (several free bodies, a free joint below the root)."""
+    if request.param == "wide":
+        return wide_model(9, floating=False)
     m = bridge.random_model(7, seed=11)
     return m if request.param == "floating" else m.with_fixed_base()
 

@@ -26,9 +26,12 @@ PAIRS = list(itertools.product(NAMES, NAMES))
 @pytest.mark.parametrize(("a", "b"), PAIRS)
 def test_axioms_of_every_pair(model: bridge.Model, a: str, b: str) -> None:
     axioms.resolved(a, b)
+    axioms.accepted(model, a, b)
     for state in axioms.states(model, seed=100 + PAIRS.index((a, b))):
         for check in axioms.AXIOMS.values():
             check(model, state, a, b)
+        for name in (a, b):
+            axioms.check_declared_joint_frames(model, state, name)
 
 
 @pytest.mark.parametrize(("a", "b"), PAIRS)

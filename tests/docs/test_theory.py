@@ -650,3 +650,30 @@ def test_wrench_derivative_term(robot):
         if rep == "mixed":
             K[:, :3] = 0.0
         assert_close(dq_C - dq_F, -Jc.T @ K @ Jc, 1e-7, str(rep))
+
+
+def test_ball_joint_velocity_maps():
+    """A ball joint between BODY and MIXED: ``X_j = R``, ``X_j_dot = R w_C^`` (R = F_R_C), against
+    finite differences of the joint's rotation along its motion, and the force map ``R^T``."""
+    rng = np.random.default_rng(12)
+    links = [bridge.Link(n, bridge.random_model(1, seed=k).links[0].inertia) for k, n in enumerate("PC")]
+    rest = bridge.Transform.from_rpy([0.3, -0.2, 0.5], [0.1, 0.2, 0.3])
+    joint = bridge.Joint("ball", "ball", "P", "C", rest, axis_origin=[0.05, 0.0, 0.1])
+    model = bridge.Model("ball", links, (joint,), (), "P", ("ball",), floating=False)
+    quat = rng.normal(size=4)
+    quat /= np.linalg.norm(quat)
+    w_C = rng.normal(size=3)
+    state = bridge.State(np.eye(4), quat, np.zeros(6), w_C, "body", layout=model)
+    T, T_dot = bridge.velocity_transform(model, state, "body", "mixed")
+    R = bridge.Transform.from_quaternion_wxyz(quat).rotation
+    assert_close(T, R, 1e-14, "X_j = R")
+    assert_close(T_dot, R @ skew(w_C), 1e-14, "X_j_dot = R w^")
+    h = 1e-6
+    spec = joint.kind.spec
+    Rp = bridge.Transform.from_quaternion_wxyz(spec.integrate(quat, h * w_C, "body")).rotation
+    Rm = bridge.Transform.from_quaternion_wxyz(spec.integrate(quat, -h * w_C, "body")).rotation
+    assert_close((Rp - Rm) / (2 * h), R @ skew(w_C), 1e-8, "d/dt R = R w^")
+    tau_F = rng.normal(size=3)
+    assert_close(
+        bridge.convert_generalized_force(model, state, tau_F, "mixed", "body"), R.T @ tau_F, 1e-14, "R^T"
+    )

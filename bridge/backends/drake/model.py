@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, ModelError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint, unique_name
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
@@ -269,7 +268,6 @@ def to_drake(model: Model) -> MultibodyPlant:
     require_drake()
     if not isinstance(model, Model):
         raise BackendError(f"to_drake expects a bridge Model, got {type(model).__name__}")
-    refuse_joints("Drake", model)  # (no planar, ball or free joint: named, not mistaken)
     model = getattr(model, "full", None) or model  # a coupled model: its full model
     from pydrake.multibody.plant import MultibodyPlant
     from pydrake.multibody.tree import FixedOffsetFrame

@@ -40,6 +40,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
 from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform, rotation_between
 from bridge.spatial.conventions import reorder_matrix, transform_from_plux, transform_to_plux
@@ -327,6 +328,7 @@ def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> Feathers
     if not isinstance(model, Model):
         raise ModelError(f"to_featherstone expects a bridge.Model, got {type(model).__name__}")
     model = getattr(model, "full", None) or model  # a coupled model: its full model
+    require_single_coordinate(model, "spatial_v2's model (joint types Rx, ..., Pz)")
     g = as_float_array(gravity, "to_featherstone: gravity", (3,))
     if g.shape != (3,):
         raise ShapeError(f"to_featherstone: gravity: expected shape (3,), got {g.shape}")

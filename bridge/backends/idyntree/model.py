@@ -39,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from bridge._array import as_bool, as_name
-from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, ModelError, UnknownNameError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint
+from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -150,8 +150,8 @@ def to_idyntree(model: Model) -> idyn_t.Model:
     idyn = _idyn()
     if not isinstance(model, Model):
         raise BackendError(f"to_idyntree expects a bridge Model, got {type(model).__name__}")
-    refuse_joints("iDynTree", model)  # (no planar, ball or free joint: named, not mistaken)
     model = getattr(model, "full", None) or model  # a coupled model: its full model
+    require_single_coordinate(model, "iDynTree's KinDynComputations")
     im = idyn.Model()
     index: dict[str, int] = {}
     for link in model.links:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import weakref
 
-from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, BridgeError, UnsupportedError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 
@@ -69,11 +69,11 @@ def to_jaxsim(model: Model):
     ``(0, 0, -9.81)``), its joints checked to be in :func:`jaxsim_joint_names` order."""
     if not isinstance(model, Model):
         raise BackendError(f"to_jaxsim expects a bridge Model, got {type(model).__name__}")
-    refuse_joints("jaxsim", model)  # (no planar, ball or free joint: named, not mistaken)
     cached = _MODELS.get(model)
     if cached is not None:
         return cached
     require_uncoupled(model, "jaxsim's q and v")
+    require_single_coordinate(model, "jaxsim")
     reason = unsupported(model)
     if reason is not None:
         raise UnsupportedError(f"model {model.name!r}: {reason}")

@@ -40,6 +40,7 @@ from bridge.conventions.declaration import (
 from bridge.conventions.native_state import from_native_state, to_native_state
 from bridge.conventions.state import Representation, State
 from bridge.errors import StateError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Link, Model
 from bridge.model.urdf_writer import _unique
@@ -107,6 +108,7 @@ def jaxsim_joint_names(model: Model) -> tuple[str, ...]:
     """The movable joints of ``model`` in jaxsim's order: breadth first over the links of
     :func:`jaxsim_tree` from the base, the children of a link by name (Python's string order)."""
     require_uncoupled(model, "jaxsim's q and v")
+    require_single_coordinate(model, "jaxsim")
     lumped = jaxsim_tree(model)
     children: dict[str, list] = {}
     for j in lumped.joints:

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.backends.joint_support import refuse_joints
 from bridge.errors import BackendError, InvalidValueError, ModelError
+from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -79,10 +79,10 @@ def to_newton(model: Model, gravity: tuple[float, float, float] = (0.0, 0.0, -9.
     """
     if not isinstance(model, Model):
         raise BackendError(f"to_newton expects a bridge Model, got {type(model).__name__}")
-    refuse_joints("Newton", model)  # (no planar, ball or free joint: named, not mistaken)
     g = as_float_array(gravity, "to_newton: gravity", (3,))
     if g.shape != (3,):
         raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
+    require_single_coordinate(model, "bridge's Newton builder (ball and free joints: not yet)")
     newton, wp = require_newton()
     builder = newton.ModelBuilder(gravity=tuple(float(x) for x in g))
     body: dict[str, int] = {}
