@@ -14,8 +14,8 @@ measured, each with the numbers of the spec compiled without it:
 * ``mujoco_tendons``: tendon stiffness and damping (passive forces) and armature (adds to M);
 * ``mujoco_gravcomp``: bodies' gravity compensation, a passive force against gravity;
 * ``mujoco_fluid``: fluid forces (option ``density`` / ``viscosity``);
-* ``mujoco_armature``: armature on the free joint (bridge's model keeps the hinge and slide
-  joints' armature, not the free joint's);
+* ``mujoco_armature``: armature on free joints (bridge's model keeps the hinge, slide and ball
+  joints' armature, not a free joint's);
 * ``mujoco_gravity``: the file's gravity (option ``gravity``, or the gravity flag disabled) differs
   from bridge's default ``(0, 0, -9.81)``;
 
@@ -172,8 +172,8 @@ def _base_causes(c: _Mjcf) -> list[Cause]:
         *c.measured(
             "mujoco_armature",
             free,
-            "armature on the free joint adds to M's base block in MuJoCo; bridge's model keeps the "
-            "armature of hinge and slide joints only",
+            "armature on a free joint adds to M's diagonal in MuJoCo's free-joint coordinates; bridge's "
+            "model keeps the armature of hinge, slide and ball joints only",
             _no_free_armature,
         ),
         *c.measured(
