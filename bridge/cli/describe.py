@@ -28,9 +28,7 @@ __all__ = ["CONVENTION_ROWS", "describe"]
 
 def _bridge_column(model: Model) -> InfoColumn:
     """bridge's own column: the neutral model's links, joints, frames and DOFs (order: ``s``)."""
-    from bridge.backends.info import InfoColumn, counts
-
-    from bridge.backends.info import velocity_offsets
+    from bridge.backends.info import InfoColumn, counts, velocity_offsets
 
     n_fixed = sum(1 for j in model.joints if not j.movable)
     nq = model.n_positions + (7 if model.floating else 0)

@@ -58,6 +58,22 @@ def random_qpos(mm, rng: np.random.Generator) -> np.ndarray:
     return qpos
 
 
+def with_constants(mm):
+    """``mm`` after ``mj_setConst``: MuJoCo 4 takes the mass matrix of its "simple" DOFs (a slide or
+    free body, ``dof_simplenum``) from ``dof_M0``, made when compiling: ``dof_armature`` or
+    ``body_mass`` changed afterwards enter M only once the constants are set again."""
+    mujoco.mj_setConst(mm, mujoco.MjData(mm))
+    return mm
+
+
+def without_free_armature(mm):
+    """``mm`` with no armature on its free joints (bridge's model leaves it out), constants set."""
+    for j in range(mm.njnt):
+        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            mm.dof_armature[mm.jnt_dofadr[j] : mm.jnt_dofadr[j] + 6] = 0.0
+    return with_constants(mm)
+
+
 @dataclass
 class MujocoReference:
     """MuJoCo's numbers at one random state (MuJoCo's coordinates: ``qvel``, ``qacc``, ``qfrc``).

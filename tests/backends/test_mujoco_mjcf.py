@@ -314,6 +314,7 @@ def test_mjcf_to_urdf_to_mjcf_round_trip() -> None:
             again = bridge.load_urdf(p)
     original = _compiled(path)
     original.dof_armature[:] = 0.0
+    mujoco.mj_setConst(original, mujoco.MjData(original))  # (MuJoCo 4's simple DOFs: dof_M0)
     back = to_mujoco(again)
     assert back.nbody == original.nbody and back.nv == original.nv
     rng = np.random.default_rng(1)

@@ -413,6 +413,7 @@ def test_mjcf_to_urdf_to_mujoco_round_trip(
     assert "mujoco" in engines
     original = _compiled(path)
     original.dof_armature[:] = 0.0
+    reference.with_constants(original)
     back = _quiet(to_mujoco, again)  # (warns: the URDF's links "<body>__<joint>" are not synthetic)
     errors = round_trip_errors(original, back, np.random.default_rng(7))
     # the URDF keeps the joints' order, so MuJoCo's body and DOF order come back (humanoid_CMU's
@@ -421,6 +422,7 @@ def test_mjcf_to_urdf_to_mujoco_round_trip(
     for k, representation in enumerate(REPRESENTATIONS):
         mm = _compiled(path)
         mm.dof_armature[:] = 0.0
+        reference.with_constants(mm)
         errors |= {
             f"{representation} {q}": v
             for q, v in engine_errors(again, mm, np.random.default_rng(k), engines, representation).items()

@@ -43,9 +43,10 @@ children: :attr:`Plan.hoisted`), else three slides along the joint frame's axes 
 ``qpos`` ``(p, quaternion w, x, y, z)`` and ``qvel`` ``(p_dot in the joint frame's axes, omega in the
 child's)`` are then those of MuJoCo's free joint relative to the joint frame. A ball's rotation is
 its coordinates in the child's axes, so a chain merges through a ball or free joint only while the
-rest transforms after it do not rotate; and MuJoCo takes at most six DOFs in one body
-(``MAX_BODY_DOFS``): a chain that would exceed either ends at the massless link before it (its body
-refused by MuJoCo as every massless moving body, the reason named).
+rest transforms after it do not rotate and the joints after it slide (MuJoCo refuses a rotation after
+a ball in one body); and MuJoCo takes at most six DOFs in one body (``MAX_BODY_DOFS``): a chain
+that would break a rule ends at the massless link before it (its body refused by MuJoCo as every
+massless moving body, the reason named).
 
 MuJoCo's compiler nests bodies at most ``MAX_DEPTH`` deep below the world (MuJoCo 4.0 fails
 with "depth limit exceeded in signature computation" at depth 1024, after 1.4 s there and minutes
@@ -222,6 +223,11 @@ def _chain_stop(chain: list[Joint], j: Joint) -> str | None:
             f"MuJoCo takes at most {MAX_BODY_DOFS} in one body"
         )
     turning = [c.name for c in chain if c.kind in _TURNS]
+    if turning and j.kind is not JointKind.PRISMATIC:
+        return (
+            f"MuJoCo turns nothing after a ball joint in one body ({turning} then {j.name!r}, a "
+            f"{j.kind.value} joint: 'ball followed by rotation')"
+        )
     if turning and not _no_rotation(j.parent_H_child):
         return (
             f"the next joint's frame ({j.name!r}) is rotated, and a MuJoCo ball's coordinates are in its "

@@ -100,7 +100,9 @@ def compile_spec(spec: Any, edits: Sequence[Edit] = ()) -> tuple[Any, str | None
 
 def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
     """Overwrite the bodies of ``links`` (one body per link: ``fusestatic=false``) with the URDF's
-    inertia (and the subtree masses that depend on it)."""
+    inertia, then MuJoCo's constants that depend on it (``mj_setConst``: the subtree masses, and the
+    mass matrix of MuJoCo 4's "simple" DOFs, ``dof_M0``, which ``mj_fullM`` reads instead of the
+    body inertias)."""
     mujoco = require_mujoco()
     for name in links:
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -110,10 +112,7 @@ def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
         m.body_ipos[b] = np.array(inertia.com) if inertia.mass > 0.0 else np.zeros(3)
         m.body_iquat[b] = quat
         m.body_inertia[b] = lam
-    sub = np.array(m.body_mass, dtype=float)  # the subtree masses mj_comPos divides by
-    for b in range(m.nbody - 1, 0, -1):
-        sub[m.body_parentid[b]] += sub[b]
-    m.body_subtreemass[:] = sub
+    mujoco.mj_setConst(m, mujoco.MjData(m))
 
 
 def joint_id(m: Any, name: str) -> int:

@@ -28,14 +28,19 @@ from bridge.conventions.convert import velocity_change
 from bridge.model.joints import JointKind, plane_axes
 from bridge.model.model import Frame, Joint, Link, Model
 from bridge.model.random import random_inertia, random_transform
-from bridge.spatial import Transform
+from bridge.spatial import SpatialInertia, Transform
 from tests.helpers import random_state
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is not installed (pip install '.[mujoco]')")
 
 from bridge.backends.mujoco import from_mujoco_state, to_mujoco, to_mujoco_state  # noqa: E402
 from bridge.backends.mujoco.model import rigid_body_flags  # noqa: E402
-from tests.backends.mujoco_reference import relative_error  # noqa: E402
+from tests.backends.mujoco_reference import (  # noqa: E402
+    assert_engines_equal_mujoco,
+    random_qpos,
+    relative_error,
+    without_free_armature,
+)
 
 REPRESENTATIONS = ("body", "inertial", "mixed")
 KINDS = ("revolute", "continuous", "prismatic", "fixed", "planar", "ball", "free")
@@ -252,3 +257,166 @@ def test_mujoco_engine_agrees_on_every_quantity(floating: bool) -> None:
     assert {r.quantity for r in report.results} >= {
         "mass_matrix", "forward_dynamics", "frame_jacobian", "frame_acceleration", "centroidal_momentum",
     }  # fmt: skip
+
+
+# --------------------------------------------------------------------------- MJCF in
+SLIDES_AND_BALL = """
+<mujoco model="slides_and_ball">
+  <default><joint armature="0.05"/></default>
+  <worldbody>
+    <body name="cart" pos="0.3 -0.2 1" quat="0.9 0.1 -0.3 0.2">
+      <joint name="x" type="slide" axis="1 0 0"/>
+      <joint name="y" type="slide" axis="0 1 0"/>
+      <joint name="socket" type="ball" pos="0.1 0.2 0"/>
+      <geom type="box" size="0.1 0.2 0.3"/>
+      <site name="tip" pos="0 0 0.3"/>
+      <body name="pole" pos="0 0 0.5">
+        <joint name="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 0.5" size="0.05"/>
+      </body>
+    </body>
+    <body name="ball" pos="1 0 0.5" quat="0 1 0 0">
+      <joint name="ball_free" type="free"/>
+      <geom type="sphere" size="0.1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_mjcf_body_with_slides_and_a_ball_and_a_free_object(tmp_path) -> None:
+    """A body with two slides and a ball (its centre off the body origin) and a free object: a scene
+    rooted at the world body; the body's joints chain through massless synthetic links (the ball
+    turning about its pos), the free joint has the identity rest (the body's pos and quat are only
+    MuJoCo's qpos0) and no armature (ignored with a warning: MuJoCo's is in its own coordinates), the
+    ball keeps its armature. Every engine equals MuJoCo in every representation, and to_mujoco puts
+    the body's joints back into one body and the free joint back on the world body: MuJoCo's numbers
+    of the rebuilt model equal the file's at the same qpos and qvel."""
+    path = tmp_path / "slides_and_ball.xml"
+    path.write_text(SLIDES_AND_BALL)
+    with pytest.warns(bridge.BridgeWarning, match=r"free-joint armature \('ball_free'\)"):
+        model = bridge.load_mjcf(path)
+    assert not model.floating and model.base == "world"
+    assert model.dof_names == ("x", "y", "socket", "hinge", "ball_free")
+    socket, free = model.joint("socket"), model.joint("ball_free")
+    assert socket.kind is JointKind.BALL and socket.armature == 0.05
+    np.testing.assert_allclose(socket.axis_origin, [0.1, 0.2, 0.0])
+    assert free.kind is JointKind.FREE and free.armature == 0.0 and free.parent == "world"
+    np.testing.assert_array_equal(free.parent_H_child.matrix, np.eye(4))
+    assert {"cart__x", "cart__y"} <= model.synthetic_links
+    for k, rep in enumerate(REPRESENTATIONS):
+        mm = mujoco.MjModel.from_xml_path(str(path))
+        without_free_armature(mm)  # (as the model: left out)
+        errors = assert_engines_equal_mujoco(model, mm, np.random.default_rng(k), representation=rep)
+        assert {"pinocchio FD", "featherstone FD", "mujoco FD"} <= set(errors)
+    original = without_free_armature(mujoco.MjModel.from_xml_path(str(path)))
+    back = to_mujoco(model)
+    assert _joint_types(back) == _joint_types(original) == ["slide", "slide", "ball", "hinge", "free"]
+    assert back.nbody == original.nbody + 1  # (the fixed base's own body, "world_", without joints)
+    rng = np.random.default_rng(6)
+    qpos = random_qpos(original, rng)
+    qvel, qacc, qfrc = rng.normal(size=(3, original.nv))
+    want, got = _numbers(original, qpos, qvel, qacc, qfrc), _numbers(back, qpos, qvel, qacc, qfrc)
+    for q in ("M", "h", "ID", "FD"):
+        assert relative_error(got[q], want[q]) <= 1e-13, q
+
+
+def test_engine_reads_frames_on_a_ball_bodys_synthetic_links() -> None:
+    """The links between a body's joints (a slide, then a ball) are frames of the mujoco engine, read
+    from its kinematic twin: their poses, velocities and Jacobians equal the Featherstone engine's."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bridge.BridgeWarning)
+        model = bridge.from_mujoco(mujoco.MjModel.from_xml_string(SLIDES_AND_BALL))
+    state = random_state(model, np.random.default_rng(2))
+    for rep in REPRESENTATIONS:
+        kds = [bridge.KinDyn(model, e, rep) for e in ("mujoco", "featherstone")]
+        for kd in kds:
+            kd.set_robot_state(state.to(rep))
+        for frame in ("cart__x", "cart__y", "tip", "pole"):
+            for q in ("frame_transform", "frame_velocity", "frame_jacobian", "frame_bias_acc"):
+                a, b = (getattr(kd, q)(frame) for kd in kds)
+                assert relative_error(a, b) <= 1e-12, (rep, frame, q)
+
+
+# --------------------------------------------------------------------------- what MuJoCo cannot take
+def test_armature_on_free_and_planar_joints_is_refused_by_name() -> None:
+    """MuJoCo adds a joint's armature to M in its own coordinates: a free joint's linear velocity in
+    the joint frame's axes, a planar joint's slides. bridge's model (and Pinocchio, and the general
+    Featherstone engine) adds it in the child's axes: the same M, bias forces differing by
+    armature * (omega x v). to_mujoco refuses such a model naming the joints; with the armature on a
+    ball joint only (the child's axes for both) MuJoCo and the engines agree."""
+    model = scene_model(2, floating=False)
+    armed = [
+        dataclasses.replace(j, armature=0.2) if j.name in ("hang_joint", "slide_joint") else j
+        for j in model.joints
+    ]
+    with pytest.raises(bridge.UnsupportedError, match=r"\['hang_joint', 'slide_joint'\]") as info:
+        to_mujoco(model.replace(joints=tuple(armed)))
+    assert "armature" in str(info.value) and "omega x v" in str(info.value)
+    with pytest.raises(bridge.UnsupportedError, match="hang_joint"):
+        bridge.to_mjcf(model.replace(joints=tuple(armed)))
+    assert model.joint("swing_joint").armature > 0.0
+    errors = mujoco_errors(model, _quiet(to_mujoco, model), 0)
+    assert max(errors.values()) <= TOL
+
+
+def _chain(kinds: list[JointKind], rotated: bool) -> Model:
+    """A fixed base, then ``kinds`` joined through massless links (one MuJoCo body if they merge),
+    the last link with mass; each rest transform rotated or a pure translation."""
+    rng = np.random.default_rng(3)
+    names = ["base"] + [f"l{k}" for k in range(len(kinds))]
+    links = [
+        Link(n, random_inertia(rng) if n in ("base", names[-1]) else SpatialInertia.zero()) for n in names
+    ]
+    joints = []
+    for k, kind in enumerate(kinds):
+        rest = random_transform(rng) if rotated else Transform.from_translation(rng.normal(size=3))
+        axis = rng.normal(size=3) if kind not in (JointKind.BALL, JointKind.FREE) else np.zeros(3)
+        origin = rng.normal(size=3) * 0.2 if kind in (JointKind.REVOLUTE, JointKind.BALL) else np.zeros(3)
+        joints.append(Joint(f"j{k}", kind, names[k], names[k + 1], rest, axis, origin))
+    return Model("chain", links, joints, (), "base", tuple(j.name for j in joints), floating=False)
+
+
+@pytest.mark.parametrize(
+    ("kinds", "rotated", "why"),
+    [
+        ([JointKind.BALL, JointKind.PRISMATIC], True, "ball's coordinates are in its body's axes"),
+        ([JointKind.BALL, JointKind.REVOLUTE], False, "ball followed by rotation"),
+        ([JointKind.FREE, JointKind.PRISMATIC], False, "MuJoCo takes at most 6 in one body"),
+        (
+            [JointKind.PLANAR, JointKind.PLANAR, JointKind.PRISMATIC],
+            False,
+            "MuJoCo takes at most 6 in one body",
+        ),
+    ],
+)
+def test_chains_mujoco_cannot_merge_say_why(kinds: list[JointKind], rotated: bool, why: str) -> None:
+    """A chain of massless links merges into one MuJoCo body only if MuJoCo's joints there are the
+    neutral ones: not through a ball (or free joint) followed by a rotated joint frame (MuJoCo's ball
+    coordinates are in the body's axes) nor to a rotation after a ball (MuJoCo refuses it), and with at
+    most 6 DOFs (MuJoCo's limit per body). Else the
+    massless link is a body of its own, which MuJoCo refuses: the error names the link and why."""
+    model = _chain(kinds, rotated)
+    with pytest.raises(bridge.UnsupportedError, match=r"massless link 'l\d' cannot be merged") as info:
+        to_mujoco(model)
+    assert why in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        [JointKind.REVOLUTE, JointKind.BALL, JointKind.PRISMATIC],
+        [JointKind.PRISMATIC, JointKind.PRISMATIC, JointKind.BALL],
+        [JointKind.PLANAR, JointKind.REVOLUTE],
+        [JointKind.FREE],
+    ],
+)
+def test_chains_with_wide_joints_merge_exactly(kinds: list[JointKind]) -> None:
+    """Through translated joint frames a chain with a ball, planar or free joint is one MuJoCo body
+    (the ball's centre moved into the body frame, a planar joint's axes rotated with the frames): its
+    numbers equal the engines' on the neutral chain."""
+    model = _chain(kinds, rotated=False)
+    mm = _quiet(to_mujoco, model)
+    assert mm.nbody == 3  # the world, the base and one body
+    errors = mujoco_errors(model, mm, 1)
+    assert max(errors.values()) <= TOL, errors
