@@ -201,6 +201,14 @@ class FeatherstoneModel:
         return self.n_real
 
     @property
+    def n_positions(self) -> int:
+        """The same: spatial_v2's joints have one coordinate each."""
+        return self.n_real
+
+    #: spatial_v2's joints have one coordinate each (the neutral models standing for it do too)
+    single_coordinate = True
+
+    @property
     def first_real(self) -> int:
         """Index of the first real-joint body (7 for a floating base, 1 otherwise)."""
         return 7 if self.floating else 1
