@@ -4,9 +4,17 @@
 joined by fixed joints are one rigid body for MuJoCo too; the group's root link names the body, and
 every link of the group and every extra frame becomes a site, so no frame is lost), a hinge or slide
 joint per movable joint with bridge's axis-with-origin semantics (MuJoCo's joint ``pos`` is the axis
-origin in the child body's frame), a free joint on the base body for a floating base, and the
-group's inertia as mass, centre of mass and principal moments with their axes, and each joint's
-armature as its ``armature`` (``dof_armature``). The model is rigid-body dynamics (plus armature)
+origin in the child body's frame), a ball joint per ball joint (``pos`` its centre), a free joint on
+the base body for a floating base, and the group's inertia as mass, centre of mass and principal
+moments with their axes, and each joint's armature as its ``armature`` (``dof_armature``). A free
+joint is MuJoCo's free joint when its parent is the fixed base and its rest pose the identity (a
+scene's free bodies: then every body on the base hangs from MuJoCo's world body, at the same pose),
+else three slides along the joint frame's axes and a ball; a planar joint is two slides and a hinge
+(:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: MuJoCo's velocity of both is MuJoCo's
+free-joint convention relative to the joint frame). An armature on a free or planar joint is refused
+(:class:`bridge.UnsupportedError` naming the joints): MuJoCo adds it in its own coordinates (the
+linear velocity in the joint frame's axes), bridge's model in the child's (as Pinocchio), which
+changes the bias forces by ``armature * (omega x v)``. The model is rigid-body dynamics (plus armature)
 only: no geoms (so no contacts), no limits, springs, dampers or friction loss, and the
 constraint, contact, limit, equality, passive and actuation stages disabled.
 A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
@@ -29,16 +37,20 @@ dynamics then differ from the model's by terms of that size.
 :func:`from_mujoco` reads a compiled ``MjModel`` back: bodies are links (inertia from ``body_mass``,
 ``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
 several joints in one body become a chain of massless links (named ``"<body>__<joint>"``, listed in
-the model's ``synthetic_links``) in MuJoCo's joint order, a free joint on a child of the world
-makes the model floating (other static
-bodies of the world are dropped), sites are frames (a site named like a body gets a ``"__site"``
-suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a joint
-``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature. Ball joints
-and free joints below the root raise :class:`bridge.UnsupportedError`. Damping, springs, friction,
+the model's ``synthetic_links``) in MuJoCo's joint order, ball joints are BALL joints turning about
+their ``pos``. One free joint on a child of the world, with every joint in its body's subtree, makes
+the model floating (other static bodies of the world are dropped); any other model with free joints
+(several free bodies, free objects beside a robot) is a scene: the world body is the fixed base and
+each free joint a FREE joint from it at the identity rest pose (its ``qpos`` is the body's pose in
+the world; the body's ``pos`` and ``quat`` give only ``qpos0``). Sites are frames (a site named like
+a body gets a ``"__site"`` suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a
+joint ``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature
+(a ball's, on each of its DOFs). MuJoCo's compiler refuses free joints below the root itself
+(:func:`load_mjcf` raises :class:`bridge.UnsupportedError` naming the joint). Damping, springs, friction,
 limits-as-constraints, tendons, equality constraints (the model is the kinematic tree: closed loops
 are cut, as in MuJoCo's own mass matrix and bias forces), gravity compensation, fluid forces and an
-armature on the free joint are not part of the neutral model: they are reported by a
-:class:`bridge.BridgeWarning` (a ``UserWarning``).
+armature on a free joint (in MuJoCo's coordinates: see above) are not part of the neutral model:
+they are reported by a :class:`bridge.BridgeWarning` (a ``UserWarning``).
 """
 
 from __future__ import annotations
@@ -546,8 +558,9 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
     """A neutral :class:`Model` of a compiled ``mujoco.MjModel`` (see the module docstring).
 
     DOF names are MuJoCo's joint names in MuJoCo's DOF order (unnamed joints: ``"joint<id>"``,
-    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
-    joint on a child of the world; without one the model is fixed and its base is the world body.
+    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from the
+    only free joint, on a child of the world, when every joint is in its body's subtree; otherwise
+    the model is fixed, its base is the world body, and each free joint is a FREE joint (a scene).
     """
     return _from_mujoco(mj_model, name, stacklevel=3)
 
