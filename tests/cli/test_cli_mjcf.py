@@ -135,15 +135,29 @@ def wide_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delitem(registry.LIBRARIES, name)
 
 
-@pytest.mark.parametrize("name", ["two_free", "ball_joint"])
-def test_check_on_scenes_and_ball_joints(name: str, wide_libraries: None) -> None:
-    """bridge check on a scene of two free bodies and on a ball below a floating base runs and
-    passes; iDynTree, which has no ball or free joint, is left out with the joint named."""
-    res = run("check", str(MODELS / "mjcf" / f"{name}.xml"), "--samples", "2")
+def _testdata_model() -> Path:
+    from tests.backends.mujoco_reference import MUJOCO_TESTDATA
+
+    path = None if MUJOCO_TESTDATA is None else MUJOCO_TESTDATA / "model.xml"
+    if path is None or not path.is_file():
+        pytest.skip("the mujoco wheel has no testdata/model.xml")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [("two_free", "box_free (free)"), ("ball_joint", "socket (ball)"), ("mujoco-testdata", "wheel_0 (ball)")],
+)
+def test_check_on_scenes_and_ball_joints(name: str, named: str, wide_libraries: None) -> None:
+    """bridge check on a scene of two free bodies, on a ball below a floating base and on MuJoCo's own
+    test model (a ball and five free bodies) runs and passes; iDynTree, which has no ball or free
+    joint, is left out with the joints named."""
+    path = _testdata_model() if name == "mujoco-testdata" else MODELS / "mjcf" / f"{name}.xml"
+    res = run("check", str(path), "--samples", "2")
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "engine 'idyntree' left out" in text and "all engines agree" in text
-    assert ("box_free (free)" if name == "two_free" else "socket (ball)") in text
+    assert named in text
 
 
 def test_info_shows_each_joints_widths(wide_libraries: None) -> None:

@@ -100,9 +100,10 @@ def compile_spec(spec: Any, edits: Sequence[Edit] = ()) -> tuple[Any, str | None
 
 def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
     """Overwrite the bodies of ``links`` (one body per link: ``fusestatic=false``) with the URDF's
-    inertia, then MuJoCo's constants that depend on it (``mj_setConst``: the subtree masses, and the
-    mass matrix of MuJoCo 4's "simple" DOFs, ``dof_M0``, which ``mj_fullM`` reads instead of the
-    body inertias)."""
+    inertia (and the subtree masses that depend on it). MuJoCo 4 takes the mass matrix of its "simple"
+    DOFs (``dof_simplenum``) from ``dof_M0``, made when compiling, which ``mj_setConst`` would remake
+    but refuses for a massless moving body (a FatalError): every DOF is marked not simple instead, so
+    that ``mj_crb`` computes M from the written inertias."""
     mujoco = require_mujoco()
     for name in links:
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -112,7 +113,11 @@ def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
         m.body_ipos[b] = np.array(inertia.com) if inertia.mass > 0.0 else np.zeros(3)
         m.body_iquat[b] = quat
         m.body_inertia[b] = lam
-    mujoco.mj_setConst(m, mujoco.MjData(m))
+    sub = np.array(m.body_mass, dtype=float)  # the subtree masses mj_comPos divides by
+    for b in range(m.nbody - 1, 0, -1):
+        sub[m.body_parentid[b]] += sub[b]
+    m.body_subtreemass[:] = sub
+    m.dof_simplenum[:] = 0
 
 
 def joint_id(m: Any, name: str) -> int:

@@ -83,3 +83,29 @@ def test_composer_scene_equals_mujoco(name: str) -> None:
         errors |= {f"{rep} {q}": v for q, v in found.items()}
     bad = {k: v for k, v in errors.items() if not v <= (1e-12 if k.endswith("sites") else 1e-10)}
     assert not bad, f"{name}: " + ", ".join(f"{k} {v:.1e}" for k, v in bad.items())
+
+
+def _public_files() -> list[object]:
+    from tests.backends.mujoco_reference import MUJOCO_TESTDATA, SUITE
+
+    out = []
+    for label, folder, name in (("suite", SUITE, "quadruped"), ("mujoco-testdata", MUJOCO_TESTDATA, "model")):
+        path = None if folder is None else folder / f"{name}.xml"
+        marks = (
+            () if path is not None and path.is_file() else pytest.mark.skip(reason=f"{label} not installed")
+        )
+        out.append(pytest.param(path, id=f"{label}-{name}", marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("path", _public_files())
+def test_cross_validate_on_public_scenes(path) -> None:
+    """cross_validate runs and passes on the control suite's quadruped (a robot and a free ball) and
+    MuJoCo's own test model (a ball joint, five free bodies), every quantity and identity, on the
+    engines that take such joints (the mujoco engine among them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bridge.BridgeWarning)
+        model = bridge.load_mjcf(path)
+    assert not model.floating and not model.single_coordinate
+    report = bridge.cross_validate(model, engines=engines_for(model), samples=3, seed=1)
+    assert "mujoco" in report.engines and report.results and report.ok, "\n" + str(report)
