@@ -18,7 +18,11 @@ from bridge.errors import InvalidValueError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
-__all__ = ["random_inertia", "random_model", "random_transform"]
+__all__ = ["DEFAULT_JOINT_KINDS", "random_inertia", "random_model", "random_transform"]
+
+#: the joint kinds of :func:`random_model` unless told otherwise: the one-coordinate ones and fixed
+#: (a model of them keeps one position and one velocity per joint)
+DEFAULT_JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed")
 
 # the six signed coordinate axes: joints along them take the "aligned" code paths of the backends
 _AXES = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0], [0, 0, -1]], dtype=float)
@@ -212,7 +216,7 @@ def random_model(
     n_links: int,
     seed: int | np.random.Generator | None = None,
     *,
-    joint_kinds: Sequence[str | JointKind] | str = ("revolute", "continuous", "prismatic", "fixed"),
+    joint_kinds: Sequence[str | JointKind] | str = DEFAULT_JOINT_KINDS,
     floating: bool = True,
     n_frames: int | None = None,
     massless_probability: float = 0.15,

@@ -7,7 +7,13 @@ import pytest
 
 import bridge
 from bridge.model.model import Joint, JointKind, Model
-from bridge.model.random import _screws_independent, random_inertia, random_model, random_transform
+from bridge.model.random import (
+    DEFAULT_JOINT_KINDS,
+    _screws_independent,
+    random_inertia,
+    random_model,
+    random_transform,
+)
 from bridge.spatial import Transform
 
 _AXES = [tuple(v) for v in (*np.eye(3), *(-np.eye(3)))]
@@ -126,8 +132,12 @@ def test_every_joint_kind_axis_kind_and_shape_appears() -> None:
         shuffled += model.dof_names != document
         children = [j.parent for j in model.joints]
         branched += len(set(children)) < len(children)
-    assert kinds == set(JointKind)
+    assert kinds == {JointKind(k) for k in DEFAULT_JOINT_KINDS}
     assert aligned > 30 and general > 60, (aligned, general)
+    every = set()
+    for seed in range(10):
+        every |= {j.kind for j in random_model(10, seed, joint_kinds=list(JointKind)).joints}
+    assert every == set(JointKind)
     assert shuffled > 20
     assert branched > 20
 
@@ -245,7 +255,7 @@ def test_options() -> None:
         ({"n_links": -3}, bridge.InvalidValueError, r"n_links must be >= 1, got -3"),
         ({"n_links": 2.5}, bridge.InvalidValueError, r"n_links must be an integer >= 1, got 2.5"),
         ({"n_links": True}, bridge.InvalidValueError, r"n_links must be an integer"),
-        ({"joint_kinds": ("revolute", "ball")}, bridge.InvalidValueError, r"unknown joint kinds \['ball'\]"),
+        ({"joint_kinds": ("revolute", "screw")}, bridge.InvalidValueError, r"unknown joint kinds \['screw'"),
         ({"joint_kinds": ()}, bridge.InvalidValueError, r"joint_kinds is empty"),
         (
             {"massless_probability": 1.5},
