@@ -79,6 +79,7 @@ from bridge.backends.mujoco.bodies import (
 from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
 from bridge.backends.mujoco.refusals import (
     refuse_problems,
+    refuse_wide_armature,
     unmerged_reasons,
     warn_changed,
     warn_unsited_frames,
@@ -224,19 +225,6 @@ def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 
     return spec
 
 
-def _refuse_wide_armature(model: Model) -> None:
-    """UnsupportedError naming the free and planar joints with an armature (module docstring)."""
-    named = [j.name for j in model.joints if j.armature and j.kind in (JointKind.FREE, JointKind.PLANAR)]
-    if named:
-        raise UnsupportedError(
-            f"model {model.name!r}: armature on free or planar joints {named}: MuJoCo adds a joint's "
-            "armature to the mass matrix in its own coordinates (a free joint's and a planar joint's linear "
-            "velocity in the joint frame's axes), bridge's model to the joint's velocity in the child's axes "
-            "(as Pinocchio does): the mass matrices agree, the bias forces differ by armature * (omega x v). "
-            "Set these joints' armature to 0 to write the model to MuJoCo"
-        )
-
-
 def mujoco_spec(
     model: Model,
     gravity: object = (0.0, 0.0, -9.81),
@@ -257,7 +245,7 @@ def mujoco_spec(
         floor_value("bound_inertia", bound_inertia),
         as_bool(balance_inertia, "balance_inertia"),
     )
-    _refuse_wide_armature(model)
+    refuse_wide_armature(model)
     plan = plan_bodies(model, native_free=native_free)
     too_deep = depth_problem(model, plan)
     if too_deep is not None:

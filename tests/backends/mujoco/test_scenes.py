@@ -27,6 +27,16 @@ from tests.backends.mujoco_reference import engine_errors, engines_for  # noqa: 
 REPRESENTATIONS = ("body", "inertial", "mixed")
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _mujocos_own_warning_output():
+    """Importing dm_control's MuJoCo wrapper (the composer does) sends MuJoCo's C warnings to absl's
+    logging for the whole process (``mujoco.set_mju_user_warning``); the other tests see MuJoCo print
+    them as users do: MuJoCo's own handler is put back after these tests."""
+    before = mujoco.get_mju_user_warning()
+    yield
+    mujoco.set_mju_user_warning(before)
+
+
 def _compile(mjcf_model) -> object:
     """MuJoCo's model of a composer MJCF model (its XML text and assets)."""
     return mujoco.MjModel.from_xml_string(mjcf_model.to_xml_string(), mjcf_model.get_assets())
