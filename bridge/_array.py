@@ -70,7 +70,10 @@ def as_real(
     """``x`` as a Python float (a real number, not a bool or a string); raise naming ``name``."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Real, np.floating, np.integer)):
         raise InvalidValueError(f"{name}: expected a real number, got {x!r}")
-    value = float(x)
+    try:
+        value = float(x)
+    except OverflowError:  # an int beyond a float's range
+        raise InvalidValueError(f"{name}: expected a finite number, got an integer beyond floats") from None
     if (finite or positive or nonnegative) and not math.isfinite(value):
         raise InvalidValueError(f"{name}: expected a finite number, got {value!r}")
     if positive and not value > 0.0:

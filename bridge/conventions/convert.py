@@ -31,7 +31,7 @@ from bridge.conventions.registry import convention, convention_names
 from bridge.conventions.state import State
 from bridge.errors import ShapeError
 from bridge.model.model import Model
-from bridge.spatial.xp import is_foreign, namespace
+from bridge.spatial.xp import check_real, is_foreign, namespace
 
 __all__ = [
     "convention",
@@ -81,9 +81,11 @@ def _f(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> n
 
 
 def _foreign(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> object:
-    """``x`` in the state's array namespace (JAX or CasADi), its trailing shape checked; its values
-    are not read (they may be traced or symbolic). A numpy state meets a foreign ``x`` in ``x``'s
+    """``x`` in the state's array namespace (JAX or CasADi), its trailing shape checked; complex
+    values are refused, and NaN or infinite ones when ``x`` has values (a concrete JAX array, a
+    CasADi DM; not under tracing nor for symbols). A numpy state meets a foreign ``x`` in ``x``'s
     namespace (the state's numbers become constants of the graph)."""
+    check_real(x, name)  # complex always; NaN when it has values (not traced, not a symbol)
     o = cov.ops = namespace(x, cov.nu)
     arr = o.asarray(x, cov.nu)
     shape = tuple(arr.shape)

@@ -30,7 +30,7 @@ from bridge.errors import BridgeError, StateError
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.quaternions import quaternion_xyzw_to_rotation, rotation_to_quaternion_xyzw
-from bridge.spatial.xp import NUMPY, Ops, has_values, is_foreign, namespace
+from bridge.spatial.xp import NUMPY, Ops, check_real, has_values, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.conventions.change_of_variables import Convention
@@ -288,9 +288,14 @@ def _from_foreign(
     checks on values (unit quaternion, unit (cos, sin) pairs) run when the inputs have values (the
     numpy path on them); under tracing and for symbols they are skipped."""
     o = namespace(q, v)
-    q, v = o.asarray(q), o.asarray(v)
     lay = joint_layout(model, convention)
     what = f"{convention.name} state for model {model.name!r}"
+    for name, x in zip(names, (q, v), strict=True):
+        try:
+            check_real(x, name)  # complex always, NaN when it has values
+        except BridgeError as exc:
+            raise StateError(f"{what}: {exc}") from None
+    q, v = o.asarray(q), o.asarray(v)
     for name, x, size in ((names[0], q, lay.nq), (names[1], v, lay.nv)):
         if o.vsize(x) != size or (not o.batched and x.shape[1] != 1):
             raise StateError(f"{what}: {name}: expected shape (..., {size}), got {tuple(x.shape)}")

@@ -31,7 +31,7 @@ from bridge.conventions.declaration import BODY_VELOCITY, INERTIAL_VELOCITY, MIX
 from bridge.errors import BridgeError, InvalidValueError, StateError
 from bridge.spatial import DEFAULT_GRAVITY, Transform
 from bridge.spatial.transform import ORTHONORMAL_TOLERANCE, ensure_transform
-from bridge.spatial.xp import NUMPY, Ops, is_foreign, namespace
+from bridge.spatial.xp import NUMPY, Ops, check_real, is_foreign, namespace
 
 if TYPE_CHECKING:  # pragma: no cover
     from bridge.model.joints import Coordinates
@@ -358,6 +358,13 @@ def _init_foreign(
     copy, nothing turned into numpy); shapes are checked, and the pose's values when it has values
     (skipped under tracing and for symbols). A numpy argument among them joins the namespace."""
     o = namespace(getattr(world_H_base, "matrix", world_H_base), s, base_velocity, s_dot)
+    for name, x in (
+        ("world_H_base", getattr(world_H_base, "matrix", world_H_base)),
+        ("joint positions s", s),
+        ("base_velocity", base_velocity),
+        ("joint velocities s_dot", s_dot),
+    ):
+        check_real(x, name)  # complex always; NaN when it has values
     H = world_H_base if isinstance(world_H_base, Transform) else Transform(o.asarray(world_H_base))
     s, base_velocity, s_dot = (o.asarray(x) for x in (s, base_velocity, s_dot))
     layout = state.layout

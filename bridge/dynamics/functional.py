@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bridge.conventions.state import DEFAULT_GRAVITY, State
+from bridge.conventions.state import State
 from bridge.dynamics.kindyn import KinDyn
 from bridge.dynamics.queries import QUERIES
 from bridge.errors import InvalidValueError
@@ -37,9 +37,7 @@ _local = threading.local()
 _CACHED = 8  # KinDyns kept per thread (the most recently used)
 
 
-def kindyn_at(
-    model: Model, state: State, engine: str = "pinocchio", gravity: object = DEFAULT_GRAVITY
-) -> KinDyn:
+def kindyn_at(model: Model, state: State, engine: str = "pinocchio", gravity: object = None) -> KinDyn:
     """A KinDyn of ``engine`` in ``state.representation`` holding ``state`` (reused per thread,
     model, engine and representation: the next call with the same keys moves it to a new state)."""
     if not isinstance(model, Model):
@@ -73,7 +71,7 @@ def _query(name: str) -> Callable[..., np.ndarray]:
         state: State,
         *args: object,
         engine: str = "pinocchio",
-        gravity: object = DEFAULT_GRAVITY,
+        gravity: object = None,
         **kwargs: object,
     ) -> np.ndarray:
         return getattr(kindyn_at(model, state, engine, gravity), name)(*args, **kwargs)
@@ -83,7 +81,8 @@ def _query(name: str) -> Callable[..., np.ndarray]:
     summary = (method.__doc__ or "").strip()
     query.__doc__ = (
         f'``KinDyn.{name}`` at ``state`` without a KinDyn: ``{name}(model, state, *args, engine="pinocchio", '
-        f"gravity=(0, 0, -9.81), **kwargs)``, in ``state.representation``.\n\n"
+        f"gravity=None, **kwargs)``, in ``state.representation`` (``gravity`` None: the model's, "
+        f"its file's or (0, 0, -9.81)).\n\n"
         f"KinDyn.{name}: {summary}"
     )
     return query

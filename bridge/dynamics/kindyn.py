@@ -28,7 +28,6 @@ from bridge.backends import registry
 from bridge.backends.protocol import DERIVED_QUANTITIES, Engine, capability, derived
 from bridge.conventions.declaration import Axes
 from bridge.conventions.state import (
-    DEFAULT_GRAVITY,
     MODERATE_SQ,
     Representation,
     State,
@@ -60,6 +59,7 @@ from bridge.errors import (
     SingularMassMatrixError,
     StateError,
 )
+from bridge.model.gravity import model_gravity
 from bridge.model.model import Model
 from bridge.spatial import Force, Transform
 
@@ -149,8 +149,7 @@ class KinDyn:
         self._n_dofs = model.n_dofs
         self._nv = model.nv
         self._floating = model.floating
-        self._default_gravity = np.array(DEFAULT_GRAVITY)
-        self._default_gravity.flags.writeable = False
+        self._default_gravity = model_gravity(model)  # the file's, else (0, 0, -9.81); read-only
         # a state set through the hot path has finite inputs below bridge.conventions.state.MODERATE; with a
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
@@ -165,18 +164,19 @@ class KinDyn:
         s: object,
         base_velocity: object,
         s_dot: object,
-        gravity: object = DEFAULT_GRAVITY,
+        gravity: object = None,
     ) -> None:
         """Set the robot state (leading batch axes allowed on every argument).
 
         ``world_H_base`` (..., 4, 4) or Transform; ``s``, ``s_dot`` (..., n) in the model's DOF
         order; ``base_velocity`` (..., 6) in this KinDyn's representation (ignored, but still
-        checked, for a fixed base); ``gravity`` (..., 3) in world coordinates.
+        checked, for a fixed base); ``gravity`` (..., 3) in world coordinates, default (None) the
+        model's: :attr:`bridge.Model.gravity` (its file's), else ``(0, 0, -9.81)``.
         """
         # hot path: one state as plain arrays, checked by the engine's own single-state set-up (or
         # by single_state_arrays); anything else, including every invalid input, goes through
         # State, which raises the errors
-        g = self._default_gravity if gravity is DEFAULT_GRAVITY else self._gravity_array(gravity)
+        g = self._default_gravity if gravity is None else self._gravity_array(gravity)
         if g is not None and self._set_single(world_H_base, s, base_velocity, s_dot, g):
             self._state = None  # the engine's (rebuilt if it has to be; see state)
             self._gravity = g
@@ -189,7 +189,7 @@ class KinDyn:
 
     def _gravity_array(self, gravity: object) -> np.ndarray | None:
         """One validated (3,) gravity for the hot path, or None (batched or invalid)."""
-        if gravity is DEFAULT_GRAVITY:
+        if gravity is None:
             return self._default_gravity
         try:
             g = np.array(gravity, dtype=np.float64)
@@ -200,14 +200,14 @@ class KinDyn:
         g.flags.writeable = False
         return g
 
-    def set_robot_state(self, state: State, gravity: object = DEFAULT_GRAVITY) -> None:
+    def set_robot_state(self, state: State, gravity: object = None) -> None:
         """Set the state from a :class:`State` (converted to this representation if needed)."""
         if not isinstance(state, State):
             raise StateError(f"set_robot_state expects a bridge State, got {type(state).__name__}")
         if state.layout is None and not self.model.single_coordinate:
             state = state.with_layout(self.model)
         try:
-            g = as_float_array(gravity, "gravity", (3,))
+            g = as_float_array(self._default_gravity if gravity is None else gravity, "gravity", (3,))
         except BridgeError as exc:
             raise StateError(str(exc)) from None
         state.check_model(self.model)

@@ -8,12 +8,15 @@ in the neutral model layer, so the converters share one definition.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-from bridge.model.model import Joint, JointKind, JointLimits
+from bridge.errors import InvalidValueError
+from bridge.model.model import Joint, JointKind, JointLimits, Model
 from bridge.spatial import Transform
 
-__all__ = ["finite_limit", "movable_joint", "unique_name"]
+__all__ = ["finite_limit", "movable_joint", "require_finite_numbers", "unique_name"]
 
 
 def finite_limit(value: float, infinite: float) -> float | None:
@@ -65,3 +68,38 @@ def unique_name(name: str, taken: set[str] | frozenset[str], suffix: str) -> str
     while name in taken:
         name += suffix
     return name
+
+
+def require_finite_numbers(model: Model, fmt: str) -> None:
+    """Raise :class:`bridge.InvalidValueError` naming the joint when a number a writer of ``fmt``
+    would write is not finite: a joint limit (of a joint or of a locked joint's original) or a mimic
+    relation's multiplier or offset. Inertias, poses, axes, armature and gravity are finite by
+    construction (their classes refuse anything else); limits are the model's free numbers."""
+    for joint in model.joints:
+        for j in (joint, joint.original):
+            if j is None:
+                continue
+            for key in ("lower", "upper", "effort", "velocity"):
+                value = getattr(j.limits, key)
+                real = isinstance(value, (numbers.Real, np.floating, np.integer)) and not isinstance(
+                    value, (bool, np.bool_)
+                )
+                if value is not None and not (real and _finite(value)):
+                    raise InvalidValueError(
+                        f"model {model.name!r}: joint {j.name!r}: the {key} limit is {value!r}; "
+                        f"{fmt} files hold finite numbers only (None: no limit)"
+                    )
+    for m in getattr(model, "mimics", ()):
+        if not (np.isfinite(m.multiplier) and np.isfinite(m.offset)):
+            raise InvalidValueError(
+                f"model {model.name!r}: mimic joint {m.joint!r}: multiplier {m.multiplier!r} and offset "
+                f"{m.offset!r} must be finite to be written to a {fmt} file"
+            )
+
+
+def _finite(value: object) -> bool:
+    """Whether the real number ``value`` is a finite float (an int beyond a float's range is not)."""
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:
+        return False

@@ -228,6 +228,7 @@ def couple(model: Model, mimics: Iterable[Mimic], dof_names: Sequence[str] | Non
         dof_names=tuple(dof_names),
         floating=model.floating,
         synthetic_links=model.synthetic_links,
+        gravity=model.gravity,
         full=model,
         mimics=tuple(relations[d] for d in model.dof_names if d in relations),
     )

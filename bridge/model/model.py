@@ -40,6 +40,7 @@ import numpy as np
 
 from bridge._array import as_real
 from bridge.errors import InvalidValueError, ModelError, UnknownNameError
+from bridge.model.gravity import checked_gravity
 from bridge.model.joints import Coordinates, JointKind
 from bridge.spatial import SpatialInertia, Transform
 
@@ -261,6 +262,11 @@ class Model:
             an MJCF body with several joints (:func:`bridge.from_mujoco`). Writers may leave them
             out without a warning (an MJCF body with several joints carries them); the set survives
             re-rooting, DOF selection and lumping (names no longer in the model are ignored).
+        gravity: the gravity (3,) in world coordinates (m/s^2) the source file states (MJCF's
+            ``<option gravity>``, an SDF world's ``<gravity>``, a library model's), read-only; None
+            when not stated. It is the default gravity of every engine and query on the model
+            (:func:`bridge.model.gravity.model_gravity`: ``(0, 0, -9.81)`` when None); an explicit
+            ``gravity=`` still overrides it.
     """
 
     name: str
@@ -271,9 +277,11 @@ class Model:
     dof_names: tuple[str, ...]
     floating: bool = True
     synthetic_links: frozenset[str] = frozenset()
+    gravity: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "synthetic_links", _name_set(self.synthetic_links))
+        object.__setattr__(self, "gravity", checked_gravity(self.gravity, f"model {self.name!r}: gravity"))
         object.__setattr__(self, "links", tuple(self.links))
         object.__setattr__(self, "joints", tuple(self.joints))
         object.__setattr__(self, "frames", tuple(self.frames))

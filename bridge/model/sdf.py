@@ -35,8 +35,9 @@ gearbox and revolute2 joints; closed loops (a link with two parents), as for URD
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -48,7 +49,7 @@ from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.model.sdf_document import SdfAxis, SdfDocument, SdfJoint, read_document, read_source
 from bridge.spatial import SpatialInertia, Transform
 
-__all__ = ["AXIS2_SUFFIX", "load_sdf"]
+__all__ = ["AXIS2_SUFFIX", "load_sdf", "sdf_named"]
 
 #: the second DOF of a universal joint ``J`` is named ``J + AXIS2_SUFFIX``
 AXIS2_SUFFIX = "__axis2"
@@ -200,6 +201,7 @@ def _joints(
                     axis=axis,
                     axis_origin=C_p_J,
                     limits=_limits(j, j.axes[0]),
+                    armature=j.armature,
                 )
             )
             continue
@@ -216,8 +218,10 @@ def _joints(
             axis=_axis_in(frames, j.axes[0], j, J_H_M),
             limits=_limits(j, j.axes[0]),
         )
+        second_name = unique_name(j.name + AXIS2_SUFFIX, taken, "_")  # a joint may have the name
+        taken.add(second_name)
         second = Joint(
-            j.name + AXIS2_SUFFIX,
+            second_name,
             JointKind.REVOLUTE,
             middle,
             child,
@@ -266,11 +270,11 @@ def _mimics(doc: SdfDocument, joints: Sequence[Joint], mode: str | None, issues:
 def _base(
     doc: SdfDocument, joints: list[Joint], links: list[Link]
 ) -> tuple[str, bool, list[Joint], list[Link]]:
-    """(base link, fixed to the world, joints, links): the world's weld removed, or ``world`` a link."""
+    """(base link, fixed to the world, joints, links): the world's weld removed, or ``world`` a
+    massless link, the fixed base (a movable joint or several joints from the world)."""
     from_world = [j for j in joints if j.parent == _WORLD]
     if len(from_world) > 1:
-        names = ", ".join(repr(j.name) for j in from_world)
-        raise SDFError(f"{doc.where}: several joints from the world ({names}); bridge reads one tree")
+        return _WORLD, True, joints, [Link(_WORLD, SpatialInertia.zero()), *links]
     if from_world and from_world[0].kind is JointKind.FIXED:
         weld = from_world[0]
         return weld.child, True, [j for j in joints if j is not weld], links
@@ -287,12 +291,61 @@ def _frames(doc: SdfDocument, frames: _Frames, link_names: set[str]) -> list[Fra
     out = []
     for f in doc.frames:
         link = frames.body(f.name, f"frame {f.name!r}", "attached_to")
+        if link == _WORLD and _WORLD in link_names:  # the world is the model's base link
+            out.append(Frame(f.name, _WORLD, frames.pose(_WORLD).inverse() @ frames.pose(f.name)))
+            continue
         if link not in link_names:
             raise SDFError(
                 f"{doc.where}: frame {f.name!r} is attached to the world, not to a link of the model"
             )
         out.append(Frame(f.name, link, frames.pose(link).inverse() @ frames.pose(f.name)))
     return out
+
+
+def _own_names(model: Model, mimics: list[Mimic], doc: SdfDocument) -> tuple[Model, list[Mimic]]:
+    """The model and mimic relations with each element's own name (``bridge:name``, written by
+    :func:`bridge.model.sdf_writer.model_to_sdf` where the SDF name had to differ)."""
+    names = doc.own_names
+    if not names and not doc.own_name:
+        return model, mimics
+
+    def own(name: str) -> str:
+        return names.get(name, name)
+
+    renamed = _renamed(model, own, own, own).replace(name=doc.own_name or model.name)
+    return renamed, [dataclasses.replace(m, joint=own(m.joint), master=own(m.master)) for m in mimics]
+
+
+def _renamed(model: Model, link: Callable, joint: Callable, frame: Callable) -> Model:
+    """``model`` with its links, joints and frames renamed by the three functions."""
+    links = tuple(Link(link(x.name), x.inertia) for x in model.links)
+    joints = tuple(
+        dataclasses.replace(j, name=joint(j.name), parent=link(j.parent), child=link(j.child))
+        for j in model.joints
+    )
+    frames = tuple(Frame(frame(f.name), link(f.link), f.link_H_frame) for f in model.frames)
+    return model.replace(
+        links=links,
+        joints=joints,
+        frames=frames,
+        base=link(model.base),
+        dof_names=tuple(joint(d) for d in model.dof_names),
+        synthetic_links=frozenset(link(n) for n in model.synthetic_links),
+    )
+
+
+def sdf_named(model: Model, path_or_xml: str | bytes | os.PathLike) -> Model:
+    """``model`` (read from the SDF file ``path_or_xml`` by :func:`load_sdf`) with the SDF names of
+    its links, joints and frames where the file gives an element its own name (``bridge:name``):
+    the names other SDFormat readers (Drake) know them by."""
+    doc = read_document(*read_source(path_or_xml))
+    maps = [
+        {x.own_name: x.name for x in items if x.own_name} for items in (doc.links, doc.joints, doc.frames)
+    ]
+    if not any(maps):
+        return model
+    link, joint, frame = (lambda n, m=m: m.get(n, n) for m in maps)
+    return _renamed(model, link, joint, frame)
 
 
 def _warn_world(doc: SdfDocument, issues: Issues) -> None:
@@ -359,7 +412,18 @@ def load_sdf(
         floating = not welded
     dofs = tuple(j.name for j in joint_list if j.movable)
     try:
-        model = Model(doc.name, links, joint_list, _frames(doc, frames, link_names), root, dofs, floating)
+        model = Model(
+            doc.name,
+            links,
+            joint_list,
+            _frames(doc, frames, link_names),
+            root,
+            dofs,
+            floating,
+            synthetic_links=frozenset(link.name for link in doc.links if link.synthetic),
+            gravity=doc.gravity,
+        )
+        model, mimics = _own_names(model, mimics, doc)
         model = rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
     except UnknownNameError:
         raise

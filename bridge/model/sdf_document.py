@@ -47,6 +47,28 @@ _UNSUPPORTED = ("ball", "screw", "gearbox", "revolute2")
 MAX_MAGNITUDE = 1e100
 #: an SDFormat limit at or beyond this magnitude means "no limit" (SDFormat's default is 1e16)
 NO_LIMIT = 1e16
+#: Drake's XML namespace (``<drake:rotor_inertia>``, ``<drake:gear_ratio>``: joint armature)
+DRAKE_NAMESPACE = "http://drake.mit.edu"
+#: bridge's XML namespace: ``bridge:name``, an element's own name where its SDF name differs
+#: (written by ``to_sdf``)
+BRIDGE_NAMESPACE = "urn:bridge-dynamics:sdf"
+#: SDFormat's world frame
+WORLD = "world"
+
+
+_OWN_NAME = f"{{{BRIDGE_NAMESPACE}}}name"
+
+
+def valid_sdf_name(name: str) -> bool:
+    """Whether ``name`` is a valid SDFormat name of a link, joint or frame: not empty, no blanks
+    around it, no ``::`` (the scope separator), not ``world`` nor reserved (``__*__``)."""
+    return (
+        bool(name)
+        and name == name.strip()
+        and "::" not in name
+        and name != WORLD
+        and not (name.startswith("__") and name.endswith("__"))
+    )
 
 
 @dataclass(frozen=True)
@@ -78,6 +100,8 @@ class SdfLink:
     mass: float
     inertial_pose: Pose
     inertia: np.ndarray  # (3, 3) about the centre of mass, in the inertial frame's axes
+    own_name: str = ""  # ``bridge:name``: the name in the model bridge wrote ("" = ``name``)
+    synthetic: bool = False  # ``bridge:synthetic``: a link bridge made when it read the model
 
 
 @dataclass(frozen=True)
@@ -88,6 +112,9 @@ class SdfJoint:
     child: str
     pose: Pose
     axes: tuple[SdfAxis, ...] = ()
+    #: Drake's reflected rotor inertia ``<drake:rotor_inertia> * <drake:gear_ratio>**2`` (0: none)
+    armature: float = 0.0
+    own_name: str = ""  # ``bridge:name``
 
 
 @dataclass(frozen=True)
@@ -95,6 +122,7 @@ class SdfFrame:
     name: str
     attached_to: str
     pose: Pose
+    own_name: str = ""  # ``bridge:name``
 
 
 @dataclass
@@ -109,8 +137,17 @@ class SdfDocument:
     links: list[SdfLink] = field(default_factory=list)
     joints: list[SdfJoint] = field(default_factory=list)
     frames: list[SdfFrame] = field(default_factory=list)
-    #: what a ``<world>`` around the model held besides it (element tags), left out
+    #: what a ``<world>`` around the model held besides it and its ``<gravity>`` (element tags), left out
     world_rest: list[str] = field(default_factory=list)
+    #: the ``<gravity>`` (3,) of a ``<world>`` around the model; None when not stated
+    gravity: np.ndarray | None = None
+    #: ``bridge:name`` of the model (its own name where the SDF name differs; "" = ``name``)
+    own_name: str = ""
+
+    @property
+    def own_names(self) -> dict[str, str]:
+        """SDF name -> the element's own name (``bridge:name``), for the elements that have one."""
+        return {x.name: x.own_name for x in (*self.links, *self.joints, *self.frames) if x.own_name}
 
 
 # --------------------------------------------------------------------------- source
@@ -186,14 +223,22 @@ class _Reader:
             H = Transform.from_quaternion_xyzw(q / np.linalg.norm(q), xyz)
         else:
             rpy = np.array(values[3:])
-            if _flag(el.get("degrees", "false")):
+            if _flag(el.get("degrees", "false"), reader=self, owner=owner, what="<pose degrees>"):
                 rpy = np.deg2rad(rpy)
             H = Transform.from_rpy(rpy, xyz)
         return Pose(H, el.get("relative_to", ""))
 
 
-def _flag(text: str) -> bool:
-    return text.strip().lower() in ("true", "1")
+def _flag(text: str, *, reader: _Reader, owner: str, what: str) -> bool:
+    """An SDFormat boolean as libsdformat reads it: ``true``/``1`` or ``false``/``0`` (any case,
+    blanks around); anything else (``yes``, ``on``, ...) is an SDFError naming ``owner`` and
+    ``what`` (libsdformat and Drake refuse it), never a silent False."""
+    value = text.strip().lower()
+    if value in ("true", "1"):
+        return True
+    if value in ("false", "0"):
+        return False
+    raise reader.fail(owner, f"{what} is {text!r}, not an SDFormat boolean (true, false, 1 or 0)")
 
 
 # --------------------------------------------------------------------------- elements
@@ -224,7 +269,17 @@ def _link(el: ET.Element, reader: _Reader) -> SdfLink:
         ]
     )
     mass = reader.number(inertial, "mass", 1.0, owner)
-    return SdfLink(name, reader.pose(el, owner), mass, reader.pose(inertial, owner + " <inertial>"), inertia)
+    return SdfLink(
+        name,
+        reader.pose(el, owner),
+        mass,
+        reader.pose(inertial, owner + " <inertial>"),
+        inertia,
+        el.get(_OWN_NAME, ""),
+        _flag(
+            el.get(f"{{{BRIDGE_NAMESPACE}}}synthetic", "false"), reader=reader, owner=owner, what="synthetic"
+        ),
+    )
 
 
 def _axis(el: ET.Element | None, reader: _Reader, owner: str, version: tuple[int, int]) -> SdfAxis:
@@ -239,7 +294,12 @@ def _axis(el: ET.Element | None, reader: _Reader, owner: str, version: tuple[int
         expressed_in = xyz_el.get("expressed_in", "")
     if np.linalg.norm(xyz) < 1e-12:
         raise reader.fail(owner, f"a zero axis <xyz>{(xyz_el.text or '').strip()}</xyz>")
-    if version < (1, 7) and _flag(el.findtext("use_parent_model_frame", "false")):
+    if version < (1, 7) and _flag(
+        el.findtext("use_parent_model_frame", "false"),
+        reader=reader,
+        owner=owner,
+        what="<use_parent_model_frame>",
+    ):
         expressed_in = "__model__"
     limit = el.find("limit")
     bounds = [None, None, None, None]
@@ -300,12 +360,28 @@ def _joint(el: ET.Element, reader: _Reader, version: tuple[int, int]) -> SdfJoin
         axes = (_axis(el.find("axis"), reader, owner, version),)
         if jtype == "universal":
             axes += (_axis(el.find("axis2"), reader, owner, version),)
-    return SdfJoint(name, jtype, ends[0], ends[1], reader.pose(el, owner), axes)
+    pose = reader.pose(el, owner)
+    return SdfJoint(
+        name, jtype, ends[0], ends[1], pose, axes, _armature(el, reader, owner), el.get(_OWN_NAME, "")
+    )
+
+
+def _armature(el: ET.Element, reader: _Reader, owner: str) -> float:
+    """A joint's armature from Drake's ``<drake:rotor_inertia>`` and ``<drake:gear_ratio>`` (default
+    1): ``rotor_inertia * gear_ratio**2``, what Drake adds to the joint's diagonal entry of M (and
+    what :func:`bridge.model.sdf_writer.model_to_sdf` writes, gear ratio 1)."""
+    rotor = reader.number(el, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", 0.0, owner)
+    ratio = reader.number(el, f"{{{DRAKE_NAMESPACE}}}gear_ratio", 1.0, owner)
+    if rotor < 0.0:
+        raise reader.fail(owner, f"<drake:rotor_inertia> is {rotor!r}, negative")
+    return rotor * ratio * ratio
 
 
 def _frame(el: ET.Element, reader: _Reader) -> SdfFrame:
     name = _name(el, reader, "frame")
-    return SdfFrame(name, el.get("attached_to", ""), reader.pose(el, f"frame {name!r}"))
+    return SdfFrame(
+        name, el.get("attached_to", ""), reader.pose(el, f"frame {name!r}"), el.get(_OWN_NAME, "")
+    )
 
 
 # --------------------------------------------------------------------------- document
@@ -319,16 +395,16 @@ def _version(root: ET.Element, where: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-def _the_model(root: ET.Element, where: str) -> tuple[ET.Element, list[str]]:
-    """The one ``<model>`` of the document (top level or in its one ``<world>``), and the tags of
-    what the world holds besides it."""
-    scope, rest = root, []
+def _the_model(root: ET.Element, where: str) -> tuple[ET.Element, ET.Element | None, list[str]]:
+    """The one ``<model>`` of the document (top level or in its one ``<world>``), the world (None:
+    none) and the tags of what the world holds besides the model and its gravity."""
+    scope, rest, world = root, [], None
     worlds = root.findall("world")
     if worlds:
         if len(worlds) > 1 or root.findall("model"):
             raise UnsupportedError(f"{where}: several worlds or models; bridge reads one model")
-        scope = worlds[0]
-        rest = [child.tag for child in scope if child.tag not in ("model", "include")]
+        scope = world = worlds[0]
+        rest = [child.tag for child in scope if child.tag not in ("model", "include", "gravity")]
     includes = scope.findall("include")
     if includes:
         uri = (includes[0].findtext("uri") or "").strip()
@@ -342,7 +418,7 @@ def _the_model(root: ET.Element, where: str) -> tuple[ET.Element, list[str]]:
     if len(models) > 1:
         names = ", ".join(repr(m.get("name")) for m in models)
         raise UnsupportedError(f"{where}: {len(models)} models ({names}); bridge reads a file with one model")
-    return models[0], rest
+    return models[0], world, rest
 
 
 def read_document(data: bytes, where: str) -> SdfDocument:
@@ -354,8 +430,15 @@ def read_document(data: bytes, where: str) -> SdfDocument:
     if root.tag != "sdf":
         raise SDFError(f"{where}: no <sdf> element (the root element is <{root.tag}>)")
     version = _version(root, where)
-    model_el, rest = _the_model(root, where)
+    model_el, world, rest = _the_model(root, where)
     reader = _Reader(where)
+    gravity = None
+    if world is not None:
+        els = world.findall("gravity")
+        if len(els) > 1:
+            raise reader.fail(f"world {world.get('name', '')!r}", f"{len(els)} <gravity> elements")
+        if els:
+            gravity = np.array(reader.numbers(els[0], (3,), f"world {world.get('name', '')!r}"))
     name = _name(model_el, reader, "model")
     owner = f"model {name!r}"
     for tag in ("model", "include"):
@@ -366,12 +449,19 @@ def read_document(data: bytes, where: str) -> SdfDocument:
                 f"{where}: {owner} has a nested <{tag}> {what!r}; bridge reads one model without nested "
                 "models"
             )
-    if _flag(model_el.findtext("static", "false")):
+    if _flag(model_el.findtext("static", "false"), reader=reader, owner=owner, what="<static>"):
         raise UnsupportedError(f"{where}: {owner} is static (fixed in the world: no dynamics to compute)")
     if model_el.get("placement_frame"):
         raise UnsupportedError(f"{where}: {owner} has a placement_frame, which bridge does not read")
     doc = SdfDocument(
-        where, version, name, reader.pose(model_el, owner), model_el.get("canonical_link"), world_rest=rest
+        where,
+        version,
+        name,
+        reader.pose(model_el, owner),
+        model_el.get("canonical_link"),
+        world_rest=rest,
+        gravity=gravity,
+        own_name=model_el.get(_OWN_NAME, ""),
     )
     doc.links = [_link(el, reader) for el in model_el.findall("link")]
     doc.joints = [_joint(el, reader, version) for el in model_el.findall("joint")]

@@ -9,20 +9,23 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from bridge.errors import UnsupportedError
+from bridge.model.building import require_finite_numbers
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
+from bridge.model.sdf_document import BRIDGE_NAMESPACE, DRAKE_NAMESPACE, WORLD, valid_sdf_name
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt, _unique
 from bridge.spatial import SpatialInertia, Transform
 
-__all__ = ["SDF_VERSION", "WORLD_JOINT", "model_to_sdf"]
+__all__ = ["SDF_VERSION", "WORLD_JOINT", "model_to_sdf", "sdf_names"]
 
 #: the SDFormat version written (``relative_to`` and ``<frame attached_to>`` need 1.7 or later)
 SDF_VERSION = "1.9"
 #: the name of the fixed joint welding a fixed base to the world
 WORLD_JOINT = "world_joint"
-#: Drake's XML namespace, for ``<drake:rotor_inertia>`` (joint armature)
-DRAKE_NAMESPACE = "http://drake.mit.edu"
+#: bridge's attribute giving an element's own name where its SDF name differs
+NAME_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}name"
+#: bridge's attribute marking a link of :attr:`bridge.Model.synthetic_links`
+SYNTHETIC_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}synthetic"
 
 
 def _pose(parent: ET.Element, T: Transform, relative_to: str | None) -> None:
@@ -55,25 +58,37 @@ def _write_inertial(link: ET.Element, inertia: SpatialInertia) -> None:
         _text(moments, a, float(I3["xyz".index(a[1]), "xyz".index(a[2])]))
 
 
-def _write_link(model_el: ET.Element, name: str, inertia: SpatialInertia, joint: Joint | None) -> None:
+def _named(parent: ET.Element, tag: str, name: str, own: str, **attrs: str) -> ET.Element:
+    """``<tag name=name>`` with ``bridge:name=own`` when the element's own name differs."""
+    el = ET.SubElement(parent, tag, name=name, **attrs)
+    if own != name:
+        el.set(NAME_ATTRIBUTE, own)
+    return el
+
+
+def _write_link(
+    model_el: ET.Element, names: _Names, name: str, inertia: SpatialInertia, joint: Joint | None
+) -> None:
     """A link; below a joint its pose is relative to the joint frame (the joint's axis origin in
     the link's axes, so the link sits at ``-axis_origin`` from it)."""
-    el = ET.SubElement(model_el, "link", name=name)
+    el = _named(model_el, "link", names.link(name), name)
+    if name in names.synthetic:  # a link bridge made when it read the model (e.g. an MJCF body's chain)
+        el.set(SYNTHETIC_ATTRIBUTE, "true")
     if joint is not None:
         origin = joint.axis_origin if joint.kind.rotational else np.zeros(3)
-        _pose(el, Transform.from_translation(-origin), joint.name)
+        _pose(el, Transform.from_translation(-origin), names.joint(joint.name))
     _write_inertial(el, inertia)
 
 
-def _write_joint(model_el: ET.Element, j: Joint) -> None:
+def _write_joint(model_el: ET.Element, names: _Names, j: Joint) -> None:
     """A joint whose frame is the child link's frame moved to the axis origin (child axes), posed
     relative to the parent link; the axis is expressed in the joint frame."""
     kind = j.kind.value if j.movable else "fixed"
-    el = ET.SubElement(model_el, "joint", name=j.name, type=kind)
+    el = _named(model_el, "joint", names.joint(j.name), j.name, type=kind)
     origin = j.axis_origin if j.kind.rotational else np.zeros(3)
-    _pose(el, j.parent_H_child @ Transform.from_translation(origin), j.parent)
-    _text(el, "parent", j.parent)
-    _text(el, "child", j.child)
+    _pose(el, j.parent_H_child @ Transform.from_translation(origin), names.link(j.parent))
+    _text(el, "parent", names.link(j.parent))
+    _text(el, "child", names.link(j.child))
     if not j.movable:
         return
     axis = ET.SubElement(el, "axis")
@@ -91,15 +106,77 @@ def _write_joint(model_el: ET.Element, j: Joint) -> None:
         _text(el, f"{{{DRAKE_NAMESPACE}}}gear_ratio", 1.0)
 
 
+class _Names:
+    """The SDF name of every link, joint and frame (:func:`sdf_names`)."""
+
+    def __init__(self, model: Model) -> None:
+        self.links, self.joints, self.frames = sdf_names(model)
+        self.synthetic = model.synthetic_links
+
+    def link(self, name: str) -> str:
+        return self.links[name]
+
+    def joint(self, name: str) -> str:
+        return self.joints[name]
+
+    def frame(self, name: str) -> str:
+        return self.frames[name]
+
+
+def _sdf_form(name: str) -> str:
+    """``name`` made a valid SDF name: blanks around it dropped, ``::`` (SDFormat's scope
+    separator) as ``__``, a reserved name (``world``, ``__*__``) or an empty one changed."""
+    out = name.strip().replace("::", "__")
+    if not out:
+        return "unnamed"
+    if out.startswith("__") and out.endswith("__"):
+        out = "n" + out
+    return out + "_" if out == WORLD else out
+
+
+def sdf_names(model: Model) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """``(links, joints, frames)``: the SDF name of each link, joint and extra frame of ``model``.
+
+    SDFormat gives links, joints and frames one namespace per model and reserves ``world``,
+    ``__*__`` and ``::``; URDF and MJCF allow a link and a joint of the same name (robosuite's GR1,
+    pybullet's minitaur), and a fixed-base MJCF model's base is its world body ``world``. Every
+    name that is a valid SDF name and not yet taken is kept (links first, then joints, then
+    frames); the others get a valid unique name (:func:`_sdf_form`, then ``_`` appended)."""
+    links: dict[str, str] = {}
+    joints: dict[str, str] = {}
+    frames: dict[str, str] = {}
+    order = [
+        *((links, n) for n in model.link_names),
+        *((joints, n) for n in model.joint_names),
+        *((frames, f.name) for f in model.frames),
+    ]
+    taken: set[str] = {WORLD, WORLD_JOINT}
+    rest = []
+    for table, name in order:
+        if valid_sdf_name(name) and name not in taken:
+            table[name] = name
+            taken.add(name)
+        else:
+            rest.append((table, name))
+    for table, name in rest:
+        table[name] = _unique(_sdf_form(name), taken)
+    return links, joints, frames
+
+
 def model_to_sdf(model: Model) -> str:
     """SDFormat text (version :data:`SDF_VERSION`) of ``model``: one ``<model>`` with the same
-    dynamics.
+    dynamics, which :func:`bridge.load_sdf` reads back as the same model (links, joints, inertias,
+    frames, armature, gravity, names, base, DOF order; a prismatic joint's axis origin, which does
+    not change its motion, is not kept).
 
     What is written:
 
-    * The base link is the model's canonical link (first, at the model frame). A fixed base is
-      welded to the world by a fixed joint :data:`WORLD_JOINT` (``world`` to the base, at the model
-      frame); a floating base has no joint to the world (SDFormat's free body).
+    * Links come in ``model.links`` order; the base link is the model's canonical link (at the
+      model frame). A fixed base is welded to the world by a fixed joint :data:`WORLD_JOINT`
+      (``<parent>world</parent>``, the base as child, at the model frame), read back as a fixed
+      base; a floating base has no joint to the world (SDFormat's free body). The world body of a
+      fixed-base MJCF model (a massless base link ``world``) is such a base, under an SDF name
+      (``world`` is reserved) with ``bridge:name="world"``.
     * Links carry ``<inertial>`` always (the centre-of-mass pose in link axes, the mass, the six
       moments about the centre of mass), zero for a massless link: SDFormat's default for a link
       without ``<inertial>`` is a unit mass.
@@ -113,50 +190,57 @@ def model_to_sdf(model: Model) -> str:
       locked position), then extra frames as ``<frame attached_to=link>`` posed relative to the link.
     * Limits that are set are written (no position limits on a continuous joint).
     * Joint armature is written as Drake's ``<drake:rotor_inertia>`` with ``<drake:gear_ratio>`` 1
-      (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix); other SDFormat readers
-      ignore the element.
+      (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix of an actuated joint: one
+      whose effort limit is not 0); :func:`bridge.load_sdf` reads it back, other readers ignore it.
+    * Names: SDFormat gives links, joints and frames one namespace and reserves ``world``,
+      ``__*__`` and ``::``; a name that is not a valid unique SDF name (a link and a joint of the
+      same name, as URDF and MJCF allow; blanks around a name) gets one (:func:`sdf_names`) and
+      keeps its own as the attribute ``bridge:name`` (namespace
+      :data:`bridge.model.sdf_document.BRIDGE_NAMESPACE`), which :func:`bridge.load_sdf` reads
+      back; other readers (Drake, libsdformat) ignore it and see valid SDF names. The model's
+      :attr:`~bridge.Model.synthetic_links` carry ``bridge:synthetic="true"``.
+    * Gravity: a model with a :attr:`~bridge.Model.gravity` is written inside a ``<world>`` with
+      that ``<gravity>`` (SDFormat keeps gravity in the world; Drake's parser ignores it); without
+      one, a bare ``<model>``.
 
     A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
-    ``model.full``), and so does a link, frame or joint named ``world`` or ``__...`` (names SDFormat
-    reserves). Numbers are written with ``repr`` (the shortest text that reads back as the same
-    double); a pose's rotation is roll-pitch-yaw, exact to rounding.
+    ``model.full``), a non-finite joint limit :class:`bridge.InvalidValueError`. Numbers are
+    written with ``repr`` (the shortest text that reads back as the same double); a pose's rotation
+    is roll-pitch-yaw, exact to rounding.
     """
     require_uncoupled(model, "SDFormat files written by bridge")
-    reserved = [n for n in (*model.frame_names, *model.joint_names) if n == "world" or n.startswith("__")]
-    if reserved:
-        raise UnsupportedError(
-            f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
-            f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
-            "base=<its child> and floating=False, or rename it"
-        )
+    require_finite_numbers(model, "SDFormat")
+    names = _Names(model)
     ET.register_namespace("drake", DRAKE_NAMESPACE)
+    ET.register_namespace("bridge", BRIDGE_NAMESPACE)
     sdf = ET.Element("sdf", version=SDF_VERSION)
-    model_el = ET.SubElement(sdf, "model", name=model.name or "model", canonical_link=model.base)
+    scope = sdf
+    if model.gravity is not None:
+        scope = ET.SubElement(sdf, "world", name="default")
+        _text(scope, "gravity", model.gravity)
+    own_name = model.name or "model"
+    model_el = _named(scope, "model", _sdf_form(own_name), own_name, canonical_link=names.link(model.base))
     model_el.append(
         ET.Comment(
             f" written by bridge: base link {model.base!r}, "
             f"{'floating' if model.floating else 'fixed'} base, DOFs in document order "
         )
     )
-    links = {link.name: link for link in model.links}
-    parent_joint = {j.child: j for j in model.joints}
-    _write_link(model_el, model.base, links[model.base].inertia, None)
     if not model.floating:
-        used = set(model.joint_names) | set(model.frame_names)
-        weld = ET.SubElement(model_el, "joint", name=_unique(WORLD_JOINT, used), type="fixed")
+        weld = ET.SubElement(model_el, "joint", name=WORLD_JOINT, type="fixed")
         _pose(weld, Transform.identity(), "__model__")
-        _text(weld, "parent", "world")
-        _text(weld, "child", model.base)
-    for link in model.links:
-        if link.name != model.base:
-            _write_link(model_el, link.name, link.inertia, parent_joint[link.name])
+        _text(weld, "parent", WORLD)
+        _text(weld, "child", names.link(model.base))
+    parent_joint = {j.child: j for j in model.joints}
+    for link in model.links:  # in the model's order (the base at the model frame, wherever it is)
+        _write_link(model_el, names, link.name, link.inertia, parent_joint.get(link.name))
     for j in model.movable_joints:
-        _write_joint(model_el, j)
+        _write_joint(model_el, names, j)
     for j in model.joints:
         if not j.movable:
-            _write_joint(model_el, j)
+            _write_joint(model_el, names, j)
     for f in model.frames:
-        frame = ET.SubElement(model_el, "frame", name=f.name, attached_to=f.link)
-        _pose(frame, f.link_H_frame, f.link)
+        frame = _named(model_el, "frame", names.frame(f.name), f.name, attached_to=names.link(f.link))
+        _pose(frame, f.link_H_frame, names.link(f.link))
     ET.indent(sdf)
     return '<?xml version="1.0"?>\n' + ET.tostring(sdf, encoding="unicode") + "\n"

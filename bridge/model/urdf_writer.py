@@ -8,8 +8,9 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from bridge.errors import BridgeWarning
+from bridge.model.building import require_finite_numbers
 from bridge.model.model import Joint, JointLimits, Model
-from bridge.spatial import SpatialInertia, Transform
+from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform
 
 __all__ = ["model_to_urdf"]
 
@@ -150,13 +151,27 @@ def model_to_urdf(model: Model) -> str:
       comment in the file naming them with their armature, so the reloaded model's mass matrix
       lacks ``diag(armature)``.
 
+    * URDF has no gravity: the model's :attr:`~bridge.Model.gravity` (its file's, e.g. MJCF's
+      ``<option gravity>``) is not written, and the reloaded model has none (bridge's default
+      ``(0, 0, -9.81)``; pass ``gravity=`` to the engines, or write SDF or MJCF, which keep it);
+      a gravity other than the default is left out with a :class:`bridge.BridgeWarning`.
+
     Helper names get a numeric suffix if they would clash with an existing name. Numbers are
-    written with ``repr`` (shortest round-trip form), so nothing is rounded.
+    written with ``repr`` (shortest round-trip form), so nothing is rounded; a non-finite joint
+    limit raises :class:`bridge.InvalidValueError` naming the joint.
     """
+    require_finite_numbers(model, "URDF")
     mimics = tuple(getattr(model, "mimics", ()))
     if mimics:  # a coupled model: its full model, with the (resolved) relations as <mimic> elements
         model = model.full
     armature = _warn_armature(model, stacklevel=4)
+    if model.gravity is not None and not np.array_equal(model.gravity, DEFAULT_GRAVITY):
+        warnings.warn(
+            f"model {model.name!r}: URDF has no gravity; the model's {model.gravity.tolist()} is left out "
+            f"(the reloaded model has bridge's default {list(DEFAULT_GRAVITY)})",
+            BridgeWarning,
+            stacklevel=3,
+        )
     robot = ET.Element("robot", name=model.name or "robot")
     robot.append(
         ET.Comment(

@@ -81,6 +81,31 @@ def _normalised_quaternion(q: object, name: str) -> np.ndarray:
     return q / n[..., None]
 
 
+def _check_float32_pose(values: np.ndarray) -> None:
+    """The checks of a (..., 4, 4) pose at float32 precision: real, finite, last row
+    ``[0, 0, 0, 1]``, ``R^T R = I`` and ``det R = +1`` within :data:`FLOAT32_ROTATION_TOLERANCE` (a
+    reflection passes the orthonormality test; its determinant is -1)."""
+    if values.dtype.kind == "c":
+        raise InvalidValueError("homogeneous matrix: complex values (give real numbers)")
+    values = values.astype(np.float64)
+    if not np.all(np.isfinite(values)):
+        raise InvalidValueError("homogeneous matrix: contains NaN or infinite values")
+    bottom = values[..., 3, :]
+    if np.any(np.abs(bottom - np.array([0.0, 0.0, 0.0, 1.0])) > FLOAT32_ROTATION_TOLERANCE):
+        raise InvalidValueError("homogeneous matrix: last row must be [0, 0, 0, 1]")
+    R = values[..., :3, :3]
+    err = float(np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), initial=0.0))
+    if err > FLOAT32_ROTATION_TOLERANCE:
+        raise InvalidValueError(
+            f"homogeneous matrix: rotation is not orthonormal (max |R^T R - I| = {err:.3g})"
+        )
+    det = np.linalg.det(R)
+    if det.size and float(np.min(det)) < 1.0 - FLOAT32_ROTATION_TOLERANCE:
+        raise InvalidValueError(
+            f"homogeneous matrix: rotation has determinant {float(np.min(det)):.3g} (a reflection)"
+        )
+
+
 def _foreign_pose(matrix: object, check: bool) -> object:
     """A JAX or CasADi (..., 4, 4) pose, kept as it is: its shape is checked, and with ``check`` its
     values too when it has values (a concrete JAX array, a CasADi DM; skipped under tracing and for
@@ -93,12 +118,7 @@ def _foreign_pose(matrix: object, check: bool) -> object:
         if values.dtype == np.float64:
             Transform(values)  # the numpy checks, on the values
         else:  # float32 (JAX): the same checks at float32 precision
-            R = values[..., :3, :3].astype(np.float64)
-            err = float(np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), initial=0.0))
-            if err > FLOAT32_ROTATION_TOLERANCE or not np.all(np.isfinite(values)):
-                raise InvalidValueError(
-                    f"homogeneous matrix: rotation is not orthonormal (max |R^T R - I| = {err:.3g})"
-                )
+            _check_float32_pose(values)
     return matrix
 
 

@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["NUMPY", "Ops", "is_foreign", "is_symbolic", "is_traced", "namespace"]
+__all__ = ["NUMPY", "Ops", "check_real", "is_foreign", "is_symbolic", "is_traced", "namespace"]
 
 
 def _kind(x: object) -> str:
-    """"jax", "casadi" or "numpy" for one array-like."""
+    """ "jax", "casadi" or "numpy" for one array-like."""
     module = type(x).__module__
     if module.startswith(("jax", "jaxlib")):
         return "jax"
@@ -56,6 +56,33 @@ def is_symbolic(x: object) -> bool:
 def has_values(x: object) -> bool:
     """Whether the values of ``x`` can be read (numpy, a concrete JAX array, a CasADi DM)."""
     return not (is_traced(x) or is_symbolic(x))
+
+
+def check_real(x: object, name: str) -> None:
+    """Refuse what would silently give a wrong number in a JAX or CasADi path: a complex array
+    (always: its dtype is known even under tracing; ``jnp.asarray(z, float64)`` would drop the
+    imaginary part) and NaN or infinite entries when ``x`` has values (a concrete JAX array, a
+    CasADi DM, numpy); nothing is checked on symbols (SX, MX) and on tracers' values.
+
+    Raises :class:`bridge.InvalidValueError` naming ``name``.
+    """
+    from bridge.errors import InvalidValueError
+
+    if is_symbolic(x):
+        return
+    dtype = getattr(x, "dtype", None)
+    if (dtype is not None and np.dtype(dtype).kind == "c") or isinstance(x, complex):
+        raise InvalidValueError(f"{name}: complex values (give real numbers)")
+    if is_traced(x):
+        return
+    try:
+        values = np.asarray(x)
+    except (TypeError, ValueError):  # ragged or unknown: the caller's conversion names it
+        return
+    if values.dtype.kind == "c":
+        raise InvalidValueError(f"{name}: complex values (give real numbers)")
+    if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
+        raise InvalidValueError(f"{name}: contains NaN or infinite values")
 
 
 class Ops:
@@ -155,8 +182,7 @@ class Ops:
         lead = np.broadcast_shapes(*(b.shape[:-2] for b in flat))
         xp = self.xp
         rows = [
-            xp.concatenate([xp.broadcast_to(b, (*lead, *b.shape[-2:])) for b in row], axis=-1)
-            for row in grid
+            xp.concatenate([xp.broadcast_to(b, (*lead, *b.shape[-2:])) for b in row], axis=-1) for row in grid
         ]
         return xp.concatenate(rows, axis=-2)
 

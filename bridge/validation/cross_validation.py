@@ -31,8 +31,8 @@ from bridge.backends.native import QUANTITIES as NATIVE_QUANTITIES
 from bridge.conventions.state import Representation, State
 from bridge.dynamics.kindyn import KinDyn
 from bridge.errors import BridgeError, InvalidValueError, SingularMassMatrixError
+from bridge.model.gravity import model_gravity
 from bridge.model.model import Model
-from bridge.spatial import DEFAULT_GRAVITY
 from bridge.validation.identities import frame_pairs, identities
 from bridge.validation.measure import result
 from bridge.validation.report import Finding, Report
@@ -177,7 +177,7 @@ def _inputs(model: Model, samples: int, frames: Sequence[str], rng: np.random.Ge
         "nu_dot": rng.normal(size=(samples, model.nv)),
         "torques": rng.normal(size=(samples, model.n_dofs)) * 10.0,
         "wrenches": {f: rng.normal(size=(samples, 6)) * 10.0 for f in frames[:3]},
-        "gravity": np.broadcast_to(np.array(DEFAULT_GRAVITY), (samples, 3)),
+        "gravity": np.broadcast_to(model_gravity(model), (samples, 3)),  # the file's, else the default
     }
 
 

@@ -216,3 +216,40 @@ def test_import_bridge_does_not_import_jax() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ------------------------------------------------------------------ fixed bases welded to the world
+FIXED_MJCF = """<mujoco model="named like links">
+  <option gravity="0 0 -3"/>
+  <worldbody>
+    <site name="on_world" pos="0 0 0.1"/>
+    <body name="upper" pos="0 0 1"><joint name="upper" type="hinge" axis="0 1 0"/>
+      <geom type="capsule" size="0.05" fromto="0 0 0 0.3 0 0" mass="1"/>
+      <body name="lower" pos="0.3 0 0"><joint name="lower" type="hinge" axis="1 0 0"/>
+        <geom type="sphere" size="0.05" pos="0.2 0.1 0" mass="0.5"/></body></body>
+    <body name="side" pos="0.5 0 0"><joint name="slide" type="slide" axis="1 0 0"/>
+      <geom type="box" size="0.1 0.1 0.1" mass="2"/></body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_fixed_base_mjcf_with_a_massless_world_and_joints_named_like_bodies(tmp_path) -> None:
+    """The world body of a fixed-base MJCF file is a massless base welded to the world: jaxsim takes
+    it (the SDF bridge writes: the world as a link welded to SDFormat's world, joints and bodies of
+    one name under unique SDF names) and agrees with Pinocchio, in the file's gravity."""
+    pytest.importorskip("mujoco")
+    path = tmp_path / "fixed.xml"
+    path.write_text(FIXED_MJCF)
+    model = bridge.load_mjcf(path)
+    assert model.base == "world" and not model.floating and model.link("world").mass == 0.0
+    assert unsupported(model) is None
+    state = random_state(model, np.random.default_rng(4))
+    for rep in ("mixed",):
+        kd, ref = bridge.KinDyn(model, "jaxsim", rep), bridge.KinDyn(model, "pinocchio", rep)
+        for k in (kd, ref):
+            k.set_robot_state(state.to(rep))
+        for name in ("mass_matrix", "bias_forces", "gravity_forces"):
+            assert_close(getattr(kd, name)(), getattr(ref, name)(), 1e-10, name)
+        for frame in ("on_world", "lower", "side"):
+            assert_close(kd.frame_jacobian(frame), ref.frame_jacobian(frame), 1e-10, frame)
+        assert_close(kd.com_position(), ref.com_position(), 1e-10, "com")

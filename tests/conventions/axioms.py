@@ -59,6 +59,7 @@ __all__ = [
     "moved",
     "resolved",
     "states",
+    "takes",
 ]
 
 #: the time step of the central finite differences along the motion
@@ -83,6 +84,15 @@ def resolved(*names: object) -> None:
             convention(name)
         except ImportError as exc:
             pytest.skip(f"convention {name!r} not available: {exc}")
+
+
+def takes(model: bridge.Model, name: object) -> bool:
+    """Whether a convention's library can represent ``model`` (see :func:`accepted`)."""
+    try:
+        convention(name).permutation(model)
+    except bridge.UnsupportedError:
+        return False
+    return True
 
 
 def accepted(model: bridge.Model, *names: object) -> None:

@@ -56,6 +56,11 @@ def test_compiled_equals_numpy_for_every_convention(
     model: bridge.Model, name: str, rep: str, batch: tuple[int, ...]
 ) -> None:
     axioms.resolved(name)
+    if not model.single_coordinate:
+        pytest.skip(
+            "the compiled T^T M T takes one base block and a permutation (joints of several "
+            "coordinates: the block path, checked against the dense T by the axioms)"
+        )
     rng = np.random.default_rng(NAMES.index(name) * 10 + REPS.index(rep))
     state = random_state(model, rng, rep, batch=batch)
     cov = velocity_change(model, state, rep, name)
@@ -72,10 +77,9 @@ def test_some_conventions_permute_the_joints(model: bridge.Model) -> None:
     state = random_state(model, np.random.default_rng(0), "mixed")
     perms = []
     for name in NAMES:
-        try:
-            perms.append(velocity_change(model, state, "mixed", name).joints.perm is not None)
-        except ImportError:
+        if not axioms.available(name) or not axioms.takes(model, name):
             continue
+        perms.append(velocity_change(model, state, "mixed", name).joints.perm is not None)
     assert any(perms) and not all(perms)
 
 

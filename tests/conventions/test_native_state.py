@@ -26,6 +26,8 @@ def test_native_round_trips(model: bridge.Model, small: bridge.Model, name: str)
     if convention(name).configuration is None:
         pytest.skip(f"convention {name!r} declares no configuration layout")
     for m in (model, small):
+        if not axioms.takes(m, name):  # (a library without ball, free or planar joints)
+            continue
         for state in axioms.states(m, seed=5):
             axioms.check_native_round_trip(m, state, name)
 
@@ -56,5 +58,7 @@ def test_library_state_round_trips(model: bridge.Model, small: bridge.Model, nam
     if not record.installed:
         pytest.skip(f"{name}: {record.requires!r} is not installed")
     for m in (model, small):
+        if not axioms.takes(m, name):  # (a library without ball, free or planar joints)
+            continue
         for state in axioms.states(m, seed=6, count=1):
             check_library_round_trip(m, state, record)

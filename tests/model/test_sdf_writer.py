@@ -73,15 +73,15 @@ def test_coupled_model_is_refused() -> None:
     assert "<sdf" in model.full.to_sdf()
 
 
-def test_reserved_names_are_refused() -> None:
+def test_reserved_names_get_sdf_names_and_keep_their_own() -> None:
     model = bridge.load_urdf(robot_path("ur5"))  # its root link is called 'world'
     assert "world" in model.link_names
-    with pytest.raises(bridge.UnsupportedError, match="reserves"):
-        model.to_sdf()
-    welded = model.with_base("base_link").with_fixed_base()
-    assert "world" in welded.link_names  # still a link (a leaf now): refused as well
-    with pytest.raises(bridge.UnsupportedError, match="'world'"):
-        welded.to_sdf()
+    for m in (model, model.with_base("base_link").with_fixed_base()):
+        root = ET.fromstring(m.to_sdf())
+        names = [el.get("name") for el in root.iter() if el.tag in ("link", "joint", "frame")]
+        assert "world" not in names and len(set(names)) == len(names)
+        back = bridge.load_sdf(m.to_sdf())
+        assert back.link_names == m.link_names and back.base == m.base and back.floating == m.floating
 
 
 def test_convert_writes_sdf(tmp_path: Path) -> None:

@@ -92,8 +92,8 @@ def test_compiler_inertia_options_are_named(tmp_path: Path) -> None:
     [
         ("cheetah", {"mujoco_damping"}),
         ("swimmer", {"mujoco_fluid"}),
-        ("fish", {"mujoco_damping", "mujoco_tendons", "mujoco_fluid", "mujoco_gravity"}),
-        ("finger", {"mujoco_damping", "mujoco_gravity"}),
+        ("fish", {"mujoco_damping", "mujoco_tendons", "mujoco_fluid"}),
+        ("finger", {"mujoco_damping"}),
         ("humanoid", {"mujoco_damping"}),
         ("quadruped", {"mujoco_damping"}),  # a scene: the quadruped and a free ball
         ("dog", {"mujoco_damping"}),  # a scene too; the tail's springdamper is a spring (removed with it)

@@ -22,7 +22,8 @@ Plant layout (``to_drake``; docs/conventions.md, Drake column):
   the ``FixedOffsetFrame`` :data:`WORLD_H_BASE` on the world body to the base link. That frame's
   pose is a parameter of each Context (:func:`set_world_H_base`), so one finalized plant serves
   every base pose (the KinDyn engine sets it per sample); it is the identity in a default Context;
-* gravity is the plant's uniform gravity field, ``(0, 0, -9.81)`` by default.
+* gravity is the plant's uniform gravity field: the model's :attr:`~bridge.Model.gravity` (its
+  file's), else ``(0, 0, -9.81)``; :func:`from_drake` reads it back as the model's gravity.
 
 The plant is finalized (continuous time) and returned alone: everything else is found by name
 in the model instance :func:`instance_name` (``plant.GetBodyByName(link, instance)``,
@@ -43,6 +44,7 @@ import numpy as np
 
 from bridge.errors import BackendError, ModelError, UnsupportedError
 from bridge.model.building import finite_limit, movable_joint, unique_name
+from bridge.model.gravity import model_gravity
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -282,6 +284,7 @@ def to_drake(model: Model) -> MultibodyPlant:
                 frame.name, bodies[frame.link].body_frame(), _rigid_transform(frame.link_H_frame)
             )
         )
+    plant.mutable_gravity_field().set_gravity_vector(model_gravity(model))
     plant.Finalize()
     if plant.num_velocities() != model.nv:  # pragma: no cover - internal consistency
         raise BackendError(f"Drake plant has nv={plant.num_velocities()}, expected {model.nv}")
@@ -461,6 +464,7 @@ def from_drake(plant: MultibodyPlant) -> Model:
         base_body.name(),
         tuple(j.name() for j in order),
         floating,
+        gravity=np.array(plant.gravity_field().gravity_vector()),
     )
 
 

@@ -47,6 +47,7 @@ from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_o
 from bridge.conventions.state import State
 from bridge.errors import BackendError
 from bridge.model.model import Link, Model
+from bridge.model.sdf import sdf_named
 from bridge.spatial import SpatialInertia
 
 __all__ = ["NATIVE", "DrakeLoader", "DrakeNative", "dof_slot", "load_drake_urdf", "native_state", "sdf_world"]
@@ -116,13 +117,15 @@ class DrakeNative:
     """Drake's M, h, g of its parsed ``plant`` at states of bridge's ``model``.
 
     ``zero_reflected``: the actuators' rotor inertias zeroed in the context; ``force_elements``: h
-    with Drake's force elements (joint damping) counted.
+    with Drake's force elements (joint damping) counted; ``gravity`` (3,): the plant's gravity field
+    set to it (None: the parser's, which ignores an SDF world's ``<gravity>``).
     """
 
     plant: object
     model: Model
     zero_reflected: bool = False
     force_elements: bool = False
+    gravity: np.ndarray | None = None
     base_pose: np.ndarray | None = field(init=False)
     convention: Convention = field(init=False)  # the plant's layout: MIXED angular first, its order
 
@@ -145,6 +148,16 @@ class DrakeNative:
 
     def dynamics(self, state: State) -> dict[str, np.ndarray]:
         """M, h, g in ``state``'s coordinates (zero acceleration there is T_dot nu in Drake's)."""
+        field_ = self.plant.mutable_gravity_field()
+        parsed = np.array(field_.gravity_vector())
+        if self.gravity is not None:  # (one plant serves several natives: restored below)
+            field_.set_gravity_vector(self.gravity)
+        try:
+            return self._dynamics(state)
+        finally:
+            field_.set_gravity_vector(parsed)
+
+    def _dynamics(self, state: State) -> dict[str, np.ndarray]:
         plant, context = self.plant, self.context
         q, v = native_state(plant, self.model, state)
         plant.SetPositions(context, q)
@@ -313,6 +326,35 @@ def _damping_cause(native: DrakeNative) -> list[Cause]:
     return [Cause("drake_joint_damping", tuple(damped), message, native, with_damping, ("bias_forces",))]
 
 
+def _reflected(plant) -> dict[str, float]:
+    """Each actuated joint's default reflected inertia (rotor inertia x gear ratio^2), non-zero ones."""
+    from pydrake.multibody.tree import JointActuatorIndex
+
+    acts = [plant.get_joint_actuator(JointActuatorIndex(i)) for i in range(plant.num_actuators())]
+    return {a.joint().name(): a.default_reflected_inertia() for a in acts if a.default_reflected_inertia()}
+
+
+def _armature_matches(model: Model, reflected: dict[str, float]) -> bool:
+    """Whether Drake's reflected inertias are the armature of bridge's joints (an SDF file's
+    ``<drake:rotor_inertia>``, which both read), every other joint without armature."""
+    armature = {j.name: j.armature for j in model.joints if j.armature}
+    return armature == {k: float(v) for k, v in reflected.items()}
+
+
+def _gravity_cause(native: DrakeNative) -> list[Cause]:
+    """Drake's parser ignores an SDF world's ``<gravity>`` (a warning on its log): its plant has
+    ``(0, 0, -9.81)`` where bridge's model has the file's gravity."""
+    g = native.model.gravity
+    parsed = np.array(native.plant.gravity_field().gravity_vector())
+    if g is None or np.array_equal(g, parsed):
+        return []
+    message = (
+        f"Drake's parser ignores the world's <gravity> {g.tolist()} (its plant has {parsed.tolist()}); "
+        "bridge's model carries the file's (without: Drake's plant given the file's gravity)"
+    )
+    return [Cause("drake_world_gravity", ("gravity",), message, replace(native, gravity=g))]
+
+
 def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     from pydrake.multibody.tree import JointActuatorIndex
 
@@ -330,6 +372,15 @@ def _transmission_cause(native: DrakeNative, kind: str = "urdf") -> list[Cause]:
     message = f"{len(acts)} {source} become JointActuators"
     if not reflected:
         return [Cause("drake_transmissions", joints, message + " (no reflected inertia: no effect on M)")]
+    if _armature_matches(native.model, reflected):
+        return [
+            Cause(
+                "drake_transmissions",
+                joints,
+                message + "; their reflected inertia is the joint armature bridge's model has too "
+                "(<drake:rotor_inertia> x <drake:gear_ratio>^2)",
+            )
+        ]
     message += (
         f"; their reflected inertia (rotor inertia x gear ratio^2, largest "
         f"{max(reflected.values()):g}) adds to M's diagonal (without: zeroed in Drake's context)"
@@ -395,8 +446,8 @@ class DrakeLoader:
         except RuntimeError as exc:
             why = f"Drake's parser refuses the file: {str(exc).splitlines()[0]}"
             return Loaded(None, [Cause("drake_refuses", (), why)])
-        if source.kind == "sdf":
-            model, causes = sdf_world(plant, source.model)
+        if source.kind == "sdf":  # bridge's model under the SDF names Drake knows (bridge:name)
+            model, causes = sdf_world(plant, sdf_named(source.model, source.path))
         else:
             model, causes = _world(plant, source.model)
         native = DrakeNative(plant, model)
@@ -405,10 +456,13 @@ class DrakeLoader:
             causes.append(_inertia_cause(native, changed))
         causes += _floating_causes(plant) + _damping_cause(native) + _transmission_cause(native, source.kind)
         causes += _layout_causes(plant, model, source.path)
+        gravity = _gravity_cause(native)
+        causes += gravity
         residual = None  # with every cause that changes M, h, g undone
-        if changed or plant.num_actuators():
+        if changed or plant.num_actuators() or gravity:
             undone = _with_inertias(model, plant, changed) if changed else model
-            residual = DrakeNative(plant, undone, zero_reflected=True)
+            zero = not _armature_matches(model, _reflected(plant))
+            residual = DrakeNative(plant, undone, zero_reflected=zero, gravity=model.gravity)
         return Loaded(native, causes, residual, bodies=len(_body_names(plant)))
 
 

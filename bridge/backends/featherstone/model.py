@@ -40,6 +40,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
+from bridge.model.gravity import gravity_or, model_gravity
 from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
 from bridge.spatial import DEFAULT_GRAVITY, SpatialInertia, Transform, rotation_between
@@ -323,8 +324,9 @@ def joint_frame_rotation(axis: np.ndarray) -> tuple[int, np.ndarray]:
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> FeatherstoneModel:
-    """The spatial_v2 model of a neutral ``model`` (cached per model for the default gravity).
+def to_featherstone(model: Model, gravity: object = None) -> FeatherstoneModel:
+    """The spatial_v2 model of a neutral ``model`` (cached per model for its own gravity: None, the
+    default, is the model's, its file's, else ``(0, 0, -9.81)``).
 
     See the module docstring for the layout. Bodies are numbered depth first from the base (so
     Featherstone's q order is the depth-first joint order; ``dof_perm`` maps the model's DOF order
@@ -337,10 +339,10 @@ def to_featherstone(model: Model, gravity: object = DEFAULT_GRAVITY) -> Feathers
         raise ModelError(f"to_featherstone expects a bridge.Model, got {type(model).__name__}")
     model = getattr(model, "full", None) or model  # a coupled model: its full model
     require_single_coordinate(model, "spatial_v2's model (joint types Rx, ..., Pz)")
-    g = as_float_array(gravity, "to_featherstone: gravity", (3,))
+    g = as_float_array(gravity_or(gravity, model), "to_featherstone: gravity", (3,))
     if g.shape != (3,):
         raise ShapeError(f"to_featherstone: gravity: expected shape (3,), got {g.shape}")
-    default = np.array_equal(g, np.array(DEFAULT_GRAVITY))
+    default = np.array_equal(g, model_gravity(model))
     if default and model in _CACHE:
         return _CACHE[model]
     out = _build(model, g)

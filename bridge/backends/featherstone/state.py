@@ -49,7 +49,7 @@ from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.conventions import Ordering
-from bridge.spatial.xp import is_foreign, namespace
+from bridge.spatial.xp import check_real, is_foreign, namespace
 
 from .model import FeatherstoneModel, base_placement, to_featherstone
 
@@ -175,6 +175,10 @@ def _to_foreign(fm: FeatherstoneModel, state: State) -> tuple:
 
 def _checked(o, x: object, name: str, n: int) -> object:
     """``x`` (..., n) in the namespace ``o`` (a column for CasADi), or a StateError naming it."""
+    try:
+        check_real(x, f"Featherstone state: {name}")
+    except BridgeError as exc:
+        raise StateError(str(exc)) from None
     arr = o.asarray(x)
     shape = tuple(arr.shape)
     if (shape[-1:] != (n,)) if o.batched else (shape != (n, 1)):

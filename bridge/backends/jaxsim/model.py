@@ -11,7 +11,9 @@ cannot represent raises :class:`bridge.UnsupportedError` (:func:`unsupported`), 
 jaxsim engine out of ``cross_validate`` with the reason as a note:
 
 * a moving body without mass (a massless link between two movable joints): jaxsim's parser drops
-  massless links, breaking the tree;
+  massless links, breaking the tree (a massless base welded to the world, as a fixed-base MJCF
+  model's world body, does not move: :func:`~bridge.backends.jaxsim.state.jaxsim_tree` gives it
+  :data:`~bridge.backends.jaxsim.state.WELDED_BASE_MASS`);
 * joint armature: jaxsim's mass matrix has no rotor inertia;
 * a model without joints (jaxsim needs one);
 * coupled mimic joints (``mimic="coupled"``).
@@ -28,6 +30,7 @@ from bridge.errors import BackendError, BridgeError, UnsupportedError
 from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
+from bridge.model.sdf_writer import sdf_names
 
 from .state import jaxsim_joint_names, jaxsim_tree
 
@@ -58,7 +61,9 @@ def unsupported(model: Model) -> str | None:
         return "jaxsim needs at least one movable joint"
     if model.has_armature:
         return "jaxsim's mass matrix has no joint armature (rotor inertia)"
-    massless = [link.name for link in jaxsim_tree(model).links if link.mass == 0.0]
+    tree = jaxsim_tree(model)
+    welded = None if model.floating else tree.base  # welded to the world: it does not move
+    massless = [link.name for link in tree.links if link.mass == 0.0 and link.name != welded]
     if massless:
         return f"jaxsim's parser drops massless links, and these move on their own: {massless}"
     return None
@@ -82,10 +87,12 @@ def to_jaxsim(model: Model):
 
     with _Quiet():
         js_model = JaxSimModel.build_from_model_description(jaxsim_tree(model).to_sdf())
-    if tuple(js_model.joint_names()) != jaxsim_joint_names(model):  # pragma: no cover - internal consistency
+    joints = sdf_names(jaxsim_tree(model))[1]  # jaxsim knows the joints by their SDF names
+    declared = tuple(joints[name] for name in jaxsim_joint_names(model))
+    if tuple(js_model.joint_names()) != declared:  # pragma: no cover - internal consistency
         raise BackendError(
             f"jaxsim ordered the joints of {model.name!r} as {js_model.joint_names()}, not in the "
-            f"declared order {jaxsim_joint_names(model)}"
+            f"declared order {declared}"
         )
     _MODELS[model] = js_model
     return js_model
@@ -95,9 +102,11 @@ def jaxsim_names(model: Model) -> tuple[dict[str, int], dict[str, int]]:
     """``(links, frames)``: each frame name of ``model`` as a jaxsim link index (the links of
     ``model.lumped()``) or a jaxsim frame index (the merged links and the extra frames)."""
     js_model = to_jaxsim(model)
-    links = {name: i for i, name in enumerate(js_model.link_names())}
+    tree_links, _, tree_frames = sdf_names(jaxsim_tree(model))  # bridge's name -> jaxsim's (SDF)
+    own = {v: k for k, v in (*tree_links.items(), *tree_frames.items())}
+    links = {own.get(name, name): i for i, name in enumerate(js_model.link_names())}
     n = len(links)
-    frames = {name: n + i for i, name in enumerate(js_model.frame_names())}
+    frames = {own.get(name, name): n + i for i, name in enumerate(js_model.frame_names())}
     missing = set(model.frame_names) - set(links) - set(frames)
     if missing:  # pragma: no cover - internal consistency
         raise BackendError(f"jaxsim's model of {model.name!r} has no frames {sorted(missing)}")

@@ -43,6 +43,7 @@ from bridge.errors import StateError
 from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Link, Model
+from bridge.model.sdf_writer import sdf_names
 from bridge.model.urdf_writer import _unique
 from bridge.spatial import SpatialInertia, Transform
 
@@ -63,6 +64,12 @@ __all__ = [
 _TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+#: the mass (kg) jaxsim's model gives a massless base welded to the world (jaxsim's parser drops
+#: massless links): it does not move, so only the total mass and the centre of mass see it, by
+#: parts in 1e20 of any real robot's
+WELDED_BASE_MASS = 1e-20
+
+
 def jaxsim_tree(model: Model) -> Model:
     """The model bridge hands jaxsim (cached per model): every link frame on its joint's axis, and
     the links joined by fixed joints merged (:meth:`Model.lumped`).
@@ -72,6 +79,8 @@ def jaxsim_tree(model: Model) -> Model:
     massless link ``<J>__axis`` placed at the axis origin (child axes), welded back to the child by a
     fixed joint at ``Trans(-o)``. Merging makes ``<J>__axis`` carry the child's inertia; the child
     link becomes a frame of it (``rest @ Trans(o) @ Rot(axis, s) @ Trans(-o)``, the same motion).
+    A massless base welded to the world (a fixed-base MJCF model's world body) gets
+    :data:`WELDED_BASE_MASS`, and the tree no gravity (the engine applies the state's).
     """
     cached = _TREES.get(model)
     if cached is not None:
@@ -99,17 +108,24 @@ def jaxsim_tree(model: Model) -> Model:
             Transform.from_translation(-o),
         )
         joints += [moved, weld]
-    tree = model.replace(links=tuple(links), joints=tuple(joints)).lumped()
+    # (gravity: the engine's, per state; a bare <model> for jaxsim's parser, which reads no <world>)
+    tree = model.replace(links=tuple(links), joints=tuple(joints), gravity=None).lumped()
+    base = tree.link(tree.base)
+    if not tree.floating and base.mass == 0.0:  # jaxsim's parser drops massless links, the weld too
+        welded = Link(base.name, SpatialInertia(WELDED_BASE_MASS, np.zeros(3), np.zeros((3, 3))))
+        tree = tree.replace(links=tuple(welded if x.name == base.name else x for x in tree.links))
     _TREES[model] = tree
     return tree
 
 
 def jaxsim_joint_names(model: Model) -> tuple[str, ...]:
     """The movable joints of ``model`` in jaxsim's order: breadth first over the links of
-    :func:`jaxsim_tree` from the base, the children of a link by name (Python's string order)."""
+    :func:`jaxsim_tree` from the base, the children of a link by their SDF name (Python's string
+    order; :func:`bridge.model.sdf_writer.sdf_names`)."""
     require_uncoupled(model, "jaxsim's q and v")
     require_single_coordinate(model, "jaxsim")
     lumped = jaxsim_tree(model)
+    sdf_link = sdf_names(lumped)[0]  # jaxsim sorts its links by their SDF names
     children: dict[str, list] = {}
     for j in lumped.joints:
         children.setdefault(j.parent, []).append(j)
@@ -117,7 +133,7 @@ def jaxsim_joint_names(model: Model) -> tuple[str, ...]:
     queue = deque([lumped.base])
     while queue:
         link = queue.popleft()
-        for j in sorted(children.get(link, ()), key=lambda j: j.child):
+        for j in sorted(children.get(link, ()), key=lambda j: sdf_link[j.child]):
             order.append(j.name)
             queue.append(j.child)
     return tuple(order)

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from bridge._array import as_real
 from bridge.errors import InvalidValueError
 from bridge.model.building import unique_name
 from bridge.model.joints import plane_axes
@@ -388,11 +389,8 @@ def principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def floor_value(what: str, value: object) -> float:
     """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a finite floor of at
-    least ``mjMINVAL``; anything else is an InvalidValueError."""
-    try:
-        b = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
+    least ``mjMINVAL``; anything else (a bool, a string, a complex, NaN) is an InvalidValueError."""
+    b = as_real(value, what, finite=False)  # True is not 1 kg
     if not (b == 0.0 or MINVAL <= b < float("inf")):
         raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")
     return b

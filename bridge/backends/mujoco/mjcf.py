@@ -22,7 +22,8 @@ import numpy as np
 
 from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia, mujoco_joints
 from bridge.backends.mujoco.model import FREE_JOINT, mujoco_body_name, mujoco_spec
-from bridge.model.building import unique_name
+from bridge.model.building import require_finite_numbers, unique_name
+from bridge.model.gravity import gravity_or
 from bridge.model.model import Model
 from bridge.spatial import Transform
 
@@ -71,14 +72,21 @@ def _body_lines(b: BodyPlan, moving: bool, acc: Inertias, extra: list[str]) -> l
 
 def to_mjcf(
     model: Model,
-    gravity: object = (0.0, 0.0, -9.81),
+    gravity: object = None,
     *,
     bound_mass: float = 0.0,
     bound_inertia: float = 0.0,
     balance_inertia: bool = False,
 ) -> str:
     """MJCF text of ``model``: the model :func:`to_mujoco` builds with the same arguments (which it
-    refuses and warns about likewise), every number written exactly (see the module docstring)."""
+    refuses and warns about likewise), every number written exactly (see the module docstring).
+
+    ``gravity`` (3,) is written as ``<option gravity>``; None (the default): the model's
+    (:attr:`bridge.Model.gravity`, its file's), else ``(0, 0, -9.81)``. Arguments of the wrong type
+    (``bound_mass=True``), non-finite gravity and non-finite joint limits raise
+    :class:`bridge.InvalidValueError` (nothing is written)."""
+    require_finite_numbers(model, "MJCF")
+    gravity = gravity_or(gravity, model)
     _, plan, acc = mujoco_spec(
         model,
         gravity,

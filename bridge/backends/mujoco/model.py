@@ -45,7 +45,8 @@ each free joint a FREE joint from it at the identity rest pose (its ``qpos`` is 
 the world; the body's ``pos`` and ``quat`` give only ``qpos0``). Sites are frames (a site named like
 a body gets a ``"__site"`` suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a
 joint ``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature
-(a ball's, on each of its DOFs). MuJoCo's compiler refuses free joints below the root itself
+(a ball's, on each of its DOFs), ``opt.gravity`` (zero when the gravity flag is disabled) the
+model's gravity. MuJoCo's compiler refuses free joints below the root itself
 (:func:`load_mjcf` raises :class:`bridge.UnsupportedError` naming the joint). Damping, springs, friction,
 limits-as-constraints, tendons, equality constraints (the model is the kinematic tree: closed loops
 are cut, as in MuJoCo's own mass matrix and bias forces), gravity compensation, fluid forces and an
@@ -95,6 +96,7 @@ from bridge.errors import (
     UnsupportedError,
 )
 from bridge.model.building import movable_joint, unique_name
+from bridge.model.gravity import gravity_or
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -216,18 +218,19 @@ def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -
         bodies[f.link].add_site(name=f.name, pos=np.array(H.translation), quat=H.as_quaternion_wxyz())
 
 
-def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 0.0, -9.81)) -> Any:
+def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = None) -> Any:
     """The ``MjSpec`` of ``model``'s bodies as ``plan`` lays them out, inertias through ``acc``
-    (:func:`bridge.backends.mujoco.bodies.body_inertia`), not checked or compiled."""
+    (:func:`bridge.backends.mujoco.bodies.body_inertia`), not checked or compiled; ``gravity``
+    None: the model's (:func:`bridge.model.gravity.model_gravity`)."""
     mujoco = require_mujoco()
-    spec = _empty_spec(mujoco, model.name, gravity)
+    spec = _empty_spec(mujoco, model.name, gravity_or(gravity, model))
     _add_tree(mujoco, spec, model, plan, acc)
     return spec
 
 
 def mujoco_spec(
     model: Model,
-    gravity: object = (0.0, 0.0, -9.81),
+    gravity: object = None,
     *,
     bound_mass: float = 0.0,
     bound_inertia: float = 0.0,
@@ -239,7 +242,14 @@ def mujoco_spec(
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
     and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site;
-    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine)."""
+    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine).
+    ``gravity`` (3,) in world coordinates, finite; None: the model's (its file's, else
+    ``(0, 0, -9.81)``)."""
+    if not isinstance(model, Model):
+        raise BackendError(f"expected a bridge Model, got {type(model).__name__}")
+    gravity = as_float_array(gravity_or(gravity, model), "gravity", (3,))
+    if gravity.shape != (3,):
+        raise ShapeError(f"gravity: expected shape (3,), got {gravity.shape}")
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
@@ -263,13 +273,16 @@ def mujoco_spec(
 
 def to_mujoco(
     model: Model,
-    gravity: object = (0.0, 0.0, -9.81),
+    gravity: object = None,
     *,
     bound_mass: float = 0.0,
     bound_inertia: float = 0.0,
     balance_inertia: bool = False,
 ) -> Any:
     """The ``mujoco.MjModel`` of ``model`` (rigid-body dynamics only; see the module docstring).
+
+    ``gravity`` (3,) in world coordinates: its ``opt.gravity``; None (the default) the model's
+    (:attr:`bridge.Model.gravity`, its file's), else ``(0, 0, -9.81)``.
 
     Bodies are named after the root link of each rigid group (``mujoco_body_name``), or after the
     last link of a chain of massless links merged into one body with several joints
@@ -300,15 +313,13 @@ def to_mujoco(
     return compile_model(model, gravity, stacklevel=2, **options)
 
 
-def compile_model(
-    model: Model, gravity: object = (0.0, 0.0, -9.81), *, stacklevel: int = 1, **options: Any
-) -> Any:
+def compile_model(model: Model, gravity: object = None, *, stacklevel: int = 1, **options: Any) -> Any:
     """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``options`` are
     :func:`mujoco_spec`'s (``warn_unsited=False``, for the mujoco engine, which reads those frames
     from its kinematic twin, leaves out the warning on frames without a site)."""
     if not isinstance(model, Model):
         raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
-    gravity = as_float_array(gravity, "to_mujoco: gravity", (3,))
+    gravity = as_float_array(gravity_or(gravity, model), "to_mujoco: gravity", (3,))
     if gravity.shape != (3,):
         raise ShapeError(f"to_mujoco: gravity: expected shape (3,), got {gravity.shape}")
     spec, _, _ = mujoco_spec(model, gravity, stacklevel=stacklevel + 1, **options)
@@ -573,10 +584,17 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     _warn_left_out(model_name, renamed, ignored, stacklevel)
     try:
         synthetic = frozenset(link.name for link in links) - set(mj.bname)
-        floats = floating is not None
-        return Model(model_name, links, joints, frames, mj.bname[root], tuple(dofs), floats, synthetic)
+        root, gravity, floats = mj.bname[root], _gravity(mujoco, m), floating is not None
+        return Model(model_name, links, joints, frames, root, tuple(dofs), floats, synthetic, gravity)
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
+
+
+def _gravity(mujoco: Any, m: Any) -> np.ndarray:
+    """The model's gravity (3,): ``opt.gravity``, or zero when the gravity flag is disabled."""
+    if m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY):
+        return np.zeros(3)
+    return np.array(m.opt.gravity, dtype=np.float64)
 
 
 def site_frame_name(site: str, taken: set[str]) -> str:

@@ -16,8 +16,6 @@ measured, each with the numbers of the spec compiled without it:
 * ``mujoco_fluid``: fluid forces (option ``density`` / ``viscosity``);
 * ``mujoco_armature``: armature on free joints (bridge's model keeps the hinge, slide and ball
   joints' armature, not a free joint's);
-* ``mujoco_gravity``: the file's gravity (option ``gravity``, or the gravity flag disabled) differs
-  from bridge's default ``(0, 0, -9.81)``;
 
 not measured, what the compiler did that bridge's model took over as compiled (the same numbers
 on both sides, named so that a user comparing with the file's text knows):
@@ -44,7 +42,6 @@ from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.mujoco.native import REFUSED, MujocoNative, compile_spec, no_damping
 from bridge.backends.native import Cause, Loaded, Source
 from bridge.model.model import Model
-from bridge.spatial.constants import DEFAULT_GRAVITY
 
 __all__ = ["MjcfLoader"]
 
@@ -77,11 +74,6 @@ def _no_free_armature(s: Any) -> None:
     for j in s.joints:
         if j.type == free:
             j.armature = 0.0
-
-
-def _bridge_gravity(s: Any) -> None:
-    s.option.gravity = np.array(DEFAULT_GRAVITY)
-    s.option.disableflags &= ~int(require_mujoco().mjtDisableBit.mjDSBL_GRAVITY)
 
 
 def _no_inertia_options(s: Any) -> None:
@@ -165,9 +157,6 @@ def _base_causes(c: _Mjcf) -> list[Cause]:
         if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE
         and np.any(np.asarray(m.dof_armature)[m.jnt_dofadr[j] : m.jnt_dofadr[j] + 6] != 0.0)
     ]
-    off = m.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY)
-    gravity = np.zeros(3) if off else np.asarray(m.opt.gravity)
-    changed = ["option"] if np.any(gravity != np.asarray(DEFAULT_GRAVITY)) else []
     return [
         *c.measured(
             "mujoco_armature",
@@ -175,13 +164,6 @@ def _base_causes(c: _Mjcf) -> list[Cause]:
             "armature on a free joint adds to M's diagonal in MuJoCo's free-joint coordinates; bridge's "
             "model keeps the armature of hinge, slide and ball joints only",
             _no_free_armature,
-        ),
-        *c.measured(
-            "mujoco_gravity",
-            changed,
-            f"the file's gravity is {gravity.tolist()} (option gravity, or the gravity flag disabled); "
-            f"bridge's default is {list(DEFAULT_GRAVITY)} (pass gravity= to KinDyn for the file's)",
-            _bridge_gravity,
         ),
     ]
 
@@ -260,7 +242,7 @@ def _body_set_causes(c: _Mjcf) -> list[Cause]:
     return causes
 
 
-_EVERY_EDIT = (no_damping, _no_tendon_terms, _no_gravcomp, _no_fluid, _no_free_armature, _bridge_gravity)
+_EVERY_EDIT = (no_damping, _no_tendon_terms, _no_gravcomp, _no_fluid, _no_free_armature)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 
 from bridge._array import as_float_array
 from bridge.errors import BackendError, InvalidValueError, ModelError
+from bridge.model.gravity import gravity_or
 from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
@@ -68,18 +69,19 @@ def body_order(model: Model) -> tuple[str, ...]:
     return (model.base, *(j.child for j in model.depth_first_joints))
 
 
-def to_newton(model: Model, gravity: tuple[float, float, float] = (0.0, 0.0, -9.81)) -> Any:
+def to_newton(model: Model, gravity: object = None) -> Any:
     """The bridge ``model`` as a finalized ``newton.Model`` on the CPU (see the module docstring).
 
     Joints are depth first from the base (the free or fixed joint of the base first), so
     ``joint_qd`` lists the movable joints in
     :func:`~bridge.backends.newton.state.newton_dof_permutation` order; body ``k`` is the child of
     joint ``k`` (:func:`body_order`), as Newton's Featherstone solver needs (with any other body
-    order its steps disagree with Newton's own mass matrix and forces).
+    order its steps disagree with Newton's own mass matrix and forces). ``gravity`` (3,): None (the
+    default) the model's (its file's, else ``(0, 0, -9.81)``).
     """
     if not isinstance(model, Model):
         raise BackendError(f"to_newton expects a bridge Model, got {type(model).__name__}")
-    g = as_float_array(gravity, "to_newton: gravity", (3,))
+    g = as_float_array(gravity_or(gravity, model), "to_newton: gravity", (3,))
     if g.shape != (3,):
         raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
     require_single_coordinate(model, "bridge's Newton builder (ball and free joints: not yet)")

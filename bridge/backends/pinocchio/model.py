@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bridge.errors import BackendError
+from bridge.model.gravity import model_gravity
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform, rotation_between
 
@@ -225,7 +226,8 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     BackendError saying why Pinocchio cannot take them. Frame names equal the
     neutral link and frame names (links as BODY frames, extra frames as OP_FRAME frames); joint
     names equal the neutral joint names (movable ones as Pinocchio joints, fixed ones as
-    FIXED_JOINT frames).
+    FIXED_JOINT frames). ``pm.gravity`` is the model's gravity (its file's, else ``(0, 0, -9.81)``);
+    :func:`from_pinocchio` reads it back.
     """
     if not isinstance(model, Model):
         raise BackendError(f"to_pinocchio expects a bridge Model, got {type(model).__name__}")
@@ -244,6 +246,7 @@ def to_pinocchio(model: Model) -> pinocchio.Model:
     if pm.nv != model.nv:  # pragma: no cover - internal consistency
         raise BackendError(f"Pinocchio model has nv={pm.nv}, expected {model.nv}")
     _set_armature(pm, armature)
+    pm.gravity = pin.Motion(np.array(model_gravity(model)), np.zeros(3))  # the file's, else the default
     return pm
 
 
@@ -461,5 +464,12 @@ def from_pinocchio(pin_model: pinocchio.Model, floating: bool | None = None) -> 
     base = link_of_joint[base_joint][0]
     dof_names = tuple(j.name for j in joints)
     return Model(
-        pin_model.name or "robot", tuple(links), tuple(joints), tuple(frames), base, dof_names, floating
+        pin_model.name or "robot",
+        tuple(links),
+        tuple(joints),
+        tuple(frames),
+        base,
+        dof_names,
+        floating,
+        gravity=np.array(pin_model.gravity.linear),  # the library model's
     )
