@@ -85,6 +85,7 @@ from bridge.backends.mujoco.refusals import (
     warn_changed,
     warn_unsited_frames,
 )
+from bridge.backends.mujoco.scene import floating_joint, free_joints, kept_bodies
 from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
@@ -362,47 +363,6 @@ class _Mj:
         return f"{self.jname[j]!r} on body {self.bname[self.m.jnt_bodyid[j]]!r}"
 
 
-def _free_joints(mj: _Mj) -> list[int]:
-    """The model's free joints (MuJoCo puts them on children of the world body only)."""
-    m = mj.m
-    jtype = np.asarray(m.jnt_type)
-    return [j for j in range(m.njnt) if jtype[j] == mj.mujoco.mjtJoint.mjJNT_FREE]
-
-
-def _floating_joint(mj: _Mj, free: list[int]) -> int | None:
-    """The free joint of a floating base: the model's only free joint, on a child of the world, whose
-    body's subtree holds every other joint; None for a scene (no free joint, several, or joints
-    outside the free body's subtree): then the world body is the fixed base."""
-    if len(free) != 1:
-        return None
-    m = mj.m
-    parent, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_bodyid)
-    root = int(jbody[free[0]])
-    if parent[root] != 0:  # (MuJoCo refuses a free joint below the world's children)
-        return None
-    subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
-    for b in range(1, m.nbody):
-        subtree_of[b] = b if parent[b] == 0 else subtree_of[parent[b]]
-    if any(subtree_of[jbody[j]] != root for j in range(m.njnt)):
-        return None
-    return free[0]
-
-
-def _kept_bodies(mj: _Mj, floating: int | None) -> tuple[int, list[int]]:
-    """The root body and the bodies of the neutral model, in MuJoCo's body order: the free joint's
-    body and its subtree for a floating base, else every body with the world (body 0) as root."""
-    m = mj.m
-    if floating is None:
-        return 0, list(range(m.nbody))
-    parent = np.asarray(m.body_parentid)
-    root = int(m.jnt_bodyid[floating])
-    inside = {root}
-    for b in range(root + 1, m.nbody):  # (bodies are numbered depth first: a subtree is contiguous)
-        if parent[b] in inside:
-            inside.add(b)
-    return root, sorted(inside)
-
-
 def _mj_inertia(m: Any, b: int) -> SpatialInertia:
     """Body ``b``'s inertia in its body frame, from ``body_mass``, ``body_ipos`` (3,) and the
     principal moments ``body_inertia`` (3,) along the axes of ``body_iquat`` (w, x, y, z); zero for
@@ -574,9 +534,9 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     m = mj.m
     where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
     check_values(mujoco, m, mj.bname, mj.jname, where)
-    free = _free_joints(mj)
-    floating = _floating_joint(mj, free)
-    root, kept = _kept_bodies(mj, floating)
+    free = free_joints(mujoco, m)
+    floating = floating_joint(m, free)
+    root, kept = kept_bodies(m, floating)
     links, joints, dofs = _mj_tree(mj, root, kept)
     frames, renamed = _mj_sites(mj, set(kept), {link.name for link in links})
     ignored = _ignored(mj, free, kept)
