@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from bridge.errors import InvalidValueError
 
-__all__ = ["ROWS", "InfoColumn", "LibraryInfo", "counts", "loader_order"]
+__all__ = ["ROWS", "InfoColumn", "LibraryInfo", "counts", "loader_order", "velocity_offsets"]
 
 #: the rows of the counts tables, top to bottom; every column gives each of them
 ROWS: tuple[str, ...] = ("links / bodies", "joints", "fixed joints", "DOFs", "frames", "nq", "nv")
@@ -76,3 +76,18 @@ def counts(
 def loader_order(dof_names: Sequence[str], offsets: Mapping[str, int]) -> tuple[int, ...]:
     """(n,) the offset of each of ``dof_names`` in a loader's joint-space vector (-1 if absent)."""
     return tuple(int(offsets.get(name, -1)) for name in dof_names)
+
+
+def velocity_offsets(model: object, perm: Sequence[int] | None) -> tuple[int, ...]:
+    """(n,) the offset of each DOF joint of ``model`` (``dof_names`` order) in a joint-space velocity
+    (base entries left out) whose joints are ``model``'s DOF joints permuted by ``perm``
+    (``native[i] = model[perm[i]]``, None: the model's order), each taking its ``nv`` entries: the
+    position of a joint's first entry (a ball's three, a free joint's six)."""
+    widths = [k.nv for k in model.coordinates.kinds]
+    order = range(len(widths)) if perm is None else [int(k) for k in perm]
+    out = [0] * len(widths)
+    at = 0
+    for k in order:
+        out[k] = at
+        at += widths[k]
+    return tuple(out)

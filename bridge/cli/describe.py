@@ -28,14 +28,19 @@ __all__ = ["CONVENTION_ROWS", "describe"]
 
 def _bridge_column(model: Model) -> InfoColumn:
     """bridge's own column: the neutral model's links, joints, frames and DOFs (order: ``s``)."""
-    from bridge.backends.info import InfoColumn, counts
+    from bridge.backends.info import InfoColumn, counts, velocity_offsets
 
     n_fixed = sum(1 for j in model.joints if not j.movable)
-    nq = model.n_dofs + (7 if model.floating else 0)
+    nq = model.n_positions + (7 if model.floating else 0)
     rows = counts(
         len(model.links), len(model.joints), n_fixed, model.n_dofs, len(model.frame_names), nq, model.nv
     )
-    return InfoColumn("bridge", rows, tuple(range(model.n_dofs)), "bridge's s")
+    return InfoColumn("bridge", rows, velocity_offsets(model, None), "bridge's s_dot")
+
+
+def _widths(model: Model) -> list[str]:
+    """``"kind nq/nv"`` of each DOF joint (``dof_names`` order)."""
+    return [f"{k.value} {k.nq}/{k.nv}" for k in model.coordinates.kinds]
 
 
 def _library_infos(model: Model, path: str | None, notes: list[str]) -> list[LibraryInfo]:
@@ -140,7 +145,9 @@ def _conventions(notes: list[str]) -> dict:
 def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
     """Counts and DOF orders of ``model`` in bridge and in every installed registered library.
 
-    Returns ``{"columns", "counts", "orders", "order_meanings", "notes", "loaders", "conventions"}``:
+    Returns ``{"columns", "counts", "orders", "order_meanings", "notes", "loaders", "conventions",
+    "widths"}``: ``widths`` (None when every joint has one coordinate) ``"kind nq/nv"`` of each DOF
+    joint;
     ``conventions`` (``{"columns", "rows"}``, row of :data:`CONVENTION_ROWS` -> one text per
     column) the libraries' declared velocity and configuration layouts; ``columns``
     (headers), ``counts`` (row -> one value per column), ``orders`` (column -> (n,) position of each
@@ -159,12 +166,19 @@ def describe(model: Model, urdf_path: str | Path | None = None) -> dict:
         )
         model = full
     path = None if urdf_path is None else str(urdf_path)
+    if not model.single_coordinate:
+        notes.append(
+            "joints of several coordinates (the 'kind nq/nv' column): each takes nq entries of s and nv "
+            "of s_dot (a ball 4/3: a unit quaternion w, x, y, z; a free joint 7/6; a planar joint 3/3); "
+            "the orders give the position of each joint's first velocity entry"
+        )
     infos = _library_infos(model, path, notes)
     notes[:0] = [note for info in infos for note in info.notes]
     loaders = [info.loader for info in infos if info.loader is not None]
     notes += _loader_permutations(loaders)
     described = _table([_bridge_column(model), *(info.column for info in infos)])
     described["conventions"] = _conventions(notes)
+    described["widths"] = None if model.single_coordinate else _widths(model)
     described["notes"] = notes
     described["loaders"] = _table(loaders) if path is not None and loaders else None
     return described

@@ -30,12 +30,14 @@ def _counts_table(title: str, part: dict) -> Any:
     return out
 
 
-def _order_table(title: str, part: dict, dof_names: tuple[str, ...]) -> Any:
-    """Rows: the joints; columns: each one's position in each column's vector ("-": absent)."""
+def _order_table(title: str, part: dict, dof_names: tuple[str, ...], widths: list[str] | None = None) -> Any:
+    """Rows: the joints; columns: each one's position in each column's vector ("-": absent), after
+    each joint's kind and widths (``widths``, for a model with joints of several coordinates)."""
     orders = part["orders"]
-    out = table(title, "joint", list(orders))
+    out = table(title, "joint", (["kind nq/nv"] if widths else []) + list(orders))
     for k, name in enumerate(dof_names):
-        out.add_row(name, *[str(order[k]) if order[k] >= 0 else "-" for order in orders.values()])
+        cells = [str(order[k]) if order[k] >= 0 else "-" for order in orders.values()]
+        out.add_row(name, *([widths[k]] if widths else []), *cells)
     return out
 
 
@@ -63,7 +65,7 @@ def _print(console: Any, model: Any, d: dict) -> None:
     if loaders is not None:
         console.print(_counts_table("counts, as each library's own loader reads the file", loaders))
     dof_names = (getattr(model, "full", None) or model).dof_names
-    console.print(_order_table("DOF order in bridge's conversions", d, dof_names))
+    console.print(_order_table("DOF order in bridge's conversions", d, dof_names, d.get("widths")))
     if loaders is not None:
         console.print(_order_table("DOF order of the libraries' own loaders", loaders, dof_names))
     if d["conventions"]["columns"]:

@@ -121,7 +121,8 @@ class _Comparison:
     def _measure(self, native: Native) -> Errors:
         out: Errors = {}
         for i, rep in enumerate(self.reps):
-            if i and not native.model.floating:  # a fixed base: the same numbers in every representation
+            if i and not native.model.floating and native.model.single_coordinate:
+                # a fixed base with one-coordinate joints: the same numbers in every representation
                 out.update({(q, rep.value): out[(q, self.reps[0].value)] for q in QUANTITIES})
                 continue
             states = _states(native, self.samples, self.seed, rep)

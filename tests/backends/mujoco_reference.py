@@ -44,6 +44,36 @@ def _name(mm, objtype, i: int, default: str) -> str:
     return mujoco.mj_id2name(mm, objtype, i) or default
 
 
+def random_qpos(mm, rng: np.random.Generator) -> np.ndarray:
+    """``qpos0`` moved by uniform [-1, 1] in every coordinate, each ball's and free joint's
+    quaternion then a random unit quaternion (uniformly distributed rotations)."""
+    qpos = np.array(mm.qpos0) + rng.uniform(-1.0, 1.0, mm.nq)
+    JNT = mujoco.mjtJoint
+    for j in range(mm.njnt):
+        start = {JNT.mjJNT_FREE: 3, JNT.mjJNT_BALL: 0}.get(mujoco.mjtJoint(mm.jnt_type[j]))
+        if start is not None:
+            at = int(mm.jnt_qposadr[j]) + start
+            q = rng.normal(size=4)
+            qpos[at : at + 4] = q / np.linalg.norm(q)
+    return qpos
+
+
+def with_constants(mm):
+    """``mm`` after ``mj_setConst``: MuJoCo 4 takes the mass matrix of its "simple" DOFs (a slide or
+    free body, ``dof_simplenum``) from ``dof_M0``, made when compiling: ``dof_armature`` or
+    ``body_mass`` changed afterwards enter M only once the constants are set again."""
+    mujoco.mj_setConst(mm, mujoco.MjData(mm))
+    return mm
+
+
+def without_free_armature(mm):
+    """``mm`` with no armature on its free joints (bridge's model leaves it out), constants set."""
+    for j in range(mm.njnt):
+        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            mm.dof_armature[mm.jnt_dofadr[j] : mm.jnt_dofadr[j] + 6] = 0.0
+    return with_constants(mm)
+
+
 @dataclass
 class MujocoReference:
     """MuJoCo's numbers at one random state (MuJoCo's coordinates: ``qvel``, ``qacc``, ``qfrc``).
@@ -67,13 +97,12 @@ class MujocoReference:
     jacobians: dict[tuple[str, str], np.ndarray]
 
 
-def mujoco_reference(mm, rng: np.random.Generator, floating: bool) -> MujocoReference:
-    """MuJoCo's numbers on ``mm`` (its flags set to rigid-body dynamics) at a random state."""
+def mujoco_reference(mm, rng: np.random.Generator, floating: bool = False) -> MujocoReference:
+    """MuJoCo's numbers on ``mm`` (its flags set to rigid-body dynamics) at a random state
+    (:func:`random_qpos`; ``floating`` is not needed any more: every free joint's quaternion is
+    drawn as a unit one)."""
     mm.opt.disableflags = rigid_body_flags(mujoco)
-    qpos = np.array(mm.qpos0) + rng.uniform(-1.0, 1.0, mm.nq)
-    if floating:  # the free joint is the first joint (from_mujoco refuses any other layout)
-        qpos[3:7] = rng.normal(size=4)
-        qpos[3:7] /= np.linalg.norm(qpos[3:7])
+    qpos = random_qpos(mm, rng)
     qvel, qacc, qfrc = rng.normal(size=(3, mm.nv))
     d = mujoco.MjData(mm)
     d.qpos[:], d.qvel[:] = qpos, qvel
@@ -140,13 +169,31 @@ def _mujoco_mass(mm, floating: bool) -> float:
     return float(np.sum(mm.body_mass))
 
 
+#: the engines compared on models with planar, ball or free joints: those whose converters take them
+#: (iDynTree, jaxsim and Newton refuse them by name; Drake's converter takes them on branch
+#: drake-joints, not merged into this one yet: add "drake" once it is)
+WIDE_ENGINES = ("pinocchio", "featherstone", "mujoco")
+
+
+def _takes(engine: str, model: bridge.Model) -> bool:
+    """Whether ``engine`` takes ``model`` (iDynTree, for one, refuses ball and free joints by name)."""
+    if not model.single_coordinate and engine not in WIDE_ENGINES:
+        return False
+    try:
+        bridge.KinDyn(model, engine)
+    except bridge.BridgeError:
+        return False
+    return True
+
+
 def engines_for(model: bridge.Model) -> list[str]:
     """The installed engines for a comparison with MuJoCo: pinocchio, idyntree, featherstone, drake
     when installed, and bridge's own mujoco engine when MuJoCo accepts bridge's rebuild of the model
     (a body holding several joints comes back as one body; a model MuJoCo refuses, e.g. a massless
-    leaf, leaves it out). Float64 engines only (1e-10 comparisons): Newton's float32 engine is
-    compared to its floor in tests/backends/test_newton.py."""
-    engines = [e for e in float64_engines() if e != "mujoco"]
+    leaf, leaves it out; an engine refusing the model's joints is left out). Float64 engines only
+    (1e-10 comparisons): Newton's float32 engine is compared to its floor in
+    tests/backends/test_newton.py."""
+    engines = [e for e in float64_engines() if e != "mujoco" and _takes(e, model)]
     try:
         to_mujoco(model)
         engines.append("mujoco")
@@ -175,8 +222,12 @@ def engine_errors(
         for (kind, name), J in ref.jacobians.items()
         if kind == "body" or name in frames
     }
+    armature = np.array(mm.dof_armature)
+    for j in range(mm.njnt):  # (bridge's model leaves a free joint's armature out, with a warning)
+        if mm.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            armature[mm.jnt_dofadr[j] : mm.jnt_dofadr[j] + 6] = 0.0
     errors = {
-        "armature": relative_error(model.armature, np.array(mm.dof_armature)[mm.nv - n :]),
+        "armature": relative_error(model.armature, armature[mm.nv - n :]),
         "mass": relative_error(model.total_mass, _mujoco_mass(mm, model.floating)),
     }
     st = from_mujoco_state(model, ref.qpos, ref.qvel, representation)

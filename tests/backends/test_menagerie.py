@@ -4,9 +4,9 @@ For every robot of the ``mujoco-menagerie`` registry (its default model entry, n
 ``bridge.load_mjcf`` on the file, then every installed engine (pinocchio, idyntree, featherstone,
 drake, and bridge's mujoco engine when MuJoCo accepts its rebuild) against MuJoCo on the same file:
 mass matrix with armature, bias forces, inverse and forward dynamics, frame Jacobians and site poses
-to 1e-10 relative (:mod:`tests.backends.mujoco_reference`). A robot with joints bridge does not
-support (ball joints, free joints below the root, several free bodies) must raise
-:class:`bridge.UnsupportedError` naming them.
+to 1e-10 relative (:mod:`tests.backends.mujoco_reference`); a model with ball joints or several free
+bodies (a scene) is compared on the engines that take such joints. A free joint below the root, which
+MuJoCo's own compiler refuses, must raise :class:`bridge.UnsupportedError` naming it.
 
 The ``mujoco-menagerie`` package ships the registry only: a robot's files come from
 ``MENAGERIE_ROOT`` (a checkout, ``<root>/<robot>/...``), from the package's cache
@@ -72,29 +72,9 @@ def menagerie_xml(name: str, cache: object | None = None) -> Path:
     return path
 
 
-def unsupported_joints(mm) -> list[str]:
-    """The joints of a compiled model that bridge's neutral model cannot hold: ball joints, free
-    joints not on a child of the world, several free joints, or joints outside the free body's tree
-    (worked out here from MuJoCo's arrays, independently of bridge)."""
-    JNT = mujoco.mjtJoint
-    names = [mujoco.mj_id2name(mm, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(mm.njnt)]
-    jtype, jbody, parent = np.asarray(mm.jnt_type), np.asarray(mm.jnt_bodyid), np.asarray(mm.body_parentid)
-    free = [j for j in range(mm.njnt) if jtype[j] == JNT.mjJNT_FREE]
-    bad = [j for j in range(mm.njnt) if jtype[j] == JNT.mjJNT_BALL]
-    bad += [j for j in free if parent[jbody[j]] != 0]
-    if len(free) > 1:
-        bad += free
-    elif free and not bad:
-        root_of = list(range(mm.nbody))
-        for b in range(1, mm.nbody):
-            root_of[b] = b if parent[b] == 0 else root_of[parent[b]]
-        bad += [j for j in range(mm.njnt) if root_of[jbody[j]] != jbody[free[0]]]
-    return sorted({names[j] for j in bad})
-
-
 def check_robot(path: Path, seed: int = 0) -> dict[str, float] | None:
-    """``load_mjcf(path)`` equals MuJoCo on ``path`` (or raises UnsupportedError naming the joints
-    it cannot hold: then None); returns the relative errors."""
+    """``load_mjcf(path)`` equals MuJoCo on ``path`` (a free joint below the root, which MuJoCo
+    refuses, raises UnsupportedError: then None); returns the relative errors."""
     try:
         mm = mujoco.MjModel.from_xml_path(str(path))
     except ValueError as exc:
@@ -105,18 +85,10 @@ def check_robot(path: Path, seed: int = 0) -> dict[str, float] | None:
         with pytest.raises(bridge.ModelError, match="could not compile"):
             bridge.load_mjcf(path)
         pytest.skip(f"MuJoCo {mujoco.__version__} cannot compile {path}: {exc}")
-    bad = unsupported_joints(mm)
-    if bad:
-        with pytest.raises(bridge.UnsupportedError) as info:
-            bridge.load_mjcf(path)
-        assert str(path) in str(info.value)
-        for joint in bad:
-            assert repr(joint) in str(info.value), f"{joint!r} not named in: {info.value}"
-        return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", bridge.BridgeWarning)  # damping, tendons, ...: reported, not modelled
         model = bridge.load_mjcf(path)
-    assert model.n_dofs == mm.njnt - (1 if model.floating else 0)
+    assert model.n_dofs == mm.nv - (6 if model.floating else 0)
     return assert_engines_equal_mujoco(model, mm, np.random.default_rng(seed))
 
 

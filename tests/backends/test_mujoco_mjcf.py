@@ -27,18 +27,22 @@ from tests.backends.mujoco_reference import (  # noqa: E402
     SUITE,
     assert_engines_equal_mujoco,
     engines_for,
+    random_qpos,
 )
 from tests.helpers import random_state  # noqa: E402
 
 MJCF = Path(__file__).resolve().parents[2] / "models" / "mjcf"
 
 
-HAND_WRITTEN = ("arm", "quadruped", "passive_extras", "site_names", "planar_runner", "humanoid_hips")
-#: the suite's models bridge loads (dog and quadruped have a second free body, a ball)
+HAND_WRITTEN = (
+    "arm", "quadruped", "passive_extras", "site_names", "planar_runner", "humanoid_hips", "ball_joint",
+    "two_free",
+)  # fmt: skip
+#: the suite's models (dog and quadruped have a second free body, a ball: scenes)
 SUITE_MODELS = (
-    "acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper", "humanoid",
-    "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass", "reacher", "stacker", "swimmer",
-    "walker",
+    "acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper", "humanoid",
+    "humanoid_CMU", "lqr", "manipulator", "pendulum", "point_mass", "quadruped", "reacher", "stacker",
+    "swimmer", "walker",
 )  # fmt: skip
 
 
@@ -47,6 +51,7 @@ def _files() -> list[object]:
     mark = pytest.mark.skipif(SUITE is None, reason="dm-control is not installed (part of the test extra)")
     files += [pytest.param((SUITE or Path()) / f"{n}.xml", id=f"suite-{n}", marks=mark) for n in SUITE_MODELS]
     files.append(pytest.param((MUJOCO_TESTDATA or Path()) / "msh.xml", id="mujoco-testdata-msh"))
+    files.append(pytest.param((MUJOCO_TESTDATA or Path()) / "model.xml", id="mujoco-testdata-model"))
     return files
 
 
@@ -89,9 +94,7 @@ def test_mjcf_goes_back_to_mujoco_exactly(path: Path) -> None:
     back.opt.gravity[:] = original.opt.gravity
     rng = np.random.default_rng(3)
     for _ in range(2):
-        qpos = original.qpos0 + rng.uniform(-1.0, 1.0, original.nq)
-        if model.floating:
-            qpos[3:7] /= np.linalg.norm(qpos[3:7])
+        qpos = random_qpos(original, rng)
         qvel, qacc, qfrc = rng.normal(size=(3, original.nv))
         want = _numbers(original, qpos, qvel, qacc, qfrc)
         got = _numbers(back, qpos, qvel, qacc, qfrc)
@@ -218,11 +221,21 @@ def test_balance_inertia_like_mujocos_balanceinertia() -> None:
     np.testing.assert_allclose(mm.body_inertia[b], np.full(3, 0.53 / 3), rtol=1e-14)
 
 
-def test_ball_joints_stay_unsupported() -> None:
+def test_mujoco_testdata_scene_with_a_ball_and_free_bodies() -> None:
+    """MuJoCo's own test model (in the wheel): a ball joint, five free bodies and hinges, unnamed free
+    joints among them, is a scene rooted at the world body; every engine that takes it equals MuJoCo
+    in every representation (iDynTree, which has no ball or free joint, refuses it by name)."""
     if MUJOCO_TESTDATA is None or not (MUJOCO_TESTDATA / "model.xml").is_file():
         pytest.skip("the mujoco wheel has no testdata/model.xml")
-    with pytest.raises(bridge.UnsupportedError, match="ball joint"):
-        load_mjcf(MUJOCO_TESTDATA / "model.xml")
+    model = _load(MUJOCO_TESTDATA / "model.xml")
+    kinds = [model.joint(d).kind.value for d in model.dof_names]
+    assert not model.floating and model.base == "world" and kinds.count("free") == 5 and "ball" in kinds
+    with pytest.raises(bridge.BridgeError, match="several coordinates"):
+        bridge.KinDyn(model, "idyntree")
+    for k, rep in enumerate(("body", "inertial", "mixed")):
+        mm = _compiled(MUJOCO_TESTDATA / "model.xml")
+        errors = assert_engines_equal_mujoco(model, mm, np.random.default_rng(k), representation=rep)
+        assert {"pinocchio ID", "featherstone FD", "mujoco M"} <= set(errors)
 
 
 # --------------------------------------------------------------------------- MJCF export
@@ -301,6 +314,7 @@ def test_mjcf_to_urdf_to_mjcf_round_trip() -> None:
             again = bridge.load_urdf(p)
     original = _compiled(path)
     original.dof_armature[:] = 0.0
+    mujoco.mj_setConst(original, mujoco.MjData(original))  # (MuJoCo 4's simple DOFs: dof_M0)
     back = to_mujoco(again)
     assert back.nbody == original.nbody and back.nv == original.nv
     rng = np.random.default_rng(1)

@@ -78,8 +78,7 @@ def _models() -> list[bridge.Model]:
     # revolute and prismatic joints only (continuous joints: q is not s, the numpy path); shuffled
     # DOF orders, so that most joint orders differ from Pinocchio's depth-first one
     return [
-        random_model(12, rng, joint_kinds=("revolute", "prismatic", "fixed"), n_frames=3)
-        for _ in range(3)
+        random_model(12, rng, joint_kinds=("revolute", "prismatic", "fixed"), n_frames=3) for _ in range(3)
     ]
 
 

@@ -458,6 +458,7 @@ def test_mass_mujoco(icub_mujoco):
     assert_close(cov.matrix_back(M), kd.mass_matrix())
     arm = np.random.default_rng(14).uniform(0.01, 0.1, c.mm.nv)
     c.mm.dof_armature[:] = arm
+    c.mj.mj_setConst(c.mm, c.mj.MjData(c.mm))  # (MuJoCo 4's "simple" DOFs take M from dof_M0)
     c.mj.mj_forward(c.mm, c.d)
     assert_close(_full_m(c, c.d), M + np.diag(arm))
     fused, _ = icub_mujoco

@@ -138,3 +138,16 @@ def test_cross_validate_and_cli_add_mujoco_on_request(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["check", str(path), "--native", "--engines", ",".join(ENGINES)])
     assert result.exit_code == 1, result.output
     assert "mujoco_damping" in result.output
+
+
+def test_inertia_from_geoms_of_a_simple_body(tmp_path: Path) -> None:
+    """A slide whose child has its centre of mass on the joint is one of MuJoCo 4's "simple" DOFs,
+    whose mass matrix comes from ``dof_M0``, computed when compiling: the URDF's inertia written back
+    into the compiled model counts only once MuJoCo's constants are set again (``mj_setConst``),
+    else the cause's numbers without it keep the geoms' inertia."""
+    box = '<collision><geometry><box size="0.1 0.2 0.3"/></geometry></collision>'
+    body = _link("a") + _link("tip", inertia="", extra=box) + _joint("w", "a", "tip", "prismatic")
+    out = compare_native(_urdf(tmp_path, body))
+    f = _finding(out, "mujoco_inertia_from_geoms")
+    assert f.subjects == ("tip",)
+    assert f.error_with > 1e-2 and f.error_without < 1e-12

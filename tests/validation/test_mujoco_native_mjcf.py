@@ -95,6 +95,8 @@ def test_compiler_inertia_options_are_named(tmp_path: Path) -> None:
         ("fish", {"mujoco_damping", "mujoco_tendons", "mujoco_fluid"}),
         ("finger", {"mujoco_damping"}),
         ("humanoid", {"mujoco_damping"}),
+        ("quadruped", {"mujoco_damping"}),  # a scene: the quadruped and a free ball
+        ("dog", {"mujoco_damping"}),  # a scene too; the tail's springdamper is a spring (removed with it)
     ],
 )
 def test_control_suite_files_are_explained(name: str, causes: set[str]) -> None:
@@ -113,3 +115,18 @@ def test_check_native_on_mjcf_from_the_command_line() -> None:
         assert text in " ".join(res.output.split()), text
     res = run("check", str(MJCF / "humanoid_hips.xml"), "--native", "--engines", "pinocchio,mujoco")
     assert res.exit_code == 0, res.output
+
+
+def test_scene_with_a_ball_and_free_bodies_compared_in_every_representation() -> None:
+    """MuJoCo's own test model (a ball joint, five free bodies, unnamed free joints read as
+    "joint<id>"): every joint's qpos and qvel entries go to MuJoCo's (a ball's 4 and 3, a free joint's
+    7 and 6), each representation is measured (the free joints' velocities change with it), and what
+    differs is explained."""
+    testdata = importlib.util.find_spec("mujoco")
+    path = Path(next(iter(testdata.submodule_search_locations)), "testdata", "model.xml")
+    if not path.is_file():
+        pytest.skip("the mujoco wheel has no testdata/model.xml")
+    report = compare_native(path, None, samples=2, representations=("body", "inertial", "mixed"))
+    _all_explained(report)
+    assert {r.representation for r in report.results} == {"body", "inertial", "mixed"}
+    assert max(r.max_rel for r in report.results if r.quantity == "mass_matrix") < 1e-12

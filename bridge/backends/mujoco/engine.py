@@ -81,7 +81,8 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         self.model = model
         self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
-        self.mm = compile_model(model, warn_unsited=False)  # (merged links' frames: on the twin)
+        # (merged links' frames: on the twin; free joints as slides and a ball: the base's body moves)
+        self.mm = compile_model(model, warn_unsited=False, native_free=False)
         self.data = mujoco.MjData(self.mm)
         self._data_g = mujoco.MjData(self.mm)  # zero velocity: gravity forces
         self._fullM = _full_mass_matrix(mujoco, self.mm, self.data)
@@ -112,7 +113,9 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         self._state: State | None = None
         self._cov: ChangeOfVariables | None = None
         self._flat_batch: FlatBatch | None = None
-        self._init_single()
+        if model.single_coordinate:
+            self._init_single()
+        # (joints of several coordinates: the general path alone, KinDyn calls no single-state path)
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
@@ -194,7 +197,7 @@ class MujocoEngine(MujocoSingleState, EngineBase):
     def bias_forces(self) -> np.ndarray:
         h = self._loop(lambda _i: self.data.qfrc_bias.copy())
         # zero acceleration in the representation is qacc = T_dot nu: M_mj enters when that is not 0
-        M = self._mass_mj() if self.cov.base_bias is not None else None
+        M = None if self.cov.bias_free else self._mass_mj()
         return self.cov.bias_back(h, M)
 
     def gravity_forces(self) -> np.ndarray:

@@ -6,10 +6,11 @@ by 1e-8 to 8e-7 relative in M), so :func:`to_mjcf` writes the XML itself from th
 (:mod:`bridge.backends.mujoco.bodies`), every float as Python's shortest repr, which parses back to
 the same double: bodies (a chain of massless links as one body with several joints), explicit
 inertials (mass, centre of mass, principal moments and their axes), hinge and slide joints with
-``pos``, ``axis``, ``armature`` and their limits as ``range``, every other link and extra frame as
-a site, a floating base as a free joint. No geoms (so no meshes and no contacts): the file is the
-rigid-body model. The compiler options keep it exact (no inertia from geoms, fusing, balancing or
-bounds).
+``pos``, ``axis``, ``armature`` and their limits as ``range``, ball joints (``pos`` the centre), free
+joints and a planar joint's slides and hinge as :func:`~bridge.backends.mujoco.bodies.mujoco_joints`
+gives them, every other link and extra frame as a site, a floating base as a free joint. No geoms
+(so no meshes and no contacts): the file is the rigid-body model. The compiler options keep it
+exact (no inertia from geoms, fusing, balancing or bounds).
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia
+from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia, mujoco_joints
 from bridge.backends.mujoco.model import FREE_JOINT, mujoco_body_name, mujoco_spec
 from bridge.model.building import require_finite_numbers, unique_name
 from bridge.model.gravity import gravity_or
-from bridge.model.model import JointKind, Model
+from bridge.model.model import Model
 from bridge.spatial import Transform
 
 __all__ = ["to_mjcf"]
@@ -46,17 +47,17 @@ def _pose(H: Transform) -> str:
 def _joint_lines(b: BodyPlan) -> list[str]:
     lines = []
     for bj in b.joints:
-        j = bj.joint
-        kind = "slide" if j.kind is JointKind.PRISMATIC else "hinge"
-        attrs = f'name={quoteattr(j.name)} type="{kind}" axis="{_num(bj.axis)}" pos="{_num(bj.pos)}"'
-        if j.armature:
-            attrs += f' armature="{_num(j.armature)}"'
-        lo, hi = j.limits.lower, j.limits.upper
-        # (an empty range, e.g. URDF's lower = upper = 0 for "not given", is no limit: MuJoCo
-        # refuses range[0] >= range[1], and limits do not enter the dynamics)
-        if j.kind is not JointKind.CONTINUOUS and lo is not None and hi is not None and lo < hi:
-            attrs += f' limited="true" range="{_num((lo, hi))}"'
-        lines.append(f"<joint {attrs}/>")
+        for mj in mujoco_joints(bj):
+            attrs = f'name={quoteattr(mj.name)} type="{mj.type}"'
+            if mj.type in ("hinge", "slide"):
+                attrs += f' axis="{_num(mj.axis)}"'
+            if mj.type != "free":
+                attrs += f' pos="{_num(mj.pos)}"'
+            if mj.armature:
+                attrs += f' armature="{_num(mj.armature)}"'
+            if mj.limits is not None:
+                attrs += f' limited="true" range="{_num(mj.limits)}"'
+            lines.append(f"<joint {attrs}/>")
     return lines
 
 
@@ -96,7 +97,7 @@ def to_mjcf(
     )
     children: dict[str | None, list[BodyPlan]] = {}
     for b in plan.bodies:
-        children.setdefault(b.parent, []).append(b)
+        children.setdefault(plan.mujoco_parent(b), []).append(b)
     sites: dict[str, list[str]] = {}
     for f in plan.sites:
         sites.setdefault(f.link, []).append(f"<site name={quoteattr(f.name)} {_pose(f.link_H_frame)}/>")
@@ -113,7 +114,7 @@ def to_mjcf(
             lines += write(c, depth + 1)
         return [*lines, f"{pad}</body>"]
 
-    body = write(plan.bodies[0], 2)
+    body = [line for b in children[None] for line in write(b, 2)]  # (a scene's free bodies hoisted)
     return "\n".join(
         [
             f"<mujoco model={quoteattr(model.name)}>",

@@ -4,9 +4,17 @@
 joined by fixed joints are one rigid body for MuJoCo too; the group's root link names the body, and
 every link of the group and every extra frame becomes a site, so no frame is lost), a hinge or slide
 joint per movable joint with bridge's axis-with-origin semantics (MuJoCo's joint ``pos`` is the axis
-origin in the child body's frame), a free joint on the base body for a floating base, and the
-group's inertia as mass, centre of mass and principal moments with their axes, and each joint's
-armature as its ``armature`` (``dof_armature``). The model is rigid-body dynamics (plus armature)
+origin in the child body's frame), a ball joint per ball joint (``pos`` its centre), a free joint on
+the base body for a floating base, and the group's inertia as mass, centre of mass and principal
+moments with their axes, and each joint's armature as its ``armature`` (``dof_armature``). A free
+joint is MuJoCo's free joint when its parent is the fixed base and its rest pose the identity (a
+scene's free bodies: then every body on the base hangs from MuJoCo's world body, at the same pose),
+else three slides along the joint frame's axes and a ball; a planar joint is two slides and a hinge
+(:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: MuJoCo's velocity of both is MuJoCo's
+free-joint convention relative to the joint frame). An armature on a free or planar joint is refused
+(:class:`bridge.UnsupportedError` naming the joints): MuJoCo adds it in its own coordinates (the
+linear velocity in the joint frame's axes), bridge's model in the child's (as Pinocchio), which
+changes the bias forces by ``armature * (omega x v)``. The model is rigid-body dynamics (plus armature)
 only: no geoms (so no contacts), no limits, springs, dampers or friction loss, and the
 constraint, contact, limit, equality, passive and actuation stages disabled.
 A fixed base is a body welded to the world at the identity (engines move it to ``world_H_base``).
@@ -29,17 +37,21 @@ dynamics then differ from the model's by terms of that size.
 :func:`from_mujoco` reads a compiled ``MjModel`` back: bodies are links (inertia from ``body_mass``,
 ``body_ipos``, ``body_iquat``, ``body_inertia``), hinge/slide joints keep their ``pos``/``axis``,
 several joints in one body become a chain of massless links (named ``"<body>__<joint>"``, listed in
-the model's ``synthetic_links``) in MuJoCo's joint order, a free joint on a child of the world
-makes the model floating (other static
-bodies of the world are dropped), sites are frames (a site named like a body gets a ``"__site"``
-suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a joint
-``ref`` is folded into the rest transform), ``dof_armature`` is each joint's armature and
-``opt.gravity`` (zero when the gravity flag is disabled) the model's gravity. Ball joints
-and free joints below the root raise :class:`bridge.UnsupportedError`. Damping, springs, friction,
+the model's ``synthetic_links``) in MuJoCo's joint order, ball joints are BALL joints turning about
+their ``pos``. One free joint on a child of the world, with every joint in its body's subtree, makes
+the model floating (other static bodies of the world are dropped); any other model with free joints
+(several free bodies, free objects beside a robot) is a scene: the world body is the fixed base and
+each free joint a FREE joint from it at the identity rest pose (its ``qpos`` is the body's pose in
+the world; the body's ``pos`` and ``quat`` give only ``qpos0``). Sites are frames (a site named like
+a body gets a ``"__site"`` suffix: :func:`site_frame_name`); joint positions are MuJoCo's ``qpos`` (a
+joint ``ref`` is folded into the rest transform) and ``dof_armature`` is each joint's armature
+(a ball's, on each of its DOFs), ``opt.gravity`` (zero when the gravity flag is disabled) the
+model's gravity. MuJoCo's compiler refuses free joints below the root itself
+(:func:`load_mjcf` raises :class:`bridge.UnsupportedError` naming the joint). Damping, springs, friction,
 limits-as-constraints, tendons, equality constraints (the model is the kinematic tree: closed loops
 are cut, as in MuJoCo's own mass matrix and bias forces), gravity compensation, fluid forces and an
-armature on the free joint are not part of the neutral model: they are reported by a
-:class:`bridge.BridgeWarning` (a ``UserWarning``).
+armature on a free joint (in MuJoCo's coordinates: see above) are not part of the neutral model:
+they are reported by a :class:`bridge.BridgeWarning` (a ``UserWarning``).
 """
 
 from __future__ import annotations
@@ -62,15 +74,18 @@ from bridge.backends.mujoco.bodies import (
     body_inertia,
     depth_problem,
     floor_value,
+    mujoco_joints,
     plan_bodies,
 )
 from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
 from bridge.backends.mujoco.refusals import (
     refuse_problems,
+    refuse_wide_armature,
     unmerged_reasons,
     warn_changed,
     warn_unsited_frames,
 )
+from bridge.backends.mujoco.scene import floating_joint, free_joints, kept_bodies
 from bridge.backends.mujoco.values import check_values
 from bridge.errors import (
     BackendError,
@@ -164,8 +179,9 @@ def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
 
 
 def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias) -> Any:
-    """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its hinge and
-    slide joints (axes and axis origins in the body frame); returns it."""
+    """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its joints
+    (:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: axes and points in the body frame);
+    returns it."""
     body = parent.add_body(
         name=mujoco_body_name(plan.link.name),
         pos=np.array(plan.rest.translation),
@@ -173,15 +189,15 @@ def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inert
     )
     body.mass, body.ipos, body.iquat, body.inertia = body_inertia(plan.link, moving, acc)
     body.explicitinertial = True
+    types = {
+        "hinge": mujoco.mjtJoint.mjJNT_HINGE,
+        "slide": mujoco.mjtJoint.mjJNT_SLIDE,
+        "ball": mujoco.mjtJoint.mjJNT_BALL,
+        "free": mujoco.mjtJoint.mjJNT_FREE,
+    }
     for bj in plan.joints:
-        slide = bj.joint.kind is JointKind.PRISMATIC
-        body.add_joint(
-            name=bj.joint.name,
-            type=mujoco.mjtJoint.mjJNT_SLIDE if slide else mujoco.mjtJoint.mjJNT_HINGE,
-            axis=bj.axis,
-            pos=bj.pos,
-            armature=float(bj.joint.armature),
-        )
+        for mj in mujoco_joints(bj):
+            body.add_joint(name=mj.name, type=types[mj.type], axis=mj.axis, pos=mj.pos, armature=mj.armature)
     return body
 
 
@@ -190,7 +206,8 @@ def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -
     are added, so its DOF order is mujoco_dof_permutation's), the free joint and the sites."""
     bodies: dict[str, Any] = {}
     for b in plan.bodies:
-        parent = spec.worldbody if b.parent is None else bodies[b.parent]
+        up = plan.mujoco_parent(b)
+        parent = spec.worldbody if up is None else bodies[up]
         moving = b.parent is not None or model.floating
         bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc)
     if model.floating:
@@ -221,10 +238,12 @@ def mujoco_spec(
     balance_inertia: bool = False,
     stacklevel: int = 1,
     warn_unsited: bool = True,
+    native_free: bool = True,
 ) -> tuple[Any, Plan, Inertias]:
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
-    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site).
+    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site;
+    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine).
     ``gravity`` (3,) in world coordinates, finite; None: the model's (its file's, else
     ``(0, 0, -9.81)``)."""
     if not isinstance(model, Model):
@@ -237,7 +256,8 @@ def mujoco_spec(
         floor_value("bound_inertia", bound_inertia),
         as_bool(balance_inertia, "balance_inertia"),
     )
-    plan = plan_bodies(model)
+    refuse_wide_armature(model)
+    plan = plan_bodies(model, native_free=native_free)
     too_deep = depth_problem(model, plan)
     if too_deep is not None:
         raise too_large_error("mujoco", model, too_deep)
@@ -343,49 +363,6 @@ class _Mj:
         return f"{self.jname[j]!r} on body {self.bname[self.m.jnt_bodyid[j]]!r}"
 
 
-def _free_joints(mj: _Mj) -> list[int]:
-    """The free joints of the model: none, or one on a child of the world. Raises
-    UnsupportedError for a free joint below the root, a ball joint, or several free joints."""
-    m, JNT = mj.m, mj.mujoco.mjtJoint
-    parent, jtype, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_type), np.asarray(m.jnt_bodyid)
-    free = [j for j in range(m.njnt) if jtype[j] == JNT.mjJNT_FREE]
-    for j in free:
-        if parent[jbody[j]] != 0:
-            raise UnsupportedError(
-                f"free joint {mj.jname[j]!r} on body {mj.bname[jbody[j]]!r} is not at the root "
-                "(only a floating base is supported)"
-            )
-    balls = [mj.on_body(j) for j in range(m.njnt) if jtype[j] == JNT.mjJNT_BALL]
-    if balls:
-        raise UnsupportedError(f"ball joint{'s' if len(balls) > 1 else ''} {', '.join(balls)}: not supported")
-    if len(free) > 1:
-        raise UnsupportedError(
-            "several free joints (" + ", ".join(mj.on_body(j) for j in free) + "): one floating base only"
-        )
-    return free
-
-
-def _kept_bodies(mj: _Mj, free: list[int]) -> tuple[int, list[int]]:
-    """The root body and the bodies of the neutral model, in MuJoCo's body order: the free joint's
-    body and its subtree for a floating base, else every body with the world (body 0) as root.
-    Raises UnsupportedError when joints move bodies outside the floating base's tree."""
-    m = mj.m
-    parent, jbody = np.asarray(m.body_parentid), np.asarray(m.jnt_bodyid)
-    if not free:
-        return 0, list(range(m.nbody))
-    subtree_of: list[int] = list(range(m.nbody))  # the child of the world each body hangs from
-    for b in range(1, m.nbody):
-        subtree_of[b] = b if parent[b] == 0 else subtree_of[parent[b]]
-    root = int(jbody[free[0]])
-    others = [j for j in range(m.njnt) if subtree_of[jbody[j]] != root]
-    if others:
-        raise UnsupportedError(
-            f"joints {[mj.jname[j] for j in others]} move bodies outside the floating base's tree "
-            f"(rooted at {mj.bname[root]!r}): one tree only"
-        )
-    return root, [b for b in range(1, m.nbody) if subtree_of[b] == root]
-
-
 def _mj_inertia(m: Any, b: int) -> SpatialInertia:
     """Body ``b``'s inertia in its body frame, from ``body_mass``, ``body_ipos`` (3,) and the
     principal moments ``body_inertia`` (3,) along the axes of ``body_iquat`` (w, x, y, z); zero for
@@ -398,10 +375,19 @@ def _mj_inertia(m: Any, b: int) -> SpatialInertia:
 
 
 def _mj_joint(mj: _Mj, j: int, parent: str, child: str, rest: Transform) -> Joint:
-    """The neutral joint of MuJoCo's hinge or slide joint ``j`` from link ``parent`` to ``child``:
-    ``rest`` (4x4) the child's pose in the parent at ``qpos = 0`` before the joint's ``ref`` is
-    folded in, axis and axis origin (3,) in child coordinates, limits when ``jnt_limited``."""
-    m = mj.m
+    """The neutral joint of MuJoCo's joint ``j`` from link ``parent`` to ``child``: ``rest`` (4x4) the
+    child's pose in the parent at ``qpos = 0`` before a hinge's or slide's ``ref`` is folded in, axis
+    and axis origin (3,) in child coordinates, limits when ``jnt_limited`` (hinge, slide). A ball
+    turns about its ``pos``; a free joint sets the body's pose in the world (the body's ``pos`` and
+    ``quat`` are only its ``qpos0``): its rest pose is the identity, its armature is not read."""
+    m, JNT = mj.m, mj.mujoco.mjtJoint
+    jtype = m.jnt_type[j]
+    armature = float(m.dof_armature[m.jnt_dofadr[j]])
+    if jtype == JNT.mjJNT_BALL:
+        return Joint(mj.jname[j], JointKind.BALL, parent, child, rest, axis_origin=np.array(m.jnt_pos[j]),
+                     armature=armature)  # fmt: skip
+    if jtype == JNT.mjJNT_FREE:
+        return Joint(mj.jname[j], JointKind.FREE, parent, child, Transform.identity())
     limited = bool(m.jnt_limited[j])
     lo, hi = (float(m.jnt_range[j][0]), float(m.jnt_range[j][1])) if limited else (None, None)
     joint = movable_joint(
@@ -409,11 +395,11 @@ def _mj_joint(mj: _Mj, j: int, parent: str, child: str, rest: Transform) -> Join
         parent,
         child,
         rest,
-        prismatic=bool(m.jnt_type[j] == mj.mujoco.mjtJoint.mjJNT_SLIDE),
+        prismatic=bool(jtype == JNT.mjJNT_SLIDE),
         axis=np.array(m.jnt_axis[j]),
         axis_origin=np.array(m.jnt_pos[j]),
         limits=JointLimits(lo, hi),
-        armature=float(m.dof_armature[m.jnt_dofadr[j]]),
+        armature=armature,
     )
     ref = float(m.qpos0[m.jnt_qposadr[j]])
     if ref != 0.0:  # MuJoCo moves by qpos - ref: fold -ref into the rest transform
@@ -489,8 +475,10 @@ def _ignored(mj: _Mj, free: list[int], kept: list[int]) -> list[str]:
     m = mj.m
     ignored = []
     free_dofs = [int(m.jnt_dofadr[j]) + k for j in free for k in range(6)]
+    arm = np.asarray(m.dof_armature)
+    armed = [mj.jname[j] for j in free if np.any(arm[m.jnt_dofadr[j] : m.jnt_dofadr[j] + 6])]
     for what, arr in (
-        ("free-joint armature", np.asarray(m.dof_armature)[free_dofs]),
+        (f"free-joint armature ({', '.join(map(repr, armed))})", np.asarray(m.dof_armature)[free_dofs]),
         ("damping", m.dof_damping),
         ("friction loss", m.dof_frictionloss),
         ("stiffness", m.jnt_stiffness),
@@ -529,8 +517,9 @@ def from_mujoco(mj_model: Any, name: str | None = None) -> Model:
     """A neutral :class:`Model` of a compiled ``mujoco.MjModel`` (see the module docstring).
 
     DOF names are MuJoCo's joint names in MuJoCo's DOF order (unnamed joints: ``"joint<id>"``,
-    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from a free
-    joint on a child of the world; without one the model is fixed and its base is the world body.
+    unnamed bodies ``"body<id>"``, unnamed sites ``"site<id>"``). A floating base comes from the
+    only free joint, on a child of the world, when every joint is in its body's subtree; otherwise
+    the model is fixed, its base is the world body, and each free joint is a FREE joint (a scene).
     """
     return _from_mujoco(mj_model, name, stacklevel=3)
 
@@ -545,8 +534,9 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     m = mj.m
     where = f"MuJoCo model {name or _model_name(m.names) or 'mujoco_model'!r}"
     check_values(mujoco, m, mj.bname, mj.jname, where)
-    free = _free_joints(mj)
-    root, kept = _kept_bodies(mj, free)
+    free = free_joints(mujoco, m)
+    floating = floating_joint(m, free)
+    root, kept = kept_bodies(m, floating)
     links, joints, dofs = _mj_tree(mj, root, kept)
     frames, renamed = _mj_sites(mj, set(kept), {link.name for link in links})
     ignored = _ignored(mj, free, kept)
@@ -554,8 +544,8 @@ def _from_mujoco(mj_model: Any, name: str | None, stacklevel: int) -> Model:
     _warn_left_out(model_name, renamed, ignored, stacklevel)
     try:
         synthetic = frozenset(link.name for link in links) - set(mj.bname)
-        root, gravity = mj.bname[root], _gravity(mujoco, m)
-        return Model(model_name, links, joints, frames, root, tuple(dofs), bool(free), synthetic, gravity)
+        root, gravity, floats = mj.bname[root], _gravity(mujoco, m), floating is not None
+        return Model(model_name, links, joints, frames, root, tuple(dofs), floats, synthetic, gravity)
     except ModelError as exc:
         raise ModelError(f"MuJoCo model {model_name!r}: {exc}") from None
 
@@ -620,8 +610,8 @@ def load_mjcf(path: str | os.PathLike) -> Model:
                 nested = _nested_free_joints(mujoco, p)
                 what = f"free joint {', '.join(nested)}" if nested else str(exc).splitlines()[0]
                 raise UnsupportedError(
-                    f"{p}: {what} is not at the root (only a floating base is supported; MuJoCo: "
-                    f"{' '.join(str(exc).split())})"
+                    f"{p}: {what} is not at the root: MuJoCo's compiler takes free joints on children of "
+                    f"the world body only (MuJoCo: {' '.join(str(exc).split())})"
                 ) from None
             bad = nonfinite_value(mujoco, p) if said else None
             if bad is not None:  # what MuJoCo's compiler then says is about something else

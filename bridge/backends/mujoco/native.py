@@ -63,6 +63,7 @@ __all__ = [
     "MujocoLoader",
     "MujocoNative",
     "compile_spec",
+    "joint_id",
     "load_urdf_spec",
     "no_damping",
 ]
@@ -99,7 +100,10 @@ def compile_spec(spec: Any, edits: Sequence[Edit] = ()) -> tuple[Any, str | None
 
 def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
     """Overwrite the bodies of ``links`` (one body per link: ``fusestatic=false``) with the URDF's
-    inertia (and the subtree masses that depend on it)."""
+    inertia (and the subtree masses that depend on it). MuJoCo 4 takes the mass matrix of its "simple"
+    DOFs (``dof_simplenum``) from ``dof_M0``, made when compiling, which ``mj_setConst`` would remake
+    but refuses for a massless moving body (a FatalError): every DOF is marked not simple instead, so
+    that ``mj_crb`` computes M from the written inertias."""
     mujoco = require_mujoco()
     for name in links:
         b = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, name)
@@ -113,11 +117,19 @@ def _write_inertias(m: Any, model: Model, links: Sequence[str]) -> None:
     for b in range(m.nbody - 1, 0, -1):
         sub[m.body_parentid[b]] += sub[b]
     m.body_subtreemass[:] = sub
+    m.dof_simplenum[:] = 0
 
 
-def _jid(m: Any, name: str) -> int:
+def joint_id(m: Any, name: str) -> int:
+    """MuJoCo's id of joint ``name``, or of the unnamed joint :func:`bridge.from_mujoco` calls
+    ``"joint<id>"`` (-1: none)."""
     mujoco = require_mujoco()
-    return mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+    j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)
+    if j < 0 and name.startswith("joint") and name[5:].isdigit():
+        k = int(name[5:])
+        if k < m.njnt and not mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, k):
+            return k
+    return j
 
 
 def _free_dofs(m: Any, model: Model) -> tuple[int, int]:
@@ -128,6 +140,12 @@ def _free_dofs(m: Any, model: Model) -> tuple[int, int]:
         if m.jnt_bodyid[j] == b and m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
             return int(m.jnt_qposadr[j]), int(m.jnt_dofadr[j])
     raise BackendError(f"MuJoCo's model has no free joint on the base body {model.base!r}")
+
+
+def _entries(addresses: list[int], widths: list[int], order: np.ndarray) -> np.ndarray:
+    """The addresses of each joint's ``width`` entries from its address, joints in ``order``."""
+    parts = [np.arange(addresses[k], addresses[k] + widths[k]) for k in order.tolist()]
+    return np.concatenate(parts).astype(int) if parts else np.zeros(0, dtype=int)
 
 
 @dataclass
@@ -145,13 +163,17 @@ class MujocoNative:
 
     def __post_init__(self) -> None:
         m, model = self.m, self.model
-        jid = [_jid(m, d) for d in model.dof_names]
-        self.qadr = np.array([m.jnt_qposadr[j] for j in jid], dtype=int)
-        self.vadr = np.array([m.jnt_dofadr[j] for j in jid], dtype=int)
-        order = np.argsort(self.vadr, kind="stable")  # native joints[i] = model joints[order[i]]
+        jid = [joint_id(m, d) for d in model.dof_names]
+        kinds = model.coordinates.kinds
+        qadr = [int(m.jnt_qposadr[j]) for j in jid]
+        vadr = [int(m.jnt_dofadr[j]) for j in jid]
+        order = np.argsort(vadr, kind="stable")  # native joints[i] = model joints[order[i]]
         self.free = _free_dofs(m, model) if model.floating else None
         base = np.arange(self.free[1], self.free[1] + 6) if self.free else np.zeros(0, dtype=int)
-        self.columns = np.concatenate([base, self.vadr[order]])
+        # MuJoCo's qpos and dof addresses of the joints' entries in the convention's order (a ball's
+        # 4 and 3, a free joint's 7 and 6: MuJoCo's layout is the convention's, joint by joint)
+        self.q_columns = _entries(qadr, [kinds[k].nq for k in range(len(kinds))], order)
+        self.columns = np.concatenate([base, _entries(vadr, [kinds[k].nv for k in range(len(kinds))], order)])
         self.base_pose = None if model.floating else np.eye(4)
         self.convention = Convention(
             "mujoco-compiler",
@@ -166,12 +188,14 @@ class MujocoNative:
         m, d = self.m, self.data
         d.qpos[:] = m.qpos0
         d.qvel[:] = 0.0
+        qpos, qvel = to_native_state(self.model, state, self.convention)
+        nb = 0
         if self.free is not None:
-            qpos, qvel = to_native_state(self.model, state, self.convention)
             d.qpos[self.free[0] : self.free[0] + 7] = qpos[:7]
-            d.qvel[self.free[1] : self.free[1] + 6] = qvel[:6] if moving else 0.0
-        d.qpos[self.qadr] = state.s
-        d.qvel[self.vadr] = state.s_dot if moving else 0.0
+            nb = 7
+        d.qpos[self.q_columns] = qpos[nb:]
+        if moving:
+            d.qvel[self.columns] = qvel
 
     def _forces(self, state: State, moving: bool) -> np.ndarray:
         """``qfrc_bias - qfrc_passive`` (MuJoCo's layout, nv) at ``state``."""
@@ -209,9 +233,13 @@ def _no_fuse(s: Any) -> None:
 
 
 def no_damping(s: Any) -> None:
+    """Joints without damping or springs: ``damping``, ``stiffness`` and ``springdamper`` (from which
+    MuJoCo's compiler derives both) zero."""
     for j in s.joints:
         j.damping = np.zeros_like(np.asarray(j.damping)) if np.ndim(j.damping) else 0.0
         j.stiffness = np.zeros_like(np.asarray(j.stiffness)) if np.ndim(j.stiffness) else 0.0
+        if hasattr(j, "springdamper"):
+            j.springdamper = np.zeros_like(np.asarray(j.springdamper))
 
 
 def _no_armature(s: Any) -> None:
@@ -260,11 +288,11 @@ def _changed_inertias(c: _Compiled) -> tuple[list[str], list[str]]:
 
 def _joint_causes(c: _Compiled) -> list[Cause]:
     m, dofs = c.m, c.model.dof_names
-    armature = [d for d in dofs if m.dof_armature[m.jnt_dofadr[_jid(m, d)]] != 0.0]
+    armature = [d for d in dofs if m.dof_armature[m.jnt_dofadr[joint_id(m, d)]] != 0.0]
     damped = [
         d
         for d in dofs
-        if m.dof_damping[m.jnt_dofadr[_jid(m, d)]] != 0.0 or m.jnt_stiffness[_jid(m, d)] != 0.0
+        if m.dof_damping[m.jnt_dofadr[joint_id(m, d)]] != 0.0 or m.jnt_stiffness[joint_id(m, d)] != 0.0
     ]
     causes = []
     if armature:
@@ -309,7 +337,7 @@ def _body_causes(c: _Compiled, from_geoms: list[str], balanced: list[str]) -> li
 
 def _order(m: Any, model: Model) -> tuple[str, ...]:
     """The 1-DOF joints in MuJoCo's DOF order (its body order)."""
-    return tuple(sorted(model.dof_names, key=lambda d: m.jnt_dofadr[_jid(m, d)]))
+    return tuple(sorted(model.dof_names, key=lambda d: m.jnt_dofadr[joint_id(m, d)]))
 
 
 def _layout_causes(c: _Compiled) -> list[Cause]:

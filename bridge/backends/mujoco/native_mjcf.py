@@ -14,8 +14,8 @@ measured, each with the numbers of the spec compiled without it:
 * ``mujoco_tendons``: tendon stiffness and damping (passive forces) and armature (adds to M);
 * ``mujoco_gravcomp``: bodies' gravity compensation, a passive force against gravity;
 * ``mujoco_fluid``: fluid forces (option ``density`` / ``viscosity``);
-* ``mujoco_armature``: armature on the free joint (bridge's model keeps the hinge and slide
-  joints' armature, not the free joint's);
+* ``mujoco_armature``: armature on free joints (bridge's model keeps the hinge, slide and ball
+  joints' armature, not a free joint's);
 
 not measured, what the compiler did that bridge's model took over as compiled (the same numbers
 on both sides, named so that a user comparing with the file's text knows):
@@ -161,8 +161,8 @@ def _base_causes(c: _Mjcf) -> list[Cause]:
         *c.measured(
             "mujoco_armature",
             free,
-            "armature on the free joint adds to M's base block in MuJoCo; bridge's model keeps the "
-            "armature of hinge and slide joints only",
+            "armature on a free joint adds to M's diagonal in MuJoCo's free-joint coordinates; bridge's "
+            "model keeps the armature of hinge, slide and ball joints only",
             _no_free_armature,
         ),
     ]

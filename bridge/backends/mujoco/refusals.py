@@ -1,7 +1,8 @@
-"""What MuJoCo's compiler would refuse in :func:`~bridge.backends.mujoco.model.to_mujoco`'s model, and
-what the conversion changed or leaves out: the UnsupportedError and the BridgeWarnings, each naming
-the links (floored or balanced inertias, massless links that could not be merged, frames no MuJoCo
-object can carry: :mod:`bridge.backends.mujoco.bodies`)."""
+"""What MuJoCo's compiler would refuse in :func:`~bridge.backends.mujoco.model.to_mujoco`'s model (or
+computes otherwise: an armature on free and planar joints), and what the conversion changed or leaves
+out: the UnsupportedError and the BridgeWarnings, each naming the links (floored or balanced
+inertias, massless links that could not be merged, frames no MuJoCo object can carry:
+:mod:`bridge.backends.mujoco.bodies`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,15 @@ import numpy as np
 
 from bridge.backends.mujoco.bodies import Inertias, Plan, unsited_frames
 from bridge.errors import BridgeWarning, UnsupportedError
-from bridge.model.model import Model
+from bridge.model.model import JointKind, Model
 
-__all__ = ["refuse_problems", "unmerged_reasons", "warn_changed", "warn_unsited_frames"]
+__all__ = [
+    "refuse_problems",
+    "refuse_wide_armature",
+    "unmerged_reasons",
+    "warn_changed",
+    "warn_unsited_frames",
+]
 
 
 def unmerged_reasons(model: Model, plan: Plan) -> list[str]:
@@ -24,10 +31,12 @@ def unmerged_reasons(model: Model, plan: Plan) -> list[str]:
         inertia = b.link.inertia
         if float(inertia.mass) == 0.0 and not np.any(np.asarray(inertia.inertia_com)):
             n = len(lumped.child_joints(b.link.name))
-            out.append(
-                f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: "
-                + ("it has no child joint" if n == 0 else f"it has {n} child joints (one body has one chain)")
-            )
+            why = plan.split.get(b.link.name)
+            if why is None and n == 0:
+                why = "it has no child joint"
+            elif why is None:
+                why = f"it has {n} child joints (one body has one chain)"
+            out.append(f"massless link {b.link.name!r} cannot be merged into the next MuJoCo body: {why}")
     return out
 
 
@@ -87,4 +96,18 @@ def warn_unsited_frames(model: Model, plan: Plan, stacklevel: int) -> None:
             "engine reads them from its kinematic twin; a link with a mass of its own stays a body)",
             BridgeWarning,
             stacklevel=stacklevel + 1,
+        )
+
+
+def refuse_wide_armature(model: Model) -> None:
+    """UnsupportedError naming the free and planar joints with an armature: MuJoCo adds it in its own
+    coordinates, bridge's model (and Pinocchio) in the child's axes."""
+    named = [j.name for j in model.joints if j.armature and j.kind in (JointKind.FREE, JointKind.PLANAR)]
+    if named:
+        raise UnsupportedError(
+            f"model {model.name!r}: armature on free or planar joints {named}: MuJoCo adds a joint's "
+            "armature to the mass matrix in its own coordinates (a free joint's and a planar joint's linear "
+            "velocity in the joint frame's axes), bridge's model to the joint's velocity in the child's axes "
+            "(as Pinocchio does): the mass matrices agree, the bias forces differ by armature * (omega x v). "
+            "Set these joints' armature to 0 to write the model to MuJoCo"
         )

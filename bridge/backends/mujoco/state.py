@@ -20,6 +20,14 @@ Joints follow in MuJoCo's DOF order, which is body order: depth first from the r
 :func:`bridge.to_mujoco` creates the bodies in (:func:`mujoco_dof_permutation`). Hinge and slide
 positions are the neutral joint positions (a continuous joint is its angle, no (cos, sin) pair).
 A fixed base has no free joint: ``qpos`` and ``qvel`` are the joints only.
+
+The same declaration is every free joint's, relative to its joint frame F (the world for a scene's
+free bodies): ``qpos = [p; quaternion w, x, y, z]``, ``qvel = [p_dot in F's axes; omega in the
+child's axes]``, whether MuJoCo's free joint or the three slides and a ball :func:`bridge.to_mujoco`
+writes below the root; a ball joint's ``qpos`` is its quaternion (w, x, y, z) and its ``qvel`` the
+angular velocity in the child's axes; a planar joint (two slides and a hinge) has ``(x, y, theta)``
+and ``(x_dot, y_dot, theta_dot)`` in F's axes (:mod:`bridge.conventions.joint_blocks`). Each such
+joint is one neutral joint of the order, its ``nv`` (``nq``) entries together.
 """
 
 from __future__ import annotations
@@ -48,9 +56,11 @@ _PERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def mujoco_dof_permutation(model: Model) -> np.ndarray:
-    """``perm`` (n,) with ``qvel_joints = s_dot[perm]``: the movable joints in MuJoCo's body order
-    (depth first from the base, as :func:`bridge.to_mujoco` builds the bodies; computed once per
-    model)."""
+    """``perm`` (n_joints,) over the DOF joints, ``native_joints[i] = model_joints[perm[i]]`` (with
+    one-coordinate joints, ``qvel_joints = s_dot[perm]``): the movable joints in MuJoCo's body order
+    (depth first from the base, as :func:`bridge.to_mujoco` builds the bodies, a scene's bodies on the
+    world body in the same order; computed once per model). A planar, ball or free joint is one entry
+    (its MuJoCo joints are consecutive in one body)."""
     perm = _PERMS.get(model)
     if perm is None:
         require_uncoupled(model, "MuJoCo's qpos and qvel")
@@ -82,8 +92,10 @@ def to_mujoco_state(model: Model, state: State) -> tuple[np.ndarray, np.ndarray]
     """Neutral state -> MuJoCo ``(qpos, qvel)`` of ``to_mujoco(model)``, batched (..., nq), (..., nv).
 
     Floating base: ``qpos = [A_o_B; quaternion (w, x, y, z) of A_R_B; joints]`` (nq = 7 + n),
-    ``qvel = [A_o_B_dot (world); omega (body); joints]`` (nv = 6 + n), joints in MuJoCo's body order.
-    Fixed base: the joints only (the base pose is the base body's placement in the MuJoCo model).
+    ``qvel = [A_o_B_dot (world); omega (body); joints]`` (nv = 6 + n), joints in MuJoCo's body order,
+    each joint's entries as the module docstring says. Fixed base: the joints only (the base pose is
+    the base body's placement in the MuJoCo model; a scene's MuJoCo free joints are relative to the
+    world, which is the base as ``to_mujoco`` places it, at the identity).
     """
     return to_native_state(model, state, MUJOCO)
 

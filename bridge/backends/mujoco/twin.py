@@ -36,7 +36,7 @@ class KinematicTwin:
 
     def __init__(self, model: Model) -> None:
         mujoco = require_mujoco()
-        plan = plan_bodies(model, merge=False)
+        plan = plan_bodies(model, merge=False, native_free=False)
         unit = SpatialInertia(1.0, np.zeros(3), np.eye(3))
         bodies = tuple(dataclasses.replace(b, link=Link(b.link.name, unit)) for b in plan.bodies)
         self.m = build_spec(model, dataclasses.replace(plan, bodies=bodies), Inertias()).compile()

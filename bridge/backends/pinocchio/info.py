@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pinocchio as pin
 
-from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order
+from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order, velocity_offsets
 from bridge.backends.pinocchio.model import to_pinocchio
-from bridge.backends.pinocchio.state import pinocchio_layout
+from bridge.backends.pinocchio.state import PINOCCHIO
 from bridge.model.model import Model
 
 __all__ = ["info_column"]
@@ -29,10 +29,15 @@ def _counts(pm: pin.Model, floating: bool) -> dict[str, int]:
 def _converted(model: Model) -> InfoColumn:
     """The column of ``to_pinocchio(model)``."""
     pm = to_pinocchio(model)
-    n_fb = 6 if model.floating else 0
-    order = [int(i) - n_fb for i in pinocchio_layout(model).idx_v]
+    order = velocity_offsets(model, PINOCCHIO.permutation(model))
     meaning = "pinocchio's v without the 6 free-flyer entries (idx_v - 6)"
     return InfoColumn(NAME, _counts(pm, model.floating), tuple(order), meaning)
+
+
+def _perm(model: Model) -> list[int]:
+    """``perm`` with ``pinocchio_joints[i] = model_joints[perm[i]]``."""
+    perm = PINOCCHIO.permutation(model)
+    return list(range(len(model.dof_names))) if perm is None else perm.tolist()
 
 
 def _notes(model: Model) -> tuple[str, ...]:
@@ -41,7 +46,7 @@ def _notes(model: Model) -> tuple[str, ...]:
         f"pinocchio counts 'universe' as a body and adds the universe and {joints}; links joined by "
         "fixed joints share one body (kept as BODY frames)",
         "pinocchio serializes DOFs depth first from the base; permutation bridge -> pinocchio: "
-        + str(pinocchio_layout(model).perm.tolist()),
+        + str(_perm(model)),
     )
 
 
