@@ -172,7 +172,7 @@ def _mujoco_mass(mm, floating: bool) -> float:
 #: the engines compared on models with planar, ball or free joints: those whose converters take them
 #: (iDynTree, jaxsim and Newton refuse them by name; Drake's converter takes them on branch
 #: drake-joints, not merged into this one yet: add "drake" once it is)
-WIDE_ENGINES = ("pinocchio", "featherstone", "mujoco")
+WIDE_ENGINES = ("pinocchio", "featherstone", "mujoco", "drake")
 
 
 def _takes(engine: str, model: bridge.Model) -> bool:
