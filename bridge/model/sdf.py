@@ -197,7 +197,9 @@ def _joints(
         C_H_M = M_H_C.inverse()
         C_p_J = (C_H_M @ M_H_J).translation
         if j.type == "ball":  # about the joint frame's origin (its orientation changes no motion)
-            joints.append(Joint(j.name, JointKind.BALL, parent, child, P_H_C, axis_origin=C_p_J))
+            joints.append(
+                Joint(j.name, JointKind.BALL, parent, child, P_H_C, axis_origin=C_p_J, armature=j.armature)
+            )
             continue
         if j.type != "universal":
             axis = _axis_in(frames, j.axes[0], j, C_H_M)
@@ -304,9 +306,10 @@ def _free(frames: _Frames, parent: str, roots: list[str], joints: list[Joint]) -
     without a parent joint: SDFormat's free bodies), named after the link (as Drake names the
     floating joint it gives such a link), at the link's pose."""
     taken = {j.name for j in joints}
+    named = {link.name: link.free_joint for link in frames.doc.links if link.free_joint}
     out = []
     for root in roots:
-        name = unique_name(root, taken, "_")
+        name = named.get(root) or unique_name(root, taken, "_")
         taken.add(name)
         rest = frames.pose(parent).inverse() @ frames.pose(root)
         out.append(Joint(name, JointKind.FREE, parent, root, rest))
@@ -362,12 +365,15 @@ def _renamed(model: Model, link: Callable, joint: Callable, frame: Callable) -> 
 
 def sdf_named(model: Model, path_or_xml: str | bytes | os.PathLike) -> Model:
     """``model`` (read from the SDF file ``path_or_xml`` by :func:`load_sdf`) with the SDF names of
-    its links, joints and frames where the file gives an element its own name (``bridge:name``):
-    the names other SDFormat readers (Drake) know them by."""
+    its links, joints and frames where the file gives an element its own name (``bridge:name``), and
+    its free bodies' joints named after their links (``bridge:free_joint``): the names other
+    SDFormat readers (Drake) know them by."""
     doc = read_document(*read_source(path_or_xml))
     maps = [
         {x.own_name: x.name for x in items if x.own_name} for items in (doc.links, doc.joints, doc.frames)
     ]
+    # a free body's free joint (bridge:free_joint): other readers name it after its link
+    maps[1].update({x.free_joint: x.name for x in doc.links if x.free_joint})
     if not any(maps):
         return model
     link, joint, frame = (lambda n, m=m: m.get(n, n) for m in maps)
@@ -450,6 +456,8 @@ def load_sdf(
             gravity=doc.gravity,
         )
         model, mimics = _own_names(model, mimics, doc)
+        if doc.dof_order and sorted(doc.dof_order) == sorted(model.dof_names):  # (bridge:dofs)
+            model = model.with_dofs(doc.dof_order)
         model = rooted_and_selected(model, where, base, joints, locked, mimics if mimic == "coupled" else [])
     except UnknownNameError:
         raise

@@ -102,6 +102,7 @@ class SdfLink:
     inertia: np.ndarray  # (3, 3) about the centre of mass, in the inertial frame's axes
     own_name: str = ""  # ``bridge:name``: the name in the model bridge wrote ("" = ``name``)
     synthetic: bool = False  # ``bridge:synthetic``: a link bridge made when it read the model
+    free_joint: str = ""  # ``bridge:free_joint``: a free body's free joint ("" = named after the link)
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,8 @@ class SdfDocument:
     gravity: np.ndarray | None = None
     #: ``bridge:name`` of the model (its own name where the SDF name differs; "" = ``name``)
     own_name: str = ""
+    #: ``<bridge:dofs>``: the DOF order bridge wrote (own names; () = the joints' document order)
+    dof_order: tuple[str, ...] = ()
 
     @property
     def own_names(self) -> dict[str, str]:
@@ -279,6 +282,7 @@ def _link(el: ET.Element, reader: _Reader) -> SdfLink:
         _flag(
             el.get(f"{{{BRIDGE_NAMESPACE}}}synthetic", "false"), reader=reader, owner=owner, what="synthetic"
         ),
+        el.get(f"{{{BRIDGE_NAMESPACE}}}free_joint", ""),
     )
 
 
@@ -369,7 +373,17 @@ def _joint(el: ET.Element, reader: _Reader, version: tuple[int, int]) -> SdfJoin
 def _armature(el: ET.Element, reader: _Reader, owner: str) -> float:
     """A joint's armature from Drake's ``<drake:rotor_inertia>`` and ``<drake:gear_ratio>`` (default
     1): ``rotor_inertia * gear_ratio**2``, what Drake adds to the joint's diagonal entry of M (and
-    what :func:`bridge.model.sdf_writer.model_to_sdf` writes, gear ratio 1)."""
+    what :func:`bridge.model.sdf_writer.model_to_sdf` writes, gear ratio 1); a ball joint's from
+    ``bridge:armature``."""
+    own = el.get(f"{{{BRIDGE_NAMESPACE}}}armature")
+    if own is not None:  # a ball joint's (bridge's own attribute: no SDFormat or Drake element)
+        try:
+            value = float(own)
+        except ValueError:
+            raise reader.fail(owner, f"bridge:armature is {own!r}, not a number") from None
+        if not (np.isfinite(value) and value >= 0.0):
+            raise reader.fail(owner, f"bridge:armature is {own!r}, not a finite number >= 0")
+        return value
     rotor = reader.number(el, f"{{{DRAKE_NAMESPACE}}}rotor_inertia", 0.0, owner)
     ratio = reader.number(el, f"{{{DRAKE_NAMESPACE}}}gear_ratio", 1.0, owner)
     if rotor < 0.0:
@@ -464,6 +478,9 @@ def read_document(data: bytes, where: str) -> SdfDocument:
         own_name=model_el.get(_OWN_NAME, ""),
     )
     doc.links = [_link(el, reader) for el in model_el.findall("link")]
+    dofs = model_el.find(f"{{{BRIDGE_NAMESPACE}}}dofs")
+    if dofs is not None:
+        doc.dof_order = tuple(d.get("name", "") for d in dofs.findall(f"{{{BRIDGE_NAMESPACE}}}dof"))
     doc.joints = [_joint(el, reader, version) for el in model_el.findall("joint")]
     doc.frames = [_frame(el, reader) for el in model_el.findall("frame")]
     if not doc.links:

@@ -5,12 +5,11 @@ Reading SDFormat is :mod:`bridge.model.sdf`'s job; this module only writes.
 
 from __future__ import annotations
 
-import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from bridge.errors import BridgeWarning, UnsupportedError
+from bridge.errors import UnsupportedError
 from bridge.model.building import require_finite_numbers
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
@@ -26,6 +25,13 @@ SDF_VERSION = "1.9"
 WORLD_JOINT = "world_joint"
 #: bridge's attribute giving an element's own name where its SDF name differs
 NAME_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}name"
+#: ``bridge:armature`` on a ball joint: its armature (Drake's rotor inertia moves one coordinate)
+ARMATURE_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}armature"
+#: ``bridge:free_joint`` on a free body's link: the name of the free joint it hangs from
+FREE_JOINT_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}free_joint"
+#: ``<bridge:dofs>`` of ``<bridge:dof name=...>``: the DOF order, where the joints' document order
+#: cannot give it (free bodies have no joint element)
+DOFS_TAG, DOF_TAG = f"{{{BRIDGE_NAMESPACE}}}dofs", f"{{{BRIDGE_NAMESPACE}}}dof"
 #: bridge's attribute marking a link of :attr:`bridge.Model.synthetic_links`
 SYNTHETIC_ATTRIBUTE = f"{{{BRIDGE_NAMESPACE}}}synthetic"
 
@@ -79,6 +85,7 @@ def _write_link(
         el.set(SYNTHETIC_ATTRIBUTE, "true")
     if joint is not None and joint.kind is JointKind.FREE:
         _pose(el, joint.parent_H_child, names.link(joint.parent))
+        el.set(FREE_JOINT_ATTRIBUTE, joint.name)
     elif joint is not None:
         _pose(el, Transform.from_translation(-_centre(joint)), names.joint(joint.name))
     _write_inertial(el, inertia)
@@ -97,6 +104,8 @@ def _write_joint(model_el: ET.Element, names: _Names, j: Joint) -> None:
     _pose(el, j.parent_H_child @ Transform.from_translation(_centre(j)), names.link(j.parent))
     _text(el, "parent", names.link(j.parent))
     _text(el, "child", names.link(j.child))
+    if j.kind is JointKind.BALL and j.armature != 0.0:  # (no SDFormat or Drake element: bridge's)
+        el.set(ARMATURE_ATTRIBUTE, repr(float(j.armature)))
     if not j.movable or j.kind is JointKind.BALL:
         return
     axis = ET.SubElement(el, "axis")
@@ -131,17 +140,6 @@ def _check_writable(model: Model) -> None:
             f"model {model.name!r}: SDFormat has no free joint type; a free body is a link without a joint, "
             f"free in the world, which free joints {where} are not (joints {free}; only free joints "
             "from a fixed base are written, as such links)"
-        )
-
-
-def _warn_ball_armature(model: Model) -> None:
-    names = [j.name for j in model.joints if j.kind is JointKind.BALL and j.armature != 0.0]
-    if names:
-        warnings.warn(
-            f"model {model.name!r}: SDFormat (and Drake's rotor inertia, single-DOF joints only) has no "
-            f"armature for ball joints; left out for joints {names}",
-            BridgeWarning,
-            stacklevel=4,
         )
 
 
@@ -239,10 +237,12 @@ def model_to_sdf(model: Model) -> str:
       back; other readers (Drake, libsdformat) ignore it and see valid SDF names. The model's
       :attr:`~bridge.Model.synthetic_links` carry ``bridge:synthetic="true"``.
     * A ball joint is ``<joint type="ball">`` whose frame sits at its centre (child axes), no axis;
-      its armature has no element (Drake's rotor inertia belongs to single-DOF joints): left out
-      with a :class:`bridge.BridgeWarning`.
+      its armature, which SDFormat and Drake's rotor inertia (single-DOF joints) cannot hold, is the
+      joint's ``bridge:armature`` (read back by :func:`bridge.load_sdf`, ignored by other readers).
     * SDFormat has no free joint: a free body is a link without a joint (Drake's parser gives it a
-      floating joint named after the link, and so does :func:`bridge.load_sdf`). A free joint from
+      floating joint named after the link, and so does :func:`bridge.load_sdf` for a file that does
+      not say otherwise: bridge writes the joint's name as the link's ``bridge:free_joint``, and the
+      DOF order, free joints' included, as ``<bridge:dofs>``). A free joint from
       the fixed base is written so, the link posed at the joint's rest pose relative to the base;
       the reloaded model's free joint is named after its link. Planar joints (no SDFormat type;
       Drake's ``<drake:joint type="planar">`` takes no pose) and free joints elsewhere are refused
@@ -259,7 +259,6 @@ def model_to_sdf(model: Model) -> str:
     require_uncoupled(model, "SDFormat files written by bridge")
     require_finite_numbers(model, "SDFormat")
     _check_writable(model)
-    _warn_ball_armature(model)
     names = _Names(model)
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     ET.register_namespace("bridge", BRIDGE_NAMESPACE)
@@ -287,6 +286,10 @@ def model_to_sdf(model: Model) -> str:
     for j in model.movable_joints:
         if j.kind is not JointKind.FREE:  # (a free body: its link without a joint)
             _write_joint(model_el, names, j)
+    if any(j.kind is JointKind.FREE for j in model.joints):  # (the order of the DOFs, free bodies' too)
+        dofs = ET.SubElement(model_el, DOFS_TAG)
+        for d in model.dof_names:
+            ET.SubElement(dofs, DOF_TAG, name=d)
     for j in model.joints:
         if not j.movable:
             _write_joint(model_el, names, j)

@@ -14,6 +14,7 @@ import pytest
 
 import bridge
 from bridge.model.joints import JointKind
+from bridge.model.sdf import sdf_named
 from bridge.spatial import Transform
 from bridge.validation.sampling import random_states
 from tests.helpers import assert_close
@@ -100,20 +101,26 @@ def test_ball_joints_round_trip(seed: int, floating: bool) -> None:
 
 
 def test_scene_round_trip_free_bodies_are_links_without_joints() -> None:
-    """Free joints from a fixed base: links without a joint, read back as free joints named after
-    their links (Drake's naming)."""
+    """Free joints from a fixed base: links without a joint (``bridge:free_joint`` keeps the joint's
+    name, ``<bridge:dofs>`` the DOF order), read back as the same free joints."""
     model = _scene()
     root = ET.fromstring(model.to_sdf())
     joints = {j.get("name") for j in root.iter("joint")}
     assert "to_box" not in joints and "to_drone" not in joints and "to_sling" in joints
     assert root.find(".//link[@name='box']/pose").get("relative_to") == model.base
     back = bridge.load_sdf(model.to_sdf())
-    rename = {"to_box": "box", "to_drone": "drone"}
     assert {j.name: (j.kind, j.parent) for j in back.joints if j.kind is JointKind.FREE} == {
-        "box": (JointKind.FREE, model.base),
-        "drone": (JointKind.FREE, model.base),
+        "to_box": (JointKind.FREE, model.base),
+        "to_drone": (JointKind.FREE, model.base),
     }
-    _same_dynamics(model, back, rename)
+    assert back.dof_names == model.dof_names
+    _same_dynamics(model, back)
+    # without bridge's attributes (another writer's file), free bodies' joints are named after them
+    text = model.to_sdf()
+    for name in ("to_box", "to_drone"):
+        text = text.replace(f'bridge:free_joint="{name}"', "")
+    other = bridge.load_sdf(text)
+    assert {j.name for j in other.joints if j.kind is JointKind.FREE} == {"box", "drone"}
 
 
 def test_scene_on_a_world_link_round_trip() -> None:
@@ -146,7 +153,8 @@ def test_drake_reads_the_written_ball_joints_and_free_bodies() -> None:
         plant = MultibodyPlant(0.0)
         Parser(plant).AddModels(file_contents=model.to_sdf(), file_type="sdf")
         plant.Finalize()
-        back = bridge.load_sdf(model.to_sdf())  # (free bodies named after their links)
+        text = model.to_sdf()
+        back = sdf_named(bridge.load_sdf(text), text)  # (Drake's names: free joints after their links)
         native = DrakeNative(plant, back)
         batch = random_states(back, 2, np.random.default_rng(5))
         for rep in ("body", "inertial", "mixed"):
@@ -175,16 +183,18 @@ def test_what_sdformat_cannot_write_is_refused_by_name() -> None:
         scene.replace(joints=joints).to_sdf()
 
 
-def test_ball_armature_is_left_out_with_a_warning() -> None:
+def test_ball_armature_is_bridges_own_attribute() -> None:
+    """A ball joint's armature has no SDFormat or Drake element (Drake's rotor inertia moves one
+    coordinate): it is written as ``bridge:armature``, read back, and nothing is said."""
     model = _ball_model(0, True)
     ball = next(j for j in model.joints if j.kind is JointKind.BALL)
     joints = tuple(dataclasses.replace(j, armature=0.2) if j is ball else j for j in model.joints)
-    with pytest.warns(
-        bridge.BridgeWarning, match=f"armature for ball joints; left out for joints \\['{ball.name}'\\]"
-    ):
-        text = model.replace(joints=joints).to_sdf()
+    with_armature = model.replace(joints=joints)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert "rotor_inertia" not in ET.tostring(
-            ET.fromstring(text).find(f".//joint[@name='{ball.name}']"), "unicode"
-        )
+        text = with_armature.to_sdf()
+        back = bridge.load_sdf(text)
+    element = ET.tostring(ET.fromstring(text).find(f".//joint[@name='{ball.name}']"), "unicode")
+    assert "rotor_inertia" not in element and "armature" in element
+    assert back.joint(ball.name).armature == 0.2
+    _same_dynamics(with_armature, back)
