@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from bridge._array import as_bool, as_float_array, as_name
+from bridge._files import check_model_file, file_status, library_path
 from bridge.backends.limits import too_large_error
 from bridge.backends.mujoco.bodies import (
     BodyPlan,
@@ -63,7 +64,7 @@ from bridge.backends.mujoco.bodies import (
     floor_value,
     plan_bodies,
 )
-from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
+from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value, object_name
 from bridge.backends.mujoco.refusals import (
     refuse_problems,
     unmerged_reasons,
@@ -301,8 +302,8 @@ def compile_model(
 
 # --------------------------------------------------------------------------- from MuJoCo
 def _name(mujoco: Any, m: Any, objtype: Any, i: int, default: str) -> str:
-    name = mujoco.mj_id2name(m, objtype, i)
-    return name if name else default
+    """:func:`bridge.backends.mujoco.messages.object_name` (a ModelError for a name not in UTF-8)."""
+    return object_name(mujoco, m, objtype, i, default)
 
 
 def _quat_to_R(q: np.ndarray) -> np.ndarray:
@@ -573,7 +574,7 @@ def _nested_free_joints(mujoco: Any, path: Path) -> list[str]:
     """``"'joint' on body 'body'"`` for each free joint of an MJCF file that is not on a child of the
     world (MuJoCo's compiler refuses them naming the body only); empty if the file does not parse."""
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
+        spec = mujoco.MjSpec.from_file(library_path(path))
     except ValueError:
         return []
     world = spec.worldbody
@@ -591,11 +592,12 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     and convert it with :func:`from_mujoco`. The model is named after ``<mujoco model=...>``."""
     mujoco = require_mujoco()
     p = _model_path(path, "load_mjcf")
-    if not p.is_file():
+    if file_status(p, "MJCF file") == "missing":
         raise ModelFileNotFoundError(f"{p}: no such MJCF file")
+    check_model_file(p, "MJCF file")  # (a regular file, readable, not huge) before MuJoCo opens it
     with captured_warnings(mujoco) as said:  # MuJoCo prints "XML contains a 'NaN'" from C otherwise
         try:
-            mj = mujoco.MjModel.from_xml_path(str(p))
+            mj = mujoco.MjModel.from_xml_path(library_path(p))
         except ValueError as exc:
             if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
                 nested = _nested_free_joints(mujoco, p)
@@ -630,8 +632,8 @@ def _model_path(path: object, what: str) -> Path:
 
 
 def is_mjcf(path: str | os.PathLike) -> bool:
-    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, in its
-    first 4 kB) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
+    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, read
+    incrementally) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
     from bridge.backends.registry import file_kind
 
     return file_kind(path) == "mjcf"
@@ -646,8 +648,9 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     from bridge.backends.registry import file_kind, importer
 
     p = _model_path(path, "load_model")
-    if not p.is_file():
+    if file_status(p, "model file") == "missing":
         raise ModelFileNotFoundError(f"{p}: no such file")
+    check_model_file(p)  # (a regular file, readable, not huge)
     kind = file_kind(p) or "urdf"  # another root element: load_urdf says what is wrong
     if kind == "mjcf" and kwargs:
         raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF and SDF files only")
