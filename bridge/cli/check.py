@@ -64,8 +64,15 @@ def _check_numbers(model: str | None, all_models: bool, samples: int, seed: int,
     """Fail (exit 2) unless exactly one of MODEL and --all is given and the numbers make sense."""
     if all_models == (model is not None):
         raise fail("give exactly one of MODEL or --all")
+    from bridge.validation.cross_validation import MAX_SAMPLES
+
     if samples < 1:
         raise fail(f"--samples must be at least 1, not {samples}")
+    if samples > MAX_SAMPLES:
+        raise fail(
+            f"--samples must be at most {MAX_SAMPLES} (each sample is computed by every engine in every "
+            "representation; 20 to 100 find what differs)"
+        )
     if seed < 0:
         raise fail(f"--seed must be a non-negative integer, not {seed}")
     if not rtol > 0 or rtol == float("inf"):
