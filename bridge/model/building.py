@@ -8,12 +8,14 @@ in the neutral model layer, so the converters share one definition.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from bridge.model.model import Joint, JointKind, JointLimits
+from bridge.model.model import Joint, JointKind, JointLimits, Model
 from bridge.spatial import Transform
 
-__all__ = ["finite_limit", "movable_joint", "unique_name"]
+__all__ = ["finite_limit", "joints_named_apart", "movable_joint", "unique_name"]
 
 
 def finite_limit(value: float, infinite: float) -> float | None:
@@ -65,3 +67,26 @@ def unique_name(name: str, taken: set[str] | frozenset[str], suffix: str) -> str
     while name in taken:
         name += suffix
     return name
+
+
+#: the suffix :func:`joints_named_apart` gives a joint named like a link or frame
+JOINT_SUFFIX = "__joint"
+
+
+def joints_named_apart(model: Model) -> tuple[Model, dict[str, str]]:
+    """``(model with each joint named like a link or frame renamed, {old name: new name})``: what a
+    format with one namespace for links, joints and frames needs (SDFormat, jaxsim; URDF and MJCF
+    keep them apart). A renamed joint is ``<name>__joint`` (with ``__joint`` repeated until free);
+    the DOF order keeps the renamed joints in place. ``(model, {})`` when every name differs."""
+    taken = set(model.frame_names) | set(model.link_names)
+    clashing = [j.name for j in model.joints if j.name in taken]
+    if not clashing:
+        return model, {}
+    used = taken | set(model.joint_names)
+    renamed: dict[str, str] = {}
+    for name in clashing:
+        renamed[name] = unique_name(name + JOINT_SUFFIX, used, JOINT_SUFFIX)
+        used.add(renamed[name])
+    joints = tuple(dataclasses.replace(j, name=renamed.get(j.name, j.name)) for j in model.joints)
+    dofs = tuple(renamed.get(d, d) for d in model.dof_names)
+    return model.replace(joints=joints, dof_names=dofs), renamed

@@ -5,11 +5,13 @@ Reading SDFormat is :mod:`bridge.model.sdf`'s job; this module only writes.
 
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from bridge.errors import UnsupportedError
+from bridge.errors import SDFWarning, UnsupportedError
+from bridge.model.building import joints_named_apart
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Model
 from bridge.model.urdf_writer import INERTIA_ATTRIBUTES, _fmt, _unique
@@ -116,6 +118,9 @@ def model_to_sdf(model: Model) -> str:
       (Drake adds ``rotor_inertia * gear_ratio**2`` to the mass matrix); other SDFormat readers
       ignore the element.
 
+    * A joint named like a link or a frame (URDF allows it, SDFormat does not) is written as
+      ``<name>__joint``, with a :class:`bridge.SDFWarning` naming it.
+
     A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
     ``model.full``), and so does a link, frame or joint named ``world`` or ``__...`` (names SDFormat
     reserves). Numbers are written with ``repr`` (the shortest text that reads back as the same
@@ -128,6 +133,15 @@ def model_to_sdf(model: Model) -> str:
             f"model {model.name!r}: SDFormat reserves the names 'world' and '__*__' (e.g. '__model__'), "
             f"used here by {reserved}; a URDF root link 'world' is the world: reload with "
             "base=<its child> and floating=False, or rename it"
+        )
+    model, renamed = joints_named_apart(model)
+    if renamed:  # (URDF keeps link and joint names apart, SDFormat does not: load_sdf would refuse)
+        pairs = ", ".join(f"{old!r} as {new!r}" for old, new in renamed.items())
+        warnings.warn(
+            f"model {model.name!r}: SDFormat needs link, joint and frame names to differ: joints "
+            f"named like a link or frame are written renamed: {pairs}",
+            SDFWarning,
+            stacklevel=3,
         )
     ET.register_namespace("drake", DRAKE_NAMESPACE)
     sdf = ET.Element("sdf", version=SDF_VERSION)

@@ -28,7 +28,7 @@ from bridge.errors import BackendError, BridgeError, UnsupportedError
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Model
 
-from .state import jaxsim_joint_names, jaxsim_tree
+from .state import jaxsim_tree, jaxsim_tree_joint_names
 
 __all__ = ["jaxsim_names", "require_jaxsim", "to_jaxsim", "unsupported"]
 
@@ -80,10 +80,10 @@ def to_jaxsim(model: Model):
 
     with _Quiet():
         js_model = JaxSimModel.build_from_model_description(jaxsim_tree(model).to_sdf())
-    if tuple(js_model.joint_names()) != jaxsim_joint_names(model):  # pragma: no cover - internal consistency
+    if tuple(js_model.joint_names()) != jaxsim_tree_joint_names(model):  # pragma: no cover - consistency
         raise BackendError(
             f"jaxsim ordered the joints of {model.name!r} as {js_model.joint_names()}, not in the "
-            f"declared order {jaxsim_joint_names(model)}"
+            f"declared order {jaxsim_tree_joint_names(model)}"
         )
     _MODELS[model] = js_model
     return js_model

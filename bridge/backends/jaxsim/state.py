@@ -40,6 +40,7 @@ from bridge.conventions.declaration import (
 from bridge.conventions.native_state import from_native_state, to_native_state
 from bridge.conventions.state import Representation, State
 from bridge.errors import StateError
+from bridge.model.building import joints_named_apart
 from bridge.model.mimic import require_uncoupled
 from bridge.model.model import Joint, JointKind, Link, Model
 from bridge.model.urdf_writer import _unique
@@ -55,6 +56,7 @@ __all__ = [
     "jaxsim_dof_permutation",
     "jaxsim_joint_names",
     "jaxsim_tree",
+    "jaxsim_tree_joint_names",
     "to_jaxsim_state",
 ]
 
@@ -98,9 +100,29 @@ def jaxsim_tree(model: Model) -> Model:
             Transform.from_translation(-o),
         )
         joints += [moved, weld]
-    tree = model.replace(links=tuple(links), joints=tuple(joints)).lumped()
+    tree = _distinct_joint_names(model, model.replace(links=tuple(links), joints=tuple(joints)).lumped())
     _TREES[model] = tree
     return tree
+
+
+#: model -> {joint name in jaxsim_tree(model): the model's joint name} for the joints renamed
+_ORIGINAL: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _distinct_joint_names(model: Model, tree: Model) -> Model:
+    """``tree`` with each joint named like a link or frame renamed ``<name>__joint`` (SDFormat and
+    jaxsim need link, joint and frame names to differ; URDF does not); the originals in _ORIGINAL."""
+    tree, renamed = joints_named_apart(tree)
+    if renamed:
+        _ORIGINAL[model] = {new: old for old, new in renamed.items()}
+    return tree
+
+
+def jaxsim_tree_joint_names(model: Model) -> tuple[str, ...]:
+    """The movable joints as jaxsim names them (those of :func:`jaxsim_tree`), in jaxsim's order:
+    :func:`jaxsim_joint_names`, a joint named like a link or frame renamed ``<name>__joint``."""
+    renamed = {old: new for new, old in _ORIGINAL.get(model, {}).items()}
+    return tuple(renamed.get(name, name) for name in jaxsim_joint_names(model))
 
 
 def jaxsim_joint_names(model: Model) -> tuple[str, ...]:
@@ -113,10 +135,11 @@ def jaxsim_joint_names(model: Model) -> tuple[str, ...]:
         children.setdefault(j.parent, []).append(j)
     order: list[str] = []
     queue = deque([lumped.base])
+    original = _ORIGINAL.get(model, {})
     while queue:
         link = queue.popleft()
         for j in sorted(children.get(link, ()), key=lambda j: j.child):
-            order.append(j.name)
+            order.append(original.get(j.name, j.name))
             queue.append(j.child)
     return tuple(order)
 

@@ -41,12 +41,14 @@ check of MuJoCo) and ``depth_problem`` refuse such models before anything is bui
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bridge.errors import InvalidValueError
 from bridge.model.model import Frame, Joint, Link, Model
+from bridge.model.urdf import MAX_MAGNITUDE
 from bridge.spatial import Transform
 
 __all__ = [
@@ -221,14 +223,19 @@ def principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def floor_value(what: str, value: object) -> float:
-    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a finite floor of at
-    least ``mjMINVAL``; anything else is an InvalidValueError."""
+    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a floor from
+    ``mjMINVAL`` to :data:`bridge.model.urdf.MAX_MAGNITUDE` (the largest value bridge reads); a
+    bool, a string or anything else is an InvalidValueError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise InvalidValueError(f"{what}: expected a number, got {value!r}")
     try:
         b = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidValueError(f"{what}: expected a number, got {value!r}") from None
-    if not (b == 0.0 or MINVAL <= b < float("inf")):
-        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")
+    except OverflowError:
+        b = float("inf")
+    if not (b == 0.0 or MINVAL <= b <= MAX_MAGNITUDE):
+        raise InvalidValueError(
+            f"{what}: 0 (none) or a floor from {MINVAL:g} to {MAX_MAGNITUDE:g}, got {value!r}"
+        )
     return b
 
 

@@ -77,7 +77,8 @@ def to_mjcf(
     balance_inertia: bool = False,
 ) -> str:
     """MJCF text of ``model``: the model :func:`to_mujoco` builds with the same arguments (which it
-    refuses and warns about likewise), every number written exactly (see the module docstring)."""
+    refuses and warns about likewise), every number written exactly (see the module docstring).
+    Every argument is checked as :func:`to_mujoco` checks it (a BridgeError naming it)."""
     _, plan, acc = mujoco_spec(
         model,
         gravity,
@@ -85,7 +86,10 @@ def to_mjcf(
         bound_inertia=bound_inertia,
         balance_inertia=balance_inertia,
         stacklevel=2,
+        what="to_mjcf",
     )
+    gravity = np.asarray(gravity, dtype=float)
+    links = set(model.link_names)
     children: dict[str | None, list[BodyPlan]] = {}
     for b in plan.bodies:
         children.setdefault(b.parent, []).append(b)
@@ -97,7 +101,7 @@ def to_mjcf(
     def write(b: BodyPlan, depth: int) -> list[str]:
         pad = "  " * depth
         root = b.parent is None
-        head = f"{pad}<body name={quoteattr(mujoco_body_name(b.link.name))} {_pose(b.rest)}>"
+        head = f"{pad}<body name={quoteattr(mujoco_body_name(b.link.name, links))} {_pose(b.rest)}>"
         inner = _body_lines(b, not root or model.floating, acc, free if root and model.floating else [])
         inner += sites.get(b.link.name, [])
         lines = [head] + [f"{pad}  {x}" for x in inner]
@@ -110,7 +114,7 @@ def to_mjcf(
         [
             f"<mujoco model={quoteattr(model.name)}>",
             f"  {_COMPILER}",
-            f'  <option gravity="{_num(np.asarray(gravity, dtype=float))}"/>',
+            f'  <option gravity="{_num(gravity)}"/>',
             "  <worldbody>",
             *body,
             "  </worldbody>",

@@ -46,6 +46,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,9 +140,11 @@ def rigid_body_flags(mujoco: Any) -> int:
     return flags
 
 
-def mujoco_body_name(link: str) -> str:
-    """The MuJoCo body name :func:`to_mujoco` gives a link (``"world"`` is MuJoCo's world body)."""
-    return link + "_" if link == "world" else link
+def mujoco_body_name(link: str, links: Collection[str] = ()) -> str:
+    """The MuJoCo body name :func:`to_mujoco` gives a link of a model whose links are ``links``:
+    its own, but ``"world"`` (MuJoCo's world body) becomes ``"world_"``, with as many more ``"_"``
+    as it takes to differ from every link name (a link ``"world_"`` keeps its name)."""
+    return unique_name("world_", set(links), "_") if link == "world" else link
 
 
 def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
@@ -162,11 +165,14 @@ def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
     return spec
 
 
-def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias) -> Any:
+def _add_body(
+    mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias, links: Collection[str]
+) -> Any:
     """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its hinge and
-    slide joints (axes and axis origins in the body frame); returns it."""
+    slide joints (axes and axis origins in the body frame), named by :func:`mujoco_body_name`
+    among ``links``; returns it."""
     body = parent.add_body(
-        name=mujoco_body_name(plan.link.name),
+        name=mujoco_body_name(plan.link.name, links),
         pos=np.array(plan.rest.translation),
         quat=plan.rest.as_quaternion_wxyz(),
     )
@@ -188,10 +194,11 @@ def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -
     """Add the bodies of ``plan`` (MuJoCo numbers bodies depth first, children in the order they
     are added, so its DOF order is mujoco_dof_permutation's), the free joint and the sites."""
     bodies: dict[str, Any] = {}
+    links = set(model.link_names)
     for b in plan.bodies:
         parent = spec.worldbody if b.parent is None else bodies[b.parent]
         moving = b.parent is not None or model.floating
-        bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc)
+        bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc, links)
     if model.floating:
         bodies[plan.bodies[0].link.name].add_freejoint(
             name=unique_name(FREE_JOINT, set(model.joint_names), "_")
@@ -210,6 +217,16 @@ def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = (0.0, 
     return spec
 
 
+def _checked_arguments(model: object, gravity: object, what: str) -> np.ndarray:
+    """``gravity`` as a finite (3,) array, ``model`` a bridge Model; else a BridgeError naming ``what``."""
+    if not isinstance(model, Model):
+        raise BackendError(f"{what} expects a bridge Model, got {type(model).__name__}")
+    gravity = as_float_array(gravity, f"{what}: gravity", (3,))
+    if gravity.shape != (3,):
+        raise ShapeError(f"{what}: gravity: expected shape (3,), got {gravity.shape}")
+    return gravity
+
+
 def mujoco_spec(
     model: Model,
     gravity: object = (0.0, 0.0, -9.81),
@@ -219,10 +236,13 @@ def mujoco_spec(
     balance_inertia: bool = False,
     stacklevel: int = 1,
     warn_unsited: bool = True,
+    what: str = "to_mujoco",
 ) -> tuple[Any, Plan, Inertias]:
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
-    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site)."""
+    and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site);
+    ``what`` names the function called in errors."""
+    gravity = _checked_arguments(model, gravity, what)
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
@@ -288,11 +308,6 @@ def compile_model(
     """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``options`` are
     :func:`mujoco_spec`'s (``warn_unsited=False``, for the mujoco engine, which reads those frames
     from its kinematic twin, leaves out the warning on frames without a site)."""
-    if not isinstance(model, Model):
-        raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
-    gravity = as_float_array(gravity, "to_mujoco: gravity", (3,))
-    if gravity.shape != (3,):
-        raise ShapeError(f"to_mujoco: gravity: expected shape (3,), got {gravity.shape}")
     spec, _, _ = mujoco_spec(model, gravity, stacklevel=stacklevel + 1, **options)
     try:
         return spec.compile()
