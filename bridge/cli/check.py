@@ -251,10 +251,12 @@ def _check_all(console: Any, options: LoadOptions, settings: _Settings) -> _Swee
 
 def _print_sweep(console: Any, sweep: _Sweep) -> None:
     """``check --all``: a line per robot, the skipped ones with the reason, and the counts."""
+    from rich.markup import escape
+
     for label, report in zip(sweep.labels, sweep.reports, strict=True):
         print_summary_line(console, report, label=label)
     for name, why in sweep.skipped:
-        console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {escape(why)}", highlight=False)
     bad = sum(not r.ok for r in sweep.reports)
     warned = f"; {sweep.n_warned} loaded with warnings (see `bridge info NAME`)" if sweep.n_warned else ""
     console.print(
