@@ -130,7 +130,7 @@ def _read_struct(path: str | Path, variable: str | None) -> tuple[np.void, Path]
     import scipy.io
 
     p = Path(path)
-    if file_status(p, "MATLAB file") != "file":
+    if file_status(p, "MATLAB file") == "missing":
         raise ModelFileNotFoundError(f"model file not found: {str(path)!r}")
     with open_model_file(p, "MATLAB file") as f:
         try:
