@@ -14,6 +14,10 @@ armature is copied. Bodies and joints carry bridge's names as labels.
 
 ``from_newton(newton_model)`` reads one articulation back (revolute, prismatic, fixed, free
 joints). Newton is float32: values read back are float32 numbers.
+
+Warp is initialized once, quietly (:func:`require_newton`): its log level raised to warnings (no
+greeting, device list or module-load lines; a level set higher is kept), and the line its native
+library prints when there is no CUDA driver dropped (bridge runs Warp on the CPU).
 """
 
 from __future__ import annotations
