@@ -20,6 +20,7 @@ __all__ = [
     "BackendError",
     "BridgeError",
     "BridgeWarning",
+    "FileAccessError",
     "InertiaError",
     "InvalidValueError",
     "MimicJointWarning",
@@ -79,6 +80,15 @@ class ModelFileNotFoundError(BridgeError, FileNotFoundError):
     """A model file does not exist."""
 
     def __str__(self) -> str:  # FileNotFoundError formats (errno, strerror); keep the plain text
+        return str(self.args[0]) if self.args else ""
+
+
+class FileAccessError(BridgeError, OSError):
+    """A file cannot be read or written as asked: its name is too long, permission is denied, it is
+    not a regular file (a directory, a FIFO, a device), it is too large, it is an input of the
+    command that would overwrite it, the disk is full; the message names the file and the cause."""
+
+    def __str__(self) -> str:  # OSError formats (errno, strerror); keep the plain text
         return str(self.args[0]) if self.args else ""
 
 

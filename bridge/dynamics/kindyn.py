@@ -467,10 +467,12 @@ class KinDyn:
         implicit function theorem (``dnudot_dx = -M^-1 dtau_dx`` at ``nu_dot = FD(tau)``)."""
         if self.model.massless_dofs:
             raise self._singular_mass_error()
-        if self._moderate and external_wrenches is None and (out := self._fdd_single(joint_torques)):
+        # (no DOF: the engines' own paths assume one; _checked_derivatives answers (..., 0, 0))
+        plain = external_wrenches is None and self._nv > 0
+        if self._moderate and plain and (out := self._fdd_single(joint_torques)):
             return out  # hot path (read-only already)
         self._require_state()
-        if external_wrenches is None and _moderate_vector(self, joint_torques):  # nothing can overflow
+        if plain and _moderate_vector(self, joint_torques):  # nothing can overflow
             out = self._derivatives.forward(self._generalized_force(joint_torques), None, self._gravity)
             return tuple(self._read_only(v) for v in out)
         tau = self._generalized_force(as_float_array(joint_torques, "joint_torques", ()))

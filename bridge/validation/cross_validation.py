@@ -219,16 +219,25 @@ def _run(
         _singular(report, (e,), f"{e}: forward dynamics not compared: {message}")
 
 
+#: the most random states ``cross_validate`` draws (each one is computed by every engine in every
+#: representation and kept in memory: 20 find what differs; 10,000 take hours on a humanoid)
+MAX_SAMPLES = 10_000
+_MANY_SAMPLES = (
+    " (each sample is computed by every engine in every representation; 20 to 100 find what differs)"
+)
+
+
 def _load(source: str | os.PathLike | bytes) -> Model:
     """The model of a file (URDF or SDFormat by content: the registry's reader of its kind), or of
     URDF text or a robot name (``load_urdf``)."""
     from pathlib import Path
 
+    from bridge._files import file_status
     from bridge.model.urdf import load_urdf
 
     if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
         path = Path(source)
-        if path.is_file():
+        if file_status(path, "model file") == "file":
             return registry.importer(registry.file_kind(path) or "urdf")(path)
     return load_urdf(source)
 
@@ -277,7 +286,7 @@ def cross_validate(
     engine raising :class:`bridge.SingularMassMatrixError`) is reported as a finding (cause
     ``"singular mass matrix"``) and forward dynamics is not compared where it is undefined.
     """
-    samples = as_int(samples, "cross_validate: samples", minimum=1)
+    samples = as_int(samples, "cross_validate: samples", minimum=1, maximum=MAX_SAMPLES, why=_MANY_SAMPLES)
     seed = as_int(seed, "cross_validate: seed", minimum=0)
     rtol = as_real(rtol, "cross_validate: rtol", positive=True)
     options = {

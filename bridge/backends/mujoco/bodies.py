@@ -48,6 +48,7 @@ import numpy as np
 from bridge._array import as_real
 from bridge.errors import InvalidValueError
 from bridge.model.model import Frame, Joint, Link, Model
+from bridge.model.urdf import MAX_MAGNITUDE
 from bridge.spatial import Transform
 
 __all__ = [
@@ -222,11 +223,14 @@ def principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def floor_value(what: str, value: object) -> float:
-    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a finite floor of at
-    least ``mjMINVAL``; anything else (a bool, a string, a complex, NaN) is an InvalidValueError."""
+    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a floor from
+    ``mjMINVAL`` to :data:`bridge.model.urdf.MAX_MAGNITUDE` (the largest value bridge reads); a
+    bool, a string, a complex, NaN or anything else is an InvalidValueError."""
     b = as_real(value, what, finite=False)  # True is not 1 kg
-    if not (b == 0.0 or MINVAL <= b < float("inf")):
-        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")
+    if not (b == 0.0 or MINVAL <= b <= MAX_MAGNITUDE):
+        raise InvalidValueError(
+            f"{what}: 0 (none) or a floor from {MINVAL:g} to {MAX_MAGNITUDE:g}, got {value!r}"
+        )
     return b
 
 

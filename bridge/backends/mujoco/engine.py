@@ -97,13 +97,14 @@ class MujocoEngine(MujocoSingleState, EngineBase):
             if name in merged:
                 self._frames[name] = self._twin.frame(name, model)
                 continue
-            bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
+            bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name, links))
             if bid >= 0 and name in links:
                 self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
             else:
                 sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)
                 self._frames[name] = (OBJ.mjOBJ_SITE, sid, int(self.mm.site_bodyid[sid]))
-        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(model.lumped().base))
+        base = mujoco_body_name(model.lumped().base, links)
+        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, base)
         self._nv = self.mm.nv
         self._total_mass = float(np.sum(self.mm.body_mass))
         self.batch_shape: tuple[int, ...] = ()

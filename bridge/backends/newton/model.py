@@ -14,16 +14,26 @@ armature is copied. Bodies and joints carry bridge's names as labels.
 
 ``from_newton(newton_model)`` reads one articulation back (revolute, prismatic, fixed, free
 joints). Newton is float32: values read back are float32 numbers.
+
+Warp is initialized once, quietly (:func:`require_newton`): its log level raised to warnings (no
+greeting, device list or module-load lines; a level set higher is kept), and the line its native
+library prints when there is no CUDA driver dropped (bridge runs Warp on the CPU).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.errors import BackendError, InvalidValueError, ModelError
+from bridge.errors import BackendError, BridgeWarning, InvalidValueError, ModelError
 from bridge.model.gravity import gravity_or
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
@@ -35,7 +45,8 @@ _CPU = "cpu"
 
 
 def require_newton() -> tuple[Any, Any]:
-    """``(newton, warp)`` imported, warp on the CPU, or a BackendError naming the extra."""
+    """``(newton, warp)`` imported, warp initialized quietly (:func:`_init_quietly`) on the CPU, or a
+    BackendError naming the extra."""
     try:
         import newton
         import warp as wp
@@ -43,9 +54,55 @@ def require_newton() -> tuple[Any, Any]:
         raise BackendError(
             "Newton is not installed: pip install 'bridge-dynamics[newton]' (newton and warp-lang)"
         ) from exc
-    wp.config.quiet = True
+    _init_quietly(wp)
     wp.set_device(_CPU)
     return newton, wp
+
+
+_INIT_LOCK = threading.Lock()
+_INITIALIZED: list[bool] = []
+#: what Warp's native library prints while initializing on a machine without a GPU: bridge runs
+#: Warp on the CPU, so it is no news to the user
+_NO_GPU = ("Could not find or load the NVIDIA CUDA driver", "Unable to determine CUDA driver version")
+
+
+def _init_quietly(wp: Any) -> None:
+    """``wp.init()`` once, printing nothing: Warp's log level raised to warnings (its greeting and
+    its module-load lines are information; a level the user set higher is kept) and what its
+    native library writes on the standard error while initializing captured: the lines saying
+    there is no GPU dropped, any other line issued as a :class:`bridge.BridgeWarning`."""
+    with _INIT_LOCK:
+        if _INITIALIZED:
+            return
+        if wp.config.log_level < wp.LOG_WARNING:
+            wp.config.log_level = wp.LOG_WARNING
+        said = _native_stderr(wp.init)
+        _INITIALIZED.append(True)
+    for line in said.splitlines():
+        if line.strip() and not any(text in line for text in _NO_GPU):
+            warnings.warn(f"Warp: {line.strip()}", BridgeWarning, stacklevel=3)
+
+
+def _native_stderr(fn: Callable[[], object]) -> str:
+    """Call ``fn`` with the process's standard error (file descriptor 2, where C libraries print)
+    sent to a temporary file; return what was written there."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error at all: nothing to capture
+        fn()
+        return ""
+    try:
+        with tempfile.TemporaryFile() as capture:
+            os.dup2(capture.fileno(), 2)
+            try:
+                fn()
+            finally:
+                os.dup2(saved, 2)
+            capture.seek(0)
+            return capture.read().decode("utf-8", errors="replace")
+    finally:
+        os.close(saved)
 
 
 def xform(wp: Any, H: np.ndarray) -> Any:
