@@ -85,9 +85,7 @@ def to_mjcf(
     (``bound_mass=True``), non-finite gravity and non-finite joint limits raise
     :class:`bridge.InvalidValueError` (nothing is written); every argument is checked as
     :func:`to_mujoco` checks it (a BridgeError naming it)."""
-    require_finite_numbers(model, "MJCF")
-    gravity = gravity_or(gravity, model)
-    _, plan, acc = mujoco_spec(
+    _, plan, acc = mujoco_spec(  # (checks the model and every argument)
         model,
         gravity,
         bound_mass=bound_mass,
@@ -96,7 +94,8 @@ def to_mjcf(
         stacklevel=2,
         what="to_mjcf",
     )
-    gravity = np.asarray(gravity, dtype=float)
+    require_finite_numbers(model, "MJCF")
+    gravity = np.asarray(gravity_or(gravity, model), dtype=float)
     links = set(model.link_names)
     children: dict[str | None, list[BodyPlan]] = {}
     for b in plan.bodies:
