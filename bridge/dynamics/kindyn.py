@@ -151,7 +151,9 @@ class KinDyn:
         # a state set through the hot path has finite inputs below bridge.conventions.state.MODERATE; with a
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
-        self._model_moderate = model_scale(model) < MODERATE_MODEL
+        # (a float32 engine's products overflow for moderate inputs: its results are always checked)
+        self._precision = getattr(self._engine, "precision", "float64")
+        self._model_moderate = self._precision == "float64" and model_scale(model) < MODERATE_MODEL
         self._finite_w_nv = finite_weights(model.nv)
         self._moderate = False
 
@@ -535,7 +537,8 @@ class KinDyn:
             largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
             largest = {}
-        return input_note(largest, self.engine_name, frozen=not self.model.floating and not self._n_dofs)
+        frozen = not self.model.floating and not self._n_dofs
+        return input_note(largest, self.engine_name, frozen, self._precision)
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:

@@ -21,6 +21,7 @@ from bridge.model.model import Model
 
 __all__ = [
     "LARGE_INPUT",
+    "LARGE_INPUT_FLOAT32",
     "MASS_QUANTITIES",
     "MODERATE_MODEL",
     "QUANTITY_NAMES",
@@ -35,6 +36,8 @@ __all__ = [
 
 #: inputs beyond this magnitude are named as the cause of a non-finite result
 LARGE_INPUT = 1e50
+#: the same for an engine computing in float32 (largest finite 3.4e38: squares overflow from 1.8e19)
+LARGE_INPUT_FLOAT32 = 1e15
 
 #: a mass matrix with a condition number below this is inverted when an engine refuses it
 REGULAR = 1e12
@@ -126,13 +129,22 @@ def guard_mass(model: Model, key: str, com_position: Callable[[], np.ndarray]) -
         com_position()
 
 
-def input_note(largest: Mapping[str, float], engine_name: str, frozen: bool = False) -> str:
+def input_note(
+    largest: Mapping[str, float], engine_name: str, frozen: bool = False, precision: str = "float64"
+) -> str:
     """Where a non-finite result comes from, given the largest magnitude of each input (empty when
-    there is no state): inputs beyond :data:`LARGE_INPUT`, or else the engine itself (``frozen``:
-    on a model with a fixed base and no DOF, which some libraries do not handle)."""
-    big = {k: v for k, v in largest.items() if v > LARGE_INPUT}
+    there is no state): inputs beyond :data:`LARGE_INPUT` (:data:`LARGE_INPUT_FLOAT32` for an engine
+    of ``precision`` "float32"), or else the engine itself (``frozen``: on a model with a fixed base
+    and no DOF, which some libraries do not handle)."""
+    large = LARGE_INPUT_FLOAT32 if precision == "float32" else LARGE_INPUT
+    big = {k: v for k, v in largest.items() if v > large}
     if big or not largest:
         listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
+        if precision == "float32":
+            return (
+                f"the {engine_name} engine computes in float32 (largest finite 3.4e38) and its products "
+                f"overflow; the inputs are too large for it ({listed}): use a float64 engine"
+            )
         return f"the float64 products overflow; the inputs are too large ({listed})"
     if frozen:
         return (
@@ -185,3 +197,4 @@ def quiet(fn: Callable, *args: object, singular: tuple[Model, Callable] | None =
         except np.linalg.LinAlgError:
             model, mass_matrix = singular
             raise_singular(model, mass_matrix())
+

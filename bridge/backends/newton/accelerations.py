@@ -29,7 +29,6 @@ import numpy as np
 from bridge.backends.newton.state import NEWTON, newton_dof_permutation
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Point
-from bridge.spatial import Transform
 
 __all__ = ["NEWTON_INTERNAL", "body_accelerations"]
 
@@ -82,6 +81,9 @@ def body_accelerations(wp: Any, nm: Any, state: Any, qdd_internal: np.ndarray) -
                 wp.zeros(nm.world_count + 1, dtype=wp.vec3)],
         outputs=[v_fk, scratch[0], origin, scratch[1], scratch[2], scratch[3], a_s],
     )
-    # about the solve origin o (world axes): a motion in the frame at o, mapped to the world's
-    world_X_o = Transform.from_translation(origin.numpy().astype(float)).motion_matrix()
-    return np.einsum("bij,bj->bi", world_X_o, a_s.numpy().astype(float))
+    # about the solve origin o (world axes): a motion at o moved to the world origin, (a + o x w, w)
+    # (unchecked: an overflowing state's non-finite values reach KinDyn's checks, which name them)
+    a, o = a_s.numpy().astype(float), origin.numpy().astype(float)
+    with np.errstate(all="ignore"):
+        a[:, :3] += np.cross(o, a[:, 3:])
+    return a
