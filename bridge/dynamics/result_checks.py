@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -27,8 +28,10 @@ __all__ = [
     "QUANTITY_NAMES",
     "REGULAR",
     "check_finite",
+    "forward_result",
     "guard_mass",
     "input_note",
+    "massless_error",
     "model_scale",
     "needs_guard",
     "raise_singular",
@@ -198,3 +201,38 @@ def quiet(fn: Callable, *args: object, singular: tuple[Model, Callable] | None =
             model, mass_matrix = singular
             raise_singular(model, mass_matrix())
 
+
+def massless_error(model: Model) -> SingularMassMatrixError:
+    """Forward dynamics of ``model`` is undefined: joints that move no inertia (``massless_dofs``)."""
+    return SingularMassMatrixError(
+        f"forward dynamics of model {model.name!r} is undefined: the mass matrix is singular "
+        f"because these joints move no inertia: {', '.join(model.massless_dofs)} "
+        "(lock them with Model.with_dofs)"
+    )
+
+
+def forward_result(
+    kd: Any, nu_dot: np.ndarray | None, tau: np.ndarray, wrenches: Mapping | None
+) -> np.ndarray:
+    """Forward dynamics as KinDyn ``kd``'s engine gave it, unless the engine could not invert the mass
+    matrix (NaN, inf or a LinAlgError, ``None`` here; ``tau`` (..., nv), or (n,) joint torques).
+
+    Then: a singular M is a :class:`SingularMassMatrixError`, whatever the engine; a regular but
+    indefinite M (non-physical inertias, which an engine's Cholesky refuses) is solved here as
+    ``M nu_dot = tau - h + sum_F J_F^T f_F``, which is what forward dynamics means."""
+    if nu_dot is not None:
+        flat = nu_dot.reshape(-1)
+        n = flat.shape[0]
+        if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
+            return nu_dot
+    M = kd.mass_matrix()  # raises if the state itself overflows
+    nv = M.shape[-1]
+    if np.all(np.linalg.cond(M) < REGULAR):
+        if tau.shape[-1] != nv:  # joint torques of the hot path
+            tau = np.concatenate([np.zeros(nv - kd.model.n_dofs), tau])
+        rhs = tau - kd.bias_forces()
+        for frame, w in (wrenches or {}).items():
+            rhs = rhs + np.einsum("...ji,...j->...i", kd.frame_jacobian(frame), w)
+        nu_dot = np.linalg.solve(M, rhs[..., None])[..., 0]
+        return check_finite(nu_dot, "forward_dynamics", kd.model.name, kd._input_note)
+    raise_singular(kd.model, M)

@@ -19,12 +19,11 @@ from hypothesis import strategies as st
 
 import bridge
 from bridge.backends import registry
-from tests.helpers import assert_close, random_state, small_model
+from tests.dynamics._models import MODELS
+from tests.helpers import assert_close, random_state
 
 ENGINES = registry.available_engines()  # every installed engine, jaxsim too
 GRAVITY = st.lists(st.floats(-20.0, 20.0), min_size=3, max_size=3).map(np.array)
-# (one model object each: engines compile per model, jaxsim for tens of seconds)
-MODELS = {floating: small_model(np.random.default_rng(0), floating) for floating in (True, False)}
 
 
 def _rtol(engine: str) -> float:
