@@ -22,7 +22,7 @@ import pytest
 
 import bridge
 from bridge.backends import registry
-from tests.dynamics._models import MODELS
+from tests.dynamics._models import MODELS, ONE_COORDINATE
 from tests.helpers import assert_close, random_state
 
 ENGINES = registry.available_engines()  # every installed engine, jaxsim too
@@ -56,9 +56,8 @@ def _queries(kd: bridge.KinDyn, a: np.ndarray, tau: np.ndarray) -> dict[str, Cal
     return out
 
 
-def _cases(engine: str, floating: bool, seed: int) -> list[tuple]:
+def _cases(engine: str, model: bridge.Model, seed: int) -> list[tuple]:
     """(state, gravity, a, tau) cases, each with a different gravity."""
-    model = MODELS[floating]
     rng = np.random.default_rng(seed)
     batch = _batch(engine)
     out = []
@@ -69,8 +68,8 @@ def _cases(engine: str, floating: bool, seed: int) -> list[tuple]:
     return out
 
 
-def _reference(engine: str, floating: bool, cases: list[tuple]) -> list[dict[str, np.ndarray]]:
-    kd = bridge.KinDyn(MODELS[floating], engine=engine)
+def _reference(engine: str, model: bridge.Model, cases: list[tuple]) -> list[dict[str, np.ndarray]]:
+    kd = bridge.KinDyn(model, engine=engine)
     out = []
     for state, g, a, tau in cases:
         kd.set_robot_state(state, g)
@@ -124,14 +123,51 @@ def _tolerance(engine: str) -> float:
     return 1e-12
 
 
-@pytest.mark.parametrize("floating", [True, False], ids=["floating", "fixed"])
-@pytest.mark.parametrize("engine", ENGINES)
-def test_one_kindyn_per_thread_is_safe(engine: str, floating: bool) -> None:
+def _model(floating: bool, compiled: bool) -> bridge.Model:
+    """The small tree; with ``compiled``, its one-coordinate variant (what the compiled paths take)."""
+    return ONE_COORDINATE if compiled else MODELS[floating]
+
+
+def _kindyn(
+    engine: str, model: bridge.Model, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> bridge.KinDyn:
+    """A KinDyn; ``compiled``: its library engine takes its compiled single-state path (numba
+    kernels over state arrays of its own) from the first state, not after 100,000 states."""
+    if not compiled:
+        return bridge.KinDyn(model, engine=engine)
+    from bridge.backends.pinocchio.compiled import CompiledPath
+    from bridge.backends.single import LibrarySingleState
+    from bridge.derivatives.select import compiled_kernels
+
+    if compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0): no compiled path")
+    with monkeypatch.context() as m:
+        m.setattr(LibrarySingleState, "COMPILE_AFTER", 0)
+        m.setattr(CompiledPath, "COMPILE_AFTER", 0)
+        kd = bridge.KinDyn(model, engine=engine)
+    assert kd._engine._kern is not None, f"{engine}: no compiled single-state path"
+    return kd
+
+
+# (the engines with a compiled single-state path, for floating bases: their variant taking it from
+# the first state)
+COMPILED = [e for e in ("pinocchio", "mujoco", "drake") if e in ENGINES]
+PATHS = [(e, False) for e in ENGINES] + [(e, True) for e in COMPILED]
+PATH_IDS = [f"{e}-compiled" if c else e for e, c in PATHS]
+CASES = [(e, False, f) for e in ENGINES for f in (True, False)] + [(e, True, True) for e in COMPILED]
+CASE_IDS = [f"{e}{'-compiled' if c else ''}-{'floating' if f else 'fixed'}" for e, c, f in CASES]
+
+
+@pytest.mark.parametrize(("engine", "compiled", "floating"), CASES, ids=CASE_IDS)
+def test_one_kindyn_per_thread_is_safe(
+    engine: str, compiled: bool, floating: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Threads, each with its own KinDyn on the same model, set states and ask every kind of query
     in parallel: every answer equals the single-threaded one."""
-    cases = [_cases(engine, floating, seed) for seed in range(THREADS)]
-    refs = [_reference(engine, floating, c) for c in cases]
-    kds = [bridge.KinDyn(MODELS[floating], engine=engine) for _ in range(THREADS)]
+    model = _model(floating, compiled)
+    cases = [_cases(engine, model, seed) for seed in range(THREADS)]
+    refs = [_reference(engine, model, c) for c in cases]
+    kds = [_kindyn(engine, model, compiled, monkeypatch) for _ in range(THREADS)]
 
     def worker(k: int) -> Callable[[], None]:
         def work() -> None:
@@ -147,15 +183,17 @@ def test_one_kindyn_per_thread_is_safe(engine: str, floating: bool) -> None:
     _run([worker(k) for k in range(THREADS)])
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_a_shared_kindyn_never_returns_a_wrong_number(engine: str) -> None:
+@pytest.mark.parametrize(("engine", "compiled"), PATHS, ids=PATH_IDS)
+def test_a_shared_kindyn_never_returns_a_wrong_number(
+    engine: str, compiled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Threads share one KinDyn, each setting its own states and asking about them: an answer is
     either the one for the state that thread set, or a ThreadOwnershipError (another thread set its
     state in between); never another state's numbers, never another error."""
-    floating = True
-    cases = [_cases(engine, floating, seed) for seed in range(THREADS)]
-    refs = [_reference(engine, floating, c) for c in cases]
-    kd = bridge.KinDyn(MODELS[floating], engine=engine)
+    model = _model(True, compiled)
+    cases = [_cases(engine, model, seed) for seed in range(THREADS)]
+    refs = [_reference(engine, model, c) for c in cases]
+    kd = _kindyn(engine, model, compiled, monkeypatch)
     answered = [0] * THREADS
     refused = [0] * THREADS
 
@@ -232,8 +270,8 @@ def test_a_kindyn_handed_from_thread_to_thread_works() -> None:
     """A worker pool using one KinDyn for one task at a time, each task on whichever thread runs it:
     each set_state moves the KinDyn to that thread, and every answer is right."""
     model = MODELS[True]
-    cases = _cases("pinocchio", True, 7)
-    refs = _reference("pinocchio", True, cases)
+    cases = _cases("pinocchio", model, 7)
+    refs = _reference("pinocchio", model, cases)
     kd = bridge.KinDyn(model, engine="pinocchio")
     lock = threading.Lock()  # the user's: one task at a time
 
