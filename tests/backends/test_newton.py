@@ -451,3 +451,31 @@ def test_to_newton_refuses_values_beyond_float32(field: str) -> None:
     if field != "gravity":  # (KinDyn refuses it when built: cross_validate leaves newton out)
         with pytest.raises(bridge.UnsupportedError, match=name):
             bridge.KinDyn(model, engine="newton")
+
+
+@pytest.mark.parametrize("name", ["random floating", "random fixed"])
+def test_large_joint_angles_keep_float32_precision(name: str) -> None:
+    """A revolute joint turned 10,000 times (a wheel after a long run) is the same configuration:
+    Newton's answers there equal Pinocchio's to its float32 floor (float32 spaces 6e4 rad 4e-3
+    apart, so the angle is reduced to [-pi, pi) in float64 before Newton sees it)."""
+    model = MODELS[name]
+    rng = np.random.default_rng(4)
+    state = random_state(model, rng)
+    turns = np.array(
+        [
+            2 * np.pi * 10_000 * (j.kind.value in ("revolute", "continuous"))
+            for j in map(model.joint, model.dof_names)
+        ]
+    )
+    far = bridge.State(state.world_H_base, state.s + turns, state.base_velocity, state.s_dot, "mixed")
+    kn, kp = bridge.KinDyn(model, engine="newton"), bridge.KinDyn(model, engine="pinocchio")
+    kn.set_robot_state(far)
+    kp.set_robot_state(state)
+    frame = model.frame_names[-1]
+    for what, a, b in [
+        ("mass_matrix", kn.mass_matrix(), kp.mass_matrix()),
+        ("bias_forces", kn.bias_forces(), kp.bias_forces()),
+        ("frame_transform", kn.frame_transform(frame), kp.frame_transform(frame)),
+        ("frame_jacobian", kn.frame_jacobian(frame), kp.frame_jacobian(frame)),
+    ]:
+        assert_close(a, b, 1e-5, f"{name} at 10,000 turns: {what}")

@@ -45,13 +45,13 @@ from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.backends.newton.accelerations import NEWTON_INTERNAL
 from bridge.backends.newton.model import body_order, newton_builder, require_newton
-from bridge.backends.newton.state import NEWTON
+from bridge.backends.newton.state import NEWTON, newton_dof_permutation
 from bridge.backends.newton.worlds import Worlds
 from bridge.conventions.convert import velocity_change
 from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.native_state import to_native_state
 from bridge.conventions.state import Representation, State
-from bridge.model.model import Model
+from bridge.model.model import JointKind, Model
 
 __all__ = ["RTOL", "NewtonEngine"]
 
@@ -82,6 +82,11 @@ class NewtonEngine(EngineBase):
         self._inertia = np.array([np.asarray(i.inertia_com, dtype=float) for i in links])
         self._total = float(self._mass.sum())
         self._internal = NEWTON_INTERNAL.bound(model)
+        # joint_q's revolute angles (after the free joint's 7 coordinates): Newton's DOF order
+        nb = 7 if model.floating else 0
+        kinds = [model.joint(model.dof_names[k]).kind for k in newton_dof_permutation(model)]
+        revolute = (JointKind.REVOLUTE, JointKind.CONTINUOUS)
+        self._angles = np.array([nb + i for i, kind in enumerate(kinds) if kind in revolute], dtype=np.intp)
         self._poses_all: np.ndarray | None = None
         self.batch_shape: tuple[int, ...] = ()
 
@@ -105,8 +110,11 @@ class NewtonEngine(EngineBase):
         self._cov_internal = velocity_change(self.model, state, self.representation, self._internal)
         q, qd = to_native_state(self.model, state, self._convention)
         n = flat.n
-        q = flat.flatten(q, (q.shape[-1],))
+        q = np.array(flat.flatten(q, (q.shape[-1],)))  # (a copy: written below)
         qd = flat.flatten(qd, (qd.shape[-1],))
+        # revolute angles to [-pi, pi) in float64 first: float32 spaces 1e4 rad 1e-3 apart
+        with np.errstate(invalid="ignore"):
+            q[:, self._angles] = np.remainder(q[:, self._angles] + np.pi, 2.0 * np.pi) - np.pi
         self._w = self._worlds_for(n)
         self._w.set(q, qd, flat.gravity, flat.H)
         self._poses_all = None
