@@ -30,6 +30,10 @@ THREADS = 3
 STATES = 12  # per thread
 
 
+#: a batch that takes the parallel compiled kernels (bridge._numba.PARALLEL_MIN states and more)
+LARGE = (40,)
+
+
 def _batch(engine: str) -> tuple[int, ...]:
     """The states' batch shape: one state (the engines' single-state hot paths), but for jaxsim,
     which compiles per batch size (a batch of two, as in test_engine_isolation)."""
@@ -56,12 +60,12 @@ def _queries(kd: bridge.KinDyn, a: np.ndarray, tau: np.ndarray) -> dict[str, Cal
     return out
 
 
-def _cases(engine: str, model: bridge.Model, seed: int) -> list[tuple]:
-    """(state, gravity, a, tau) cases, each with a different gravity."""
+def _cases(engine: str, model: bridge.Model, seed: int, batch: tuple | None = None, k: int = STATES) -> list:
+    """``k`` (state, gravity, a, tau) cases, each with a different gravity (batch: :func:`_batch`)."""
     rng = np.random.default_rng(seed)
-    batch = _batch(engine)
+    batch = _batch(engine) if batch is None else batch
     out = []
-    for _ in range(STATES):
+    for _ in range(k):
         state = random_state(model, rng, batch=batch)
         g = rng.normal(size=(*batch, 3)) * 5.0
         out.append((state, g, rng.normal(size=(*batch, model.nv)), rng.normal(size=(*batch, model.n_dofs))))
@@ -154,18 +158,25 @@ def _kindyn(
 COMPILED = [e for e in ("pinocchio", "mujoco", "drake") if e in ENGINES]
 PATHS = [(e, False) for e in ENGINES] + [(e, True) for e in COMPILED]
 PATH_IDS = [f"{e}-compiled" if c else e for e, c in PATHS]
-CASES = [(e, False, f) for e in ENGINES for f in (True, False)] + [(e, True, True) for e in COMPILED]
-CASE_IDS = [f"{e}{'-compiled' if c else ''}-{'floating' if f else 'fixed'}" for e, c, f in CASES]
+# (and a large batch for the engines with batched compiled kernels, parallel ones included: numba's
+# threading layer aborts the process on concurrent parallel launches, bridge._numba serialises them)
+CASES = [(e, False, f, None) for e in ENGINES for f in (True, False)]
+CASES += [(e, True, True, None) for e in COMPILED]
+CASES += [(e, False, True, LARGE) for e in ("pinocchio", "featherstone", "newton") if e in ENGINES]
+CASE_IDS = [
+    f"{e}{'-compiled' if c else ''}-{'floating' if f else 'fixed'}{'-batch' if b else ''}"
+    for e, c, f, b in CASES
+]
 
 
-@pytest.mark.parametrize(("engine", "compiled", "floating"), CASES, ids=CASE_IDS)
+@pytest.mark.parametrize(("engine", "compiled", "floating", "batch"), CASES, ids=CASE_IDS)
 def test_one_kindyn_per_thread_is_safe(
-    engine: str, compiled: bool, floating: bool, monkeypatch: pytest.MonkeyPatch
+    engine: str, compiled: bool, floating: bool, batch: tuple | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Threads, each with its own KinDyn on the same model, set states and ask every kind of query
     in parallel: every answer equals the single-threaded one."""
     model = _model(floating, compiled)
-    cases = [_cases(engine, model, seed) for seed in range(THREADS)]
+    cases = [_cases(engine, model, seed, batch, 4 if batch else STATES) for seed in range(THREADS)]
     refs = [_reference(engine, model, c) for c in cases]
     kds = [_kindyn(engine, model, compiled, monkeypatch) for _ in range(THREADS)]
 
