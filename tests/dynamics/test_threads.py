@@ -11,11 +11,14 @@ numpy overload of setRobotState is not thread-safe).
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -300,8 +303,6 @@ def test_a_kindyn_handed_from_thread_to_thread_works() -> None:
 
 def test_the_kindyn_page_example_runs() -> None:
     """docs/api/kindyn.md's Threads example runs as written."""
-    from pathlib import Path
-
     from tests.docs.test_tutorials import python_blocks
 
     page = Path(__file__).resolve().parents[2] / "docs" / "api" / "kindyn.md"
@@ -311,3 +312,50 @@ def test_the_kindyn_page_example_runs() -> None:
     for i, code in enumerate(blocks, 1):
         exec(compile(code, f"{page.name} (python block {i})", "exec"), namespace)
     assert len(namespace["errors"]) == 1
+
+
+def test_threads_building_their_first_kindyns_at_once() -> None:
+    """In a fresh process (nothing imported, no library's kernels loaded yet), three threads build
+    their own KinDyn of every engine at the same time and ask it: the libraries' first imports and
+    kernel loads race, and every thread gets the same numbers (jaxsim, which compiles for tens of
+    seconds per model, is in the tests above)."""
+    code = textwrap.dedent(
+        """
+        import sys, threading, warnings
+        import numpy as np
+        import bridge
+        from bridge.backends import registry
+        from tests.helpers import random_state
+
+        warnings.simplefilter("ignore")
+        model = bridge.random_model(5, seed=1)
+        state = random_state(model, np.random.default_rng(0))
+        frame = model.frame_names[-1]
+        for engine in [e for e in registry.available_engines() if e != "jaxsim"]:
+            start, answers, errors = threading.Barrier(3), {}, []
+
+            def work(k):
+                try:
+                    start.wait()
+                    kd = bridge.KinDyn(model, engine=engine)
+                    kd.set_robot_state(state)
+                    answers[k] = (kd.mass_matrix(), kd.bias_forces(), kd.frame_bias_acc(frame))
+                except Exception as exc:
+                    errors.append(repr(exc))
+
+            threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, (engine, errors)
+            for k in (1, 2):
+                for a, b in zip(answers[0], answers[k]):
+                    assert np.array_equal(a, b), engine
+            print(engine, "ok")
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "pinocchio ok" in out.stdout, out.stdout
