@@ -33,6 +33,7 @@ __all__ = [
     "ShapeError",
     "SingularMassMatrixError",
     "StateError",
+    "ThreadOwnershipError",
     "URDFError",
     "URDFWarning",
     "UnknownNameError",
@@ -120,6 +121,11 @@ class StateError(BridgeError, ValueError):
 
 class BackendError(BridgeError):
     """A foreign library rejected or could not represent something."""
+
+
+class ThreadOwnershipError(BridgeError, RuntimeError):
+    """A KinDyn was asked from a thread other than the one that set its state (its answers belong
+    to that thread until another ``set_state``; the message says what to do instead)."""
 
 
 class ModelTooLargeError(BackendError, MemoryError):

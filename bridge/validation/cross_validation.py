@@ -148,9 +148,12 @@ def _compare(report: Report, rep: str, values: dict[str, Values], rtol: float) -
             report.results.append(result(quantity, rep, f"{a} vs {b}", other, ref, tol, frame, M_fd))
 
 
-def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> list[str]:
+def _engines(
+    model: Model, engines: list[str] | None, dropped: list[str], built: dict[str, KinDyn]
+) -> list[str]:
     """The engines to compare: ``engines`` checked, or every installed one that accepts the model
-    (an optional one that refuses it is left out with a note in ``dropped``)."""
+    (an optional one that refuses it is left out with a note in ``dropped``; the KinDyns built to
+    find out, in MIXED, go to ``built`` for the comparisons to use)."""
     if engines is None:
         engines = []
         for e in registry.available_engines():
@@ -159,7 +162,7 @@ def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> lis
                 continue
             if registry.library(e).requires is not None:
                 try:
-                    KinDyn(model, engine=e)
+                    built[e] = KinDyn(model, engine=e, representation="mixed")
                 except BridgeError as exc:
                     dropped.append(f"engine {e!r} left out: {exc}")
                     continue
@@ -204,7 +207,8 @@ def _run(
         for e in engines:
             if progress:
                 progress(f"{e} / {rep}")
-            kd = KinDyn(model, engine=e, representation=rep)
+            kd = options["built"].pop(e, None) if rep == "mixed" else None
+            kd = kd or KinDyn(model, engine=e, representation=rep)
             kd.set_robot_state(st, inputs["gravity"])
             values[e] = _evaluate(kd, frames, inputs, singular)
             if options["identities"]:
@@ -308,7 +312,8 @@ def cross_validate(
     if not isinstance(model, Model):
         model = _load(model)
     dropped: list[str] = []
-    engines = _engines(model, engines, dropped)
+    options["built"] = {}
+    engines = _engines(model, engines, dropped, options["built"])
     reps = [Representation.parse(r).value for r in representations]
     if not engines or not reps:
         raise InvalidValueError("cross_validate: give at least one engine and one representation")

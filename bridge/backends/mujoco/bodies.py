@@ -41,6 +41,7 @@ check of MuJoCo) and ``depth_problem`` refuse such models before anything is bui
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,11 +60,24 @@ __all__ = [
     "Plan",
     "body_inertia",
     "depth_problem",
+    "lumped_of",
     "plan_bodies",
     "principal",
     "size_problem",
     "unsited_frames",
 ]
+
+_LUMPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def lumped_of(model: Model) -> Model:
+    """``model.lumped()``, made once per model (a MuJoCo engine needs it three times and ``bridge
+    check`` builds a dozen engines of one model; models are immutable, so it is shared)."""
+    out = _LUMPED.get(model)
+    if out is None:
+        out = _LUMPED[model] = model.lumped()
+    return out
+
 
 #: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
 MINVAL = 1e-15
@@ -139,7 +153,7 @@ def _chain_links(lumped: Model, merge: bool) -> set[str]:
 def plan_bodies(model: Model, merge: bool = True) -> Plan:
     """The MuJoCo bodies of ``model`` (see the module docstring); ``merge=False`` keeps one body per
     lumped link (one joint each)."""
-    lumped = model.lumped()
+    lumped = lumped_of(model)
     through = _chain_links(lumped, merge)
     bodies = [BodyPlan(lumped.link(lumped.base), None, Transform.identity())]
     pending: dict[str, tuple[str, list[Joint]]] = {}
@@ -168,7 +182,7 @@ def unsited_frames(model: Model, plan: Plan) -> list[str]:
     frames on them, its synthetic links left out), one text per link naming the joints after it in
     its body: ``"['a', 'a_tip'] on link 'a' (moved by joints ['j2', 'j3'] of body 'b')"``."""
     on_link: dict[str, list[str]] = {}
-    for f in model.lumped().frames:
+    for f in lumped_of(model).frames:
         on_link.setdefault(f.link, []).append(f.name)
     out = []
     for b in plan.bodies:
