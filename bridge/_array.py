@@ -83,14 +83,26 @@ def as_real(
     return value
 
 
-def as_int(x: object, name: str, *, minimum: int | None = None) -> int:
-    """``x`` as a Python int (an integer, not a bool, a float or a string); raise naming ``name``."""
+def as_int(
+    x: object, name: str, *, minimum: int | None = None, maximum: int | None = None, why: str = ""
+) -> int:
+    """``x`` as a Python int (an integer, not a bool, a float or a string) from ``minimum`` to
+    ``maximum``; raise naming ``name`` (and, above ``maximum``, ``why``)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
         raise InvalidValueError(f"{name}: expected an integer, got {x!r}")
     value = int(x)
     if minimum is not None and value < minimum:
-        raise InvalidValueError(f"{name}: expected an integer >= {minimum}, got {value}")
+        raise InvalidValueError(f"{name}: expected an integer >= {minimum}, got {int_text(value)}")
+    if maximum is not None and value > maximum:
+        raise InvalidValueError(f"{name}: expected an integer <= {maximum}, got {int_text(value)}{why}")
     return value
+
+
+def int_text(value: int) -> str:
+    """``value`` as text, a huge one as its order of magnitude (``str`` refuses > 4300 digits)."""
+    if abs(value) < 10**30:
+        return str(value)
+    return f"{'-' if value < 0 else ''}about 1e{int(abs(value).bit_length() * math.log10(2))}"
 
 
 def as_name(x: object, name: str) -> str:

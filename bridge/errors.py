@@ -20,6 +20,7 @@ __all__ = [
     "BackendError",
     "BridgeError",
     "BridgeWarning",
+    "FileAccessError",
     "InertiaError",
     "InvalidValueError",
     "MimicJointWarning",
@@ -32,6 +33,7 @@ __all__ = [
     "ShapeError",
     "SingularMassMatrixError",
     "StateError",
+    "ThreadOwnershipError",
     "URDFError",
     "URDFWarning",
     "UnknownNameError",
@@ -82,6 +84,15 @@ class ModelFileNotFoundError(BridgeError, FileNotFoundError):
         return str(self.args[0]) if self.args else ""
 
 
+class FileAccessError(BridgeError, OSError):
+    """A file cannot be read or written as asked: its name is too long, permission is denied, it is
+    not a regular file (a directory, a FIFO, a device), it is too large, it is an input of the
+    command that would overwrite it, the disk is full; the message names the file and the cause."""
+
+    def __str__(self) -> str:  # OSError formats (errno, strerror); keep the plain text
+        return str(self.args[0]) if self.args else ""
+
+
 class UnknownNameError(BridgeError, KeyError):
     """A link, joint, frame or robot name is not known; the message lists close matches."""
 
@@ -110,6 +121,11 @@ class StateError(BridgeError, ValueError):
 
 class BackendError(BridgeError):
     """A foreign library rejected or could not represent something."""
+
+
+class ThreadOwnershipError(BridgeError, RuntimeError):
+    """A KinDyn was asked from a thread other than the one that set its state (its answers belong
+    to that thread until another ``set_state``; the message says what to do instead)."""
 
 
 class ModelTooLargeError(BackendError, MemoryError):

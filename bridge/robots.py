@@ -29,6 +29,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from bridge._files import file_status
 from bridge.errors import ModelFileNotFoundError, UnknownNameError
 
 __all__ = [
@@ -217,9 +218,10 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
     if not str(os.fspath(name_or_path)).strip():
         raise ModelFileNotFoundError("model name is empty: give a URDF file or a robot name")
     path = Path(name_or_path)
-    if path.is_file():
+    status = file_status(path, "model file")
+    if status == "file":
         return path
-    if path.exists() and not path.is_dir():
+    if status == "other":
         raise ModelFileNotFoundError(f"{str(path)!r} is not a regular file (a URDF file is needed)")
     if isinstance(name_or_path, os.PathLike):
         raise ModelFileNotFoundError(f"model file not found: {str(name_or_path)!r}")
@@ -228,8 +230,8 @@ def resolve_model_path(name_or_path: str | os.PathLike) -> Path:
     if entry is not None:
         return entry.path
     looks_like_path = path.suffix.lower() in (".urdf", ".xml", ".sdf") or os.sep in text or "/" in text
-    if looks_like_path and not path.is_dir():
+    if looks_like_path and status != "directory":
         raise ModelFileNotFoundError(f"model file not found: {text!r} (and it is not a robot name)")
-    if path.is_dir():
+    if status == "directory":
         raise ModelFileNotFoundError(f"{text!r} is a directory, not a model file")
     return robot_path(text)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from bridge.conventions.state import State
@@ -217,3 +219,20 @@ def compiled_and_numpy(model: Model, engine: str, rep: str, monkeypatch) -> tupl
             m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
             out.append(bridge.KinDyn(model, engine, rep))
     return out[0], out[1]
+
+
+def renamed(model: Model, links: dict[str, str], joints: dict[str, str], frames: dict[str, str]) -> Model:
+    """``model`` with its links, joints and extra frames renamed."""
+    out_links = tuple(dataclasses.replace(lk, name=links[lk.name]) for lk in model.links)
+    out_joints = tuple(
+        dataclasses.replace(j, name=joints[j.name], parent=links[j.parent], child=links[j.child])
+        for j in model.joints
+    )
+    out_frames = tuple(dataclasses.replace(f, name=frames[f.name], link=links[f.link]) for f in model.frames)
+    return model.replace(
+        links=out_links,
+        joints=out_joints,
+        frames=out_frames,
+        base=links[model.base],
+        dof_names=tuple(joints[d] for d in model.dof_names),
+    )

@@ -183,3 +183,29 @@ def test_fixed_base_without_dof_com_and_momenta_answer_or_say_why(engine: str) -
             assert "fixed base and no DOF" in str(exc), str(exc)
         else:
             assert np.isfinite(value).all()
+
+
+@needs_mujoco
+@pytest.mark.parametrize("element", ["body", "joint", "site"])
+def test_an_mjcf_name_that_is_not_utf8_is_refused_naming_it(tmp_path: Path, element: str) -> None:
+    """MuJoCo keeps a name's bytes as the file has them (latin-1 here); bridge's names are text: a
+    ModelError naming the file, the element and the bytes, in Python and on the command line."""
+    names = {"body": b"b", "joint": b"j", "site": b"s"}
+    names[element] = b"r\xe9gion"
+    path = tmp_path / "latin1.xml"
+    path.write_bytes(
+        b'<mujoco model="m"><worldbody><body name="' + names["body"] + b'"><freejoint/>'
+        b'<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/><body name="c" pos="0 0 0.1"><joint name="'
+        + names["joint"]
+        + b'" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/><site name="'
+        + names["site"]
+        + b'"/></body></body></worldbody></mujoco>'
+    )
+    for loader in (bridge.load_mjcf, bridge.load_model):
+        with pytest.raises(bridge.ModelError, match=rf"latin1\.xml: the name of {element} \d+ is not UTF-8"):
+            loader(path)
+    from tests.cli.runner import run
+
+    res = run("info", str(path))
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1, res.output
+    assert "r\\xe9gion" in res.output

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import bridge
 from bridge.backends import registry
+from tests.helpers import assert_close, random_state
 from tests.test_bad_input_properties import JUNK, _model, _valid_state, call, corrupt
 
 ENGINES = registry.available_engines()
@@ -42,7 +43,7 @@ MJCF = """<mujoco model="junk">
   <compiler angle="{angle}"/>
   <option gravity="{gravity}" timestep="{timestep}"/>
   <worldbody>
-    <body name="torso" pos="{body_pos}" quat="{body_quat}">
+    <body name="{torso_name}" pos="{body_pos}" quat="{body_quat}">
       <freejoint name="root"/>
       <inertial pos="{ipos}" mass="{mass}" diaginertia="{diaginertia}"/>
       <site name="imu" pos="{site_pos}" size="{site_size}"/>
@@ -60,6 +61,7 @@ MJCF = """<mujoco model="junk">
 </mujoco>
 """
 VALID = {
+    "torso_name": "torso",
     "angle": "radian",
     "gravity": "0 0 -9.81",
     "timestep": "0.002",
@@ -81,8 +83,9 @@ VALID = {
     "density": "1000",
     "fullinertia": "0.01 0.01 0.01 0 0 0",
 }
+#: (the last: bytes that are not UTF-8, written with surrogateescape: a latin-1 name)
 HOSTILE = ["nan", "inf", "-inf", "1e308", "-1e308", "1e200", "-1", "0", "", "abc", "1e-320", "-0", "NaN nan",
-           "1 2 3 4 5 6 7 8", "0x10", "1,2,3", "\u00e9", "9" * 400]  # fmt: skip
+           "1 2 3 4 5 6 7 8", "0x10", "1,2,3", "\u00e9", "9" * 400, "\udce9\udcff"]  # fmt: skip
 _DIR = Path(tempfile.mkdtemp(prefix="bridge_junk_mjcf_"))
 
 
@@ -152,6 +155,131 @@ def test_mjcf_text_junk(text: str, loader: str, capfd) -> None:
 @given(junk=JUNK, loader=st.sampled_from(["load_mjcf", "load_model"]))
 def test_mjcf_loaders_junk_arguments(junk: object, loader: str) -> None:
     call(getattr(bridge, loader), junk)
+
+
+# --------------------------------------------------------------------------- every exporter
+EXPORTERS = [(name, kind) for name, record in registry.LIBRARIES.items() for kind in sorted(record.exports)]
+
+
+@pytest.mark.parametrize(("library", "kind"), EXPORTERS)
+@EXAMPLES
+@given(junk=JUNK, which=st.integers(0, 7), floating=st.booleans())
+def test_every_registered_exporter_junk(library: str, kind: str, junk: object, which: int, floating: bool):
+    """The model or one keyword of an exporter (``to_mjcf``: gravity, bound_mass, ...) is junk."""
+    record = registry.library(library)
+    if not record.installed:
+        pytest.skip(f"{library} is not installed")
+    fn = registry.resolve(record.exports[kind])
+    optional = [
+        p.name for p in inspect.signature(fn).parameters.values() if p.default is not inspect.Parameter.empty
+    ]
+    k = which % (1 + len(optional))
+    if k == 0:
+        call(fn, junk)
+    else:
+        call(fn, _model(floating), **{optional[k - 1]: junk})
+
+
+# --------------------------------------------------------------------------- batch axes, any array
+CONVERSIONS = ["velocity", "acceleration", "generalized_force", "mass_matrix", "jacobian", "bias_forces"]
+
+
+@pytest.mark.parametrize("array", ["numpy", "jax"])
+@settings(max_examples=40, deadline=None)
+@given(
+    state_batch=st.sampled_from([(), (1,), (3,), (2, 3)]),
+    batches=st.lists(st.sampled_from([(), (1,), (2,), (3,), (4,), (2, 3), (3, 1)]), min_size=2, max_size=2),
+    which=st.sampled_from(CONVERSIONS),
+)
+def test_conversions_with_batch_axes_that_may_not_broadcast(
+    array: str, state_batch: tuple, batches: list, which: str
+) -> None:
+    """Each array's batch axes broadcast with the state's and with each other's, or a ShapeError
+    names them (a JAX array too: it failed deep inside jax.numpy)."""
+    if array == "jax":
+        jnp = pytest.importorskip("jax.numpy")
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        asarray = jnp.asarray
+    else:
+        asarray = np.asarray
+    model = _model()
+    nv = model.nv
+    rng = np.random.default_rng(0)
+    state = random_state(model, rng, "mixed", state_batch)
+    tails = {"mass_matrix": (nv, nv), "jacobian": (6, nv)}
+    x = asarray(np.ones((*batches[0], *tails.get(which, (nv,)))))
+    args = [x, asarray(np.tile(np.eye(nv), (*batches[1], 1, 1)))] if which == "bias_forces" else [x]
+    used = [batches[0], batches[1]] if which == "bias_forces" else [batches[0]]
+    try:
+        expected = np.broadcast_shapes(state_batch, *used)
+    except ValueError:
+        expected = None
+    fn = getattr(bridge, f"convert_{which}")
+    if expected is None:
+        with pytest.raises(bridge.ShapeError, match="batch shape"):
+            fn(model, state, *args, "pinocchio", "mixed")
+        return
+    out = np.asarray(fn(model, state, *args, "pinocchio", "mixed"))
+    assert tuple(out.shape[: len(expected)]) == expected and np.all(np.isfinite(out))
+
+    def at(a: object, k: tuple, tail: tuple) -> np.ndarray:
+        return np.broadcast_to(np.asarray(a), (*expected, *tail))[k]
+
+    for k in np.ndindex(*expected):  # each sample: the conversion of that sample alone
+        n = (model.n_dofs,)
+        H, v = at(state.world_H_base.matrix, k, (4, 4)), at(state.base_velocity, k, (6,))
+        single = bridge.State(H, at(state.s, k, n), v, at(state.s_dot, k, n), "mixed")
+        own = [at(a, k, np.asarray(a).shape[len(b) :]) for a, b in zip(args, used, strict=True)]
+        assert_close(out[k], fn(model, single, *own, "pinocchio", "mixed"), 1e-13)
+
+
+@pytest.mark.parametrize("array", ["numpy", "jax"])
+@settings(max_examples=30, deadline=None)
+@given(
+    state_batch=st.sampled_from([(), (1,), (3,)]),
+    batches=st.lists(st.sampled_from([(), (1,), (2,), (3,)]), min_size=2, max_size=2),
+    kind=st.sampled_from(["inverse", "forward"]),
+)
+def test_derivative_conversion_with_batch_axes_that_may_not_broadcast(
+    array: str, state_batch: tuple, batches: list, kind: str
+) -> None:
+    """``convert_dynamics_derivatives``: the derivatives' batch and the acceleration's and force's
+    broadcast with the state's and each other's, or a ShapeError names them."""
+    asarray = pytest.importorskip("jax.numpy").asarray if array == "jax" else np.asarray
+    model = _model()
+    nv = model.nv
+    state = random_state(model, np.random.default_rng(1), "body", state_batch)
+    rng = np.random.default_rng(2)
+    D = tuple(asarray(rng.normal(size=(*batches[0], nv, nv))) for _ in range(3))
+    acc, force = (asarray(rng.normal(size=(*batches[1], nv))) for _ in range(2))
+    options = {"acceleration": acc, "force": force, "kind": kind}
+    try:
+        expected = np.broadcast_shapes(state_batch, *batches)
+    except ValueError:
+        with pytest.raises(bridge.ShapeError, match="batch shape"):
+            bridge.convert_dynamics_derivatives(model, state, D, "body", "mixed", **options)
+        return
+    out = [
+        np.asarray(o)
+        for o in bridge.convert_dynamics_derivatives(model, state, D, "body", "mixed", **options)
+    ]
+    assert all(o.shape == (*expected, nv, nv) for o in out)
+
+    def at(a: object, k: tuple, tail: tuple) -> np.ndarray:
+        return np.broadcast_to(np.asarray(a), (*expected, *tail))[k]
+
+    n = (model.n_dofs,)
+    for k in np.ndindex(*expected):  # each sample: the conversion of that sample alone
+        H, v = at(state.world_H_base.matrix, k, (4, 4)), at(state.base_velocity, k, (6,))
+        single = bridge.State(H, at(state.s, k, n), v, at(state.s_dot, k, n), "body")
+        one = {"acceleration": at(acc, k, (nv,)), "force": at(force, k, (nv,)), "kind": kind}
+        own = tuple(at(d, k, (nv, nv)) for d in D)
+        for o, ref in zip(
+            out, bridge.convert_dynamics_derivatives(model, single, own, "body", "mixed", **one), strict=True
+        ):
+            assert_close(o[k], ref, 1e-13)
 
 
 # --------------------------------------------------------------------------- every converter
@@ -246,6 +374,28 @@ def _edge_kindyn(engine: str, kind: str, floating: bool) -> bridge.KinDyn | None
         return bridge.KinDyn(model, engine)
     except bridge.BridgeError:
         return None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("kind", sorted(NO_DOF))
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_derivatives_of_a_model_without_dofs(engine: str, kind: str, batch: tuple) -> None:
+    """Fixed or floating, one state or a batch: every derivative is (..., nv, nv) with nv 0 or 6 (a
+    fixed base without DOF crashed forward_dynamics_derivatives in Drake, iDynTree, MuJoCo, Newton)."""
+    for floating in (False, True):
+        kd = _edge_kindyn(engine, kind, floating)
+        if kd is None:
+            continue
+        nv = kd.model.nv
+        empty = np.zeros((*batch, 0))
+        kd.set_state(np.broadcast_to(np.eye(4), (*batch, 4, 4)), empty, np.full((*batch, 6), 0.2), empty)
+        frame = kd.model.frame_names[-1]
+        for args, name in (((np.zeros(0),), "forward_dynamics_derivatives"),
+                           ((np.zeros(0), {frame: np.ones(6)}), "forward_dynamics_derivatives"),
+                           ((np.zeros(6), np.zeros(0)), "inverse_dynamics_derivatives")):  # fmt: skip
+            out = getattr(kd, name)(*args)
+            assert [o.shape for o in out] == [(*batch, nv, nv)] * 3, (name, floating)
+            assert all(np.all(np.isfinite(o)) for o in out)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import bridge
+from bridge.backends import registry
 from bridge.backends.registry import available_engines
 
 ENGINES = tuple(available_engines())
@@ -103,6 +104,8 @@ def test_huge_velocities_give_bridges_error_without_numpy_warnings(engine: str) 
         warnings.simplefilter("error", RuntimeWarning)  # a numpy warning fails the test
         kd.set_state(np.eye(4), [0.1], np.full(6, 1e200), [1e200])
         too_large = r"is not finite: the float64 products overflow; the inputs are too large"
+        if registry.library(engine).rtol > 0:  # a float32 engine (Newton) says so
+            too_large = rf"is not finite: the {engine} engine computes in float32 .* the inputs are too large"
         for query in (
             lambda: kd.inverse_dynamics_derivatives(np.zeros(6), [0.0]),
             lambda: kd.forward_dynamics_derivatives([0.0]),

@@ -1,7 +1,7 @@
 """The packages show the layers, and each imports only the layers below it.
 
-From the bottom: the base modules (``errors``, ``_array``, ``_numba``, ``robots``), ``spatial``, ``model``,
-``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``, ``cli``. A module may
+From the bottom: the base modules (``errors``, ``_array``, ``_files``, ``_numba``, ``robots``), ``spatial``,
+``model``, ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``, ``cli``. A module may
 import its own layer and those below; ``bridge/__init__.py`` (the public names, imported lazily) may
 name any. The neutral layers (up to ``derivatives``) import no dynamics library, and a dynamics
 library is imported only inside its own backend package; the array libraries (JAX, CasADi) only in
@@ -25,7 +25,7 @@ PACKAGE = ROOT / "bridge"
 
 #: the layers from the bottom up: a module of layer k may import layers 0..k
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bridge.errors", "bridge._array", "bridge._numba", "bridge.robots"),
+    ("bridge.errors", "bridge._array", "bridge._files", "bridge._numba", "bridge.robots"),
     ("bridge.spatial",),
     ("bridge.model",),
     ("bridge.conventions",),

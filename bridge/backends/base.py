@@ -35,6 +35,9 @@ class EngineBase:
     CAPABILITIES: frozenset[str] = frozenset()
     #: the derived quantities the engine computes natively (:mod:`bridge.backends.protocol`): none
     NATIVE_QUANTITIES: frozenset[str] = frozenset()
+    #: the library's arithmetic: "float64", or "float32" (Newton), whose products overflow for
+    #: inputs float64 computes fine: KinDyn then checks every result (no unchecked hot path)
+    precision: str = "float64"
     _state: State | None = None
     #: the arrays (H, s, base velocity, s_dot) of a state taken by :meth:`_take_single_state`,
     #: whose State is built on demand

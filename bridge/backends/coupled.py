@@ -43,6 +43,7 @@ class CoupledEngine(EngineBase):
         self._inner = engine_class(model.full, representation)
         self._derived = {name: derived(self._inner, name) for name in DERIVED_QUANTITIES}
         self.name = getattr(self._inner, "name", "coupled")
+        self.precision = getattr(self._inner, "precision", "float64")
         nb = 6 if model.floating else 0
         self._G = model.G_nu if model.floating else model.G  # engine vectors: (6 +) n entries
         self._Gs = model.G

@@ -26,6 +26,7 @@ state's batch axes.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -124,13 +125,20 @@ def _fbar(f: np.ndarray) -> np.ndarray:
     return out
 
 
-def _body_terms(engine: Engine, need_derivative: bool):
-    """Per moving body: (world Jacobian (..., 6, nv), world inertia (..., 6, 6)), and the derivative
-    of the full world motion-subspace matrix (..., 6, nv) (None unless asked for)."""
-    model = engine.model
+#: engine -> (its state, _body_terms' per-body terms at that state): the centroidal momentum matrix,
+#: the Coriolis matrix and the total momentum Jacobian of one state share them
+_TERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _world_terms(engine: Engine) -> list:
+    """Per moving body: (body, world Jacobian (..., 6, nv), world inertia (..., 6, 6) or None), made
+    once per state of ``engine`` (an engine belongs to one KinDyn, which calls it under its lock)."""
+    state = engine.state
+    memo = _TERMS.get(engine)
+    if memo is not None and memo[0] is state:
+        return memo[1]
     terms = []
-    S_dot = None
-    for body in _bodies(model):
+    for body in _bodies(engine.model):
         H = engine.frame_transform(body.link)
         J = _world_rows(engine, H, engine.frame_jacobian(body.link))
         Y = None
@@ -138,6 +146,17 @@ def _body_terms(engine: Engine, need_derivative: bool):
             Xs = Transform(H, check=False).force_matrix()
             Y = Xs @ body.inertia @ np.swapaxes(Xs, -1, -2)
         terms.append((body, J, Y))
+    with contextlib.suppress(TypeError):  # (an engine class that takes no weak references: no memo)
+        _TERMS[engine] = (state, terms)
+    return terms
+
+
+def _body_terms(engine: Engine, need_derivative: bool):
+    """Per moving body: (world Jacobian (..., 6, nv), world inertia (..., 6, 6)), and the derivative
+    of the full world motion-subspace matrix (..., 6, nv) (None unless asked for)."""
+    model = engine.model
+    terms = _world_terms(engine)
+    S_dot = None
     if need_derivative:
         nu = _nu(engine)
         lead = np.broadcast_shapes(*(J.shape[:-2] for _, J, _ in terms), nu.shape[:-1])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.conventions.registry import register_convention, unregister_convention
-from bridge.errors import BridgeError, InvalidValueError
+from bridge.errors import BackendError, BridgeError, InvalidValueError
 
 __all__ = [
     "FILE_KINDS",
@@ -133,9 +133,16 @@ class Library:
             raise BridgeError(f"{what} needs {self.requires!r}, which is not installed{extra}")
 
     def load(self, attribute: str) -> Any:
-        """The object a field names (``record.load("engine")``), imported now; None if unset."""
+        """The object a field names (``record.load("engine")``), imported now; None if unset. A
+        library that is installed but fails to import (a broken installation; pydrake under an
+        ASCII locale) is a :class:`bridge.BackendError` naming it and the reason."""
         target = getattr(self, attribute)
-        return None if target is None else resolve(target)
+        if target is None:
+            return None
+        try:
+            return resolve(target)
+        except ImportError as exc:
+            raise _import_failed(self.name, exc) from None
 
 
 #: the libraries, in the order of tables and reports; :func:`register` adds to it
@@ -196,6 +203,15 @@ def engine_class(name: object) -> type:
         return resolve(record.engine)
     except ModuleNotFoundError as exc:
         raise BridgeError(f"engine {key!r} is not available ({exc})") from None
+    except ImportError as exc:
+        raise _import_failed(key, exc) from None
+
+
+def _import_failed(name: str, exc: ImportError) -> BackendError:
+    """The error for a library that is installed but does not import."""
+    cause = exc.__cause__ or exc.__context__
+    why = f"{exc}" + (f": {type(cause).__name__}: {cause}" if cause is not None else "")
+    return BackendError(f"{name} is installed but cannot be imported ({' '.join(why.split())})")
 
 
 #: the root element of each model file kind (``<robot>`` is a URDF, ``<mujoco>`` an MJCF file)
@@ -204,14 +220,13 @@ FILE_KINDS: dict[str, str] = {"robot": "urdf", "mujoco": "mjcf", "sdf": "sdf"}
 
 def file_kind(path: str | Path) -> str | None:
     """The kind of a model file ("urdf", "mjcf", "sdf"; None: another root element), read from
-    its root element (after an XML declaration, comments and a DOCTYPE, in its first 4 kB),
-    whatever its name ends with."""
-    import re
+    its root element (after an XML declaration and any number of comments, processing
+    instructions and a DOCTYPE, read incrementally: :func:`bridge._files.root_element`), whatever
+    its name ends with. An unreadable file is a :class:`bridge.FileAccessError` naming it."""
+    from bridge._files import root_element
 
-    head = Path(path).read_bytes()[:4096].decode("utf-8", errors="replace")
-    body = re.sub(r"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>", "", head, flags=re.S)
-    match = re.search(r"<\s*([A-Za-z_][\w.-]*)", body)
-    return FILE_KINDS.get(match.group(1)) if match else None
+    name = root_element(path)
+    return FILE_KINDS.get(name) if name is not None else None
 
 
 def _by_kind(field_name: str, kind: str, what: str) -> Any:

@@ -9,6 +9,7 @@ their own modules (``check``, ``info``, ``convert``, ``models``) and register th
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Any
 
@@ -20,7 +21,7 @@ try:  # typer >= 0.2x carries its own copy of click
 except ImportError:  # pragma: no cover - older typer on click
     from click import exceptions as _click_errors
 
-__all__ = ["EXIT_CODES", "EXIT_SKIPPED", "app", "fail"]
+__all__ = ["EXIT_CODES", "EXIT_SKIPPED", "OUTPUT_FILES", "app", "fail"]
 
 #: exit status of ``check --all --fail-on-skip`` when robots were skipped (and none disagreed)
 EXIT_SKIPPED = 3
@@ -35,8 +36,34 @@ EXIT_CODES = {
 }
 
 
+#: how every command writes a file (``convert -o``, ``check --json``); the reference lists it
+OUTPUT_FILES = (
+    "Output files are written atomically: to a temporary file in the target's folder, fsynced, then "
+    "renamed over the target, so that a reader never sees half a file and a failure (a full disk, the "
+    "file-size limit, an interrupt) leaves the old file as it was and no temporary file behind. "
+    "Without `--force` the file is created exclusively: an existing file is refused before any work, "
+    "and of two runs writing the same new file at once one succeeds, the other exits 2. With "
+    "`--force` an existing file is replaced (a symbolic link is written through, the file keeps its "
+    "permissions). Never replaced, even with `--force`: an input of the same command (the model "
+    "file and the files it names, such as an MJCF model's includes and meshes; also through a "
+    "symbolic link, a hard link or another spelling of the path), and anything that is not a regular "
+    "file (a directory, a FIFO, a device). "
+    "Files are UTF-8 whatever the locale."
+)
+
+
 def _one_line(message: object) -> str:
     return " ".join(str(message).split())
+
+
+def _printable_anywhere() -> None:
+    """Under a locale that cannot encode a name (``LC_ALL=C`` with a non-ASCII link or path, a
+    latin-1 terminal), print it with backslash escapes rather than fail with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):  # (a closed or detached stream)
+                reconfigure(errors="backslashreplace")
 
 
 class _OneLineErrors(TyperGroup):
@@ -48,6 +75,8 @@ class _OneLineErrors(TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         from bridge.errors import BridgeError
+
+        _printable_anywhere()
 
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)

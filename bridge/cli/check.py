@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from bridge.cli.app import EXIT_SKIPPED, app, fail
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, print_warnings, split
+from bridge.cli.loading import LoadOptions, load_model, mimic_mode, model_inputs, print_warnings, split
 from bridge.cli.options import (
     BaseOpt,
     FixedOpt,
@@ -64,8 +64,15 @@ def _check_numbers(model: str | None, all_models: bool, samples: int, seed: int,
     """Fail (exit 2) unless exactly one of MODEL and --all is given and the numbers make sense."""
     if all_models == (model is not None):
         raise fail("give exactly one of MODEL or --all")
+    from bridge.validation.cross_validation import MAX_SAMPLES
+
     if samples < 1:
         raise fail(f"--samples must be at least 1, not {samples}")
+    if samples > MAX_SAMPLES:
+        raise fail(
+            f"--samples must be at most {MAX_SAMPLES} (each sample is computed by every engine in every "
+            "representation; 20 to 100 find what differs)"
+        )
     if seed < 0:
         raise fail(f"--seed must be a non-negative integer, not {seed}")
     if not rtol > 0 or rtol == float("inf"):
@@ -126,7 +133,17 @@ def _settings(engines: str | None, representations: str, samples: int, seed: int
     return _Settings(engine_list, rep_list, samples, seed, rtol)
 
 
-def _check_native(console: Any, model: str, settings: _Settings, json_file: Path | None) -> typer.Exit:
+@dataclass(frozen=True)
+class _Output:
+    """``--json``: the file (None: not asked), ``--force``, and the command's input files (which it
+    never replaces)."""
+
+    path: Path | None
+    force: bool
+    inputs: list[Path]
+
+
+def _check_native(console: Any, model: str, settings: _Settings, output: _Output) -> typer.Exit:
     """``bridge check FILE --native``: the libraries' own loaders compared, findings explained
     (``--engines ...,mujoco`` adds MuJoCo's own URDF compiler; on an MJCF file MuJoCo's compiler
     joins by default); returns the Exit to raise."""
@@ -147,8 +164,8 @@ def _check_native(console: Any, model: str, settings: _Settings, json_file: Path
         raise fail(exc) from None
     print_report(console, report)
     print_findings(console, report)
-    if json_file is not None:
-        write(json_file, report.to_json(), "--json")
+    if output.path is not None:
+        write(output.path, report.to_json(), "--json", output.force, output.inputs)
     return typer.Exit(0 if report.ok else 1)
 
 
@@ -234,10 +251,12 @@ def _check_all(console: Any, options: LoadOptions, settings: _Settings) -> _Swee
 
 def _print_sweep(console: Any, sweep: _Sweep) -> None:
     """``check --all``: a line per robot, the skipped ones with the reason, and the counts."""
+    from rich.markup import escape
+
     for label, report in zip(sweep.labels, sweep.reports, strict=True):
         print_summary_line(console, report, label=label)
     for name, why in sweep.skipped:
-        console.print(f"[yellow]skipped[/yellow] {name}: {why}", highlight=False)
+        console.print(f"[yellow]skipped[/yellow] {escape(name)}: {escape(why)}", highlight=False)
     bad = sum(not r.ok for r in sweep.reports)
     warned = f"; {sweep.n_warned} loaded with warnings (see `bridge info NAME`)" if sweep.n_warned else ""
     console.print(
@@ -253,14 +272,14 @@ def _status(sweep: _Sweep, fail_on_skip: bool) -> int:
     return EXIT_SKIPPED if sweep.skipped and fail_on_skip else 0
 
 
-def _write_json(json_file: Path | None, reports: list[Any]) -> None:
+def _write_json(output: _Output, reports: list[Any]) -> None:
     """The report (one robot) or the list of reports (``--all``) as JSON."""
-    if json_file is None:
+    if output.path is None:
         return
     import json
 
     payload = reports[0].to_dict() if len(reports) == 1 else [r.to_dict() for r in reports]
-    write(json_file, json.dumps(payload, indent=2), "--json")
+    write(output.path, json.dumps(payload, indent=2), "--json", output.force, output.inputs)
 
 
 @app.command()
@@ -275,7 +294,7 @@ def check(
     mimic_independent: MimicIndependentOpt = False,
     allow_nonphysical: NonPhysicalOpt = False,
     strict: StrictOpt = False,
-    samples: Annotated[int, typer.Option(help="Number of random states.")] = 20,
+    samples: Annotated[int, typer.Option(help="Number of random states (1 to 10000).")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[
         str | None, typer.Option(help="Comma-separated engines (default: every installed engine).")
@@ -284,7 +303,12 @@ def check(
         str, typer.Option(help="Comma-separated representations.")
     ] = "body,inertial,mixed",
     rtol: Annotated[float, typer.Option(help="Relative tolerance (norm-wise).")] = 1e-10,
-    json_file: Annotated[Path | None, typer.Option("--json", help="Write the full report as JSON.")] = None,
+    json_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--json", help="Write the full report as JSON (atomically; an existing file only with --force)."
+        ),
+    ] = None,
     force: ForceOpt = False,
     all_models: Annotated[
         bool,
@@ -317,19 +341,21 @@ def check(
                   "--mimic-independent": mimic_independent, "--allow-nonphysical": allow_nonphysical,
                   "--strict": strict}  # fmt: skip
     _check_combination(native, all_models, load_flags)
-    check_output(json_file, "--json", force)
+    inputs = model_inputs(model) if json_file is not None else []
+    check_output(json_file, "--json", force, inputs)
     options = LoadOptions(
         base, joints, fixed_base, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
     )
     settings = _settings(engines, representations, samples, seed, rtol)
     console = Console()
+    output = _Output(json_file, force, inputs)
     if native:
-        raise _check_native(console, model, settings, json_file)
+        raise _check_native(console, model, settings, output)
     if all_models:
         sweep = _check_all(console, options, settings)
         _print_sweep(console, sweep)
     else:
         sweep = _check_one(console, model, options, settings)
         print_report(console, sweep.reports[0])
-    _write_json(json_file, sweep.reports)
+    _write_json(output, sweep.reports)
     raise typer.Exit(_status(sweep, fail_on_skip))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bridge.cli.app import app, fail
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, print_warnings
+from bridge.cli.loading import LoadOptions, load_model, mimic_mode, model_inputs, print_warnings
 from bridge.cli.options import (
     BaseOpt,
     ForceOpt,
@@ -54,7 +54,12 @@ def convert(
     model: ModelArg,
     output: Annotated[
         Path,
-        typer.Option("-o", "--output", help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf."),
+        typer.Option(
+            "-o",
+            "--output",
+            help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf (UTF-8, written atomically; "
+            "an existing file only with --force).",
+        ),
     ],
     force: ForceOpt = False,
     base: BaseOpt = None,
@@ -64,10 +69,14 @@ def convert(
     allow_nonphysical: NonPhysicalOpt = False,
     strict: StrictOpt = False,
 ) -> None:
-    """Re-root and/or reduce a model and write it as URDF (SDFormat for .sdf, MJCF for .xml/.mjcf)."""
+    """Re-root and/or reduce a model and write it as URDF (SDFormat for .sdf, MJCF for .xml/.mjcf).
+
+    The file is written atomically (see "Output files"): created exclusively without --force, and
+    never over the model file or a file it includes, even with --force."""
     from bridge.errors import BridgeError
 
-    check_output(output, "-o/--output", force)
+    inputs = model_inputs(model)
+    check_output(output, "-o/--output", force, inputs)
     options = LoadOptions(
         base, joints, False, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
     )
@@ -77,5 +86,5 @@ def convert(
     except BridgeError as exc:
         raise fail(exc) from None
     print_warnings(warned + written)
-    write(output, text, "-o/--output")
+    write(output, text, "-o/--output", force, inputs)
     typer.echo(f"wrote {output} ({len(m.links)} links, {m.n_dofs} DOFs, base {m.base})")

@@ -47,8 +47,10 @@ def _library_infos(model: Model, path: str | None, notes: list[str]) -> list[Lib
     """Every installed library's :class:`LibraryInfo`, in registry order (a library that refuses
     the model gets a note instead of a column; the file goes only to the libraries whose own loader
     reads its kind, the others get a note)."""
+    import warnings
+
     from bridge.backends.registry import LIBRARIES, file_kind
-    from bridge.errors import BridgeError
+    from bridge.errors import BridgeError, BridgeWarning
 
     kind = (file_kind(path) or "urdf") if path is not None else None
     infos = []
@@ -60,9 +62,14 @@ def _library_infos(model: Model, path: str | None, notes: list[str]) -> list[Lib
             reads = " and ".join(k.upper() for k in record.loads)
             notes.append(f"{name}'s own loader reads {reads}, not {kind.upper()}: no loader column")
         try:
-            infos.append(record.load("info")(model, own))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", BridgeWarning)
+                infos.append(record.load("info")(model, own))
         except BridgeError as exc:
             notes.append(f"{name} has no column: {' '.join(str(exc).split())}")
+        # (what a column's conversion warns about is a note of that library, not a Python warning
+        # printed with a source line; the libraries' own warnings are their business)
+        notes += [f"{name}: {w.message}" for w in caught if issubclass(w.category, BridgeWarning)]
     return infos
 
 

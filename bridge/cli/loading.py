@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from bridge.model.model import Model
 
-__all__ = ["LoadOptions", "load_model", "mimic_mode", "print_warnings", "split"]
+__all__ = ["LoadOptions", "load_model", "mimic_mode", "model_inputs", "print_warnings", "split"]
 
 _MIMIC_MODES = ("independent", "coupled", "error")
 
@@ -114,6 +114,23 @@ def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]
         warnings.simplefilter("always", BridgeWarning)
         loaded = importer("mjcf")(path)
     return loaded, path, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
+
+
+def model_inputs(model: str | None) -> list[Path]:
+    """The files a command reads for MODEL (None: every robot of ``bridge models``): the model file
+    and the files it names (MJCF includes, meshes), which no output file may replace; nothing for
+    a MODEL that does not resolve (loading it then says why)."""
+    from bridge._files import referenced_files
+    from bridge.errors import BridgeError
+    from bridge.robots import resolve_model_path, robot_entries
+
+    if model is None:
+        return [entry.path for entry in robot_entries()]
+    try:
+        path = resolve_model_path(model)
+    except BridgeError:
+        return []
+    return [path, *referenced_files(path)]
 
 
 def print_warnings(messages: list[str]) -> None:

@@ -51,4 +51,11 @@ StrictOpt = Annotated[
         help="Refuse what bridge warns about (non-physical inertias, mimic joints, a bogus XML declaration).",
     ),
 ]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace the output file if it exists.")]
+ForceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace the output file if it exists (atomically; never an input of the command, a FIFO "
+        "or a device).",
+    ),
+]

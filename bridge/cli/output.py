@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -11,42 +11,33 @@ from bridge.cli.app import fail
 __all__ = ["check_output", "console", "table", "write"]
 
 
-def check_output(path: Path | None, option: str, force: bool) -> None:
+def check_output(path: Path | None, option: str, force: bool, inputs: Iterable[Path] = ()) -> None:
     """Fail (exit 2) before any work if ``path`` cannot be written: its directory does not exist,
-    it is a directory, or it exists and ``--force`` was not given."""
+    it is a directory, a FIFO or a device, it is one of the command's ``inputs`` (even with
+    ``--force``: nothing the user gave is overwritten), it exists and ``--force`` was not given, or
+    its directory is not writable (:func:`bridge._files.check_output`)."""
     if path is None:
         return
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise fail(f"{option} {str(path)!r} is a directory; give a file name")
-    if not parent.is_dir():
-        raise fail(f"{option} {str(path)!r}: directory {str(parent)!r} does not exist")
-    if path.exists() and not force:
-        raise fail(f"{option} {str(path)!r} exists; add --force to replace it")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise fail(f"{option} {str(path)!r} is not writable")
-    _probe(path, option)
+    from bridge._files import check_output as check
+    from bridge.errors import BridgeError
 
-
-def _probe(path: Path, option: str) -> None:
-    """Fail (exit 2) unless ``path`` opens for writing (what permissions do not tell: ``/proc``, a
-    read-only file system); the file is left as it was (created by the probe: removed)."""
-    existed = path.exists()
     try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise fail(f"{option} {str(path)!r}: cannot write ({exc.strerror or exc})") from None
-    if not existed:
-        path.unlink(missing_ok=True)
+        check(path, replace=force, inputs=inputs, what=option, hint="add --force to replace it")
+    except BridgeError as exc:
+        raise fail(exc) from None
 
 
-def write(path: Path, text: str, option: str) -> None:
-    """Write ``text`` to ``path`` (exit 2 with one line if it cannot be written)."""
+def write(path: Path, text: str, option: str, force: bool, inputs: Iterable[Path] = ()) -> None:
+    """Write ``text`` (UTF-8, whatever the locale) to ``path`` atomically: a temporary file in its
+    folder, fsynced, renamed over it (``--force``) or linked to its name, which fails if the name
+    was taken meanwhile; on any failure the old file is as it was (exit 2 with one line)."""
+    from bridge._files import write_atomic
+    from bridge.errors import BridgeError
+
     try:
-        path.write_text(text)
-    except OSError as exc:
-        raise fail(f"{option} {str(path)!r}: cannot write ({exc.strerror or exc})") from None
+        write_atomic(path, text, replace=force, inputs=inputs, what=option, hint="add --force to replace it")
+    except BridgeError as exc:
+        raise fail(exc) from None
 
 
 def console() -> Any:

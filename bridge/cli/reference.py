@@ -1,8 +1,9 @@
 """The command-line reference (docs/cli.md), rendered from the typer app itself.
 
 Every command of :data:`bridge.cli.app.app` with its help, usage, arguments and options (type,
-default, help) as ``bridge COMMAND --help`` shows them, and the exit codes
-(:data:`bridge.cli.app.EXIT_CODES`). Nothing is written by hand: after changing a command, run
+default, help) as ``bridge COMMAND --help`` shows them, the exit codes
+(:data:`bridge.cli.app.EXIT_CODES`) and how output files are written
+(:data:`bridge.cli.app.OUTPUT_FILES`). Nothing is written by hand: after changing a command, run
 
     python -m bridge.cli.reference --write docs/cli.md
 
@@ -123,6 +124,8 @@ def _exit_codes() -> list[str]:
 
 def render() -> str:
     """The reference as Markdown (the text of docs/cli.md)."""
+    from bridge.cli.app import OUTPUT_FILES
+
     group = _group()
     lines = [
         "# Command-line reference",
@@ -136,6 +139,7 @@ def render() -> str:
     ]
     lines += [f"| [`{n}`](#bridge-{n}) | {_cell(c.get_short_help_str(limit=200))} |" for n, c in commands()]
     lines += ["", "## Exit codes", "", *_exit_codes()]
+    lines += ["", "## Output files", "", OUTPUT_FILES]
     for name, command in commands():
         lines += ["", f"## bridge {name}", "", inspect.cleandoc(command.help or ""), ""]
         lines += [f"Usage: `{_usage(name, command)}`", "", *_table(command)]
@@ -149,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 2 and args[0] in ("--write", "--check"):
         path = Path(args[1])
         if args[0] == "--write":
-            path.write_text(text, encoding="utf-8")
+            from bridge._files import write_atomic
+
+            write_atomic(path, text, replace=True)
             return 0
         same = path.is_file() and path.read_text(encoding="utf-8") == text
         if not same:

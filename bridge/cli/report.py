@@ -64,14 +64,18 @@ def print_report(console: Any, report: Any) -> None:
         for label, cells in sorted(rows.items(), key=lambda item: order.get(item[0], len(order))):
             table.add_row(label, *[_cell(cells.get(rep)) for rep in report.representations])
         console.print(table)
-    for note in report.notes:
-        console.print(f"[yellow]note:[/yellow] {note}")
+    from rich.markup import escape
+
+    for note in report.notes:  # (escaped: a note may name an extra, "[drake]", or a [bracketed] name)
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     _verdict(console, report)
 
 
 def print_findings(console: Any, report: Any) -> None:
     """``check --native``: each finding of the libraries' own loaders, its cause coloured (red:
     unexplained, yellow: with its effect on M/h/g, cyan: no effect measured)."""
+    from rich.markup import escape
+
     for f in report.findings:
         subjects = ", ".join(f.subjects[:6]) + (
             f" and {len(f.subjects) - 6} more" if len(f.subjects) > 6 else ""
@@ -81,4 +85,5 @@ def print_findings(console: Any, report: Any) -> None:
             effect = f" [M/h/g error {f.error_with:.1e} as loaded, {f.error_without:.1e} without this cause]"
         bad = f.cause.endswith("unexplained")
         colour = "red" if bad else "yellow" if f.error_with is not None else "cyan"
-        console.print(f"[{colour}]{f.cause}[/{colour}] {subjects}: {f.message}{effect}", highlight=False)
+        shown = f"{escape(subjects)}: {escape(f.message)}{escape(effect)}"
+        console.print(f"[{colour}]{escape(f.cause)}[/{colour}] {shown}", highlight=False)

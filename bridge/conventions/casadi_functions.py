@@ -20,6 +20,7 @@ from __future__ import annotations
 import casadi
 import numpy as np
 
+from bridge._array import as_int
 from bridge.conventions.convert import (
     convert_bias_forces,
     convert_jacobian,
@@ -35,14 +36,21 @@ from bridge.model.model import Model
 __all__ = ["casadi_bias_forces", "casadi_jacobian", "casadi_mass_matrix", "casadi_velocity_transform"]
 
 
-def _symbol(kind: str):
-    if kind not in ("SX", "MX"):
+#: the most rows ``casadi_jacobian`` takes (a stack of every frame Jacobian of a humanoid has a few
+#: hundred; beyond this the symbols alone take gigabytes)
+MAX_ROWS = 10_000
+
+
+def _symbol(kind: object):
+    if not isinstance(kind, str) or kind not in ("SX", "MX"):
         raise InvalidValueError(f"symbol: expected 'SX' or 'MX', got {kind!r}")
     return getattr(casadi, kind)
 
 
 def _state_inputs(model: Model, source: object, kind: str) -> tuple[list, list[str], State]:
     """The symbols (and their names) of a state in ``source``'s layout, and the State they give."""
+    if not isinstance(model, Model):
+        raise InvalidValueError(f"expected a bridge Model first, got {type(model).__name__}")
     sym = _symbol(kind)
     conv = convention(source)
     nv = model.nv
@@ -95,7 +103,9 @@ def casadi_jacobian(
     model: Model, source: object, target: object, rows: int = 6, symbol: str = "SX"
 ) -> casadi.Function:
     """``casadi.Function`` "J" of the source state and ``J`` (rows, nv) in ``source`` (``v = J nu``;
-    a frame Jacobian, the centroidal momentum matrix, ...) -> the same Jacobian in ``target``."""
+    a frame Jacobian, the centroidal momentum matrix, ...) -> the same Jacobian in ``target``.
+    ``rows``: an integer from 1 to :data:`MAX_ROWS`."""
+    rows = as_int(rows, "casadi_jacobian: rows", minimum=1, maximum=MAX_ROWS, why=" (build it per block)")
     ins, names, st = _state_inputs(model, source, symbol)
     J = _symbol(symbol).sym("J", rows, model.nv)
     out = convert_jacobian(model, st, J, source, target)

@@ -71,13 +71,15 @@ def _f(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> n
     arr = as_float_array(x, name, tail)
     batch = cov.nu.shape[:-1]
     try:
-        np.broadcast_shapes(arr.shape[: arr.ndim - len(tail)], batch)
+        full = np.broadcast_shapes(arr.shape[: arr.ndim - len(tail)], batch)
     except ValueError:
         raise ShapeError(
             f"{name}: batch shape {arr.shape[: arr.ndim - len(tail)]} does not broadcast with the state's "
             f"{batch}"
         ) from None
-    return arr
+    # (one array for a batch of states, or a batch axis of 1: the conversions write the result in
+    # an array of the argument's shape)
+    return arr if arr.shape[: arr.ndim - len(tail)] == full else np.broadcast_to(arr, (*full, *tail))
 
 
 def _foreign(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables) -> object:
@@ -95,6 +97,14 @@ def _foreign(x: object, name: str, tail: tuple[int, ...], cov: ChangeOfVariables
         ok = shape == ((tail[0], 1) if len(tail) == 1 else tail)
     if not ok:
         raise ShapeError(f"{name}: expected trailing shape {tail}, got {shape}")
+    if o.batched:  # (a batch that does not broadcast fails deep in the array library otherwise)
+        batch, state_batch = shape[: len(shape) - len(tail)], tuple(cov.nu.shape[:-1])
+        try:
+            np.broadcast_shapes(batch, state_batch)
+        except ValueError:
+            raise ShapeError(
+                f"{name}: batch shape {batch} does not broadcast with the state's {state_batch}"
+            ) from None
     return arr
 
 
@@ -156,4 +166,27 @@ def convert_bias_forces(
     ``M`` is the mass matrix in the *source* convention.
     """
     cov = velocity_change(model, state, target, source)
-    return cov.bias_back(_f(h, "h", (model.nv,), cov), _f(M, "M", (model.nv, model.nv), cov))
+    h_s, M_s = _f(h, "h", (model.nv,), cov), _f(M, "M", (model.nv, model.nv), cov)
+    h_s, M_s = same_batch(cov, h=(h_s, 1), M=(M_s, 2))
+    return cov.bias_back(h_s, M_s)
+
+
+def same_batch(cov: ChangeOfVariables, **arrays: tuple[object, int]) -> list:
+    """The arrays (name -> (array, number of trailing axes), each checked by ``_f`` against the
+    state's batch) broadcast to one batch shape, in order; ShapeError naming them if their batch
+    axes do not broadcast with each other (CasADi matrices, unbatched, are returned as given)."""
+    if not cov.ops.batched:
+        return [a for a, _ in arrays.values()]
+    batches = {name: tuple(a.shape[: len(a.shape) - tail]) for name, (a, tail) in arrays.items()}
+    try:
+        full = np.broadcast_shapes(*batches.values(), tuple(cov.nu.shape[:-1]))
+    except ValueError:
+        shown = ", ".join(f"{name} {batch}" for name, batch in batches.items())
+        raise ShapeError(f"batch shapes that do not broadcast with each other: {shown}") from None
+    out = []
+    for (a, tail), batch in zip(arrays.values(), batches.values(), strict=True):
+        if batch != full:
+            a = cov.ops.broadcast_to(a, (*full, *a.shape[len(a.shape) - tail :]))
+            a = a.copy() if isinstance(a, np.ndarray) else a  # (writeable, as the arguments were)
+        out.append(a)
+    return out

@@ -31,7 +31,7 @@ from typing import Any
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
 from bridge.conventions.convention import Convention
-from bridge.conventions.convert import _f, velocity_change
+from bridge.conventions.convert import _f, same_batch, velocity_change
 from bridge.conventions.declaration import BODY_VELOCITY
 from bridge.conventions.registry import convention
 from bridge.conventions.state import Representation, State, velocity_declaration
@@ -97,6 +97,8 @@ def convert_dynamics_derivatives(
     mats = [_f(x, name, (nv, nv), cov) for x, name in zip(derivatives, _NAMES[kind], strict=True)]
     acc = _f(acceleration, "acceleration", (nv,), cov)
     frc = _f(force, "force", (nv,), cov)
+    named = {name: (m, 2) for name, m in zip(_NAMES[kind], mats, strict=True)}
+    *mats, acc, frc = same_batch(cov, **named, acceleration=(acc, 1), force=(frc, 1))  # (one batch)
     a_t = cov.acceleration_back(acc)  # the acceleration in the target
     H = state.world_H_base.matrix
     rep = _numpy_specialisation(cov, conv_s, conv_t)

@@ -25,7 +25,12 @@ from bridge.errors import InvalidValueError, StateError
 from bridge.spatial import Transform
 from bridge.spatial.so3 import skew
 
-__all__ = ["integrate"]
+__all__ = ["MAX_STEPS", "integrate"]
+
+#: the most RK4 steps :func:`integrate` takes (a second or so; the default 16 is already exact to
+#: far below finite-difference noise)
+MAX_STEPS = 100_000
+_MANY_STEPS = " (the default 16 is far below finite-difference noise)"
 
 
 def _twist_hat(v: np.ndarray) -> np.ndarray:
@@ -108,7 +113,7 @@ def integrate(state: State, base_acc: np.ndarray, s_ddot: np.ndarray, dt: float,
     a = as_float_array(base_acc, "base_acc", (6,))
     sdd = as_float_array(s_ddot, "s_ddot", (state.n_dofs,))
     dt = as_real(dt, "dt")
-    steps = as_int(steps, "steps", minimum=1)
+    steps = as_int(steps, "steps", minimum=1, maximum=MAX_STEPS, why=_MANY_STEPS)
     rep = state.representation
     v0 = np.asarray(state.base_velocity, dtype=float)
     H = _rk4(np.array(state.world_H_base.matrix), v0, a, velocity_declaration(rep), dt, steps)

@@ -18,7 +18,9 @@ F (BODY), the world A (INERTIAL) or F[A] (MIXED). They enter as
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Mapping
+from threading import get_ident as _ident
 from typing import Any
 
 import numpy as np
@@ -42,21 +44,21 @@ from bridge.dynamics.result_checks import (
     MASS_QUANTITIES,
     MODERATE_MODEL,
     QUANTITY_NAMES,
-    REGULAR,
     check_all_finite,
     check_finite,
+    forward_result,
     guard_mass,
     input_note,
+    massless_error,
     model_scale,
     needs_guard,
     quiet,
-    raise_singular,
 )
+from bridge.dynamics.threads import foreign_thread, owned
 from bridge.errors import (
     BridgeError,
     InvalidValueError,
     ShapeError,
-    SingularMassMatrixError,
     StateError,
 )
 from bridge.model.gravity import model_gravity
@@ -107,6 +109,12 @@ class KinDyn:
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.
+
+    Threads (:mod:`bridge.dynamics.threads`): one KinDyn per thread is safe with every engine. A
+    KinDyn shared between threads never returns a wrong number: its state belongs to the thread that
+    set it last, whose calls it answers one at a time (under a lock); a query from any other thread
+    raises :class:`bridge.ThreadOwnershipError` until that thread sets a state of its own (handing a
+    KinDyn from thread to thread works: each ``set_state`` moves it to the calling thread).
     """
 
     def __init__(self, model: Model, engine: str = "pinocchio", representation: object = "mixed") -> None:
@@ -153,9 +161,14 @@ class KinDyn:
         # a state set through the hot path has finite inputs below bridge.conventions.state.MODERATE; with a
         # model of moderate size too, M, h, J and inverse dynamics cannot overflow and skip the
         # finiteness check of their results (every other path checks them)
-        self._model_moderate = model_scale(model) < MODERATE_MODEL
+        # (a float32 engine's products overflow for moderate inputs: its results are always checked)
+        self._precision = getattr(self._engine, "precision", "float64")
+        self._model_moderate = self._precision == "float64" and model_scale(model) < MODERATE_MODEL
         self._finite_w_nv = finite_weights(model.nv)
         self._moderate = False
+        # threads: the state's owner (the thread that set it) and the lock every call holds
+        self._owner: int | None = None
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ state
     def set_state(
@@ -175,17 +188,23 @@ class KinDyn:
         """
         # hot path: one state as plain arrays, checked by the engine's own single-state set-up (or
         # by single_state_arrays); anything else, including every invalid input, goes through
-        # State, which raises the errors
-        g = self._default_gravity if gravity is None else self._gravity_array(gravity)
-        if g is not None and self._set_single(world_H_base, s, base_velocity, s_dot, g):
-            self._state = None  # the engine's (rebuilt if it has to be; see state)
-            self._gravity = g
-            self._cache = {}
-            self._has_state = True
-            self._moderate = self._model_moderate
-            return
-        state = State(world_H_base, s, base_velocity, s_dot, self.representation, layout=self.model)
-        self.set_robot_state(state, gravity)
+        # State, which raises the errors. The calling thread owns the state (see the class doc).
+        lock = self._lock
+        lock.acquire()
+        try:
+            g = self._default_gravity if gravity is None else self._gravity_array(gravity)
+            if g is not None and self._set_single(world_H_base, s, base_velocity, s_dot, g):
+                self._state = None  # the engine's (rebuilt if it has to be; see state)
+                self._gravity = g
+                self._cache = {}
+                self._has_state = True
+                self._moderate = self._model_moderate
+                self._owner = _ident()
+                return
+            state = State(world_H_base, s, base_velocity, s_dot, self.representation, layout=self.model)
+            self.set_robot_state(state, gravity)
+        finally:
+            lock.release()
 
     def _gravity_array(self, gravity: object) -> np.ndarray | None:
         """One validated (3,) gravity for the hot path, or None (batched or invalid)."""
@@ -202,6 +221,11 @@ class KinDyn:
 
     def set_robot_state(self, state: State, gravity: object = None) -> None:
         """Set the state from a :class:`State` (converted to this representation if needed)."""
+        with self._lock:
+            self._set_robot_state(state, gravity)
+            self._owner = _ident()
+
+    def _set_robot_state(self, state: State, gravity: object) -> None:
         if not isinstance(state, State):
             raise StateError(f"set_robot_state expects a bridge State, got {type(state).__name__}")
         if state.layout is None and not self.model.single_coordinate:
@@ -239,6 +263,7 @@ class KinDyn:
         self._moderate = False
 
     @property
+    @owned
     def state(self) -> State:
         if self._state is None:
             if not self._has_state:
@@ -247,18 +272,22 @@ class KinDyn:
         return self._state
 
     @property
+    @owned
     def nu(self) -> np.ndarray:
         """Generalized velocity in this representation (..., nv)."""
         nu = self.state.nu
         return nu if self.model.floating else nu[..., 6:]
 
     @property
+    @owned
     def batch_shape(self) -> tuple[int, ...]:
         return self._engine.batch_shape
 
     def _require_state(self) -> None:
         if not self._has_state:
             raise StateError("no state set: call set_state(...) first")
+        if self._owner != _ident():
+            raise foreign_thread(self)
 
     def _store(self, key: Any, value: object) -> np.ndarray:
         if type(value) is not np.ndarray:
@@ -270,13 +299,43 @@ class KinDyn:
         return value
 
     def _cached(self, key: Any, fn) -> np.ndarray:
+        """The cached value of ``key``, else ``fn()`` stored (checked finite), for the thread owning
+        the state (the cache read first, the owner checked after: a state set in between by another
+        thread is caught; a computation holds the lock: bridge.dynamics.threads)."""
         value = self._cache.get(key)
-        if value is None:
+        if value is not None and self._owner == _ident():
+            return value
+        lock = self._lock
+        lock.acquire()
+        try:
             self._require_state()
-            if self._guard_mass and key in MASS_QUANTITIES:
-                guard_mass(self.model, key, self.com_position)
-            value = self._store(key, fn() if self._moderate else quiet(fn))
-        return value
+            value = self._cache.get(key)
+            if value is None:
+                if self._guard_mass and key in MASS_QUANTITIES:
+                    guard_mass(self.model, key, self.com_position)
+                value = self._store(key, fn() if self._moderate else quiet(fn))
+            return value
+        finally:
+            lock.release()
+
+    def _hot(self, key: Any, me: int, fn, *args: object) -> np.ndarray:
+        """M, h or J (``fn(*args)``) for thread ``me``, not cached: unchecked for a moderate state
+        and model (see set_state; stored read-only), else :meth:`_cached`'s checked path."""
+        lock = self._lock
+        lock.acquire()
+        try:
+            if not self._moderate or self._owner != me:  # (the checked path, or the errors)
+                return self._cached(key, lambda: fn(*args))
+            value = self._cache.get(key)
+            if value is None:
+                value = fn(*args)
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+                value.setflags(False)  # read-only (write=False, positional: a third of the cost)
+                self._cache[key] = value
+            return value
+        finally:
+            lock.release()
 
     def _frame(self, frame: str) -> str:
         if type(frame) is not str:
@@ -290,29 +349,17 @@ class KinDyn:
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
-        value = self._cache.get("M")
-        if value is None:
-            if not self._moderate:  # (not a state of the hot path: checked, see set_state)
-                return self._cached("M", self._engine.mass_matrix)
-            value = self._engine.mass_matrix()
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
-            self._cache["M"] = value
-        return value
+        value, me = self._cache.get("M"), _ident()
+        if value is not None and self._owner == me:
+            return value
+        return self._hot("M", me, self._engine.mass_matrix)
 
     def bias_forces(self) -> np.ndarray:
         """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
-        value = self._cache.get("h")
-        if value is None:
-            if not self._moderate:  # (not a state of the hot path: checked, see set_state)
-                return self._cached("h", self._engine.bias_forces)
-            value = self._engine.bias_forces()
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
-            self._cache["h"] = value
-        return value
+        value, me = self._cache.get("h"), _ident()
+        if value is not None and self._owner == me:
+            return value
+        return self._hot("h", me, self._engine.bias_forces)
 
     def gravity_forces(self) -> np.ndarray:
         """Generalized gravity forces ``g`` (..., nv)."""
@@ -358,6 +405,7 @@ class KinDyn:
             out[frame] = wrench
         return out
 
+    @owned
     def inverse_dynamics(
         self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
     ) -> np.ndarray:
@@ -377,6 +425,7 @@ class KinDyn:
         wrenches = self._wrenches(external_wrenches)
         return _finite(quiet(self._engine.inverse_dynamics, nu_dot, wrenches), "inverse_dynamics", self)
 
+    @owned
     def forward_dynamics(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
     ) -> np.ndarray:
@@ -386,7 +435,7 @@ class KinDyn:
         (..., nv) including a base wrench in this representation's base frame.
         """
         if self.model.massless_dofs:
-            raise self._singular_mass_error()
+            raise massless_error(self.model)
         n, nv = self._n_dofs, self._nv
         t = joint_torques
         if type(t) is not np.ndarray or t.dtype.kind != "f":
@@ -397,9 +446,9 @@ class KinDyn:
             except np.linalg.LinAlgError:
                 nu_dot = np.full(nv, np.nan)
             if nu_dot is not None:
-                if math.isfinite(nu_dot.dot(self._finite_w_nv)):  # the test of _fd_result, inlined
+                if math.isfinite(nu_dot.dot(self._finite_w_nv)):  # the test of forward_result, inlined
                     return nu_dot
-                return self._fd_result(nu_dot, t, None)
+                return forward_result(self, nu_dot, t, None)
         self._require_state()
         tau = self._generalized_force(t)
         check_batch("joint_torques", tau.shape[:-1], self.batch_shape)
@@ -408,7 +457,7 @@ class KinDyn:
             nu_dot = quiet(self._engine.forward_dynamics, tau, wrenches)
         except np.linalg.LinAlgError:
             nu_dot = None
-        return self._fd_result(nu_dot, tau, wrenches)
+        return forward_result(self, nu_dot, tau, wrenches)
 
     def _generalized_force(self, t: np.ndarray) -> np.ndarray:
         """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
@@ -422,15 +471,8 @@ class KinDyn:
         tq = as_float_array(t, "joint_torques", (n,))
         return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
 
-    def _singular_mass_error(self) -> BridgeError:
-
-        return SingularMassMatrixError(
-            f"forward dynamics of model {self.model.name!r} is undefined: the mass matrix is singular "
-            f"because these joints move no inertia: {', '.join(self.model.massless_dofs)} "
-            "(lock them with Model.with_dofs)"
-        )
-
     # ------------------------------------------------------------------ derivatives
+    @owned
     def inverse_dynamics_derivatives(
         self, base_acc: object, s_ddot: object, external_wrenches: Mapping[str, object] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -462,6 +504,7 @@ class KinDyn:
         compute = self._derivatives.inverse
         return self._checked_derivatives("inverse_dynamics_derivatives", compute, nu_dot, wrenches)
 
+    @owned
     def forward_dynamics_derivatives(
         self, joint_torques: object, external_wrenches: Mapping[str, object] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -474,11 +517,13 @@ class KinDyn:
         Engines: "pinocchio" from ``computeABADerivatives`` plus the chain rule; the others by the
         implicit function theorem (``dnudot_dx = -M^-1 dtau_dx`` at ``nu_dot = FD(tau)``)."""
         if self.model.massless_dofs:
-            raise self._singular_mass_error()
-        if self._moderate and external_wrenches is None and (out := self._fdd_single(joint_torques)):
+            raise massless_error(self.model)
+        # (no DOF: the engines' own paths assume one; _checked_derivatives answers (..., 0, 0))
+        plain = external_wrenches is None and self._nv > 0
+        if self._moderate and plain and (out := self._fdd_single(joint_torques)):
             return out  # hot path (read-only already)
         self._require_state()
-        if external_wrenches is None and _moderate_vector(self, joint_torques):  # nothing can overflow
+        if plain and _moderate_vector(self, joint_torques):  # nothing can overflow
             out = self._derivatives.forward(self._generalized_force(joint_torques), None, self._gravity)
             return tuple(self._read_only(v) for v in out)
         tau = self._generalized_force(as_float_array(joint_torques, "joint_torques", ()))
@@ -505,30 +550,6 @@ class KinDyn:
         value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
         return value
 
-    def _fd_result(
-        self, nu_dot: np.ndarray | None, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None
-    ) -> np.ndarray:
-        """Forward dynamics as the engine gave it, unless the engine could not invert the mass matrix
-        (NaN, inf or a LinAlgError, ``None`` here; ``tau`` (..., nv), or (n,) joint torques).
-
-        Then: a singular M is a :class:`SingularMassMatrixError`, whatever the engine; a regular but
-        indefinite M (non-physical inertias, which an engine's Cholesky refuses) is solved here as
-        ``M nu_dot = tau - h + sum_F J_F^T f_F``, which is what forward dynamics means."""
-        if nu_dot is not None:
-            flat = nu_dot.reshape(-1)
-            n = flat.shape[0]
-            if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
-                return nu_dot
-        M = self.mass_matrix()  # raises if the state itself overflows
-        if np.all(np.linalg.cond(M) < REGULAR):
-            if tau.shape[-1] != self._nv:  # joint torques of the hot path
-                tau = np.concatenate([np.zeros(self._nv - self._n_dofs), tau])
-            rhs = tau - self.bias_forces()
-            for frame, w in (wrenches or {}).items():
-                rhs = rhs + np.einsum("...ji,...j->...i", self.frame_jacobian(frame), w)
-            return _finite(np.linalg.solve(M, rhs[..., None])[..., 0], "forward_dynamics", self)
-        raise_singular(self.model, M)
-
     def _input_note(self) -> str:
         """Where a non-finite result comes from (:func:`bridge.dynamics.result_checks.input_note`)."""
         try:
@@ -543,7 +564,8 @@ class KinDyn:
             largest = {k: float(np.abs(v).max(initial=0)) for k, v in parts.items()}
         except BridgeError:  # pragma: no cover - no state
             largest = {}
-        return input_note(largest, self.engine_name, frozen=not self.model.floating and not self._n_dofs)
+        frozen = not self.model.floating and not self._n_dofs
+        return input_note(largest, self.engine_name, frozen, self._precision)
 
     # ------------------------------------------------------------------ frames
     def frame_transform(self, frame: str) -> np.ndarray:
@@ -561,16 +583,10 @@ class KinDyn:
         if type(frame) is not str or frame not in self._frame_names:
             frame = self._frame(frame)
         key = ("J", frame)
-        value = self._cache.get(key)
-        if value is None:
-            if not self._moderate:
-                return self._cached(key, lambda: self._engine.frame_jacobian(frame))
-            value = self._engine.frame_jacobian(frame)
-            if type(value) is not np.ndarray:
-                value = np.asarray(value)
-            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
-            self._cache[key] = value
-        return value
+        value, me = self._cache.get(key), _ident()
+        if value is not None and self._owner == me:
+            return value
+        return self._hot(key, me, self._engine.frame_jacobian, frame)
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
@@ -585,6 +601,7 @@ class KinDyn:
         frame = self._frame(frame)
         return self._cached(("Jdot", frame), lambda: self._derived["frame_jacobian_derivative"](frame))
 
+    @owned
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
         """Time derivative of :meth:`frame_velocity` (..., 6) for the acceleration ``[base_acc; s_ddot]``
         (iDynTree's ``getFrameAcc`` semantics in every representation)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -21,13 +22,16 @@ from bridge.model.model import Model
 
 __all__ = [
     "LARGE_INPUT",
+    "LARGE_INPUT_FLOAT32",
     "MASS_QUANTITIES",
     "MODERATE_MODEL",
     "QUANTITY_NAMES",
     "REGULAR",
     "check_finite",
+    "forward_result",
     "guard_mass",
     "input_note",
+    "massless_error",
     "model_scale",
     "needs_guard",
     "raise_singular",
@@ -35,6 +39,8 @@ __all__ = [
 
 #: inputs beyond this magnitude are named as the cause of a non-finite result
 LARGE_INPUT = 1e50
+#: the same for an engine computing in float32 (largest finite 3.4e38: squares overflow from 1.8e19)
+LARGE_INPUT_FLOAT32 = 1e15
 
 #: a mass matrix with a condition number below this is inverted when an engine refuses it
 REGULAR = 1e12
@@ -126,13 +132,22 @@ def guard_mass(model: Model, key: str, com_position: Callable[[], np.ndarray]) -
         com_position()
 
 
-def input_note(largest: Mapping[str, float], engine_name: str, frozen: bool = False) -> str:
+def input_note(
+    largest: Mapping[str, float], engine_name: str, frozen: bool = False, precision: str = "float64"
+) -> str:
     """Where a non-finite result comes from, given the largest magnitude of each input (empty when
-    there is no state): inputs beyond :data:`LARGE_INPUT`, or else the engine itself (``frozen``:
-    on a model with a fixed base and no DOF, which some libraries do not handle)."""
-    big = {k: v for k, v in largest.items() if v > LARGE_INPUT}
+    there is no state): inputs beyond :data:`LARGE_INPUT` (:data:`LARGE_INPUT_FLOAT32` for an engine
+    of ``precision`` "float32"), or else the engine itself (``frozen``: on a model with a fixed base
+    and no DOF, which some libraries do not handle)."""
+    large = LARGE_INPUT_FLOAT32 if precision == "float32" else LARGE_INPUT
+    big = {k: v for k, v in largest.items() if v > large}
     if big or not largest:
         listed = ", ".join(f"{k} up to {v:.3g}" for k, v in big.items()) or "no state"
+        if precision == "float32":
+            return (
+                f"the {engine_name} engine computes in float32 (largest finite 3.4e38) and its products "
+                f"overflow; the inputs are too large for it ({listed}): use a float64 engine"
+            )
         return f"the float64 products overflow; the inputs are too large ({listed})"
     if frozen:
         return (
@@ -185,3 +200,39 @@ def quiet(fn: Callable, *args: object, singular: tuple[Model, Callable] | None =
         except np.linalg.LinAlgError:
             model, mass_matrix = singular
             raise_singular(model, mass_matrix())
+
+
+def massless_error(model: Model) -> SingularMassMatrixError:
+    """Forward dynamics of ``model`` is undefined: joints that move no inertia (``massless_dofs``)."""
+    return SingularMassMatrixError(
+        f"forward dynamics of model {model.name!r} is undefined: the mass matrix is singular "
+        f"because these joints move no inertia: {', '.join(model.massless_dofs)} "
+        "(lock them with Model.with_dofs)"
+    )
+
+
+def forward_result(
+    kd: Any, nu_dot: np.ndarray | None, tau: np.ndarray, wrenches: Mapping | None
+) -> np.ndarray:
+    """Forward dynamics as KinDyn ``kd``'s engine gave it, unless the engine could not invert the mass
+    matrix (NaN, inf or a LinAlgError, ``None`` here; ``tau`` (..., nv), or (n,) joint torques).
+
+    Then: a singular M is a :class:`SingularMassMatrixError`, whatever the engine; a regular but
+    indefinite M (non-physical inertias, which an engine's Cholesky refuses) is solved here as
+    ``M nu_dot = tau - h + sum_F J_F^T f_F``, which is what forward dynamics means."""
+    if nu_dot is not None:
+        flat = nu_dot.reshape(-1)
+        n = flat.shape[0]
+        if math.isfinite(flat.dot(finite_weights(n))) if 0 < n <= 4096 else np.isfinite(flat).all():
+            return nu_dot
+    M = kd.mass_matrix()  # raises if the state itself overflows
+    nv = M.shape[-1]
+    if np.all(np.linalg.cond(M) < REGULAR):
+        if tau.shape[-1] != nv:  # joint torques of the hot path
+            tau = np.concatenate([np.zeros(nv - kd.model.n_dofs), tau])
+        rhs = tau - kd.bias_forces()
+        for frame, w in (wrenches or {}).items():
+            rhs = rhs + np.einsum("...ji,...j->...i", kd.frame_jacobian(frame), w)
+        nu_dot = np.linalg.solve(M, rhs[..., None])[..., 0]
+        return check_finite(nu_dot, "forward_dynamics", kd.model.name, kd._input_note)
+    raise_singular(kd.model, M)

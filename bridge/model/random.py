@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from bridge._array import as_int, int_text
 from bridge.errors import InvalidValueError
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
@@ -37,6 +38,8 @@ def _rng(seed: int | np.random.Generator | None) -> np.random.Generator:
         return seed
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise InvalidValueError(f"random_model: seed must be an int, a numpy Generator or None, got {seed!r}")
+    if seed is not None and seed < 0:
+        raise InvalidValueError("random_model: seed must be a non-negative int (numpy's seeds are)")
     return np.random.default_rng(seed)
 
 
@@ -116,22 +119,30 @@ def _screws_independent(parent: Joint, child: Joint) -> bool:
     )
 
 
+#: the most links (and extra frames) ``random_model`` builds: robots have hundreds of links
+MAX_RANDOM_SIZE = 100_000
+_SLOW = " (100,000 links take about 35 s to build; robots have hundreds)"
+
+
 def _n_links(n_links: object) -> int:
-    """``random_model``'s ``n_links``: an integer >= 1."""
+    """``random_model``'s ``n_links``: an integer from 1 to :data:`MAX_RANDOM_SIZE`."""
     if isinstance(n_links, bool) or not isinstance(n_links, numbers.Integral):
         raise InvalidValueError(f"random_model: n_links must be an integer >= 1, got {n_links!r}")
     if int(n_links) < 1:
-        raise InvalidValueError(f"random_model: n_links must be >= 1, got {n_links!r}")
-    return int(n_links)
+        raise InvalidValueError(f"random_model: n_links must be >= 1, got {int_text(int(n_links))}")
+    return as_int(n_links, "random_model: n_links", maximum=MAX_RANDOM_SIZE, why=_SLOW)
 
 
 def _n_frames(n_frames: object, n: int) -> int:
-    """``random_model``'s ``n_frames``: an integer >= 0, ``max(1, n // 3)`` for None."""
+    """``random_model``'s ``n_frames``: an integer from 0 to :data:`MAX_RANDOM_SIZE`, ``max(1, n // 3)``
+    for None."""
     if n_frames is None:
         return max(1, n // 3)
     if isinstance(n_frames, bool) or not isinstance(n_frames, numbers.Integral) or n_frames < 0:
-        raise InvalidValueError(f"random_model: n_frames must be an integer >= 0, got {n_frames!r}")
-    return n_frames
+        integer = isinstance(n_frames, numbers.Integral) and not isinstance(n_frames, bool)
+        shown = int_text(int(n_frames)) if integer else repr(n_frames)
+        raise InvalidValueError(f"random_model: n_frames must be an integer >= 0, got {shown}")
+    return as_int(n_frames, "random_model: n_frames", maximum=MAX_RANDOM_SIZE, why=_SLOW)
 
 
 def _random_limits(rng: np.random.Generator, kind: JointKind) -> JointLimits:

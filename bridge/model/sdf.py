@@ -85,6 +85,7 @@ class _Frames:
             raise SDFError(f"{self.where}: model {doc.name!r}: canonical_link {canonical!r} is not a link")
         self.canonical = canonical
         self._poses: dict[str, Transform] = {_MODEL: Transform.identity(), _WORLD: doc.pose.H.inverse()}
+        self._bodies: dict[str, str] = {}  # frame -> the link it is attached to (resolved ones)
 
     def _add(self, name: str, kind: str, relative_to: str, H: Transform, attached_to: str) -> None:
         if name in (_MODEL, _WORLD) or (name.startswith("__") and name.endswith("__")):
@@ -104,12 +105,14 @@ class _Frames:
         """``M_H_name``: the pose of frame ``name`` in the model frame."""
         self._check(name, owner or f"frame {name!r}", attribute)
         path: list[str] = []
+        on_path: set[str] = set()
         cur = name
         while cur not in self._poses:
-            if cur in path:
+            if cur in on_path:
                 loop = " -> ".join(map(repr, [*path[path.index(cur) :], cur]))
                 raise SDFError(f"{self.where}: the poses' relative_to form a cycle {loop}")
             path.append(cur)
+            on_path.add(cur)
             kind, relative_to, _, _ = self.nodes[cur]
             self._check(relative_to, f"{kind} {cur!r}", "<pose relative_to>")
             cur = relative_to
@@ -119,24 +122,34 @@ class _Frames:
         return self._poses[name]
 
     def body(self, name: str, owner: str, attribute: str) -> str:
-        """The link the frame ``name`` is attached to (``world`` for the world frame)."""
+        """The link the frame ``name`` is attached to (``world`` for the world frame); each frame's
+        answer is kept, so resolving every frame of a chain takes time linear in its length."""
         self._check(name, owner, attribute)
         seen: list[str] = []
+        on_path: set[str] = set()
         cur = name
-        while True:
+        while cur not in self._bodies:
             if cur == _WORLD:
-                return _WORLD
+                self._bodies[cur] = _WORLD
+                break
             if cur == _MODEL:
-                return self.canonical
+                self._bodies[cur] = self.canonical
+                break
             kind, _, _, attached = self.nodes[cur]
             if kind == "link":
-                return cur
-            if cur in seen:
+                self._bodies[cur] = cur
+                break
+            if cur in on_path:
                 loop = " -> ".join(map(repr, [*seen[seen.index(cur) :], cur]))
                 raise SDFError(f"{self.where}: the frames' attached_to form a cycle {loop}")
             seen.append(cur)
+            on_path.add(cur)
             self._check(attached, f"{kind} {cur!r}", "attached_to")
             cur = attached
+        link = self._bodies[cur]
+        for node in seen:
+            self._bodies[node] = link
+        return link
 
 
 # --------------------------------------------------------------------------- links and joints

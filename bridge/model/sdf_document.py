@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge._files import file_status, read_model_file
 from bridge.errors import ModelFileNotFoundError, SDFError, UnsupportedError
 from bridge.model.loading import inline_xml
 from bridge.spatial import Transform
@@ -165,13 +166,13 @@ def read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
     if not os.fspath(path_or_xml).strip():
         raise ModelFileNotFoundError("SDF file name is empty (give a path or SDF text)")
     path = Path(path_or_xml)
-    if not path.is_file():
-        what = "is a directory, not an SDF file" if path.is_dir() else "not found"
+    status = file_status(path, "SDF file")
+    if status == "other":
+        raise SDFError(f"{str(path)!r} is not a regular file (an SDF file is needed)")
+    if status != "file":
+        what = "is a directory, not an SDF file" if status == "directory" else "not found"
         raise ModelFileNotFoundError(f"SDF file {what}: {str(path)!r}")
-    try:
-        return path.read_bytes(), str(path)
-    except OSError as exc:
-        raise SDFError(f"{path}: cannot read the file ({exc})") from None
+    return read_model_file(path, "SDF file"), str(path)
 
 
 # --------------------------------------------------------------------------- numbers

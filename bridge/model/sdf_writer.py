@@ -251,6 +251,9 @@ def model_to_sdf(model: Model) -> str:
       that ``<gravity>`` (SDFormat keeps gravity in the world; Drake's parser ignores it); without
       one, a bare ``<model>``.
 
+    * A joint named like a link or a frame (URDF allows it, SDFormat does not) is written as
+      ``<name>__joint``, with a :class:`bridge.SDFWarning` naming it.
+
     A coupled model (``mimic="coupled"``) raises :class:`bridge.UnsupportedError` (write
     ``model.full``), a non-finite joint limit :class:`bridge.InvalidValueError`. Numbers are
     written with ``repr`` (the shortest text that reads back as the same double); a pose's rotation

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge._files import file_status, read_model_file
 from bridge.errors import (
     BridgeError,
     ModelError,
@@ -95,20 +96,18 @@ def _read_source(path_or_xml: str | bytes | os.PathLike) -> tuple[bytes, str]:
         if not os.fspath(path_or_xml).strip():
             raise ModelFileNotFoundError("URDF file name is empty (give a path, URDF text or a robot name)")
         path = Path(path_or_xml)
-        if path.exists() and not path.is_file() and not path.is_dir():
+        status = file_status(path, "URDF file")
+        if status == "other":
             raise URDFError(f"{str(path)!r} is not a regular file (a URDF file is needed)")
-        if not path.is_file():
+        if status != "file":
             hint = ""
-            if isinstance(path_or_xml, str) and not path.is_dir():
+            if isinstance(path_or_xml, str) and status != "directory":
                 robot, hint = _robot_file(path_or_xml)
                 if robot is not None:
-                    return robot.read_bytes(), str(robot)
-            what = "is a directory, not a URDF file" if path.is_dir() else "not found"
+                    return read_model_file(robot, "URDF file"), str(robot)
+            what = "is a directory, not a URDF file" if status == "directory" else "not found"
             raise ModelFileNotFoundError(f"URDF file {what}: {str(path)!r}{hint}")
-        try:
-            return path.read_bytes(), str(path)
-        except OSError as exc:
-            raise URDFError(f"{path}: cannot read the file ({exc})") from None
+        return read_model_file(path, "URDF file"), str(path)
     raise URDFError(f"load_urdf expects a file path or URDF XML text, got {type(path_or_xml).__name__}")
 
 

@@ -148,9 +148,12 @@ def _compare(report: Report, rep: str, values: dict[str, Values], rtol: float) -
             report.results.append(result(quantity, rep, f"{a} vs {b}", other, ref, tol, frame, M_fd))
 
 
-def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> list[str]:
+def _engines(
+    model: Model, engines: list[str] | None, dropped: list[str], built: dict[str, KinDyn]
+) -> list[str]:
     """The engines to compare: ``engines`` checked, or every installed one that accepts the model
-    (an optional one that refuses it is left out with a note in ``dropped``)."""
+    (an optional one that refuses it is left out with a note in ``dropped``; the KinDyns built to
+    find out, in MIXED, go to ``built`` for the comparisons to use)."""
     if engines is None:
         engines = []
         for e in registry.available_engines():
@@ -160,7 +163,7 @@ def _engines(model: Model, engines: list[str] | None, dropped: list[str]) -> lis
             # an optional library, or any library on joints of several coordinates, may refuse it
             if registry.library(e).requires is not None or not model.single_coordinate:
                 try:
-                    KinDyn(model, engine=e)
+                    built[e] = KinDyn(model, engine=e, representation="mixed")
                 except BridgeError as exc:
                     dropped.append(f"engine {e!r} left out: {exc}")
                     continue
@@ -205,7 +208,8 @@ def _run(
         for e in engines:
             if progress:
                 progress(f"{e} / {rep}")
-            kd = KinDyn(model, engine=e, representation=rep)
+            kd = options["built"].pop(e, None) if rep == "mixed" else None
+            kd = kd or KinDyn(model, engine=e, representation=rep)
             kd.set_robot_state(st, inputs["gravity"])
             values[e] = _evaluate(kd, frames, inputs, singular)
             if options["identities"]:
@@ -220,16 +224,25 @@ def _run(
         _singular(report, (e,), f"{e}: forward dynamics not compared: {message}")
 
 
+#: the most random states ``cross_validate`` draws (each one is computed by every engine in every
+#: representation and kept in memory: 20 find what differs; 10,000 take hours on a humanoid)
+MAX_SAMPLES = 10_000
+_MANY_SAMPLES = (
+    " (each sample is computed by every engine in every representation; 20 to 100 find what differs)"
+)
+
+
 def _load(source: str | os.PathLike | bytes) -> Model:
     """The model of a file (URDF or SDFormat by content: the registry's reader of its kind), or of
     URDF text or a robot name (``load_urdf``)."""
     from pathlib import Path
 
+    from bridge._files import file_status
     from bridge.model.urdf import load_urdf
 
     if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
         path = Path(source)
-        if path.is_file():
+        if file_status(path, "model file") == "file":
             return registry.importer(registry.file_kind(path) or "urdf")(path)
     return load_urdf(source)
 
@@ -278,7 +291,7 @@ def cross_validate(
     engine raising :class:`bridge.SingularMassMatrixError`) is reported as a finding (cause
     ``"singular mass matrix"``) and forward dynamics is not compared where it is undefined.
     """
-    samples = as_int(samples, "cross_validate: samples", minimum=1)
+    samples = as_int(samples, "cross_validate: samples", minimum=1, maximum=MAX_SAMPLES, why=_MANY_SAMPLES)
     seed = as_int(seed, "cross_validate: seed", minimum=0)
     rtol = as_real(rtol, "cross_validate: rtol", positive=True)
     options = {
@@ -300,7 +313,8 @@ def cross_validate(
     if not isinstance(model, Model):
         model = _load(model)
     dropped: list[str] = []
-    engines = _engines(model, engines, dropped)
+    options["built"] = {}
+    engines = _engines(model, engines, dropped, options["built"])
     reps = [Representation.parse(r).value for r in representations]
     if not engines or not reps:
         raise InvalidValueError("cross_validate: give at least one engine and one representation")

@@ -101,10 +101,9 @@ def _algebraic(
     return results
 
 
-def _moved(
-    kd: KinDyn, engine: str, rep: str, state: State, inputs: dict, k: int
-) -> tuple[State, list[KinDyn]]:
-    """The first ``k`` states, and KinDyn at them and at them moved by +-STEP along the drawn motion."""
+def _moved(kd: KinDyn, engine: str, rep: str, state: State, inputs: dict, k: int) -> tuple[State, KinDyn]:
+    """The first ``k`` states, and one KinDyn at a batch of 3k states: them, then them moved by
+    +STEP, then by -STEP along the drawn motion (one engine built, not three)."""
     model = kd.model
     sub = State(
         state.world_H_base[:k], state.s[:k], state.base_velocity[:k], state.s_dot[:k], state.representation,
@@ -112,30 +111,40 @@ def _moved(
     )  # fmt: skip
     base_acc, s_ddot = _accelerations(kd, inputs["nu_dot"][:k])
     base_acc = np.zeros((k, 6)) if base_acc is None else base_acc
-    out = []
-    for st in [sub] + [integrate(sub, base_acc, s_ddot, dt) for dt in (STEP, -STEP)]:
-        kk = KinDyn(model, engine=engine, representation=rep)
-        kk.set_robot_state(st, inputs["gravity"][:k])
-        out.append(kk)
-    return sub, out
+    parts = [sub] + [integrate(sub, base_acc, s_ddot, dt) for dt in (STEP, -STEP)]
+    three = State(
+        np.concatenate([p.world_H_base.matrix for p in parts]),
+        np.concatenate([p.s for p in parts]),
+        np.concatenate([p.base_velocity for p in parts]),
+        np.concatenate([p.s_dot for p in parts]),
+        rep,
+    )
+    kk = KinDyn(model, engine=engine, representation=rep)
+    kk.set_robot_state(three, np.concatenate([inputs["gravity"][:k]] * 3))
+    return sub, kk
 
 
 def _differences(
     kd: KinDyn, engine: str, rep: str, state: State, frames: Sequence[str], inputs: dict, k: int, tol: float
 ) -> list[Result]:
     """The identities by central differences along the motion, on the first ``k`` samples."""
-    sub, (at, plus, minus) = _moved(kd, engine, rep, state, inputs, k)
+    sub, three = _moved(kd, engine, rep, state, inputs, k)
 
-    def d(fn) -> np.ndarray:
-        return (fn(plus) - fn(minus)) / (2 * STEP)
+    def at(value: np.ndarray) -> np.ndarray:  # at the k states
+        return value[:k]
+
+    def d(fn) -> np.ndarray:  # the derivative along the motion, by central differences
+        value = fn(three)
+        return (value[k : 2 * k] - value[2 * k :]) / (2 * STEP)
 
     base_acc, s_ddot = _accelerations(kd, inputs["nu_dot"][:k])
+    tiled = [None if x is None else np.concatenate([x] * 3) for x in (base_acc, s_ddot)]
     results = [
         result(
             "frame_acceleration",
             rep,
             f"{engine}: d/dt frame_velocity",
-            at.frame_acceleration(f, base_acc, s_ddot),
+            at(three.frame_acceleration(f, *tiled)),
             d(lambda kk, f=f: kk.frame_velocity(f)),
             tol,
             f,
@@ -147,12 +156,12 @@ def _differences(
             "com_velocity",
             rep,
             f"{engine}: d/dt com_position",
-            at.com_velocity(),
+            at(three.com_velocity()),
             d(lambda kk: kk.com_position()),
             tol,
         )
     )
-    C = at.coriolis_matrix()  # skew symmetry: M_dot = C + C^T
+    C = at(three.coriolis_matrix())  # skew symmetry: M_dot = C + C^T
     results.append(
         result(
             "coriolis_matrix",
@@ -169,7 +178,7 @@ def _differences(
                 "frame_jacobian_derivative",
                 rep,
                 f"{engine}: d/dt frame_jacobian",
-                at.frame_jacobian_derivative(f),
+                at(three.frame_jacobian_derivative(f)),
                 d(lambda kk, f=f: kk.frame_jacobian(f)),
                 tol,
                 f,
@@ -177,8 +186,8 @@ def _differences(
         )
     for f, ref in frame_pairs(frames):  # J_rel s_dot: the derivative of the relative transform
         H_dot = d(lambda kk, f=f, ref=ref: kk.relative_transform(f, ref))
-        fd = _relative_twist(at.relative_transform(f, ref), H_dot, rep)
-        exact = mv(at.relative_jacobian(f, ref), sub.s_dot)
+        fd = _relative_twist(at(three.relative_transform(f, ref)), H_dot, rep)
+        exact = mv(at(three.relative_jacobian(f, ref)), sub.s_dot)
         what = f"{engine}: d/dt relative_transform"
         results.append(result("relative_jacobian", rep, what, exact, fd, tol, f"{f} w.r.t. {ref}"))
     return results

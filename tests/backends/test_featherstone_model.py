@@ -243,6 +243,33 @@ def test_mat_round_trip_icub(tmp_path) -> None:
     _assert_same_model(fm, load_mat(tmp_path / "icub.mat"))
 
 
+def test_save_mat_writes_atomically_and_load_mat_refuses_what_is_not_a_file(tmp_path, monkeypatch) -> None:
+    """save_mat writes through bridge._files.write_atomic: a failure mid-way leaves the old file,
+    replace=False refuses an existing one, a FIFO is refused (not waited on); load_mat likewise."""
+    import errno
+    import os
+
+    from bridge import _files
+
+    fm = to_featherstone(small_model(np.random.default_rng(4), True))
+    path = tmp_path / "model.mat"
+    path.write_bytes(b"old")
+    with pytest.raises(bridge.FileAccessError, match="exists"):
+        save_mat(fm, path, replace=False)
+    with monkeypatch.context() as m:
+        m.setattr(_files.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space")))
+        with pytest.raises(bridge.FileAccessError, match="no space"):
+            save_mat(fm, path)
+    assert path.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["model.mat"]
+    save_mat(fm, path)
+    _assert_same_model(fm, load_mat(path))
+    fifo = tmp_path / "fifo.mat"
+    os.mkfifo(fifo)
+    for call in (lambda: save_mat(fm, fifo), lambda: load_mat(fifo)):
+        with pytest.raises(bridge.FileAccessError, match="FIFO"):
+            call()
+
+
 def test_load_plain_spatial_v2_struct(tmp_path) -> None:
     """A struct as MATLAB writes it (no bridge metadata, no gravity field, jtype 'R' shorthand)."""
     fm = _two_link()

@@ -27,7 +27,7 @@ from bridge.backends.jaxsim.state import from_jaxsim_state
 from bridge.conventions.state import Representation
 from bridge.robots import robot_path
 from bridge.validation.check import available_engines, cross_validate
-from tests.helpers import assert_close, random_state, small_model
+from tests.helpers import assert_close, random_state, renamed, small_model
 
 ENGINES = ("pinocchio", "featherstone", "jaxsim")
 REPS = ("body", "inertial", "mixed")
@@ -187,6 +187,22 @@ def test_engine_random_models(seed: int) -> None:
     if seed >= 3:
         model = model.with_base(model.links[-1].name)  # re-rooted: axis origins everywhere
     _ok(cross_validate(model, engines=ENGINES, samples=2))
+
+
+def test_joints_named_like_links_and_frames() -> None:
+    """URDF keeps link and joint names apart, jaxsim (and SDFormat) do not: jaxsim gets the unique SDF
+    names of to_sdf, and the engine agrees with Pinocchio under the model's own names."""
+    model = small_model(np.random.default_rng(0), True)
+    joints = {"j1": "b", "j2": "a", "j3": "tool", "jf": "e", "j4": "j4"}  # child, base, frame, fixed, none
+    model = renamed(model, {n: n for n in model.link_names}, joints, {"tool": "tool"})
+    assert set(model.joint_names) & set(model.frame_names) == {"a", "b", "e", "tool"}
+    assert set(jaxsim_joint_names(model)) == set(model.dof_names)
+    js = to_jaxsim(model)
+    assert set(js.joint_names()).isdisjoint(js.link_names())
+    report = cross_validate(
+        model, engines=ENGINES, samples=2, seed=4, representations=("mixed",), identities=False
+    )
+    _ok(report)
 
 
 # ------------------------------------------------------------------ what jaxsim cannot represent

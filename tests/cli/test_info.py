@@ -142,3 +142,29 @@ def test_info_conventions_come_from_the_declarations_and_survive_markup() -> Non
         assert shown in text, shown
     assert "xfb = [quaternion w,x,y,z; position; angular, linear velocity in base coordinates]" in text
     assert "declares no convention of its own" in text
+
+
+def test_a_library_that_is_installed_but_does_not_import_gets_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pydrake under an ASCII locale raises ImportError("initialization failed") on import: the
+    library gets a note saying so, the other columns show, no traceback (and its engine says why)."""
+    import importlib
+
+    real = importlib.import_module
+    broken = registry.library("pinocchio").info.partition(":")[0]
+
+    def import_module(name: str, *args, **kwargs):
+        if name == broken:
+            try:
+                raise UnicodeDecodeError("ascii", b"\xf0", 0, 1, "ordinal not in range(128)")
+            except UnicodeDecodeError as cause:
+                raise ImportError("initialization failed") from cause
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", import_module)
+    res = run("info", str(MODELS / "offsets.urdf"))
+    assert res.exit_code == 0, res.output
+    assert (
+        "pinocchio has no column: pinocchio is installed but cannot be imported (initialization failed"
+        in (" ".join(res.output.split()))
+    )
+    assert "UnicodeDecodeError" in res.output and "idyntree URDF loader" in res.output

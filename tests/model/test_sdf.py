@@ -237,6 +237,69 @@ def test_load_model_and_cross_validate_read_sdf_by_content(tmp_path) -> None:
     assert file_kind(renamed) == "sdf" and importer("sdf") is bridge.load_sdf
 
 
+def test_a_root_after_a_long_comment_is_an_sdf_file(tmp_path) -> None:
+    """The kind is read from the root element, however long the comments before it (a licence)."""
+    path = tmp_path / "robot.model"
+    licence = "<!--" + "Licensed under the Apache License, Version 2.0.\n" * 500 + "-->\n"
+    path.write_text(
+        '<?xml version="1.0"?>\n' + licence + (SDF / "offsets.sdf").read_text().split("?>", 1)[-1]
+    )
+    assert len(licence) > 20_000
+    from bridge.backends.registry import file_kind
+
+    assert file_kind(path) == "sdf"
+    assert bridge.load_model(path).dof_names == bridge.load_sdf(SDF / "offsets.sdf").dof_names
+
+
+_STEP = "<pose>0 0 0.001 0 0 0.01</pose>"
+
+
+def _chain(n: int) -> str:
+    """A link and ``n`` frames, each attached to the one before (poses relative to it)."""
+    frames = "".join(
+        f'<frame name="f{i}" attached_to="{"a" if i == 0 else f"f{i - 1}"}">{_STEP}</frame>' for i in range(n)
+    )
+    return _doc(_link("a") + frames)
+
+
+def _seconds(n: int) -> tuple[float, bridge.Model]:
+    """CPU seconds of this thread loading a chain of ``n`` frames (the garbage collector off: it
+    would walk the whole heap of the test process), and the model."""
+    import gc
+    import time
+
+    text = _chain(n)
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.thread_time()
+        model = bridge.load_sdf(text)
+        return time.thread_time() - start, model
+    finally:
+        gc.enable()
+
+
+def test_a_long_chain_of_attached_frames_takes_linear_time() -> None:
+    """Each frame's link is found once (memoised): 4,000 chained frames in well under a second (the
+    walk from every frame to its link was cubic: 192 s), four times the frames about four times the
+    time (cubic: 64 times)."""
+    bridge.load_sdf(_chain(10))  # (imports done)
+    short, _ = _seconds(1000)
+    seconds, model = _seconds(4000)
+    assert len(model.frames) == 4000 and model.frame("f3999").link == "a"
+    H = model.frame("f3999").link_H_frame
+    assert _close(H.translation[2], sum(0.001 for _ in range(4000)), 1e-9)
+    assert seconds < 1.0, f"{seconds:.2f} s"
+    assert seconds < 10 * max(short, 1e-3), f"4000 frames: {seconds:.3f} s, 1000 frames: {short:.3f} s"
+
+
+def test_a_cycle_of_attached_frames_is_still_an_error() -> None:
+    text = _doc(_link("a") + '<frame name="x" attached_to="y"/><frame name="y" attached_to="z"/>'
+                '<frame name="z" attached_to="x"/>')  # fmt: skip
+    with pytest.raises(bridge.SDFError, match="attached_to form a cycle 'x' -> 'y' -> 'z' -> 'x'"):
+        bridge.load_sdf(text)
+
+
 # ------------------------------------------------------------------ errors
 _GOOD = _link("a") + _link("b") + _joint("j", "a", "b")
 BAD = [

@@ -10,18 +10,21 @@ reader runs when ``bridge.load_sdf`` exists.
 
 from __future__ import annotations
 
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bridge
 from bridge.model.sdf_writer import SDF_VERSION, WORLD_JOINT
 from bridge.robots import robot_path
 from bridge.validation.sampling import random_states
 from tests.cli.runner import MODELS, run
-from tests.helpers import assert_close, small_model
+from tests.helpers import assert_close, renamed, small_model
 
 REPS = ("body", "inertial", "mixed")
 
@@ -82,6 +85,37 @@ def test_reserved_names_get_sdf_names_and_keep_their_own() -> None:
         assert "world" not in names and len(set(names)) == len(names)
         back = bridge.load_sdf(m.to_sdf())
         assert back.link_names == m.link_names and back.base == m.base and back.floating == m.floating
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    names=st.lists(st.sampled_from("abcdefgh"), min_size=5, max_size=5, unique=True),
+    floating=st.booleans(),
+    seed=st.integers(0, 3),
+)
+def test_joints_named_like_links_round_trip(names: list[str], floating: bool, seed: int) -> None:
+    """URDF keeps link and joint names apart, SDFormat does not: a joint named like a link or frame
+    gets a unique SDF name, its own kept in ``bridge:name``: the file is valid, reads back with the
+    model's names and the same dynamics, and nothing is said about it."""
+    model = small_model(np.random.default_rng(seed), floating)
+    model = renamed(
+        model,
+        {n: n for n in model.link_names},
+        dict(zip(model.joint_names, names, strict=True)),
+        {"tool": "h" if "h" not in names else "tool"},
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = model.to_sdf()
+    assert not [w for w in caught if issubclass(w.category, bridge.SDFWarning)]
+    back = bridge.load_sdf(text)
+    assert back.dof_names == model.dof_names and set(back.joint_names) == set(model.joint_names)
+    states = random_states(model, 2, np.random.default_rng(seed))
+    kd, kd_back = bridge.KinDyn(model, "pinocchio"), bridge.KinDyn(back, "pinocchio")
+    kd.set_robot_state(states)
+    kd_back.set_robot_state(states)
+    assert_close(kd_back.mass_matrix(), kd.mass_matrix(), 1e-12)
+    assert_close(kd_back.bias_forces(), kd.bias_forces(), 1e-12)
 
 
 def test_convert_writes_sdf(tmp_path: Path) -> None:

@@ -309,14 +309,24 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         V = f.CalcSpatialVelocityInWorld(self.context)
         return np.concatenate([V.translational(), V.rotational()])
 
+    def _with_poses(self, f, one, *vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(world_H_frame (n, 4, 4), one(i, *vectors_i) (n, ...))`` over the flat samples (see
+        :meth:`_loop`): Drake's values with the frame's pose, so that their conversion to the
+        representation is one batched call (:mod:`bridge.conventions.frames`) after the loop, not
+        one per sample."""
+        poses = []
+
+        def each(i: int, *args: np.ndarray) -> np.ndarray:
+            poses.append(self._world_H(f))
+            return one(i, *args)
+
+        values = self._loop(each, *vectors)
+        return np.asarray(poses), values
+
     def frame_velocity(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
-        rep = self.representation
-
-        def one(_i):
-            return frame_motion(self._world_H(f), self._mixed_velocity(f), _MIXED, rep)
-
-        return self._batched(self._loop(one))
+        H, v = self._with_poses(f, lambda _i: self._mixed_velocity(f))
+        return self._batched(frame_motion(H, v, _MIXED, self.representation))
 
     def _jacobian_d(self, f) -> np.ndarray:
         """Drake's Jacobian (6, nv) of F's velocity in F[A], linear rows first."""
@@ -326,8 +336,8 @@ class DrakeEngine(DrakeSingleState, EngineBase):
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
-        rep = self.representation
-        J = self._loop(lambda _i: frame_jacobian(self._world_H(f), self._jacobian_d(f), _MIXED, rep))
+        H, J = self._with_poses(f, lambda _i: self._jacobian_d(f))
+        J = frame_jacobian(H, J, _MIXED, self.representation)
         return self._batched(self.cov.jacobian_back(J))
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
@@ -341,9 +351,12 @@ class DrakeEngine(DrakeSingleState, EngineBase):
             acc = self._jacobian_d(f) @ a + bias  # F's classical acceleration in F[A], linear first
             if rep == _MIXED:
                 return acc
-            return frame_acceleration(self._world_H(f), self._mixed_velocity(f), acc, _MIXED, rep)
+            return np.concatenate([acc, self._mixed_velocity(f)])
 
-        return self._batched(self._loop(one, vdot))
+        if rep == _MIXED:
+            return self._batched(self._loop(one, vdot))
+        H, out = self._with_poses(f, one, vdot)
+        return self._batched(frame_acceleration(H, out[:, 6:], out[:, :6], _MIXED, rep))
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         return self.frame_acceleration(frame, np.zeros(self.model.nv))

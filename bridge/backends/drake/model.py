@@ -88,10 +88,14 @@ def require_drake():
     try:
         import pydrake
         from pydrake.multibody import plant, tree  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - drake is installed in the test environment
+    except ModuleNotFoundError as exc:  # pragma: no cover - drake is installed in the test environment
         raise BackendError(
             f"Drake is not installed ({exc}); install bridge's extra: pip install 'bridge-dynamics[drake]'"
         ) from None
+    except ImportError as exc:  # installed but broken (pydrake under an ASCII locale: it reads UTF-8)
+        cause = exc.__cause__ or exc.__context__
+        why = f"{exc}: {type(cause).__name__}: {cause}" if cause is not None else str(exc)
+        raise BackendError(f"Drake is installed but cannot be imported ({' '.join(why.split())})") from None
     import pydrake
 
     return pydrake

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge._files import library_path
 from bridge.backends.drake.model import quiet_drake, require_drake
 from bridge.backends.drake.parsed import ParsedLayout, dof_slot, native_state
 from bridge.backends.native import Cause, Loaded, Source, dof_order_cause
@@ -63,7 +64,7 @@ def load_drake_urdf(path: str | Path):
     from pydrake.multibody.plant import MultibodyPlant
 
     plant = MultibodyPlant(0.0)
-    Parser(plant).AddModels(str(path))
+    Parser(plant).AddModels(library_path(path))
     plant.Finalize()
     return plant
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bridge._files import file_status, open_model_file, write_atomic
 from bridge.errors import ModelError, ModelFileNotFoundError, UnsupportedError
 from bridge.spatial import Transform
 
@@ -24,13 +25,21 @@ def _cell(items: Sequence[object]) -> np.ndarray:
     return out
 
 
-def save_mat(fmodel: FeatherstoneModel, path: str | Path, variable: str = "model") -> None:
+def save_mat(
+    fmodel: FeatherstoneModel, path: str | Path, variable: str = "model", *, replace: bool = True
+) -> None:
     """Write ``fmodel`` to a MATLAB ``.mat`` file as a struct spatial_v2 can use directly.
 
     The struct has NB (double), parent (1xNB double), jtype (1xNB cell of char), Xtree and I (1xNB
     cells of 6x6 double) and gravity (3x1 double); bridge's metadata is stored in extra fields
     named ``bridge_*`` (spatial_v2 ignores them), so :func:`load_mat` restores the same model.
+
+    The file is written atomically (:func:`bridge._files.write_atomic`: a temporary file renamed
+    over ``path``, nothing half-written on any failure); an existing file is replaced unless
+    ``replace=False`` (then a :class:`bridge.FileAccessError`, as for a directory or a FIFO).
     """
+    import io
+
     import scipy.io
 
     placements = list(fmodel.placements.items())
@@ -54,7 +63,9 @@ def save_mat(fmodel: FeatherstoneModel, path: str | Path, variable: str = "model
         "bridge_frame_poses": _cell([np.array(H.matrix) for _, (_, H) in placements]),
         "bridge_base_inertia": np.array(fmodel.base_inertia),
     }
-    scipy.io.savemat(str(path), {variable: struct}, do_compression=True)
+    buffer = io.BytesIO()
+    scipy.io.savemat(buffer, {variable: struct}, do_compression=True)
+    write_atomic(path, buffer.getvalue(), replace=replace, what="MATLAB file")
 
 
 def _flat_cells(x: object) -> list:
@@ -119,12 +130,13 @@ def _read_struct(path: str | Path, variable: str | None) -> tuple[np.void, Path]
     import scipy.io
 
     p = Path(path)
-    if not p.is_file():
+    if file_status(p, "MATLAB file") == "missing":
         raise ModelFileNotFoundError(f"model file not found: {str(path)!r}")
-    try:
-        data = scipy.io.loadmat(str(p))
-    except Exception as exc:
-        raise ModelError(f"{p}: not a readable MATLAB file ({exc})") from None
+    with open_model_file(p, "MATLAB file") as f:
+        try:
+            data = scipy.io.loadmat(f)
+        except Exception as exc:
+            raise ModelError(f"{p}: not a readable MATLAB file ({exc})") from None
     structs = {k: v for k, v in data.items() if not k.startswith("__")}
     if variable is None:
         variable = "model" if "model" in structs else (next(iter(structs)) if len(structs) == 1 else None)

@@ -38,7 +38,7 @@ from bridge.conventions.state import Representation, State, velocity_declaration
 from bridge.errors import BackendError
 from bridge.model.model import Model
 
-from .kindyn import bias_forces, generalized_forces, gravity_forces, kindyn, mass_matrix
+from .kindyn import bias_forces, generalized_forces, gravity_forces, kindyn, mass_matrix, set_robot_state
 from .kindyn import to_numpy as _np
 
 __all__ = ["IDynTreeEngine"]
@@ -92,8 +92,7 @@ class IDynTreeEngine(EngineBase):
             return
         flat = self._flat
         v = flat.base_velocity[i] if self._floating else np.zeros(6)
-        if not self.kd.setRobotState(flat.H[i], flat.s[i], v, flat.s_dot[i], flat.gravity[i]):
-            raise BackendError("iDynTree rejected the robot state (setRobotState returned false)")
+        set_robot_state(self.kd, flat.H[i], flat.s[i], v, flat.s_dot[i], flat.gravity[i])  # (thread-safe)
         self._current = i
 
     def _loop(self, fn, *vectors: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import idyntree.bindings as idyn
 
+from bridge._files import library_path
 from bridge.backends.idyntree.model import to_idyntree
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order
 from bridge.model.model import Model
@@ -51,5 +52,5 @@ def _loader(model: Model, path: str) -> tuple[InfoColumn | None, tuple[str, ...]
 
 def info_column(model: Model, path: str | None = None) -> LibraryInfo:
     """iDynTree's view of ``model`` (and of its URDF file ``path`` through its own loader)."""
-    loader, refused = _loader(model, str(path)) if path is not None else (None, ())
+    loader, refused = _loader(model, library_path(path)) if path is not None else (None, ())
     return LibraryInfo(_converted(model), loader, refused)

@@ -32,6 +32,7 @@ __all__ = [
     "kindyn",
     "mass_matrix",
     "set_idyntree_state",
+    "set_robot_state",
     "to_numpy",
 ]
 
@@ -103,8 +104,38 @@ def set_idyntree_state(
         a = as_float_array(value, what, shape)
         if a.shape != shape:
             raise ShapeError(f"{what}: expected shape {shape} (iDynTree takes one state), got {a.shape}")
-        arrays.append(np.ascontiguousarray(a))
-    if not kd.setRobotState(*arrays):
+        arrays.append(a)
+    set_robot_state(kd, *arrays)
+
+
+def set_robot_state(
+    kd: idyn_t.KinDynComputations,
+    world_H_base: np.ndarray,
+    s: np.ndarray,
+    base_velocity: np.ndarray,
+    s_dot: np.ndarray,
+    gravity: np.ndarray,
+) -> None:
+    """``kd.setRobotState`` for one checked state of float64 arrays ((4, 4), (n,), (6,), (n,),
+    (3,)), through iDynTree's own types.
+
+    iDynTree's numpy overloads (those taking a ``MatrixView``: ``setRobotState(H, s, v, s_dot, g)``
+    with a (4, 4) array, ``getWorldBaseTransform(out)``, ``getFrameFreeFloatingJacobian(frame,
+    out)`` with arrays) are not thread-safe (iDynTree 15.1): called from two threads at once, each
+    on its own ``KinDynComputations``, one of them raises ``TypeError: Wrong number or type of
+    arguments for overloaded function``. ``Transform``, ``VectorDynSize``, ``Twist`` and
+    ``Vector3`` built from the arrays are (and cost a third of the numpy overload's time)."""
+    idyn = _idyn()
+    H = idyn.Transform()
+    H.fromHomogeneousTransform(idyn.Matrix4x4.FromPython(np.ascontiguousarray(world_H_base)))
+    ok = kd.setRobotState(
+        H,
+        idyn.VectorDynSize.FromPython(np.ascontiguousarray(s)),
+        idyn.Twist.FromPython(np.ascontiguousarray(base_velocity)),
+        idyn.VectorDynSize.FromPython(np.ascontiguousarray(s_dot)),
+        idyn.Vector3.FromPython(np.ascontiguousarray(gravity)),
+    )
+    if not ok:
         raise BackendError("iDynTree rejected the robot state (setRobotState returned false)")
 
 

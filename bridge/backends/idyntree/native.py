@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import idyntree.bindings as idyn
 import numpy as np
 
+from bridge._files import library_path
 from bridge.backends.idyntree import (
     bias_forces,
     gravity_forces,
@@ -45,7 +46,7 @@ __all__ = [
 def load_urdf_model(path: str):
     """``ModelLoader().loadModelFromFile(path)``'s model; BackendError if iDynTree refuses the file."""
     loader = idyn.ModelLoader()
-    if not loader.loadModelFromFile(str(path)):
+    if not loader.loadModelFromFile(library_path(path)):
         raise BackendError(f"{path}: iDynTree's URDF loader refuses the file")
     return loader.model().copy()
 

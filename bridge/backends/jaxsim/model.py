@@ -115,7 +115,8 @@ def jaxsim_names(model: Model) -> tuple[dict[str, int], dict[str, int]]:
 
 class _Quiet:
     """Silence jaxsim's logger and numpy's warnings while it parses (it hashes joint axes with
-    overflowing casts)."""
+    overflowing casts), and SciPy's "Gimbal lock detected" (rod turns poses into roll-pitch-yaw:
+    at a pitch of +-90 degrees the angles it picks still give the same rotation)."""
 
     def __enter__(self) -> None:
         import logging
@@ -124,6 +125,7 @@ class _Quiet:
         self._warnings = warnings.catch_warnings()
         self._warnings.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.filterwarnings("ignore", message="Gimbal lock detected", category=UserWarning)
         self._logger = logging.getLogger("jaxsim")  # jaxsim.logging.LOGGER_NAME
         self._level = self._logger.level
         self._logger.setLevel(logging.ERROR)

@@ -57,6 +57,7 @@ check of MuJoCo) and ``depth_problem`` refuse such models before anything is bui
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -66,6 +67,7 @@ from bridge.errors import InvalidValueError
 from bridge.model.building import unique_name
 from bridge.model.joints import plane_axes
 from bridge.model.model import Frame, Joint, JointKind, Link, Model
+from bridge.model.urdf import MAX_MAGNITUDE
 from bridge.spatial import Transform
 
 __all__ = [
@@ -78,12 +80,25 @@ __all__ = [
     "Plan",
     "body_inertia",
     "depth_problem",
+    "lumped_of",
     "mujoco_joints",
     "plan_bodies",
     "principal",
     "size_problem",
     "unsited_frames",
 ]
+
+_LUMPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def lumped_of(model: Model) -> Model:
+    """``model.lumped()``, made once per model (a MuJoCo engine needs it three times and ``bridge
+    check`` builds a dozen engines of one model; models are immutable, so it is shared)."""
+    out = _LUMPED.get(model)
+    if out is None:
+        out = _LUMPED[model] = model.lumped()
+    return out
+
 
 #: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body
 MINVAL = 1e-15
@@ -292,7 +307,7 @@ def plan_bodies(model: Model, merge: bool = True, native_free: bool = True) -> P
     """The MuJoCo bodies of ``model`` (see the module docstring); ``merge=False`` keeps one body per
     lumped link (one joint each); ``native_free=False`` writes every free joint as three slides and
     a ball (no body hoisted to the world body: the mujoco engine, which moves the base's body)."""
-    lumped = model.lumped()
+    lumped = lumped_of(model)
     through = _chain_links(lumped, merge)
     bodies = [BodyPlan(lumped.link(lumped.base), None, Transform.identity())]
     pending: dict[str, tuple[str, list[Joint]]] = {}
@@ -333,7 +348,7 @@ def unsited_frames(model: Model, plan: Plan) -> list[str]:
     frames on them, its synthetic links left out), one text per link naming the joints after it in
     its body: ``"['a', 'a_tip'] on link 'a' (moved by joints ['j2', 'j3'] of body 'b')"``."""
     on_link: dict[str, list[str]] = {}
-    for f in model.lumped().frames:
+    for f in lumped_of(model).frames:
         on_link.setdefault(f.link, []).append(f.name)
     out = []
     for b in plan.bodies:
@@ -388,11 +403,14 @@ def principal(inertia_com: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def floor_value(what: str, value: object) -> float:
-    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a finite floor of at
-    least ``mjMINVAL``; anything else (a bool, a string, a complex, NaN) is an InvalidValueError."""
+    """A ``bound_mass`` / ``bound_inertia`` argument as a float: 0 (none) or a floor from
+    ``mjMINVAL`` to :data:`bridge.model.urdf.MAX_MAGNITUDE` (the largest value bridge reads); a
+    bool, a string, a complex, NaN or anything else is an InvalidValueError."""
     b = as_real(value, what, finite=False)  # True is not 1 kg
-    if not (b == 0.0 or MINVAL <= b < float("inf")):
-        raise InvalidValueError(f"{what}: 0 (none) or a finite floor of at least {MINVAL:g}, got {b!r}")
+    if not (b == 0.0 or MINVAL <= b <= MAX_MAGNITUDE):
+        raise InvalidValueError(
+            f"{what}: 0 (none) or a floor from {MINVAL:g} to {MAX_MAGNITUDE:g}, got {value!r}"
+        )
     return b
 
 

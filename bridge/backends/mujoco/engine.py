@@ -43,6 +43,7 @@ from bridge.model.model import Model
 from bridge.spatial import Transform
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz
 
+from .bodies import lumped_of
 from .model import compile_model, mujoco_body_name, require_mujoco
 from .single import _VELOCITY as _VELOCITY_STAGE
 from .single import MujocoSingleState
@@ -98,13 +99,14 @@ class MujocoEngine(MujocoSingleState, EngineBase):
             if name in merged:
                 self._frames[name] = self._twin.frame(name, model)
                 continue
-            bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name))
+            bid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(name, links))
             if bid >= 0 and name in links:
                 self._frames[name] = (OBJ.mjOBJ_XBODY, bid, bid)
             else:
                 sid = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_SITE, name)
                 self._frames[name] = (OBJ.mjOBJ_SITE, sid, int(self.mm.site_bodyid[sid]))
-        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, mujoco_body_name(model.lumped().base))
+        base = mujoco_body_name(lumped_of(model).base, links)
+        self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, base)
         self._nv = self.mm.nv
         self._total_mass = float(np.sum(self.mm.body_mass))
         self.batch_shape: tuple[int, ...] = ()
@@ -292,21 +294,27 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         H[:3, 3] = o
         return H
 
-    def _to_rep(self, frame: str, ang: np.ndarray, lin: np.ndarray) -> np.ndarray:
-        """A motion at the frame in F[A] (angular ``ang``, linear ``lin``: (3,) or (3, k)) in the
-        representation's frame, linear first: (6,) or (6, k) (:mod:`bridge.conventions.frames`)."""
-        x = np.concatenate([lin, ang])
-        H = self._world_H(frame)
-        if x.ndim == 1:
-            return frame_motion(H, x, _MIXED, self.representation)
-        return frame_jacobian(H, x, _MIXED, self.representation)
+    def _with_poses(self, frame: str, one):
+        """``(each, poses)``: ``each(i, ...)`` is ``one(i, ...)`` (MuJoCo's values of sample i, for
+        :meth:`_loop`) that also appends the frame's pose (4, 4) to ``poses``, so that the values'
+        conversion to the representation is one batched call (:mod:`bridge.conventions.frames`)
+        after the loop, not one per sample."""
+        poses = []
+
+        def each(i: int, *args: np.ndarray) -> np.ndarray:
+            poses.append(self._world_H(frame))
+            return one(i, *args)
+
+        return each, poses
+
+    def _batched_poses(self, poses: list) -> np.ndarray:
+        return self._flat.unflatten(np.asarray(poses))
 
     def frame_velocity(self, frame: str) -> np.ndarray:
-        def one(_i):
-            v = self._mixed_velocity(frame)
-            return self._to_rep(frame, v[:3], v[3:])
-
-        return self._loop(one)
+        each, poses = self._with_poses(frame, lambda _i: self._mixed_velocity(frame))
+        v = self._loop(each)  # F[A], angular first
+        x = np.concatenate([v[..., 3:], v[..., :3]], axis=-1)
+        return frame_motion(self._batched_poses(poses), x, _MIXED, self.representation)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         mj = self._mj
@@ -314,14 +322,16 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         _, _, bid = self._frames[frame]
 
         def one(_i):
-            jacp = np.zeros((3, nv))
-            jacr = np.zeros((3, nv))
+            jac = np.zeros((6, nv))  # F[A], linear rows first
             _, o = self._pose(frame)
             m, d = self._md(frame)
-            mj.mj_jac(m, d, jacp, jacr, np.array(o), bid)
-            return self._to_rep(frame, jacr, jacp)
+            mj.mj_jac(m, d, jac[:3], jac[3:], np.array(o), bid)
+            return jac
 
-        return self.cov.jacobian_back(self._loop(one))
+        each, poses = self._with_poses(frame, one)
+        J = self._loop(each)
+        J = frame_jacobian(self._batched_poses(poses), J, _MIXED, self.representation)
+        return self.cov.jacobian_back(J)
 
     def frame_acceleration(self, frame: str, nu_dot: np.ndarray) -> np.ndarray:
         mj = self._mj
@@ -339,12 +349,14 @@ class MujocoEngine(MujocoSingleState, EngineBase):
             if rep == _MIXED:
                 return a_mixed
             v = self._mixed_velocity(frame)
-            v_mixed = np.concatenate([v[3:], v[:3]])
-            return frame_acceleration(self._world_H(frame), v_mixed, a_mixed, _MIXED, rep)
+            return np.concatenate([a_mixed, v[3:], v[:3]])  # and the velocity, linear first
 
-        out = self._loop(one, self.cov.acceleration(nu_dot))
+        each, poses = self._with_poses(frame, one)
+        out = self._loop(each, self.cov.acceleration(nu_dot))
         self._current = -1
-        return out
+        if rep == _MIXED:
+            return out
+        return frame_acceleration(self._batched_poses(poses), out[..., 6:], out[..., :6], _MIXED, rep)
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         return self.frame_acceleration(frame, np.zeros(self.model.nv))

@@ -11,6 +11,7 @@ removed, the root welded to the world).
 
 from __future__ import annotations
 
+from bridge._files import library_path
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order, velocity_offsets
 from bridge.backends.mujoco.messages import captured_warnings
 from bridge.backends.mujoco.model import is_mjcf, require_mujoco, to_mujoco
@@ -49,7 +50,7 @@ def _compiled(path: str) -> object:
     mujoco = require_mujoco()
     if is_mjcf(path):
         with captured_warnings(mujoco):  # load_mjcf warned already
-            return mujoco.MjModel.from_xml_path(path)
+            return mujoco.MjModel.from_xml_path(library_path(path))
     from bridge.backends.mujoco.native import load_urdf_spec
 
     spec, _ = load_urdf_spec(path)

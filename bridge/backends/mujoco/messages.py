@@ -16,7 +16,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["captured_warnings", "nonfinite_value"]
+from bridge._files import library_path
+from bridge.errors import ModelError
+
+__all__ = ["captured_warnings", "nonfinite_value", "object_name"]
 
 #: the numbers of each kind of MJCF element that hold no NaN unless the file wrote one (MuJoCo
 #: keeps NaN as "unset" in others, such as a body's ``ipos`` and ``fullinertia``, a geom's ``mass``)
@@ -26,6 +29,21 @@ _ATTRIBUTES = {  # element kind -> (the MjSpec's list of them, their attributes)
     "site": ("sites", "pos", "quat", "size"),
     "geom": ("geoms", "pos", "quat", "size", "density"),
 }
+
+
+def object_name(mujoco: Any, m: Any, objtype: Any, i: int, default: str) -> str:
+    """The name of object ``i`` of type ``objtype`` in the compiled model ``m`` (``default`` if
+    unnamed); a :class:`bridge.ModelError` if its bytes are not UTF-8 (MuJoCo keeps a name's bytes
+    as the file has them; Python cannot read them as text)."""
+    try:
+        name = mujoco.mj_id2name(m, objtype, i)
+    except UnicodeDecodeError as exc:
+        kind = str(getattr(objtype, "name", objtype)).removeprefix("mjOBJ_").lower()
+        raise ModelError(
+            f"the name of {kind} {i} is not UTF-8 text ({exc.object!r}): bridge's names are text; "
+            "save the file as UTF-8"
+        ) from None
+    return name if name else default
 
 
 @contextmanager
@@ -46,7 +64,7 @@ def nonfinite_value(mujoco: Any, path: str) -> str | None:
     ``_ATTRIBUTES``), or None (none, or the file does not parse)."""
     with captured_warnings(mujoco):
         try:
-            spec = mujoco.MjSpec.from_file(str(path))
+            spec = mujoco.MjSpec.from_file(library_path(path))
         except ValueError:
             return None
     for kind, (elements, *attributes) in _ATTRIBUTES.items():

@@ -84,17 +84,20 @@ def to_mjcf(
     ``gravity`` (3,) is written as ``<option gravity>``; None (the default): the model's
     (:attr:`bridge.Model.gravity`, its file's), else ``(0, 0, -9.81)``. Arguments of the wrong type
     (``bound_mass=True``), non-finite gravity and non-finite joint limits raise
-    :class:`bridge.InvalidValueError` (nothing is written)."""
-    require_finite_numbers(model, "MJCF")
-    gravity = gravity_or(gravity, model)
-    _, plan, acc = mujoco_spec(
+    :class:`bridge.InvalidValueError` (nothing is written); every argument is checked as
+    :func:`to_mujoco` checks it (a BridgeError naming it)."""
+    _, plan, acc = mujoco_spec(  # (checks the model and every argument)
         model,
         gravity,
         bound_mass=bound_mass,
         bound_inertia=bound_inertia,
         balance_inertia=balance_inertia,
         stacklevel=2,
+        what="to_mjcf",
     )
+    require_finite_numbers(model, "MJCF")
+    gravity = np.asarray(gravity_or(gravity, model), dtype=float)
+    links = set(model.link_names)
     children: dict[str | None, list[BodyPlan]] = {}
     for b in plan.bodies:
         children.setdefault(plan.mujoco_parent(b), []).append(b)
@@ -106,7 +109,7 @@ def to_mjcf(
     def write(b: BodyPlan, depth: int) -> list[str]:
         pad = "  " * depth
         root = b.parent is None
-        head = f"{pad}<body name={quoteattr(mujoco_body_name(b.link.name))} {_pose(b.rest)}>"
+        head = f"{pad}<body name={quoteattr(mujoco_body_name(b.link.name, links))} {_pose(b.rest)}>"
         inner = _body_lines(b, not root or model.floating, acc, free if root and model.floating else [])
         inner += sites.get(b.link.name, [])
         lines = [head] + [f"{pad}  {x}" for x in inner]
@@ -119,7 +122,7 @@ def to_mjcf(
         [
             f"<mujoco model={quoteattr(model.name)}>",
             f"  {_COMPILER}",
-            f'  <option gravity="{_num(np.asarray(gravity, dtype=float))}"/>',
+            f'  <option gravity="{_num(gravity)}"/>',
             "  <worldbody>",
             *body,
             "  </worldbody>",

@@ -59,6 +59,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from bridge._array import as_bool, as_float_array, as_name
+from bridge._files import check_model_file, file_status, library_path
 from bridge.backends.limits import too_large_error
 from bridge.backends.mujoco.bodies import (
     BodyPlan,
@@ -77,7 +79,7 @@ from bridge.backends.mujoco.bodies import (
     mujoco_joints,
     plan_bodies,
 )
-from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value
+from bridge.backends.mujoco.messages import captured_warnings, nonfinite_value, object_name
 from bridge.backends.mujoco.refusals import (
     refuse_problems,
     refuse_wide_armature,
@@ -155,9 +157,11 @@ def rigid_body_flags(mujoco: Any) -> int:
     return flags
 
 
-def mujoco_body_name(link: str) -> str:
-    """The MuJoCo body name :func:`to_mujoco` gives a link (``"world"`` is MuJoCo's world body)."""
-    return link + "_" if link == "world" else link
+def mujoco_body_name(link: str, links: Collection[str] = ()) -> str:
+    """The MuJoCo body name :func:`to_mujoco` gives a link of a model whose links are ``links``:
+    its own, but ``"world"`` (MuJoCo's world body) becomes ``"world_"``, with as many more ``"_"``
+    as it takes to differ from every link name (a link ``"world_"`` keeps its name)."""
+    return unique_name("world_", set(links), "_") if link == "world" else link
 
 
 def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
@@ -178,12 +182,14 @@ def _empty_spec(mujoco: Any, name: str, gravity: object) -> Any:
     return spec
 
 
-def _add_body(mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias) -> Any:
+def _add_body(
+    mujoco: Any, parent: Any, plan: BodyPlan, moving: bool, acc: Inertias, links: Collection[str]
+) -> Any:
     """Add the body of ``plan`` below the MuJoCo body ``parent``, with its inertia and its joints
-    (:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: axes and points in the body frame);
-    returns it."""
+    (:func:`~bridge.backends.mujoco.bodies.mujoco_joints`: axes and points in the body frame),
+    named by :func:`mujoco_body_name` among ``links``; returns it."""
     body = parent.add_body(
-        name=mujoco_body_name(plan.link.name),
+        name=mujoco_body_name(plan.link.name, links),
         pos=np.array(plan.rest.translation),
         quat=plan.rest.as_quaternion_wxyz(),
     )
@@ -205,11 +211,12 @@ def _add_tree(mujoco: Any, spec: Any, model: Model, plan: Plan, acc: Inertias) -
     """Add the bodies of ``plan`` (MuJoCo numbers bodies depth first, children in the order they
     are added, so its DOF order is mujoco_dof_permutation's), the free joint and the sites."""
     bodies: dict[str, Any] = {}
+    links = set(model.link_names)
     for b in plan.bodies:
         up = plan.mujoco_parent(b)
         parent = spec.worldbody if up is None else bodies[up]
         moving = b.parent is not None or model.floating
-        bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc)
+        bodies[b.link.name] = _add_body(mujoco, parent, b, moving, acc, links)
     if model.floating:
         bodies[plan.bodies[0].link.name].add_freejoint(
             name=unique_name(FREE_JOINT, set(model.joint_names), "_")
@@ -229,6 +236,17 @@ def build_spec(model: Model, plan: Plan, acc: Inertias, gravity: object = None) 
     return spec
 
 
+def _checked_arguments(model: object, gravity: object, what: str) -> np.ndarray:
+    """``gravity`` as a finite (3,) array (None: the model's, its file's, else ``(0, 0, -9.81)``),
+    ``model`` a bridge Model; else a BridgeError naming ``what``."""
+    if not isinstance(model, Model):
+        raise BackendError(f"{what} expects a bridge Model, got {type(model).__name__}")
+    gravity = as_float_array(gravity_or(gravity, model), f"{what}: gravity", (3,))
+    if gravity.shape != (3,):
+        raise ShapeError(f"{what}: gravity: expected shape (3,), got {gravity.shape}")
+    return gravity
+
+
 def mujoco_spec(
     model: Model,
     gravity: object = None,
@@ -239,18 +257,15 @@ def mujoco_spec(
     stacklevel: int = 1,
     warn_unsited: bool = True,
     native_free: bool = True,
+    what: str = "to_mujoco",
 ) -> tuple[Any, Plan, Inertias]:
     """The ``MjSpec`` :func:`to_mujoco` compiles, the plan of its bodies
     (:func:`bridge.backends.mujoco.bodies.plan_bodies`) and the inertia options it applied; raises
     and warns as :func:`to_mujoco` (``warn_unsited=False``: not about frames without a site;
-    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine).
-    ``gravity`` (3,) in world coordinates, finite; None: the model's (its file's, else
-    ``(0, 0, -9.81)``)."""
-    if not isinstance(model, Model):
-        raise BackendError(f"expected a bridge Model, got {type(model).__name__}")
-    gravity = as_float_array(gravity_or(gravity, model), "gravity", (3,))
-    if gravity.shape != (3,):
-        raise ShapeError(f"gravity: expected shape (3,), got {gravity.shape}")
+    ``native_free=False``: every free joint as three slides and a ball, for the mujoco engine);
+    ``what`` names the function called in errors. ``gravity`` (3,) in world coordinates, finite;
+    None: the model's (its file's, else ``(0, 0, -9.81)``)."""
+    gravity = _checked_arguments(model, gravity, what)
     acc = Inertias(
         floor_value("bound_mass", bound_mass),
         floor_value("bound_inertia", bound_inertia),
@@ -318,11 +333,6 @@ def compile_model(model: Model, gravity: object = None, *, stacklevel: int = 1, 
     """:func:`to_mujoco`, its warnings ``stacklevel`` frames above the caller; ``options`` are
     :func:`mujoco_spec`'s (``warn_unsited=False``, for the mujoco engine, which reads those frames
     from its kinematic twin, leaves out the warning on frames without a site)."""
-    if not isinstance(model, Model):
-        raise BackendError(f"to_mujoco expects a bridge Model, got {type(model).__name__}")
-    gravity = as_float_array(gravity_or(gravity, model), "to_mujoco: gravity", (3,))
-    if gravity.shape != (3,):
-        raise ShapeError(f"to_mujoco: gravity: expected shape (3,), got {gravity.shape}")
     spec, _, _ = mujoco_spec(model, gravity, stacklevel=stacklevel + 1, **options)
     try:
         return spec.compile()
@@ -332,8 +342,8 @@ def compile_model(model: Model, gravity: object = None, *, stacklevel: int = 1, 
 
 # --------------------------------------------------------------------------- from MuJoCo
 def _name(mujoco: Any, m: Any, objtype: Any, i: int, default: str) -> str:
-    name = mujoco.mj_id2name(m, objtype, i)
-    return name if name else default
+    """:func:`bridge.backends.mujoco.messages.object_name` (a ModelError for a name not in UTF-8)."""
+    return object_name(mujoco, m, objtype, i, default)
 
 
 def _quat_to_R(q: np.ndarray) -> np.ndarray:
@@ -582,7 +592,7 @@ def _nested_free_joints(mujoco: Any, path: Path) -> list[str]:
     """``"'joint' on body 'body'"`` for each free joint of an MJCF file that is not on a child of the
     world (MuJoCo's compiler refuses them naming the body only); empty if the file does not parse."""
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
+        spec = mujoco.MjSpec.from_file(library_path(path))
     except ValueError:
         return []
     world = spec.worldbody
@@ -600,11 +610,12 @@ def load_mjcf(path: str | os.PathLike) -> Model:
     and convert it with :func:`from_mujoco`. The model is named after ``<mujoco model=...>``."""
     mujoco = require_mujoco()
     p = _model_path(path, "load_mjcf")
-    if not p.is_file():
+    if file_status(p, "MJCF file") == "missing":
         raise ModelFileNotFoundError(f"{p}: no such MJCF file")
+    check_model_file(p, "MJCF file")  # (a regular file, readable, not huge) before MuJoCo opens it
     with captured_warnings(mujoco) as said:  # MuJoCo prints "XML contains a 'NaN'" from C otherwise
         try:
-            mj = mujoco.MjModel.from_xml_path(str(p))
+            mj = mujoco.MjModel.from_xml_path(library_path(p))
         except ValueError as exc:
             if "free joint" in str(exc):  # MuJoCo refuses a free joint below the root itself
                 nested = _nested_free_joints(mujoco, p)
@@ -639,8 +650,8 @@ def _model_path(path: object, what: str) -> Path:
 
 
 def is_mjcf(path: str | os.PathLike) -> bool:
-    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, in its
-    first 4 kB) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
+    """Whether the file's root element (after an XML declaration, comments and a DOCTYPE, read
+    incrementally) is ``<mujoco>``: an MJCF file, whatever its name ends with."""
     from bridge.backends.registry import file_kind
 
     return file_kind(path) == "mjcf"
@@ -655,8 +666,9 @@ def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
     from bridge.backends.registry import file_kind, importer
 
     p = _model_path(path, "load_model")
-    if not p.is_file():
+    if file_status(p, "model file") == "missing":
         raise ModelFileNotFoundError(f"{p}: no such file")
+    check_model_file(p)  # (a regular file, readable, not huge)
     kind = file_kind(p) or "urdf"  # another root element: load_urdf says what is wrong
     if kind == "mjcf" and kwargs:
         raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF and SDF files only")

@@ -45,8 +45,9 @@ from typing import Any
 
 import numpy as np
 
+from bridge._files import library_path
 from bridge.backends.mujoco.bodies import principal
-from bridge.backends.mujoco.messages import captured_warnings
+from bridge.backends.mujoco.messages import captured_warnings, object_name
 from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.mujoco.state import MUJOCO
 from bridge.backends.native import REFUSED, Cause, Loaded, Source, dof_order_cause
@@ -76,7 +77,7 @@ def load_urdf_spec(path: str | Path) -> tuple[Any, list[str]]:
     names (or their bodies') are returned too."""
     mujoco = require_mujoco()
     with captured_warnings(mujoco):  # bridge's loader warned already
-        spec = mujoco.MjSpec.from_file(str(path))
+        spec = mujoco.MjSpec.from_file(library_path(path))
     removed = []
     for geom in list(spec.geoms):
         if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
@@ -309,7 +310,7 @@ def _joint_causes(c: _Compiled) -> list[Cause]:
 
 def _body_causes(c: _Compiled, from_geoms: list[str], balanced: list[str]) -> list[Cause]:
     mujoco = require_mujoco()
-    bodies = {mujoco.mj_id2name(c.m, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(c.m.nbody)}
+    bodies = {object_name(mujoco, c.m, mujoco.mjtObj.mjOBJ_BODY, b, "") for b in range(c.m.nbody)}
     fused = [link for link in c.model.link_names if link not in bodies]
     causes = []
     if fused:

@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from bridge.backends.mujoco.messages import captured_warnings
+from bridge._files import library_path
+from bridge.backends.mujoco.messages import captured_warnings, object_name
 from bridge.backends.mujoco.model import require_mujoco
 from bridge.backends.mujoco.native import REFUSED, MujocoNative, compile_spec, no_damping
 from bridge.backends.native import Cause, Loaded, Source
@@ -94,7 +95,7 @@ class _Mjcf:
     def name(self, objtype: str, i: int) -> str:
         mujoco = require_mujoco()
         obj = getattr(mujoco.mjtObj, f"mjOBJ_{objtype.upper()}")
-        return mujoco.mj_id2name(self.m, obj, i) or f"{objtype}{i}"
+        return object_name(mujoco, self.m, obj, i, f"{objtype}{i}")
 
     def variant(self, edits: Sequence[Edit]) -> MujocoNative | Any:
         m, _ = compile_spec(self.spec, edits)
@@ -263,7 +264,7 @@ class MjcfLoader:
     def load(self, source: Source, reference: Loaded | None = None) -> Loaded:
         mujoco = require_mujoco()
         with captured_warnings(mujoco):  # bridge's loader warned already
-            spec = mujoco.MjSpec.from_file(source.path)
+            spec = mujoco.MjSpec.from_file(library_path(source.path))
         if self.edit is not None:
             self.edit(spec)
         m, refused = compile_spec(spec)

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from bridge.backends.mujoco.bodies import Inertias, Plan, unsited_frames
+from bridge.backends.mujoco.bodies import Inertias, Plan, lumped_of, unsited_frames
 from bridge.errors import BridgeWarning, UnsupportedError
 from bridge.model.model import JointKind, Model
 
@@ -25,7 +25,7 @@ __all__ = [
 
 def unmerged_reasons(model: Model, plan: Plan) -> list[str]:
     """Why each massless moving body was not merged into the next one (it branches or ends)."""
-    lumped = model.lumped()
+    lumped = lumped_of(model)
     out = []
     for b in plan.bodies[1:]:
         inertia = b.link.inertia

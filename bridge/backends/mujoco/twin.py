@@ -49,7 +49,7 @@ class KinematicTwin:
         link that names one, else a site."""
         mj, OBJ = self._mj, self._mj.mjtObj
         if name in self._links:
-            bid = mj.mj_name2id(self.m, OBJ.mjOBJ_BODY, mujoco_body_name(name))
+            bid = mj.mj_name2id(self.m, OBJ.mjOBJ_BODY, mujoco_body_name(name, self._links))
             if bid >= 0:
                 return OBJ.mjOBJ_XBODY, bid, bid
         sid = mj.mj_name2id(self.m, OBJ.mjOBJ_SITE, name)

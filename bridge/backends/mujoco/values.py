@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from bridge.backends.mujoco.messages import object_name
 from bridge.errors import InvalidValueError
 from bridge.model.urdf import MAX_MAGNITUDE
 
@@ -32,9 +33,10 @@ def check_values(mujoco: Any, m: Any, bname: list[str], jname: list[str], where:
             _check(getattr(m, f"jnt_{attr}")[j], f"{owner}: {attr}")
         if int(m.jnt_type[j]) in sliding:
             _check(m.qpos0[m.jnt_qposadr[j]], f"{owner}: ref")
+    sname = [object_name(mujoco, m, mujoco.mjtObj.mjOBJ_SITE, s, f"site{s}") for s in range(m.nsite)]
     for s in range(m.nsite):
         for attr in _SITE:
-            _check(getattr(m, f"site_{attr}")[s], f"{where}: site {m.site(s).name or f'site{s}'!r}: {attr}")
+            _check(getattr(m, f"site_{attr}")[s], f"{where}: site {sname[s]!r}: {attr}")
 
 
 def _check(values: Any, what: str) -> None:

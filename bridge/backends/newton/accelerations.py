@@ -29,7 +29,6 @@ import numpy as np
 from bridge.backends.newton.state import NEWTON, newton_dof_permutation
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Point
-from bridge.spatial import Transform
 
 __all__ = ["NEWTON_INTERNAL", "body_accelerations"]
 
@@ -64,24 +63,56 @@ def body_accelerations(wp: Any, nm: Any, state: Any, qdd_internal: np.ndarray) -
     wp.launch(
         convert_free_distance_joint_qd_public_to_internal,
         dim=nm.joint_count,
-        inputs=[nm.joint_type, nm.joint_parent, nm.joint_child, nm.joint_qd_start, nm.joint_X_p,
-                state.body_q, nm.body_com, state.joint_qd],
+        inputs=[
+            nm.joint_type,
+            nm.joint_parent,
+            nm.joint_child,
+            nm.joint_qd_start,
+            nm.joint_X_p,
+            state.body_q,
+            nm.body_com,
+            state.joint_qd,
+        ],
         outputs=[qd],
     )
     qdd = wp.array(np.asarray(qdd_internal, dtype=np.float32))
     v_fk, a_s = wp.empty(nb, dtype=wp.spatial_vector), wp.empty(nb, dtype=wp.spatial_vector)
     origin = wp.zeros(nb, dtype=wp.vec3)
-    scratch = [wp.empty(nv, dtype=wp.spatial_vector), wp.empty(nb, dtype=wp.spatial_matrix),
-               wp.empty(nb, dtype=wp.spatial_vector), wp.empty(nb, dtype=wp.spatial_vector)]
+    scratch = [
+        wp.empty(nv, dtype=wp.spatial_vector),
+        wp.empty(nb, dtype=wp.spatial_matrix),
+        wp.empty(nb, dtype=wp.spatial_vector),
+        wp.empty(nb, dtype=wp.spatial_vector),
+    ]
     wp.launch(
         eval_rigid_id,
         dim=nm.articulation_count,
-        inputs=[None, nm.articulation_start, nm.articulation_end, nm.joint_type, nm.joint_parent,
-                nm.joint_child, nm.joint_q_start, nm.joint_qd_start, state.joint_q, qd, qdd, nm.joint_axis,
-                nm.joint_dof_dim, I_m, state.body_q, q_com, nm.joint_X_p, nm.body_world,
-                wp.zeros(nm.world_count + 1, dtype=wp.vec3)],
+        inputs=[
+            None,
+            nm.articulation_start,
+            nm.articulation_end,
+            nm.joint_type,
+            nm.joint_parent,
+            nm.joint_child,
+            nm.joint_q_start,
+            nm.joint_qd_start,
+            state.joint_q,
+            qd,
+            qdd,
+            nm.joint_axis,
+            nm.joint_dof_dim,
+            I_m,
+            state.body_q,
+            q_com,
+            nm.joint_X_p,
+            nm.body_world,
+            wp.zeros(nm.world_count + 1, dtype=wp.vec3),
+        ],
         outputs=[v_fk, scratch[0], origin, scratch[1], scratch[2], scratch[3], a_s],
     )
-    # about the solve origin o (world axes): a motion in the frame at o, mapped to the world's
-    world_X_o = Transform.from_translation(origin.numpy().astype(float)).motion_matrix()
-    return np.einsum("bij,bj->bi", world_X_o, a_s.numpy().astype(float))
+    # about the solve origin o (world axes): a motion at o moved to the world origin, (a + o x w, w)
+    # (unchecked: an overflowing state's non-finite values reach KinDyn's checks, which name them)
+    a, o = a_s.numpy().astype(float), origin.numpy().astype(float)
+    with np.errstate(all="ignore"):
+        a[:, :3] += np.cross(o, a[:, 3:])
+    return a

@@ -9,34 +9,59 @@ joint coordinates do not hold; the engine moves that joint's frame to it). A bri
 ``parent_H_child(s) = rest @ H(axis, axis_origin, s)`` becomes Newton's ``X_p J(s) X_c^-1`` with
 the joint frame at ``axis_origin`` in child axes: ``X_c = (axis_origin, 1)``, ``X_p = rest @ X_c``,
 the axis in that frame. Joint damping, stiffness,
-targets and limit stiffness are zero (rigid-body dynamics only); limits are kept as bounds;
-armature is copied. Bodies and joints carry bridge's names as labels.
+targets and limit stiffness are zero (rigid-body dynamics only); limits are kept as bounds (a
+bound beyond float32's range as the largest float32); armature is copied. Bodies and joints carry
+bridge's names as labels. Newton stores float32: a mass, inertia, length or armature beyond its
+range raises an UnsupportedError naming the link or joint (it would be inf in Newton's model).
 
 ``from_newton(newton_model)`` reads one articulation back (revolute, prismatic, fixed, free
 joints). Newton is float32: values read back are float32 numbers.
+
+Warp is initialized once, quietly (:func:`require_newton`): its log level raised to warnings (no
+greeting, device list or module-load lines; a level set higher is kept), and the line its native
+library prints when there is no CUDA driver dropped (bridge runs Warp on the CPU).
 """
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from bridge._array import as_float_array
-from bridge.errors import BackendError, InvalidValueError, ModelError
+from bridge.errors import BackendError, BridgeWarning, InvalidValueError, ModelError, UnsupportedError
 from bridge.model.gravity import gravity_or
 from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
-__all__ = ["body_order", "from_newton", "require_newton", "to_newton", "xform"]
+__all__ = [
+    "FLOAT32_MAX",
+    "body_order",
+    "finalize",
+    "from_newton",
+    "newton_builder",
+    "refuse_beyond_float32",
+    "require_newton",
+    "to_newton",
+    "xform",
+]
 
-#: the cache directory of warp's compiled kernels (set once, before the first kernel)
+#: the warp device bridge runs Newton on
 _CPU = "cpu"
+#: the largest finite float32 (Newton's arithmetic): model values beyond it would be inf
+FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def require_newton() -> tuple[Any, Any]:
-    """``(newton, warp)`` imported, warp on the CPU, or a BackendError naming the extra."""
+    """``(newton, warp)`` imported, warp initialized quietly (:func:`_init_quietly`) on the CPU, or a
+    BackendError naming the extra."""
     try:
         import newton
         import warp as wp
@@ -44,9 +69,55 @@ def require_newton() -> tuple[Any, Any]:
         raise BackendError(
             "Newton is not installed: pip install 'bridge-dynamics[newton]' (newton and warp-lang)"
         ) from exc
-    wp.config.quiet = True
+    _init_quietly(wp)
     wp.set_device(_CPU)
     return newton, wp
+
+
+_INIT_LOCK = threading.Lock()
+_INITIALIZED: list[bool] = []
+#: what Warp's native library prints while initializing on a machine without a GPU: bridge runs
+#: Warp on the CPU, so it is no news to the user
+_NO_GPU = ("Could not find or load the NVIDIA CUDA driver", "Unable to determine CUDA driver version")
+
+
+def _init_quietly(wp: Any) -> None:
+    """``wp.init()`` once, printing nothing: Warp's log level raised to warnings (its greeting and
+    its module-load lines are information; a level the user set higher is kept) and what its
+    native library writes on the standard error while initializing captured: the lines saying
+    there is no GPU dropped, any other line issued as a :class:`bridge.BridgeWarning`."""
+    with _INIT_LOCK:
+        if _INITIALIZED:
+            return
+        if wp.config.log_level < wp.LOG_WARNING:
+            wp.config.log_level = wp.LOG_WARNING
+        said = _native_stderr(wp.init)
+        _INITIALIZED.append(True)
+    for line in said.splitlines():
+        if line.strip() and not any(text in line for text in _NO_GPU):
+            warnings.warn(f"Warp: {line.strip()}", BridgeWarning, stacklevel=3)
+
+
+def _native_stderr(fn: Callable[[], object]) -> str:
+    """Call ``fn`` with the process's standard error (file descriptor 2, where C libraries print)
+    sent to a temporary file; return what was written there."""
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error at all: nothing to capture
+        fn()
+        return ""
+    try:
+        with tempfile.TemporaryFile() as capture:
+            os.dup2(capture.fileno(), 2)
+            try:
+                fn()
+            finally:
+                os.dup2(saved, 2)
+            capture.seek(0)
+            return capture.read().decode("utf-8", errors="replace")
+    finally:
+        os.close(saved)
 
 
 def xform(wp: Any, H: np.ndarray) -> Any:
@@ -77,14 +148,31 @@ def to_newton(model: Model, gravity: object = None) -> Any:
     :func:`~bridge.backends.newton.state.newton_dof_permutation` order; body ``k`` is the child of
     joint ``k`` (:func:`body_order`), as Newton's Featherstone solver needs (with any other body
     order its steps disagree with Newton's own mass matrix and forces). ``gravity`` (3,): None (the
-    default) the model's (its file's, else ``(0, 0, -9.81)``).
+    default) the model's (its file's, else ``(0, 0, -9.81)``). A mass, inertia, length or
+    armature beyond float32's range (Newton stores float32: it would become inf) raises an
+    UnsupportedError naming the link or joint.
     """
+    return finalize(newton_builder(model, gravity), model)
+
+
+def finalize(builder: Any, model: Model) -> Any:
+    """``builder.finalize()`` on the CPU (inertias as given: bridge checked them when loading)."""
+    try:
+        return builder.finalize(device=_CPU, skip_validation_inertia=True)
+    except (ValueError, RuntimeError) as exc:  # pragma: no cover - Newton refusing a model
+        raise BackendError(f"to_newton({model.name!r}): Newton refused the model: {exc}") from exc
+
+
+def newton_builder(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
+    """The ``newton.ModelBuilder`` of :func:`to_newton`, not finalized (a template: the engine
+    replicates it into one world per state, :mod:`bridge.backends.newton.worlds`)."""
     if not isinstance(model, Model):
         raise BackendError(f"to_newton expects a bridge Model, got {type(model).__name__}")
     g = as_float_array(gravity_or(gravity, model), "to_newton: gravity", (3,))
     if g.shape != (3,):
         raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
     require_single_coordinate(model, "bridge's Newton builder (ball and free joints: not yet)")
+    refuse_beyond_float32(model, g)
     newton, wp = require_newton()
     builder = newton.ModelBuilder(gravity=tuple(float(x) for x in g))
     body: dict[str, int] = {}
@@ -106,10 +194,34 @@ def to_newton(model: Model, gravity: object = None) -> Any:
     for j in model.depth_first_joints:
         joints.append(_add_joint(builder, wp, j, body, j.name in set(model.dof_names)))
     builder.add_articulation(joints, label=model.name)
-    try:
-        return builder.finalize(device=_CPU, skip_validation_inertia=True)
-    except (ValueError, RuntimeError) as exc:  # pragma: no cover - Newton refusing a model
-        raise BackendError(f"to_newton({model.name!r}): Newton refused the model: {exc}") from exc
+    return builder
+
+
+def refuse_beyond_float32(model: Model, gravity: np.ndarray | None = None) -> None:
+    """An UnsupportedError naming every link whose mass, centre of mass or inertia, and every joint
+    whose placement, axis origin or armature, is beyond float32's range (Newton would store inf);
+    ``gravity`` too, when given."""
+    problems = []
+    for link in model.links:
+        i = link.inertia
+        big = _largest(i.mass, i.com, i.inertia_com)
+        if big > FLOAT32_MAX:
+            problems.append(f"link {link.name!r} (mass, centre of mass or inertia up to {big:.3g})")
+    for j in model.joints:
+        big = _largest(j.parent_H_child.translation, j.axis_origin, j.armature)
+        if big > FLOAT32_MAX:
+            problems.append(f"joint {j.name!r} (placement, axis origin or armature up to {big:.3g})")
+    if gravity is not None and _largest(gravity) > FLOAT32_MAX:
+        problems.append(f"gravity (up to {_largest(gravity):.3g})")
+    if problems:
+        raise UnsupportedError(
+            f"model {model.name!r}: Newton stores float32 (largest finite {FLOAT32_MAX:.3g}), and these "
+            f"values are beyond it: {'; '.join(problems)}"
+        )
+
+
+def _largest(*values: object) -> float:
+    return max(float(np.abs(np.asarray(v, dtype=float)).max(initial=0.0)) for v in values)
 
 
 def _add_joint(builder: Any, wp: Any, j: Joint, body: dict[str, int], movable: bool) -> int:
@@ -137,7 +249,9 @@ def _add_joint(builder: Any, wp: Any, j: Joint, body: dict[str, int], movable: b
     }
     lim = j.limits
     if j.kind is not JointKind.CONTINUOUS and lim.lower is not None and lim.upper is not None:
-        common["limit_lower"], common["limit_upper"] = float(lim.lower), float(lim.upper)
+        # (a bound beyond float32's range is no bound: kept finite, the largest float32)
+        common["limit_lower"] = max(float(lim.lower), -FLOAT32_MAX)
+        common["limit_upper"] = min(float(lim.upper), FLOAT32_MAX)
     else:
         common["limit_lower"], common["limit_upper"] = -1e10, 1e10
     add = builder.add_joint_prismatic if j.kind is JointKind.PRISMATIC else builder.add_joint_revolute

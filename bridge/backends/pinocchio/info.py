@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pinocchio as pin
 
+from bridge._files import library_path
 from bridge.backends.info import InfoColumn, LibraryInfo, counts, loader_order, velocity_offsets
 from bridge.backends.pinocchio.model import to_pinocchio
 from bridge.backends.pinocchio.state import PINOCCHIO
@@ -69,5 +70,5 @@ def _loader(model: Model, path: str) -> tuple[InfoColumn | None, tuple[str, ...]
 
 def info_column(model: Model, path: str | None = None) -> LibraryInfo:
     """Pinocchio's view of ``model`` (and of its URDF file ``path`` through its own loader)."""
-    loader, refused = _loader(model, str(path)) if path is not None else (None, ())
+    loader, refused = _loader(model, library_path(path)) if path is not None else (None, ())
     return LibraryInfo(_converted(model), loader, _notes(model) + refused)

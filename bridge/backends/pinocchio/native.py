@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
+from bridge._files import library_path
 from bridge.backends.native import Cause, Loaded, Source
 from bridge.conventions.change_of_variables import NEUTRAL, Convention, change_of_variables
 from bridge.conventions.convert import convert_bias_forces, convert_mass_matrix
@@ -46,8 +47,8 @@ def load_urdf_model(path: str, floating: bool = True, mimic: bool = False) -> pi
     """``pin.buildModelFromUrdf(path[, JointModelFreeFlyer()], mimic=mimic)``; BackendError if refused."""
     try:
         if floating:
-            return pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer(), mimic=mimic)
-        return pin.buildModelFromUrdf(str(path), mimic=mimic)
+            return pin.buildModelFromUrdf(library_path(path), pin.JointModelFreeFlyer(), mimic=mimic)
+        return pin.buildModelFromUrdf(library_path(path), mimic=mimic)
     except (ValueError, RuntimeError) as exc:
         first = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
         raise BackendError(f"{path}: Pinocchio's URDF loader refuses the file ({first})") from None
