@@ -118,6 +118,7 @@ def _moved(kd: KinDyn, engine: str, rep: str, state: State, inputs: dict, k: int
         np.concatenate([p.base_velocity for p in parts]),
         np.concatenate([p.s_dot for p in parts]),
         rep,
+        layout=state.layout,
     )
     kk = KinDyn(model, engine=engine, representation=rep)
     kk.set_robot_state(three, np.concatenate([inputs["gravity"][:k]] * 3))

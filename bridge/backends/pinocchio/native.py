@@ -230,7 +230,7 @@ class PinocchioNative:
         d = dynamics(self.pm, q, v)
         o = self.order
         Mb = d["mass_matrix"][np.ix_(o, o)]
-        rest = State(body.world_H_base, body.s, np.zeros(6), np.zeros(model.n_dofs), "body")
+        rest = State(body.world_H_base, body.s, np.zeros(6), np.zeros(model.n_dofs), "body", layout=model)
         return {
             "mass_matrix": convert_mass_matrix(model, body, Mb, "body", rep),
             "bias_forces": convert_bias_forces(model, body, d["bias_forces"][o], Mb, "body", rep),
