@@ -40,7 +40,16 @@ class BadValueError(DatasetError):
 
     def __init__(self, row: int, columns: Sequence[str], problem: str, field: str = "q") -> None:
         self.row, self.columns, self.problem, self.field = int(row), tuple(columns), problem, field
-        super().__init__(f"row {self.row + 1}, column {', '.join(repr(c) for c in self.columns)}: {problem}")
+        super().__init__(f"row {self.row + 1}, {self.where}: {problem}")
+
+    @property
+    def where(self) -> str:
+        """``column 'a'`` or ``columns 'a', 'b'``."""
+        plural = "s" if len(self.columns) > 1 else ""
+        return f"column{plural} {', '.join(repr(c) for c in self.columns)}"
+
+    def __reduce__(self) -> tuple:
+        return BadValueError, (self.row, self.columns, self.problem, self.field)
 
 
 def check_finite(columns: Sequence[np.ndarray], names: Sequence[str]) -> None:

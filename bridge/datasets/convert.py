@@ -173,10 +173,8 @@ def convert_states(
     lead, n, chunks = array_chunks(plan, given_raw, columns)
     out = {f: np.empty((n, plan.target.width(f))) for f in given_raw}
     for start, chunk in chunks:
-        for f, cols in plan.convert(chunk).items():
-            block = out[f][start : start + CHUNK]
-            for j, c in enumerate(cols):
-                block[:, j] = c
+        for f, cols in plan.convert(chunk).items():  # (a contiguous stack, then one transposing copy)
+            out[f][start : start + CHUNK] = np.stack(cols).T
     return NativeStates(**_named({f: x.reshape(*lead, x.shape[-1]) for f, x in out.items()}))
 
 
@@ -203,10 +201,8 @@ def array_chunks(
 
     def chunks() -> Iterator[tuple[int, dict[str, list[np.ndarray]]]]:
         for start in range(0, n, CHUNK):
-            chunk = {
-                f: [x[start : start + CHUNK, i].astype(np.float64, copy=False) for i in index[f]]
-                for f, x in flat.items()
-            }
+            # each field's rows as one (k, rows) float64 array: its columns contiguous
+            chunk = {f: _columns(x[start : start + CHUNK], index[f]) for f, x in flat.items()}
             try:
                 check_chunk(plan, chunk)
             except BadValueError as exc:
@@ -214,6 +210,12 @@ def array_chunks(
             yield start, chunk
 
     return lead, n, chunks()
+
+
+def _columns(rows: np.ndarray, index: tuple[int, ...]) -> list[np.ndarray]:
+    """The columns ``index`` of ``rows`` (n, k), each a contiguous float64 array (n,)."""
+    t = np.ascontiguousarray(rows.T, dtype=np.float64)
+    return list(t) if index == tuple(range(t.shape[0])) else [t[i] for i in index]
 
 
 def check_chunk(plan: StatePlan, chunk: Mapping[str, Sequence[np.ndarray]]) -> None:
@@ -238,11 +240,7 @@ def _located(exc: BadValueError, start: int, lead: tuple[int, ...]) -> DatasetEr
     where = (
         f"state {flat}" if len(lead) <= 1 else f"state {tuple(int(i) for i in np.unravel_index(flat, lead))}"
     )
-    cols = ", ".join(repr(c) for c in exc.columns)
-    plural = "s" if len(exc.columns) > 1 else ""
-    return DatasetError(
-        f"convert_states: {ARGUMENTS[exc.field]}, {where}, column{plural} {cols}: {exc.problem}"
-    )
+    return DatasetError(f"convert_states: {ARGUMENTS[exc.field]}, {where}, {exc.where}: {exc.problem}")
 
 
 def _named(fields: Mapping[str, object]) -> dict[str, object]:

@@ -41,6 +41,7 @@ class CsvReader:
         self.path = path
         self.names = _header(path)
         self.rows: int | None = None
+        self.shapes: dict[str, tuple[int, ...]] = {}
 
     def blocks(self, rows: int, numeric: Collection[str]) -> Iterator[Block]:
         import pyarrow as pa
@@ -103,17 +104,26 @@ class CsvWriter:
     def __init__(self, tmp: Path, spec: OutputSpec, shown: Path) -> None:
         self.tmp, self.spec, self.shown = tmp, spec, shown
         self._writer: Any = None
+        self._file: Any = None
         self._names = spec.column_names()
 
     def write(self, block: OutBlock) -> None:
         import pyarrow as pa
-        import pyarrow.csv as pcsv
 
         batch = pa.RecordBatch.from_arrays(table_arrays(self.spec, block), names=self._names)
         if self._writer is None:
-            options = pcsv.WriteOptions(quoting_style="needed")
-            self._writer = pcsv.CSVWriter(str(self.tmp), batch.schema, write_options=options)
+            self._open(batch.schema)
         self._writer.write_batch(batch)
+
+    def _open(self, schema: Any) -> None:
+        """The file with its header (names quoted only where CSV needs it), then pyarrow's writer."""
+        import pyarrow.csv as pcsv
+
+        self._file = open(self.tmp, "w", newline="", encoding="utf-8")  # noqa: SIM115 (closed in close)
+        csv.writer(self._file, lineterminator="\n").writerow(self._names)
+        self._file.flush()
+        options = pcsv.WriteOptions(include_header=False, quoting_style="needed")
+        self._writer = pcsv.CSVWriter(self._file.buffer, schema, write_options=options)
 
     def discard(self) -> None:
         """Close the file after an error (the temporary file is removed by the caller)."""
@@ -121,12 +131,16 @@ class CsvWriter:
             with contextlib.suppress(Exception):
                 self._writer.close()
             self._writer = None
+        if self._file is not None:
+            with contextlib.suppress(Exception):
+                self._file.close()
+            self._file = None
 
     def close(self) -> None:
         import pyarrow as pa
-        import pyarrow.csv as pcsv
 
         if self._writer is None:  # no rows: the header alone
-            schema = pa.schema([(n, pa.float64()) for n in self._names])
-            self._writer = pcsv.CSVWriter(str(self.tmp), schema)
+            self._open(pa.schema([(n, pa.float64()) for n in self._names]))
         self._writer.close()
+        self._file.close()
+        self._file = None

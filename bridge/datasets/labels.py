@@ -310,5 +310,4 @@ def _from_state(
 
 def located(exc: BadValueError, start: int, what: str) -> DatasetError:
     """A bad value at row ``start + exc.row`` of ``what`` (an argument or a file)."""
-    cols = ", ".join(repr(c) for c in exc.columns)
-    return DatasetError(f"{what}, row {start + exc.row + 1}, column {cols}: {exc.problem}")
+    return DatasetError(f"{what}, row {start + exc.row + 1}, {exc.where}: {exc.problem}")

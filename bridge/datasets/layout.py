@@ -32,7 +32,7 @@ from functools import cached_property
 
 from bridge.conventions.declaration import BallCoordinates, Configuration, ContinuousJoint, QuaternionOrder
 from bridge.conventions.registry import convention as _convention
-from bridge.errors import DatasetError
+from bridge.errors import BridgeError, DatasetError
 from bridge.model.joints import JointKind
 from bridge.model.model import Model
 
@@ -178,7 +178,14 @@ def layout(model: Model, convention: object) -> Layout:
             f"model {model.name!r}: a joint is named {BASE!r}, like the floating base's columns "
             f"({BASE}/q0, ...); rename the joint"
         )
-    perm = conv.permutation(model)
+    try:
+        perm = conv.permutation(model)
+    except BridgeError:
+        raise
+    except Exception as exc:  # a library that cannot build the model (its own exception type)
+        raise DatasetError(
+            f"convention {conv.name!r} cannot lay out model {model.name!r}: {type(exc).__name__}: {exc}"
+        ) from exc
     order = range(len(coords.names)) if perm is None else perm.tolist()
     owners = [Owner(BASE, JointKind.FREE, _pose(config), 6, None)] if model.floating else []
     for k in order:

@@ -32,7 +32,7 @@ __all__ = ["ALIASES", "NpzReader", "NpzWriter"]
 
 #: the array names of each field (the first is the one written)
 ALIASES = {"q": ("q", "qpos"), "v": ("v", "qvel"), "a": ("a", "qacc"), "tau": ("tau",)}
-_PIECE = 1 << 24  # bytes copied at a time
+_PIECE = 1 << 20  # bytes copied at a time
 
 
 class _Member:
@@ -141,6 +141,7 @@ class NpzReader:
                     f"{path}: array {m.name!r}: Fortran order with more than two axes is not read"
                 )
         self.names = (*self._rows, *(n for names in self._names.values() for n in names))
+        self.shapes = {n: m.shape[1:] for n, m in self._rows.items()}
 
     def blocks(self, rows: int, numeric: Collection[str]) -> Iterator[Block]:
         arrays = {
@@ -218,7 +219,7 @@ class NpzWriter:
         self._raw[name][1].write(x.tobytes())
 
     def write(self, block: OutBlock) -> None:
-        for name in self.spec.passthrough:
+        for name, _ in self.spec.passthrough:
             x = block.passthrough[name]
             if not isinstance(x, np.ndarray):  # a pyarrow column
                 x = np.asarray(x.to_numpy(zero_copy_only=False))
@@ -240,7 +241,10 @@ class NpzWriter:
                 for field, names in self.spec.fields:
                     with zf.open(f"{field}_columns.npy", "w", force_zip64=True) as out:
                         npy.write_array(out, np.array(names), allow_pickle=False)
-                order = [*self.spec.passthrough, *(ALIASES[f][0] for f, _ in self.spec.fields)]
+                order = [
+                    *(n for n, _ in self.spec.passthrough),
+                    *(ALIASES[f][0] for f, _ in self.spec.fields),
+                ]
                 order += [key for key, _, _ in self.spec.labels]
                 for name in order:
                     self._member(zf, name)
@@ -262,6 +266,9 @@ class NpzWriter:
                         out.write(piece)
 
     def _tail(self, name: str) -> tuple[int, ...]:
+        for other, shape in self.spec.passthrough:
+            if other == name:
+                return shape
         for field, names in self.spec.fields:
             if ALIASES[field][0] == name:
                 return (len(names),)

@@ -35,6 +35,7 @@ class ParquetReader:
         schema = self._file.schema_arrow
         self.names = tuple(schema.names)
         self.rows: int | None = self._file.metadata.num_rows
+        self.shapes: dict[str, tuple[int, ...]] = {}
         self._types = {f.name: f.type for f in schema}
 
     def blocks(self, rows: int, numeric: Collection[str]) -> Iterator[Block]:

@@ -88,8 +88,7 @@ def _process(spec: ModelSpec, job: Job, item: tuple[int, dict[str, list[np.ndarr
     try:
         converted, labels = job.run(spec.model(), chunk)
     except BadValueError as exc:
-        cols = ", ".join(repr(c) for c in exc.columns)
-        raise DatasetError(f"row {start + exc.row + 1}, column {cols}: {exc.problem}") from None
+        raise DatasetError(f"row {start + exc.row + 1}, {exc.where}: {exc.problem}") from None
     return start, converted, labels
 
 
@@ -156,7 +155,7 @@ def convert_dataset(
         plan = plan_for(model, src, tgt or src, normalize)  # (made here: its errors before any work)
         names = [reader.names[i] for i in selection.passthrough]
         spec = OutputSpec(
-            tuple(names),
+            tuple((n, tuple(reader.shapes.get(n, ()))) for n in names),
             tuple((f, plan.target.columns(f)) for f in fields) if tgt is not None else (),
             tuple((lab.key, lab.shape, lab.columns()) for lab in labels),
         )

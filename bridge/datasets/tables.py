@@ -75,17 +75,23 @@ class OutBlock:
 
 @dataclass(frozen=True)
 class OutputSpec:
-    """What an output holds: the passthrough columns' names, each field's column names (in the
-    target's order), each label's key and column names."""
+    """What an output holds: the passthrough columns' names and the shape of a row of each (an NPZ
+    array of N rows may have more axes: ``ctrl`` (N, 12) is ``ctrl[0]`` ... ``ctrl[11]`` in a
+    table), each field's column names (in the target's order), each label's key and column names."""
 
-    passthrough: tuple[str, ...]
+    passthrough: tuple[tuple[str, tuple[int, ...]], ...]
     fields: tuple[tuple[str, tuple[str, ...]], ...]
     labels: tuple[tuple[str, tuple[int, ...], tuple[str, ...]], ...]
 
     def column_names(self) -> list[str]:
         """Every column of a table output, in order (passthrough, fields, labels)."""
+        other = [
+            name + "".join(f"[{i}]" for i in idx)
+            for name, shape in self.passthrough
+            for idx in np.ndindex(*shape)
+        ]
         return [
-            *self.passthrough,
+            *other,
             *(n for _, names in self.fields for n in names),
             *(n for _, _, names in self.labels for n in names),
         ]
@@ -97,6 +103,8 @@ class Reader(Protocol):
     path: Path
     names: tuple[str, ...]
     rows: int | None
+    #: the shape of one row of each column with more axes (NPZ arrays; others: one value)
+    shapes: dict[str, tuple[int, ...]]
 
     def blocks(self, rows: int, numeric: Collection[str]) -> Iterator[Block]: ...
 
@@ -207,7 +215,15 @@ def arrow_array(values: Any) -> Any:
 
 def table_arrays(spec: OutputSpec, block: OutBlock) -> list[Any]:
     """The pyarrow arrays of one block, in :meth:`OutputSpec.column_names` order."""
-    arrays = [arrow_array(block.passthrough[name]) for name in spec.passthrough]
+    arrays = []
+    for name, shape in spec.passthrough:
+        values = block.passthrough[name]
+        if shape:  # an NPZ array with more axes: one column per entry
+            arrays += [
+                arrow_array(c) for c in np.ascontiguousarray(np.asarray(values).reshape(block.n, -1).T)
+            ]
+        else:
+            arrays.append(arrow_array(values))
     for f, _ in spec.fields:
         arrays += [arrow_array(c) for c in block.fields[f]]
     for key, _, _ in spec.labels:
