@@ -154,8 +154,8 @@ def _run(model: Model, given: Mapping[str, object], job: Any, columns: Any) -> t
     starts = da.arange(q.shape[0], chunks=(q.chunks[0],))
     spec = dask.delayed(ModelSpec(model), pure=True)
     args: list[Any] = [spec, None, job, None, index, None, tuple(widths), None, fields, None, starts, "i"]
-    for f in fields:
-        args += [arrays[f], f"i{f}"]
+    for f, column_index in zip(fields, "klmn", strict=False):  # (one letter per axis)
+        args += [arrays[f], "i" + column_index]
     total = sum(widths)
     out = da.blockwise(
         _block, "ij", *args, new_axes={"j": total}, concatenate=True, dtype=np.float64,
