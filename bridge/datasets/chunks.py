@@ -98,6 +98,6 @@ def labels_of_arrays(
     lead, n, chunks = array_chunks(plan, given, columns)
     out = {label.key: np.empty((n, *label.shape)) for label in labels}
     for start, chunk in chunks:
-        for key, value in job._labels(model, chunk).items():
+        for key, value in job._labels(model, chunk.columns()).items():
             out[key][start : start + CHUNK] = value
     return {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}

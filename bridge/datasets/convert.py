@@ -30,7 +30,7 @@ from bridge.datasets.plan import StatePlan
 from bridge.errors import DatasetError
 from bridge.model.model import Model
 
-__all__ = ["CHUNK", "NativeStates", "convert_states", "plan_for", "state_columns"]
+__all__ = ["CHUNK", "NativeStates", "Rows", "convert_states", "plan_for", "state_columns"]
 
 #: states converted at a time (the temporaries of one chunk: a few MB for a humanoid)
 CHUNK = 1 << 16
@@ -170,11 +170,12 @@ def convert_states(
 
         return NativeStates(**_named(convert_dask(model, given_raw, source, target, columns, normalize)))
     plan = plan_for(model, source, target, normalize)
+    if "a" in given_raw and "v" not in given_raw:
+        raise DatasetError("accelerations convert with the velocities (X_dot v): give v too")
     lead, n, chunks = array_chunks(plan, given_raw, columns)
     out = {f: np.empty((n, plan.target.width(f))) for f in given_raw}
     for start, chunk in chunks:
-        for f, cols in plan.convert(chunk).items():  # (a contiguous stack, then one transposing copy)
-            out[f][start : start + CHUNK] = np.stack(cols).T
+        plan.convert_rows(chunk.rows, chunk.index, {f: x[start : start + CHUNK] for f, x in out.items()})
     return NativeStates(**_named({f: x.reshape(*lead, x.shape[-1]) for f, x in out.items()}))
 
 
@@ -199,12 +200,11 @@ def array_chunks(
     flat = {f: arr.reshape(-1, arr.shape[-1]) for f, arr in given.items()}
     n = _count(lead)
 
-    def chunks() -> Iterator[tuple[int, dict[str, list[np.ndarray]]]]:
+    def chunks() -> Iterator[tuple[int, Rows]]:
         for start in range(0, n, CHUNK):
-            # each field's rows as one (k, rows) float64 array: its columns contiguous
-            chunk = {f: _columns(x[start : start + CHUNK], index[f]) for f, x in flat.items()}
+            chunk = Rows({f: x[start : start + CHUNK] for f, x in flat.items()}, index)
             try:
-                check_chunk(plan, chunk)
+                chunk.check(plan)
             except BadValueError as exc:
                 raise _located(exc, start, lead) from None
             yield start, chunk
@@ -212,13 +212,30 @@ def array_chunks(
     return lead, n, chunks()
 
 
-def _columns(rows: np.ndarray, index: tuple[int, ...]) -> list[np.ndarray]:
-    """The columns ``index`` of ``rows`` (n, k), each a contiguous float64 array (n,)."""
-    t = np.ascontiguousarray(rows.T, dtype=np.float64)
-    return list(t) if index == tuple(range(t.shape[0])) else [t[i] for i in index]
+class Rows:
+    """A chunk of arrays: ``rows`` field -> (n, k) float64 rows, ``index`` field -> the column of
+    each of the source layout's entries."""
+
+    def __init__(self, rows: dict[str, np.ndarray], index: dict[str, tuple[int, ...]]) -> None:
+        self.rows = {f: x.astype(np.float64, copy=False) for f, x in rows.items()}
+        self.index = index
+
+    def columns(self) -> dict[str, list[np.ndarray]]:
+        """Field -> one array (n,) per entry of the source layout (views of the rows)."""
+        return {f: [x[:, i] for i in self.index[f]] for f, x in self.rows.items()}
+
+    def check(self, plan: StatePlan) -> None:
+        """:func:`check_chunk`, with the finiteness of each field tested at once first."""
+        columns = self.columns()
+        for field, x in self.rows.items():
+            if not np.isfinite(x).all():
+                check_chunk(plan, {field: columns[field]}, configuration=False)
+        check_configuration(plan.source, columns["q"], plan.normalize)
 
 
-def check_chunk(plan: StatePlan, chunk: Mapping[str, Sequence[np.ndarray]]) -> None:
+def check_chunk(
+    plan: StatePlan, chunk: Mapping[str, Sequence[np.ndarray]], configuration: bool = True
+) -> None:
     """Raise :class:`BadValueError` for a NaN or infinite entry of any field, or a configuration no
     state has (quaternions and (cos, sin) pairs; module :mod:`.configuration`). The columns named
     in the error carry the field's prefix (``q``: ``base/q3``)."""
@@ -227,7 +244,8 @@ def check_chunk(plan: StatePlan, chunk: Mapping[str, Sequence[np.ndarray]]) -> N
             check_finite(cols, plan.source.columns(field))
         except BadValueError as exc:
             raise BadValueError(exc.row, exc.columns, exc.problem, field) from None
-    check_configuration(plan.source, chunk["q"], plan.normalize)
+    if configuration:
+        check_configuration(plan.source, chunk["q"], plan.normalize)
 
 
 def _count(shape: tuple[int, ...]) -> int:

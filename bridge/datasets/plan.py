@@ -99,6 +99,47 @@ class StatePlan:
             out.update(self._wide(chunk, others))
         return out
 
+    def convert_rows(
+        self, rows: dict[str, np.ndarray], index: dict[str, Sequence[int]], out: dict[str, np.ndarray]
+    ) -> None:
+        """:meth:`convert` of a chunk of rows: ``rows`` field -> (n, k) array whose column
+        ``index[field][i]`` is the source layout's entry ``i``; the target's rows written into
+        ``out`` field -> (n, width) float64. The copied entries are one gather of each row (no
+        column is made), the computed ones (the base's velocity entries, angles) columns."""
+        if not self.single:  # joints of several coordinates: the columns' path
+            cols = {f: [x[:, i] for i in index[f]] for f, x in rows.items()}
+            for f, values in self.convert(cols).items():
+                out[f][...] = np.stack(values, axis=-1)
+            return
+        q, iq = rows["q"], index["q"]
+        q_cols = [q[:, i] for i in iq]
+        copies = self.configuration.copies
+        np.take(q, [iq[c] if c is not None else 0 for c in copies], axis=1, out=out["q"])
+        computed = [j for j, c in enumerate(copies) if c is None]
+        if computed:
+            values = self.configuration(q_cols)
+            for j in computed:
+                out["q"][:, j] = values[j]
+        base = self._base
+        pose = self.pose(q_cols) if base is not None and not base.constant else None
+        nb = 0 if base is None else 6
+        for f in ("v", "a", "tau"):
+            if f not in rows:
+                continue
+            x, ix, y = rows[f], index[f], out[f]
+            y[:, nb:] = x.take([ix[i] for i in self._joint_gather], axis=1)
+            if base is None:
+                continue
+            b6 = [x[:, ix[k]] for k in range(6)]
+            if f == "v":
+                b = base.velocity(b6, pose)  # type: ignore[arg-type]
+            elif f == "a":
+                b = base.acceleration(b6, [rows["v"][:, index["v"][k]] for k in range(6)], pose)  # type: ignore[arg-type]
+            else:
+                b = base.force(b6, pose)  # type: ignore[arg-type]
+            for k in range(6):
+                y[:, k] = b[k]
+
     def _single(self, chunk: Columns, fields: list[str]) -> Columns:
         """Joints reordered, the base through :class:`BaseChange`."""
         base = self._base

@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-import bridge  # noqa: E402
-from tests.cli.runner import run  # noqa: E402
-from tests.datasets.helpers import native_states  # noqa: E402
+import bridge
+from tests.cli.runner import run
+from tests.datasets.helpers import native_states
 
 _ROBOT = "solo12"
 

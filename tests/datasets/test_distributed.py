@@ -88,7 +88,9 @@ def test_a_file_on_a_cluster_equals_one_process(client, tmp_path: Path) -> None:
     here, there = tmp_path / "here.parquet", tmp_path / "there.parquet"
     kw = dict(quantities=["inverse_dynamics"], rows=300)
     s1 = bridge.convert_dataset(_MODEL, src, here, "mujoco", "pinocchio", **kw)
-    s2 = bridge.convert_dataset(_MODEL, src, there, "mujoco", "pinocchio", scheduler=client.scheduler.address, **kw)
+    s2 = bridge.convert_dataset(
+        _MODEL, src, there, "mujoco", "pinocchio", scheduler=client.scheduler.address, **kw
+    )
     assert s1.where == "this process" and "Dask scheduler" in s2.where and s2.rows == 2_000
     assert here.read_bytes() == there.read_bytes()
 
@@ -99,8 +101,12 @@ def test_a_bad_row_on_a_worker_is_named(client, tmp_path: Path) -> None:
     src = tmp_path / "bad.npz"
     np.savez(src, qpos=q, qvel=v)
     out = tmp_path / "out.npz"
-    with pytest.raises(DatasetError, match=r"bad\.npz, row 778, columns 'base/q3', 'base/q4', 'base/q5', 'base/q6'"):
-        bridge.convert_dataset(_MODEL, src, out, "mujoco", "pinocchio", rows=100, scheduler=client.scheduler.address)
+    with pytest.raises(
+        DatasetError, match=r"bad\.npz, row 778, columns 'base/q3', 'base/q4', 'base/q5', 'base/q6'"
+    ):
+        bridge.convert_dataset(
+            _MODEL, src, out, "mujoco", "pinocchio", rows=100, scheduler=client.scheduler.address
+        )
     assert not out.exists()
     lazy = bridge.convert_states(_MODEL, *_dask(q, v, rows=100), "mujoco", "pinocchio")
     with pytest.raises(DatasetError, match=r"q \(Dask array\), row 778, columns 'base/q3'"):

@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import bridge
@@ -118,3 +118,32 @@ def test_continuous_joints_through_cos_sin_come_back_modulo_two_pi() -> None:
     wrapped = np.angle(np.exp(1j * (back[:, 7:] - q[:, 7:])))
     assert np.abs(wrapped).max() < 1e-12
     assert np.all(np.abs(back[:, 7:]) <= np.pi)
+
+
+@settings(max_examples=15)
+@given(
+    seed=st.integers(0, 10_000),
+    pair=st.sampled_from(list(itertools.permutations(LIBRARIES, 2))),
+    wide=st.booleans(),
+)
+def test_rows_and_columns_give_the_same_numbers(seed: int, pair: tuple[str, str], wide: bool) -> None:
+    """``convert_rows`` (the arrays' path: one gather per row, computed entries as columns) equals
+    ``convert`` (the files' path) bit for bit, with columns in a shuffled order."""
+    kinds = ("revolute", "continuous", "prismatic", "fixed", *(("ball", "free", "planar") if wide else ()))
+    model = bridge.random_model(7, seed=seed, joint_kinds=kinds)
+    try:
+        plan = StatePlan(model, *pair)
+    except BridgeError:
+        assume(False)
+    q, v, a, tau = native_states(model, 24, pair[0], seed)
+    rng = np.random.default_rng(seed)
+    arrays, index = {}, {}
+    for f, x in (("q", q), ("v", v), ("a", a), ("tau", tau)):
+        perm = rng.permutation(x.shape[1])
+        arrays[f] = x[:, perm]
+        index[f] = tuple(np.argsort(perm))  # entry i is column index[f][i]
+    out = {f: np.empty((24, plan.target.width(f))) for f in arrays}
+    plan.convert_rows(arrays, index, out)
+    columns = plan.convert({"q": _columns(q), "v": _columns(v), "a": _columns(a), "tau": _columns(tau)})
+    for f, values in columns.items():
+        assert np.array_equal(out[f], np.stack(values, -1)), f
