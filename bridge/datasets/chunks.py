@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridge.conventions.state import DEFAULT_GRAVITY, Representation
-from bridge.datasets.convert import CHUNK, array_chunks, check_chunk, plan_for
+from bridge.datasets.convert import CHUNK, Rows, array_chunks, check_chunk, plan_for
 from bridge.datasets.labels import Label, evaluate, kindyn
 from bridge.datasets.plan import Columns, neutral_state
 from bridge.errors import DatasetError
@@ -64,15 +64,18 @@ class Job:
         converted = source.convert(chunk) if self.target is not None else {}
         return converted, (self._labels(model, chunk) if self.labels else {})
 
-    def _labels(self, model: Model, chunk: Columns) -> dict[str, np.ndarray]:
+    def _labels(self, model: Model, chunk: Columns | Rows) -> dict[str, np.ndarray]:
+        """The labels of a checked chunk (columns, or the rows of arrays)."""
         plan = plan_for(model, self.source, self.representation.value, self.normalize)
-        neutral = plan.convert(chunk)
-        state = neutral_state(plan, neutral)
+        if isinstance(chunk, Rows):
+            n = chunk.rows["q"].shape[0]
+            neutral = {f: np.empty((n, plan.target.width(f))) for f in chunk.rows}
+            plan.convert_rows(chunk.rows, chunk.index, neutral)
+        else:
+            neutral = {f: np.stack(cols, axis=-1) for f, cols in plan.convert(chunk).items()}
         kd = kindyn(model, self.engine, self.representation)
-        kd.set_robot_state(state, np.array(self.gravity))
-        a = np.stack(neutral["a"], axis=-1) if "a" in neutral else None
-        tau = np.stack(neutral["tau"], axis=-1) if "tau" in neutral else None
-        return evaluate(kd, self.labels, a, tau)
+        kd.set_robot_state(neutral_state(plan, neutral), np.array(self.gravity))
+        return evaluate(kd, self.labels, neutral.get("a"), neutral.get("tau"))
 
 
 def labels_of_arrays(
@@ -98,6 +101,6 @@ def labels_of_arrays(
     lead, n, chunks = array_chunks(plan, given, columns)
     out = {label.key: np.empty((n, *label.shape)) for label in labels}
     for start, chunk in chunks:
-        for key, value in job._labels(model, chunk.columns()).items():
+        for key, value in job._labels(model, chunk).items():
             out[key][start : start + CHUNK] = value
     return {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}

@@ -176,34 +176,30 @@ class StatePlan:
         return out
 
 
-def neutral_state(plan: StatePlan, converted: Columns) -> State:
+def neutral_state(plan: StatePlan, converted: dict[str, np.ndarray]) -> State:
     """The neutral :class:`State` of a chunk converted by ``plan`` to a neutral representation
-    (``plan.target`` must be one: "body", "inertial" or "mixed")."""
+    (``plan.target`` must be one: "body", "inertial" or "mixed"); ``converted`` field -> (n, width)
+    arrays in its layout (``v`` absent: at rest)."""
     rep = Representation.parse(plan.target.convention)
     if NEUTRAL[rep].name != plan.target.convention:  # pragma: no cover - internal use
         raise DatasetError(f"{plan.target.convention!r} is not a neutral representation")
     q = converted["q"]
-    n = np.shape(q[0])[0]
+    n = q.shape[0]
     model = plan.model
-    nv_j = model.coordinates.nv
-    if model.floating:
-        base = plan.target.owners[0]
-        pose = Pose([q[base.q.index(m)] for m in ("qw", "qx", "qy", "qz")], [q[i] for i in range(3)])
-        H = pose.matrix()
-        s_cols = q[7:]
+    nb = 6 if model.floating else 0
+    if model.floating:  # the neutral layout: [p, quaternion (w, x, y, z), s]
+        H = Pose([q[:, i] for i in range(3, 7)], [q[:, i] for i in range(3)]).matrix()
+        s = q[:, 7:]
     else:
-        H = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-        s_cols = q
-    s = np.stack(s_cols, axis=-1) if s_cols else np.zeros((n, 0))
+        H = np.broadcast_to(np.eye(4), (n, 4, 4))
+        s = q
     if not model.single_coordinate:  # the joints' quaternions normalised (the State checks to 1e-6)
         s = _unit_quaternions(model, s)
     v = converted.get("v")
     if v is None:
-        vb, sd = np.zeros((n, 6)), np.zeros((n, nv_j))
-    elif model.floating:
-        vb, sd = np.stack(v[:6], axis=-1), (np.stack(v[6:], axis=-1) if nv_j else np.zeros((n, 0)))
+        vb, sd = np.zeros((n, 6)), np.zeros((n, model.coordinates.nv))
     else:
-        vb, sd = np.zeros((n, 6)), (np.stack(v, axis=-1) if nv_j else np.zeros((n, 0)))
+        vb, sd = (v[:, :6] if nb else np.zeros((n, 6))), v[:, nb:]
     layout_arg = None if model.single_coordinate else model
     return State(H, s, vb, sd, rep, layout=layout_arg)
 

@@ -69,7 +69,7 @@ def test_a_neutral_layout_is_bridges_state(source: str) -> None:
     q, v, a, _ = native_states(model, 20, "mujoco", 4)
     to_neutral = StatePlan(model, "mujoco", source)
     cols = to_neutral.convert({"q": _columns(q), "v": _columns(v), "a": _columns(a)})
-    state = neutral_state(to_neutral, cols)
+    state = neutral_state(to_neutral, {f: np.stack(c, -1) for f, c in cols.items()})
     ref = from_native_state(model, q, v, convention("mujoco"), source)
     close(state.world_H_base.matrix, ref.world_H_base.matrix, 1e-14, "pose")
     close(state.s, ref.s, 1e-14, "s")
