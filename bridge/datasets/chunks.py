@@ -17,13 +17,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from bridge.conventions.state import DEFAULT_GRAVITY, Representation
-from bridge.datasets.convert import CHUNK, Rows, array_chunks, check_chunk, plan_for
+from bridge.datasets.convert import Rows, array_chunks, check_chunk, plan_for
 from bridge.datasets.labels import Label, evaluate, kindyn
 from bridge.datasets.plan import Columns, neutral_state
 from bridge.errors import DatasetError
 from bridge.model.model import Model
 
-__all__ = ["Job", "labels_of_arrays"]
+__all__ = ["LABEL_ROWS", "Job", "labels_of_arrays"]
+
+#: states labelled at a time (the engine's work arrays and the converted states of one chunk stay
+#: a few MB, reused from one chunk to the next)
+LABEL_ROWS = 1 << 13
 
 
 @dataclass(frozen=True)
@@ -98,9 +102,9 @@ def labels_of_arrays(
     job = Job(_convention(convention).name, None, labels, engine, rep, tuple(g.tolist()), normalize)
     job.check(model, tuple(given))
     plan = plan_for(model, job.source, job.source, normalize)
-    lead, n, chunks = array_chunks(plan, given, columns)
+    lead, n, chunks = array_chunks(plan, given, columns, LABEL_ROWS)
     out = {label.key: np.empty((n, *label.shape)) for label in labels}
     for start, chunk in chunks:
         for key, value in job._labels(model, chunk).items():
-            out[key][start : start + CHUNK] = value
+            out[key][start : start + LABEL_ROWS] = value
     return {k: v.reshape(*lead, *v.shape[1:]) for k, v in out.items()}

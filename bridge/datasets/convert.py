@@ -149,8 +149,9 @@ def convert_states(
         model: the bridge Model the states belong to.
         q: configurations (..., nq) in ``source``'s layout (or named by ``columns["q"]``).
         v: velocities (..., nv), or None.
-        source, target: convention names ("mujoco", "pinocchio", "drake", "featherstone", "newton",
+        source: the arrays' convention ("mujoco", "pinocchio", "drake", "featherstone", "newton",
             "jaxsim", ...; "body", "inertial", "mixed" for bridge's own State layout).
+        target: the convention to convert to (the same names).
         acceleration: time derivatives of ``v`` (..., nv) (needs ``v``), or None.
         force: generalized forces (..., nv), dual to ``v``, or None.
         columns: the column names of each array given, by field (``q``, ``v``, ``a``, ``tau``).
@@ -180,11 +181,14 @@ def convert_states(
 
 
 def array_chunks(
-    plan: StatePlan, given_raw: Mapping[str, object], columns: Mapping[str, Sequence[str]] | None
+    plan: StatePlan,
+    given_raw: Mapping[str, object],
+    columns: Mapping[str, Sequence[str]] | None,
+    rows: int = CHUNK,
 ) -> tuple[tuple[int, ...], int, Iterator[tuple[int, dict[str, list[np.ndarray]]]]]:
     """``(leading shape, number of states, chunks)`` of the arrays ``given_raw`` (field -> array in
-    ``plan.source``'s layout or named by ``columns``): each chunk ``(first row, field -> columns in
-    the layout's order)``, checked (:func:`check_chunk`; a bad value raises a
+    ``plan.source``'s layout or named by ``columns``): each chunk of at most ``rows`` states
+    ``(first row, its Rows)``, checked (:func:`check_chunk`; a bad value raises a
     :class:`~bridge.errors.DatasetError` naming the argument, the state and the column)."""
     if "q" not in given_raw:
         raise DatasetError("q: the configurations are required")
@@ -201,8 +205,8 @@ def array_chunks(
     n = _count(lead)
 
     def chunks() -> Iterator[tuple[int, Rows]]:
-        for start in range(0, n, CHUNK):
-            chunk = Rows({f: x[start : start + CHUNK] for f, x in flat.items()}, index)
+        for start in range(0, n, rows):
+            chunk = Rows({f: x[start : start + rows] for f, x in flat.items()}, index)
             try:
                 chunk.check(plan)
             except BadValueError as exc:

@@ -227,7 +227,8 @@ def compute(
             with the ``fast`` extra; "pinocchio", "mujoco", ...).
         representation: "body", "inertial" or "mixed": the labels' representation.
         convention: the layout of ``(q, v)``, ``acceleration`` and ``force`` (not with a State).
-        acceleration, force: (..., nv), see the module docstring.
+        acceleration: time derivatives of the velocities (..., nv), see the module docstring.
+        force: generalized forces (..., nv), see the module docstring.
         gravity: (3,) in world coordinates.
         columns: column names of the arrays by field, as for ``convert_states``.
         normalize: accept quaternions of any non-zero norm.
@@ -269,7 +270,7 @@ def _from_state(
     model: Model, state: State, labels, engine: str, rep: Representation, acceleration, force, gravity
 ) -> dict[str, object]:
     """Labels of a State (converted to ``rep``), chunk by chunk."""
-    from bridge.datasets.convert import CHUNK
+    from bridge.datasets.chunks import LABEL_ROWS as CHUNK
 
     state = state.to(rep)
     lead = np.broadcast_shapes(

@@ -115,13 +115,19 @@ def convert_dataset(
 
     Args:
         model: the bridge Model of the states.
-        input, output: files; ``output`` must not exist (``force``: replaced) nor be ``input``.
-        source: the input's convention; target: the output's (None: no states written).
-        quantities, engine, representation, gravity: labels, as :func:`bridge.compute`.
+        input: the file of states (``.npz``, ``.csv``, ``.parquet``).
+        output: the file to write; it must not exist (``force``: replaced) nor be ``input``.
+        source: the input's convention.
+        target: the output's convention (None: no states written, labels only).
+        quantities: the labels, as :func:`bridge.compute` takes them.
+        engine: the labels' engine.
+        representation: the labels' representation.
+        gravity: (3,) in world coordinates.
+        force: replace an existing output.
         rows: rows per block (default: :func:`block_rows`).
         normalize: accept quaternions of any non-zero norm (written normalised).
-        scheduler, workers: run the blocks on a Dask cluster (a scheduler's address, or a local
-            cluster of that many worker processes).
+        scheduler: run the blocks on the ``dask.distributed`` scheduler at this address.
+        workers: run the blocks on a local Dask cluster of that many worker processes.
         progress: called with ``(rows done, total rows or None)`` after each block.
 
     Raises:

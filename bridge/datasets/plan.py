@@ -34,6 +34,7 @@ from bridge.datasets.configuration import ConfigurationMap
 from bridge.datasets.layout import Layout, layout
 from bridge.errors import DatasetError
 from bridge.model.model import Model
+from bridge.spatial import Transform
 
 __all__ = ["Columns", "StatePlan"]
 
@@ -201,7 +202,8 @@ def neutral_state(plan: StatePlan, converted: dict[str, np.ndarray]) -> State:
     else:
         vb, sd = (v[:, :6] if nb else np.zeros((n, 6))), v[:, nb:]
     layout_arg = None if model.single_coordinate else model
-    return State(H, s, vb, sd, rep, layout=layout_arg)
+    # (checked already: finite entries, unit quaternions, so H is a rotation to rounding)
+    return State(Transform(H, check=False), s, vb, sd, rep, check=False, layout=layout_arg)
 
 
 def _unit_quaternions(model: Model, s: np.ndarray) -> np.ndarray:
