@@ -68,8 +68,7 @@ class ParquetReader:
                 except (TypeError, ValueError):
                     shown = "an empty cell" if value is None else repr(value)
                     raise DatasetError(
-                        f"{self.path}, row {start + i + 1}, column {name!r}: {shown} is not a number "
-                        f"(the column holds {t})"
+                        f"{self.path}, row {start + i + 1}, column {name!r}: {shown} is not a number"
                     ) from None
             start += batch.num_rows
         raise DatasetError(f"{self.path}, column {name!r}: holds {t}, not numbers")

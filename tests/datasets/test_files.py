@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 pcsv = pytest.importorskip("pyarrow.csv")
@@ -269,3 +271,40 @@ def _cell(row: int, column: int, value: str | None):
         path.write_text("\n".join(lines) + "\n")
 
     return edit
+
+
+_BAD_VALUES = {
+    "nan": (np.nan, "nan is not a finite number"),
+    "inf": (-np.inf, "-inf is not a finite number"),
+    "text": ("ab c", "'ab c' is not a number"),
+}
+
+
+@settings(max_examples=20)
+@given(
+    row=st.integers(0, 39),
+    column=st.integers(0, 55),
+    bad=st.sampled_from(sorted(_BAD_VALUES)),
+    fmt=st.sampled_from(["csv", "parquet"]),
+)
+def test_any_bad_cell_is_named_by_its_row_and_column(row: int, column: int, bad: str, fmt: str) -> None:
+    """One bad cell anywhere in a state column: the error names its row (from 1) and column, and
+    nothing is written."""
+    import tempfile
+
+    columns = _table(_MODEL, "mujoco", 40, 8)
+    names = [n for n in columns if n != "time"]
+    name = names[column % len(names)]
+    value, problem = _BAD_VALUES[bad]
+    cells = columns[name].astype(object) if bad == "text" else columns[name].copy()
+    cells[row] = value
+    if bad == "text":
+        cells = cells.astype(str)
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / f"in.{fmt}", Path(tmp) / "out.npz"
+        _write(src, {**columns, name: cells})
+        with pytest.raises(DatasetError) as info:
+            bridge.convert_dataset(_MODEL, src, out, "mujoco", "pinocchio", rows=16)
+        where = f"row {row + 1} (line {row + 2})" if (fmt == "csv" and bad == "text") else f"row {row + 1}"
+        assert str(info.value) == f"{src}, {where}, column {name!r}: {problem}"
+        assert sorted(p.name for p in Path(tmp).iterdir()) == [src.name]
