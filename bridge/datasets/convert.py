@@ -18,6 +18,7 @@ grow with the number of states.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -66,21 +67,24 @@ def state_columns(model: Model, convention: object, fields: Sequence[str] = ("q"
 
 
 _PLANS: dict[tuple[int, str, str, bool], tuple[Model, StatePlan]] = {}
+_PLANS_LOCK = threading.Lock()
 
 
 def plan_for(model: Model, source: object, target: object, normalize: bool = False) -> StatePlan:
-    """The :class:`StatePlan` of ``model`` from ``source`` to ``target`` (the last few kept)."""
+    """The :class:`StatePlan` of ``model`` from ``source`` to ``target`` (the last few kept; a plan
+    is read-only once made, so threads share it)."""
     from bridge.conventions.registry import convention
 
     key = (id(model), convention(source).name, convention(target).name, bool(normalize))
-    found = _PLANS.get(key)
-    if found is not None and found[0] is model:
-        return found[1]
-    plan = StatePlan(model, source, target, normalize)
-    _PLANS[key] = (model, plan)
-    while len(_PLANS) > 16:
-        _PLANS.pop(next(iter(_PLANS)))
-    return plan
+    with _PLANS_LOCK:
+        found = _PLANS.get(key)
+        if found is not None and found[0] is model:
+            return found[1]
+        plan = StatePlan(model, source, target, normalize)
+        _PLANS[key] = (model, plan)
+        while len(_PLANS) > 16:
+            _PLANS.pop(next(iter(_PLANS)))
+        return plan
 
 
 def _numeric(x: object, name: str) -> np.ndarray:

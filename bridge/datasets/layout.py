@@ -26,6 +26,7 @@ Column names (the files' headers, :mod:`bridge.datasets.columns`) are ``<owner>/
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from functools import cached_property
@@ -160,6 +161,7 @@ class Layout:
 
 
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
 
 
 def layout(model: Model, convention: object) -> Layout:
@@ -167,8 +169,9 @@ def layout(model: Model, convention: object) -> Layout:
     and convention). Raises :class:`~bridge.errors.DatasetError` when a DOF joint is named like the
     base's columns."""
     conv = _convention(convention)
-    per_model = _CACHE.setdefault(model, {})
-    found = per_model.get(conv.name)
+    with _LOCK:
+        per_model = _CACHE.setdefault(model, {})
+        found = per_model.get(conv.name)
     if found is not None:
         return found
     config = conv.configuration if conv.configuration is not None else Configuration()
@@ -191,5 +194,6 @@ def layout(model: Model, convention: object) -> Layout:
     for k in order:
         kind = coords.kinds[k]
         owners.append(Owner(coords.names[k], kind, _meanings(kind, config), kind.nv, k))
-    found = per_model[conv.name] = Layout(model.name, conv.name, tuple(owners), config)
-    return found
+    found = Layout(model.name, conv.name, tuple(owners), config)
+    with _LOCK:
+        return per_model.setdefault(conv.name, found)

@@ -21,7 +21,6 @@ Accelerations need the velocities (``X_dot v``); generalized forces need the con
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 
 import numpy as np
 
@@ -70,13 +69,12 @@ class StatePlan:
             if model.floating
             else None
         )
-
-    @cached_property
-    def _pose_entries(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """The source's base quaternion ``(w, x, y, z)`` and position entries."""
-        base = self.source.owners[0]
-        return tuple(base.q.index(m) for m in ("qw", "qx", "qy", "qz")), tuple(
-            base.q.index(m) for m in ("px", "py", "pz")
+        #: the source's base quaternion ``(w, x, y, z)`` and position entries (a plan is read-only
+        #: once made: threads share it)
+        base = self.source.owners[0] if model.floating else None
+        self._pose_entries = (
+            tuple(base.q.index(m) for m in ("qw", "qx", "qy", "qz")) if base else (),
+            tuple(base.q.index(m) for m in ("px", "py", "pz")) if base else (),
         )
 
     def pose(self, q: Sequence[np.ndarray]) -> Pose:
