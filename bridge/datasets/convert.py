@@ -138,9 +138,9 @@ def gathers(
 def convert_states(
     model: Model,
     q: object,
-    v: object = None,
-    source: object = "mixed",
-    target: object = "mixed",
+    v: object,
+    source: object,
+    target: object,
     *,
     acceleration: object = None,
     force: object = None,
@@ -152,7 +152,7 @@ def convert_states(
     Args:
         model: the bridge Model the states belong to.
         q: configurations (..., nq) in ``source``'s layout (or named by ``columns["q"]``).
-        v: velocities (..., nv), or None.
+        v: velocities (..., nv), or None (configurations only).
         source: the arrays' convention ("mujoco", "pinocchio", "drake", "featherstone", "newton",
             "jaxsim", ...; "body", "inertial", "mixed" for bridge's own State layout).
         target: the convention to convert to (the same names).

@@ -27,7 +27,8 @@ class ParquetReader:
 
         self.path = path
         try:
-            self._file = pq.ParquetFile(path)
+            # (pre_buffer=False: with it, pyarrow keeps every row group read until the file is closed)
+            self._file = pq.ParquetFile(path, pre_buffer=False)
         except (pa.ArrowException, OSError) as exc:
             raise DatasetError(
                 f"{path}: not a readable Parquet file ({' '.join(str(exc).split())})"

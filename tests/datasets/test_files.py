@@ -241,19 +241,52 @@ def test_outputs_are_never_overwritten_unasked(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", _FORMATS)
 def test_memory_does_not_grow_with_the_number_of_states(tmp_path: Path, fmt: str) -> None:
-    """The peak of numpy's allocations (tracemalloc) while converting 4,000 and 40,000 states in
-    blocks of 500 rows: the same, within a block's worth."""
-    peaks = []
-    for n in (4_000, 40_000):
+    """Converting N and 10 N states in blocks of 500 rows: the peak of numpy's allocations
+    (tracemalloc) is the same within a few blocks, and pyarrow's allocations (sampled after every
+    block) too, below pyarrow's CSV read-ahead window (about 32 blocks of 1 MB): the readers keep no
+    block they gave (a Parquet file of row groups of 500 rows)."""
+    sizes = (8_000, 80_000) if fmt == "csv" else (4_000, 40_000)
+    numpy_peaks, arrow_peaks = [], []
+    for n in sizes:
         src = tmp_path / f"in{n}.{fmt}"
-        _write(src, _table(_MODEL, "mujoco", n, n))
+        columns = _table(_MODEL, "mujoco", n, n)
+        if fmt == "parquet":
+            pq.write_table(pa.table(columns), src, row_group_size=500)
+        else:
+            _write(src, columns)
+        arrow: list[int] = []
         tracemalloc.start()
-        bridge.convert_dataset(_MODEL, src, tmp_path / f"out{n}.{fmt}", "mujoco", "pinocchio", rows=500)
-        peaks.append(tracemalloc.get_traced_memory()[1])
+        bridge.convert_dataset(
+            _MODEL, src, tmp_path / f"out{n}.{fmt}", "mujoco", "pinocchio", rows=500,
+            progress=lambda done, total, arrow=arrow: arrow.append(pa.total_allocated_bytes()),
+        )  # fmt: skip
+        numpy_peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
+        arrow_peaks.append(max(arrow))
     block = 500 * 56 * 8
-    assert peaks[1] < peaks[0] + 4 * block, peaks
-    assert peaks[1] < 40_000 * 56 * 8 / 4, peaks  # far below the file's size
+    assert numpy_peaks[1] < numpy_peaks[0] + 4 * block, numpy_peaks
+    assert numpy_peaks[1] < sizes[1] * 56 * 8 / 4, numpy_peaks  # far below the data's size
+    # CSV: pyarrow's read-ahead window, filled by a file larger than it; the others: no growth
+    assert arrow_peaks[1] < (48 << 20 if fmt == "csv" else arrow_peaks[0] + (4 << 20)), arrow_peaks
+
+
+def test_csv_blocks_stay_small_whatever_the_rows_asked(tmp_path: Path, monkeypatch) -> None:
+    """pyarrow's streaming CSV reader decodes about 32 of its blocks ahead: its blocks stay small
+    (gathered into the rows asked for), so a large ``rows`` does not read the whole file at once."""
+    src = tmp_path / "in.csv"
+    _write(src, _table(_MODEL, "mujoco", 3_000))
+    sizes: list[int] = []
+    real = pcsv.open_csv
+
+    def spy(path, read_options=None, **kw):
+        sizes.append(read_options.block_size)
+        return real(path, read_options=read_options, **kw)
+
+    monkeypatch.setattr(pcsv, "open_csv", spy)
+    from bridge.datasets.csv_files import CsvReader
+
+    blocks = list(CsvReader(src).blocks(1_000_000, [n for n in _table(_MODEL, "mujoco", 1) if n != "time"]))
+    assert sizes == [1 << 20] and [b.n for b in blocks] == [3_000]
 
 
 def _cell(row: int, column: int, value: str | None):
