@@ -81,15 +81,16 @@ def block_rows(columns: int) -> int:
     return int(min(1 << 18, max(1 << 10, BLOCK_BYTES // (8 * max(1, columns)))))
 
 
-def _process(spec: ModelSpec, job: Job, item: tuple[int, dict[str, list[np.ndarray]]]) -> tuple:
-    """One block (on a worker or here): ``(first row, target columns, labels)``; a bad value is a
-    :class:`~bridge.errors.DatasetError` naming the row (from 1) and the column."""
+def _process(spec: ModelSpec, job: Job, item: tuple[int, dict[str, np.ndarray]]) -> tuple:
+    """One block (on a worker or here): ``(first row, target fields, labels)``, each field one
+    array (k, n) of its columns (a few arrays travel to and from a worker, not hundreds); a bad
+    value is a :class:`~bridge.errors.DatasetError` naming the row (from 1) and the column."""
     start, chunk = item
     try:
-        converted, labels = job.run(spec.model(), chunk)
+        converted, labels = job.run(spec.model(), {f: list(x) for f, x in chunk.items()})
     except BadValueError as exc:
         raise DatasetError(f"row {start + exc.row + 1}, {exc.where}: {exc.problem}") from None
-    return start, converted, labels
+    return start, {f: np.stack(cols) for f, cols in converted.items()}, labels
 
 
 def convert_dataset(
@@ -182,17 +183,22 @@ def convert_dataset(
                 def items():
                     for block in blocks:
                         passthrough[block.start] = {n: block.columns[n] for n in names}
-                        chunk = {f: [block.columns[n] for n in cols] for f, cols in field_names.items()}
+                        chunk = {
+                            f: np.stack([block.columns[n] for n in cols]) for f, cols in field_names.items()
+                        }
                         yield block.start, chunk
 
                 for start, converted, labelled in run.map(_process, items(), ModelSpec(model), job):
                     n = (
-                        len(next(iter(converted.values()))[0])
+                        next(iter(converted.values())).shape[1]
                         if converted
                         else next(iter(labelled.values())).shape[0]
                     )
                     out = OutBlock(
-                        n, {f: converted[f] for f in fields} if tgt else {}, labelled, passthrough.pop(start)
+                        n,
+                        {f: list(converted[f]) for f in fields} if tgt else {},
+                        labelled,
+                        passthrough.pop(start),
                     )
                     writer.write(out)
                     done += n
