@@ -88,11 +88,10 @@ class ParquetWriter:
 
     def write(self, block: OutBlock) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         batch = pa.RecordBatch.from_arrays(table_arrays(self.spec, block), names=self._names)
         if self._writer is None:
-            self._writer = pq.ParquetWriter(str(self.tmp), batch.schema)
+            self._writer = _writer(self.tmp, batch.schema)
         self._writer.write_batch(batch)
 
     def discard(self) -> None:
@@ -104,10 +103,18 @@ class ParquetWriter:
 
     def close(self) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         if self._writer is None:  # no rows
-            self._writer = pq.ParquetWriter(
-                str(self.tmp), pa.schema([(n, pa.float64()) for n in self._names])
-            )
+            self._writer = _writer(self.tmp, pa.schema([(n, pa.float64()) for n in self._names]))
         self._writer.close()
+
+
+def _writer(path: Path, schema: Any) -> Any:
+    """pyarrow's Parquet writer, the float columns not dictionary-encoded (numbers of a log rarely
+    repeat: the dictionary made writing 7 times slower and the file larger), the others (text) as
+    pyarrow writes them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    text = [f.name for f in schema if not pa.types.is_floating(f.type)]
+    return pq.ParquetWriter(str(path), schema, use_dictionary=text)
