@@ -238,16 +238,20 @@ class _Cluster:
         self.workers = max(1, len(client.scheduler_info().get("workers", {})))
 
     def map(self, fn: Callable[..., Any], items: Iterable[Any], *shared: Any) -> Iterator[Any]:
+        from distributed import KilledWorker
+
         window = 2 * self.workers + 1
-        scattered = [self.client.scatter(x, broadcast=True) for x in shared]
         pending: deque = deque()
         try:
+            scattered = [self.client.scatter(x, broadcast=True) for x in shared]
             for item in items:
                 pending.append(self.client.submit(fn, *scattered, item, pure=False))
                 if len(pending) >= window:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except (KilledWorker, OSError, TimeoutError) as exc:  # the cluster, not the data
+            raise DatasetError(f"{self.where} failed: {type(exc).__name__}: {exc}") from None
         finally:
             for future in pending:
                 future.cancel()
