@@ -229,8 +229,9 @@ class _Local:
 
 
 class _Cluster:
-    """Sends each item to a ``dask.distributed`` client, at most ``window`` in flight, and yields
-    the results in order (a task's exception is raised here, in order too)."""
+    """Sends each item to a ``dask.distributed`` client, at most two more than the workers in
+    flight (the client's memory: that many blocks, whatever the file), and yields the results in
+    order (a task's exception is raised here, in order too)."""
 
     def __init__(self, client: Any, where: str) -> None:
         self.client = client
@@ -240,7 +241,7 @@ class _Cluster:
     def map(self, fn: Callable[..., Any], items: Iterable[Any], *shared: Any) -> Iterator[Any]:
         from distributed import KilledWorker
 
-        window = 2 * self.workers + 1
+        window = self.workers + 2
         pending: deque = deque()
         try:
             scattered = [self.client.scatter(x, broadcast=True) for x in shared]
