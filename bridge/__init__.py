@@ -15,6 +15,7 @@ from bridge.errors import (
     BackendError,
     BridgeError,
     BridgeWarning,
+    DatasetError,
     FileAccessError,
     InertiaError,
     InvalidValueError,
@@ -98,6 +99,12 @@ _LAZY = {
     "casadi_jacobian": "bridge.conventions.casadi_functions",
     "integrate": "bridge.dynamics.integration",
     "cross_validate": "bridge.validation.check",
+    # datasets: many states between libraries' layouts, labels, files (extra [datasets] for files/Dask)
+    "convert_states": "bridge.datasets.convert",
+    "NativeStates": "bridge.datasets.convert",
+    "state_columns": "bridge.datasets.convert",
+    "compute": "bridge.datasets.labels",
+    "convert_dataset": "bridge.datasets.pipeline",
     "robot_names": "bridge.robots",
     "robot_path": "bridge.robots",
 }
@@ -107,6 +114,7 @@ __all__ = [
     "BridgeError",
     "BridgeWarning",
     "FileAccessError",
+    "DatasetError",
     "Force",
     "InertiaError",
     "InvalidValueError",

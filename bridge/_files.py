@@ -35,6 +35,7 @@ from bridge.errors import BridgeError, FileAccessError, ModelFileNotFoundError
 
 __all__ = [
     "MAX_MODEL_BYTES",
+    "atomic_file",
     "check_model_file",
     "check_output",
     "file_status",
@@ -458,29 +459,34 @@ def _sync_folder(folder: Path) -> None:
             os.close(fd)
 
 
-def write_atomic(
+@contextlib.contextmanager
+def atomic_file(
     path: str | os.PathLike,
-    data: str | bytes,
     *,
     replace: bool,
     inputs: Iterable[str | os.PathLike] = (),
     what: str = "output file",
     hint: str = "pass replace=True to replace it",
-) -> None:
-    """Write ``data`` (text as UTF-8) to ``path`` atomically (see the module docstring), after
-    :func:`check_output`'s checks (again: the folder may have changed while the caller worked).
-    The old file is replaced only with ``replace``, keeping its permissions (a new file gets
-    ``0o666`` less the umask). Any failure is a :class:`bridge.FileAccessError` naming ``what``
-    and the cause; the old file is then as it was and no temporary file is left."""
+) -> Iterator[str]:
+    """Yield the name of a new temporary file beside ``path`` (in its folder) for the caller to
+    write, in any number of steps; when the block ends without an exception it is fsynced and
+    becomes ``path`` (see the module docstring), after :func:`check_output`'s checks (before the
+    block, and again at the end: the folder may have changed while the caller worked). The old file
+    is replaced only with ``replace``, keeping its permissions (a new file gets ``0o666`` less the
+    umask). Any failure is a :class:`bridge.FileAccessError` naming ``what`` and the cause (an
+    exception of the block propagates); the old file is then as it was and no temporary file is
+    left."""
     target = check_output(path, replace=replace, inputs=inputs, what=what, hint=hint)
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     shown = _shown(path)
     st = _stat(target, what)
     mode = stat.S_IMODE(st.st_mode) if st is not None else _new_file_mode()
     fd, tmp = _temporary(target, what, shown)
+    os.close(fd)
     try:
+        yield tmp
+        check_output(path, replace=replace, inputs=inputs, what=what, hint=hint)
+        fd = os.open(tmp, os.O_RDONLY)
         try:
-            _write_all(fd, payload)
             os.fchmod(fd, mode)
             os.fsync(fd)
         finally:
@@ -492,6 +498,9 @@ def write_atomic(
     except FileExistsError:
         _remove(tmp)
         raise FileAccessError(f"{what} {shown} was created by someone else meanwhile; {hint}") from None
+    except FileAccessError:
+        _remove(tmp)
+        raise
     except OSError as exc:
         _remove(tmp)
         unchanged = "the old file is unchanged" if st is not None else "nothing was written"
@@ -499,4 +508,24 @@ def write_atomic(
     except BaseException:
         _remove(tmp)
         raise
+    _remove(tmp)  # (its name, after a link; nothing after a replace)
     _sync_folder(target.parent)
+
+
+def write_atomic(
+    path: str | os.PathLike,
+    data: str | bytes,
+    *,
+    replace: bool,
+    inputs: Iterable[str | os.PathLike] = (),
+    what: str = "output file",
+    hint: str = "pass replace=True to replace it",
+) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` atomically (:func:`atomic_file`)."""
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    with atomic_file(path, replace=replace, inputs=inputs, what=what, hint=hint) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_TRUNC)
+        try:
+            _write_all(fd, payload)
+        finally:
+            os.close(fd)

@@ -20,6 +20,7 @@ __all__ = [
     "BackendError",
     "BridgeError",
     "BridgeWarning",
+    "DatasetError",
     "FileAccessError",
     "InertiaError",
     "InvalidValueError",
@@ -117,6 +118,11 @@ class UnknownNameError(BridgeError, KeyError):
 
 class StateError(BridgeError, ValueError):
     """A robot state (pose, joint positions, velocities) is invalid for the model."""
+
+
+class DatasetError(BridgeError, ValueError):
+    """A data file of states or labels cannot be read or written as asked; the message names the
+    file and, where there is one, the row and the column."""
 
 
 class BackendError(BridgeError):

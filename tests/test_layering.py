@@ -1,15 +1,15 @@
 """The packages show the layers, and each imports only the layers below it.
 
-From the bottom: the base modules (``errors``, ``_array``, ``_files``, ``_numba``, ``robots``), ``spatial``,
-``model``, ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``, ``cli``. A module may
-import its own layer and those below; ``bridge/__init__.py`` (the public names, imported lazily) may
-name any. The neutral layers (up to ``derivatives``) import no dynamics library, and a dynamics
-library is imported only inside its own backend package; the array libraries (JAX, CasADi) only in
-the array namespace ``bridge.spatial.xp`` / ``xp_casadi``. The imports are read from the source with
-``ast`` at any level (module top, inside a function, under ``TYPE_CHECKING``, through
-``importlib.import_module("...")``); nothing is imported, so the whole check takes well under a
-second.
-"""
+From the bottom: the base modules (``errors``, ``_array``, ``_files``, ``_numba``, ``robots``),
+``spatial``, ``model``, ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``,
+``datasets``, ``cli``. A module may import its own layer and those below; ``bridge/__init__.py`` (the
+public names, imported lazily) may name any. The neutral layers (up to ``derivatives``) import no
+dynamics library, and a dynamics library is imported only inside its own backend package; the array
+libraries (JAX, CasADi) only in the array namespace ``bridge.spatial.xp`` / ``xp_casadi``; the data
+libraries of the ``datasets`` extra (Dask, pyarrow) only in ``bridge.datasets``. The imports are read
+from the source with ``ast`` at any level (module top, inside a function, under ``TYPE_CHECKING``,
+through ``importlib.import_module("...")``); nothing is imported, so the whole check takes well under a
+second."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("bridge.backends",),
     ("bridge.dynamics",),
     ("bridge.validation",),
+    ("bridge.datasets",),
     ("bridge.cli",),
 )
 #: the neutral layers: no dynamics library, no backend
@@ -54,6 +55,9 @@ ARRAY_HOME = {
     "casadi": ("bridge.spatial.xp_casadi", "bridge.conventions.casadi_functions"),
 }
 LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "torch")
+#: the data libraries (extra [datasets]) -> the package that alone may import them (inside functions:
+#: ``import bridge`` and ``bridge --help`` do not import them, tests/datasets/test_lazy_imports.py)
+DATA_HOME = {"dask": "bridge.datasets", "distributed": "bridge.datasets", "pyarrow": "bridge.datasets"}
 BACKENDS = "bridge.backends"
 MAX_TOP_MODULES = 10
 MAX_LINES = 700
@@ -300,6 +304,18 @@ def test_backends_import_neither_facade_nor_validation_nor_cli(tmp_path: Path) -
         (4, "a higher layer (bridge.cli)"),
         (5, "the dynamics library 'mujoco' (only bridge.backends.mujoco may)"),
     ]
+
+
+@pytest.mark.parametrize("library", sorted(DATA_HOME))
+def test_a_data_library_is_imported_in_the_datasets_package_only(library: str) -> None:
+    outside = [
+        f"{path.relative_to(ROOT)}:{line} ({text})"
+        for path in _modules()
+        if not _module_name(path, ROOT).startswith(DATA_HOME[library])
+        for line, text, names in imports_of(path)
+        if any(n.split(".")[0] == library for n in names)
+    ]
+    assert not outside, f"{library} imported outside {DATA_HOME[library]}: {outside}"
 
 
 @pytest.mark.parametrize("library", sorted(LIBRARY_HOME))

@@ -3,8 +3,8 @@
 Exit status: 0 when everything agrees, 1 when engines disagree, 2 for bad input or misuse (one line
 on stderr, ``error: ...``, names the problem; no traceback, no usage box), :data:`EXIT_SKIPPED` for
 ``check --all --fail-on-skip`` when robots were skipped and none disagreed. The commands live in
-their own modules (``check``, ``info``, ``convert``, ``models``) and register themselves on
-:data:`app`; heavy imports happen inside them, so ``bridge --help`` stays fast.
+their own modules (``check``, ``info``, ``convert``, ``convert_states``, ``models``) and register
+themselves on :data:`app`; heavy imports happen inside them, so ``bridge --help`` stays fast.
 """
 
 from __future__ import annotations

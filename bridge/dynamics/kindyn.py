@@ -235,12 +235,8 @@ class KinDyn:
         except BridgeError as exc:
             raise StateError(str(exc)) from None
         state.check_model(self.model)
-        batch = np.broadcast_shapes(
-            state.world_H_base.batch_shape,
-            state.s.shape[:-1],
-            state.base_velocity.shape[:-1],
-            state.s_dot.shape[:-1],
-        )
+        parts = (state.world_H_base.matrix[..., 0], state.s, state.base_velocity, state.s_dot)
+        batch = np.broadcast_shapes(*(p.shape[:-1] for p in parts))
         try:
             check_batch("gravity", g.shape[:-1], batch)
         except ShapeError as exc:
@@ -249,12 +245,9 @@ class KinDyn:
             raise StateError(f"the state is an empty batch (batch shape {batch}): give at least one state")
         if state.representation is not self.representation:
             state = state.to(self.representation)
-        if not self.model.floating:
-            # a fixed base has no base velocity
-            state = State(
-                state.world_H_base, state.s, np.zeros(6), state.s_dot, self.representation,
-                layout=state.layout,
-            )  # fmt: skip
+        if not self.model.floating:  # a fixed base has no base velocity
+            H, zero, rep = state.world_H_base, np.zeros(6), self.representation
+            state = State(H, state.s, zero, state.s_dot, rep, layout=state.layout)
         self._engine.set_state(state, g)
         self._state = state
         self._gravity = g

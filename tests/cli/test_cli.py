@@ -16,7 +16,7 @@ def test_help_is_fast_and_lists_commands() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "bridge.cli", "--help"], capture_output=True, text=True, check=True
     )
-    for command in ("check", "info", "convert", "models"):
+    for command in ("check", "info", "convert", "convert-states", "models"):
         assert command in out.stdout
 
 
