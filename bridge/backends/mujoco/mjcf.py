@@ -22,7 +22,7 @@ import numpy as np
 
 from bridge.backends.mujoco.bodies import BodyPlan, Inertias, body_inertia, mujoco_joints
 from bridge.backends.mujoco.model import FREE_JOINT, mujoco_body_name, mujoco_spec
-from bridge.model.building import require_finite_numbers, unique_name
+from bridge.model.building import unique_name
 from bridge.model.gravity import gravity_or
 from bridge.model.model import Model
 from bridge.spatial import Transform
@@ -95,7 +95,6 @@ def to_mjcf(
         stacklevel=2,
         what="to_mjcf",
     )
-    require_finite_numbers(model, "MJCF")
     gravity = np.asarray(gravity_or(gravity, model), dtype=float)
     links = set(model.link_names)
     children: dict[str | None, list[BodyPlan]] = {}

@@ -98,7 +98,7 @@ from bridge.errors import (
     ShapeError,
     UnsupportedError,
 )
-from bridge.model.building import movable_joint, unique_name
+from bridge.model.building import movable_joint, require_finite_numbers, unique_name
 from bridge.model.gravity import gravity_or
 from bridge.model.model import Frame, Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
@@ -241,6 +241,7 @@ def _checked_arguments(model: object, gravity: object, what: str) -> np.ndarray:
     ``model`` a bridge Model; else a BridgeError naming ``what``."""
     if not isinstance(model, Model):
         raise BackendError(f"{what} expects a bridge Model, got {type(model).__name__}")
+    require_finite_numbers(model, "MJCF")  # (joint limits become ranges)
     gravity = as_float_array(gravity_or(gravity, model), f"{what}: gravity", (3,))
     if gravity.shape != (3,):
         raise ShapeError(f"{what}: gravity: expected shape (3,), got {gravity.shape}")
