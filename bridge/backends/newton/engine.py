@@ -45,13 +45,13 @@ from bridge.backends.base import EngineBase
 from bridge.backends.batch import FlatBatch
 from bridge.backends.newton.accelerations import NEWTON_INTERNAL
 from bridge.backends.newton.model import body_order, newton_builder, require_newton
-from bridge.backends.newton.state import NEWTON, newton_dof_permutation
+from bridge.backends.newton.state import NEWTON
 from bridge.backends.newton.worlds import Worlds
 from bridge.conventions.convert import velocity_change
 from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
-from bridge.conventions.native_state import to_native_state
+from bridge.conventions.native_state import joint_layout, to_native_state
 from bridge.conventions.state import Representation, State
-from bridge.model.model import JointKind, Model
+from bridge.model.model import Model
 
 __all__ = ["RTOL", "NewtonEngine"]
 
@@ -82,11 +82,10 @@ class NewtonEngine(EngineBase):
         self._inertia = np.array([np.asarray(i.inertia_com, dtype=float) for i in links])
         self._total = float(self._mass.sum())
         self._internal = NEWTON_INTERNAL.bound(model)
-        # joint_q's revolute angles (after the free joint's 7 coordinates): Newton's DOF order
-        nb = 7 if model.floating else 0
-        kinds = [model.joint(model.dof_names[k]).kind for k in newton_dof_permutation(model)]
-        revolute = (JointKind.REVOLUTE, JointKind.CONTINUOUS)
-        self._angles = np.array([nb + i for i, kind in enumerate(kinds) if kind in revolute], dtype=np.intp)
+        # joint_q's revolute angles (each joint's first coordinate in Newton's joint_q)
+        starts = joint_layout(model, NEWTON).idx_q
+        kinds = model.coordinates.kinds
+        self._angles = np.array([starts[k] for k, kind in enumerate(kinds) if kind.rotational], dtype=np.intp)
         self._poses_all: np.ndarray | None = None
         self.batch_shape: tuple[int, ...] = ()
 

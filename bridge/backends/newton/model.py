@@ -37,7 +37,6 @@ import numpy as np
 from bridge._array import as_float_array
 from bridge.errors import BackendError, BridgeWarning, InvalidValueError, ModelError, UnsupportedError
 from bridge.model.gravity import gravity_or
-from bridge.model.joints import require_single_coordinate
 from bridge.model.model import Joint, JointKind, JointLimits, Link, Model
 from bridge.spatial import SpatialInertia, Transform
 
@@ -171,7 +170,7 @@ def newton_builder(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
     g = as_float_array(gravity_or(gravity, model), "to_newton: gravity", (3,))
     if g.shape != (3,):
         raise InvalidValueError(f"to_newton: gravity must be one vector (3,) in world axes, not {g.shape}")
-    require_single_coordinate(model, "bridge's Newton builder (ball and free joints: not yet)")
+    _refuse_unwritable(model)
     refuse_beyond_float32(model, g)
     newton, wp = require_newton()
     builder = newton.ModelBuilder(gravity=tuple(float(x) for x in g))
@@ -195,6 +194,22 @@ def newton_builder(model: Model, gravity: object = (0.0, 0.0, -9.81)) -> Any:
         joints.append(_add_joint(builder, wp, j, body, j.name in set(model.dof_names)))
     builder.add_articulation(joints, label=model.name)
     return builder
+
+
+def _refuse_unwritable(model: Model) -> None:
+    """An UnsupportedError naming the joints Newton cannot hold as bridge means them: planar joints
+    (no Newton joint type) and free joints other than the floating base's (Newton 1.8 takes their
+    velocity in the joint frame's axes but gives their gravity and Coriolis forces in world axes,
+    measured: its dynamics of such a joint are not those of its own coordinates)."""
+    planar = [j.name for j in model.joints if j.kind is JointKind.PLANAR]
+    if planar:
+        raise UnsupportedError(f"model {model.name!r}: Newton has no planar joint type (joints {planar})")
+    free = [j.name for j in model.joints if j.kind is JointKind.FREE]
+    if free:
+        raise UnsupportedError(
+            f"model {model.name!r}: Newton gives a free joint's forces in world axes and its velocity in "
+            f"the joint frame's, so bridge's Newton builder takes the floating base's only (joints {free})"
+        )
 
 
 def refuse_beyond_float32(model: Model, gravity: np.ndarray | None = None) -> None:
@@ -233,6 +248,18 @@ def _add_joint(builder: Any, wp: Any, j: Joint, body: dict[str, int], movable: b
             parent, child, parent_xform=xform(wp, rest), child_xform=wp.transform_identity(), label=j.name
         )
     X_c = _translation(j.axis_origin)
+    if j.kind is JointKind.BALL:  # about the centre: frames at it, the child's axes
+        return builder.add_joint_ball(
+            parent,
+            child,
+            parent_xform=xform(wp, rest @ X_c),
+            child_xform=xform(wp, X_c),
+            armature=float(j.armature),
+            friction=0.0,
+            damping=0.0,
+            stiffness=0.0,
+            label=j.name,
+        )
     common = {
         "parent_xform": xform(wp, rest @ X_c),
         "child_xform": xform(wp, X_c),
@@ -267,8 +294,8 @@ def _pose(x: np.ndarray) -> np.ndarray:
 
 
 def from_newton(newton_model: Any, name: str = "newton") -> Model:
-    """A bridge Model from a ``newton.Model`` with one articulation of revolute, prismatic, fixed
-    and free joints (a free or fixed joint to the world on its root body)."""
+    """A bridge Model from a ``newton.Model`` with one articulation of revolute, prismatic, ball,
+    fixed and free joints (a free or fixed joint to the world on its root body)."""
     newton, _ = require_newton()
     if not isinstance(newton_model, newton.Model):
         raise BackendError(f"from_newton expects a newton.Model, got {type(newton_model).__name__}")
@@ -299,10 +326,20 @@ def from_newton(newton_model: Any, name: str = "newton") -> Model:
             if not floating and t != int(newton.JointType.FIXED):
                 raise ModelError(f"from_newton: the root joint {label!r} is neither free nor fixed")
             continue
-        if t not in kinds:
+        if t not in kinds and t != int(newton.JointType.BALL):
             raise ModelError(f"from_newton: joint {label!r} has a type bridge does not model ({t})")
         Hc = _pose(X_c[k])
         rest = _pose(X_p[k]) @ np.linalg.inv(Hc)
+        if t == int(newton.JointType.BALL):
+            if not np.allclose(Hc[:3, :3], np.eye(3), atol=1e-6):  # (float32)
+                raise ModelError(
+                    f"from_newton: ball joint {label!r}: its frame on the child is rotated, so its "
+                    "quaternion is not the child's rotation (bridge's ball joint); give it the child's axes"
+                )
+            d = int(qd_start[k])
+            ball = {"axis_origin": Hc[:3, 3], "armature": float(armature[d])}
+            joints.append(Joint(str(label), JointKind.BALL, labels[p], labels[c], Transform(rest), **ball))
+            continue
         kind, extra = kinds[t], {}
         if kind is not JointKind.FIXED:
             d = int(qd_start[k])
