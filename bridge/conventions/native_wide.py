@@ -147,19 +147,12 @@ def to_native_wide(model: Model, state: State, convention: Convention) -> tuple[
     """Neutral ``state`` -> ``(q (..., nq), v (..., nv))`` in ``convention`` (module docstring)."""
     from bridge.conventions.change_of_variables import NEUTRAL, change_of_variables
 
-    config = convention.configuration
     lay = wide_layout(model, convention)
-    coords = model.coordinates
-    s = np.asarray(state.s)
     lead = np.broadcast_shapes(
-        state.world_H_base.batch_shape, s.shape[:-1], state.s_dot.shape[:-1], state.base_velocity.shape[:-1]
+        state.world_H_base.batch_shape,
+        *(tuple(np.shape(x)[:-1]) for x in (state.s, state.s_dot, state.base_velocity)),
     )
-    q = np.zeros((*lead, lay.nq))
-    if model.floating:
-        q[..., :7] = _base_q(state.world_H_base, config)
-    for k, kind in enumerate(coords.kinds):
-        a = lay.q_start[k]
-        q[..., a : a + lay.q_width[k]] = _joint_q_out(kind, s[..., coords.q_slice(k)], config)
+    q = np.array(np.broadcast_to(native_positions(model, state, convention), (*lead, lay.nq)))
     v = change_of_variables(model, state, NEUTRAL[state.representation], convention).velocity(
         state.nu if model.floating else state.s_dot
     )
