@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from bridge.backends.info import InfoColumn, LibraryInfo, counts
+from bridge.backends.info import InfoColumn, LibraryInfo, counts, velocity_offsets
 from bridge.backends.newton.model import require_newton, to_newton
-from bridge.backends.newton.state import newton_dof_permutation
+from bridge.backends.newton.state import NEWTON
 from bridge.model.model import Model
 
 __all__ = ["info_column"]
@@ -29,10 +29,9 @@ def info_column(model: Model, path: str | None = None) -> LibraryInfo:
     nb = 6 if model.floating else 0
     nq, nv = nm.joint_coord_count, nm.joint_dof_count
     column_counts = counts(nm.body_count, nm.joint_count, fixed, nv - nb, 0, nq, nv)
-    order = np.empty(model.n_dofs, dtype=int)
-    order[newton_dof_permutation(model)] = np.arange(model.n_dofs)
+    order = velocity_offsets(model, NEWTON.permutation(model))
     meaning = "newton's joint_qd without the 6 free-joint entries"
-    column = InfoColumn(NAME, column_counts, tuple(order), meaning)
+    column = InfoColumn(NAME, column_counts, order, meaning)
     note = (
         "newton counts every link as a body and every joint, plus a free joint (floating base) or a "
         "fixed joint (fixed base) from the world to the base; no extra frames; joint_q = (base origin, "
