@@ -238,19 +238,24 @@ def _by_kind(field_name: str, kind: str, what: str) -> Any:
 
 
 def _through_table(kind: str, role: str, field_name: str, what: str) -> Any:
-    """The reader or writer (``role``) of ``kind`` from the format table: bridge's own function for
-    a format that needs no library; for one that does, what the records offer (``field_name``:
-    their ``imports`` / ``exports``, filled from the table: a record registered at run time may
-    offer it too), or the table's function when no record speaks for that library."""
+    """The reader or writer (``role``) of ``kind`` from the format table: bridge's own function
+    first (a format needing no library); for a format that needs one, what the records offer
+    (``field_name``: their ``imports`` / ``exports``, filled from the table: a record registered at
+    run time may offer it too), or the table's function when no record speaks for that library."""
     fmt = formats.format_named(kind)
     target = getattr(fmt, role)
-    spoken_for = fmt.requires is not None and any(rec.requires == fmt.requires for rec in LIBRARIES.values())
-    if spoken_for or any(kind in getattr(rec, field_name) for rec in LIBRARIES.values()):
-        return _by_kind(field_name, fmt.name, what)
+    if fmt.requires is not None or target is None:
+        records = LIBRARIES.values()
+        spoken_for = fmt.requires is not None and any(rec.requires == fmt.requires for rec in records)
+        if spoken_for or any(fmt.name in getattr(rec, field_name) for rec in records):
+            return _by_kind(field_name, fmt.name, what)
     if target is None:
         raise BridgeError(f"nothing {what} {fmt.title} files (the format {fmt.name!r} names no {role})")
     fmt.require(f"{'reading' if role == 'reader' else 'writing'} {fmt.title} files")
-    return resolve(target)
+    try:
+        return resolve(target)
+    except (ImportError, AttributeError) as exc:
+        raise BridgeError(f"the {role} of {fmt.title} files, {target!r}, cannot be loaded ({exc})") from None
 
 
 def importer(kind: str) -> Any:

@@ -75,6 +75,8 @@ def convert(
     force: ForceOpt = False,
     load: LoadOptions = NO_LOAD_OPTIONS,
 ) -> None:
+    """Re-root and/or reduce a model and write it in the format the output's suffix names (the help
+    above, from the format table)."""
     from bridge.errors import BridgeError
 
     inputs = model_inputs(model)

@@ -194,3 +194,23 @@ def test_no_module_but_the_table_lists_model_file_suffixes() -> None:
         if pattern.search(line)
     ]
     assert not found, found
+
+
+def test_bridges_own_reader_comes_before_a_record_offering_the_same_kind(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    record = registry.Library(name="toy_lib", summary="s", imports={"urdf": "json:loads"})
+    monkeypatch.setitem(registry.LIBRARIES, "toy_lib", record)
+    assert registry.importer("urdf") is bridge.load_urdf
+
+
+@pytest.mark.parametrize("target", ["no_such_module_xyz:read", "json:no_such_function"])
+def test_a_reader_that_does_not_load_is_a_bridge_error_naming_it(tmp_path: Path, target: str) -> None:
+    formats.register_format(formats.Format("broken", "BROKEN", "d", "broken", (".broken",), reader=target))
+    try:
+        path = tmp_path / "m.broken"
+        path.write_text("<broken/>")
+        with pytest.raises(bridge.BridgeError, match=f"reader of BROKEN files, '{target}', cannot be loaded"):
+            bridge.load_model(path)
+    finally:
+        formats.unregister_format("broken")
