@@ -70,7 +70,7 @@ _LAZY = {
     "from_mujoco": "bridge.backends.mujoco.model",
     "load_mjcf": "bridge.backends.mujoco.model",
     "to_mjcf": "bridge.backends.mujoco.mjcf",
-    "load_model": "bridge.backends.mujoco.model",
+    "load_model": "bridge.backends.files",
     "to_mujoco_state": "bridge.backends.mujoco.state",
     "from_mujoco_state": "bridge.backends.mujoco.state",
     "to_drake": "bridge.backends.drake",

@@ -4,9 +4,10 @@ A :class:`Library` record names, as ``"module:attribute"`` strings resolved on f
 reading the registry imports no library), everything bridge knows about a library: its
 conventions, its engine, its model and state converters, the optional dependency and the extra that
 installs it, its native-loader comparison, its ``bridge info`` column, and the model file kinds it
-reads into a bridge Model (``imports``) and writes from one (``exports``): ``bridge convert -o X.xml``
-and the command line's MJCF input find their functions here (:func:`importer`, :func:`exporter`),
-the kind of a file by its root element (:func:`file_kind`). KinDyn, the convert
+reads into a bridge Model (``imports``) and writes from one (``exports``), filled from the format
+table (:mod:`bridge.model.formats`, the only list of file formats): :func:`importer` and
+:func:`exporter` resolve a kind's reader and writer (``bridge.load_model``, ``bridge convert -o
+X.xml``), :func:`file_kind` tells a file's kind by its root element. KinDyn, the convert
 functions, ``cross_validate``, ``check --native``, ``bridge info``, the command line's
 ``--engines`` and the stateless functions read this registry; no other module lists libraries.
 
@@ -27,11 +28,10 @@ from typing import Any
 
 from bridge.conventions.registry import register_convention, unregister_convention
 from bridge.errors import BackendError, BridgeError, InvalidValueError
+from bridge.model import formats
 
 __all__ = [
-    "FILE_KINDS",
     "LIBRARIES",
-    "READERS",
     "Library",
     "available_engines",
     "engine_class",
@@ -80,7 +80,8 @@ class Library:
         loads: the model file kinds its own loader reads ("urdf", "mjcf", "sdf"), for its
             native-loader comparison and its ``bridge info`` loader column.
         imports: file kind -> ``"module:function"`` reading such a file (a path) into a bridge
-            Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``).
+            Model through the library (MuJoCo: ``{"mjcf": ...:load_mjcf}``, the format table's
+            reader of the formats needing the library: :mod:`bridge.model.formats`).
         exports: file kind -> ``"module:function"`` writing a bridge Model as the text of such a
             file (MuJoCo: ``{"mjcf": ...:to_mjcf}``, what ``bridge convert -o X.xml`` calls).
         size_check: ``"module:function"``, ``check(model) -> str | None``: why the library's engine
@@ -154,6 +155,8 @@ def register(record: Library, *, replace: bool = False) -> Library:
     if not isinstance(record, Library):
         raise InvalidValueError(f"register: expected a Library record, got {type(record).__name__}")
     key = record.name.strip().lower()
+    for kind in (*record.loads, *record.imports, *record.exports):
+        formats.format_named(kind)  # (a kind of the format table, or InvalidValueError naming them)
     if key in LIBRARIES and not replace:
         raise InvalidValueError(f"register: a library named {record.name!r} is registered already")
     for name, target in record.conventions.items():
@@ -214,49 +217,66 @@ def _import_failed(name: str, exc: ImportError) -> BackendError:
     return BackendError(f"{name} is installed but cannot be imported ({' '.join(why.split())})")
 
 
-#: the root element of each model file kind (``<robot>`` is a URDF, ``<mujoco>`` an MJCF file)
-FILE_KINDS: dict[str, str] = {"robot": "urdf", "mujoco": "mjcf", "sdf": "sdf"}
-
-
 def file_kind(path: str | Path) -> str | None:
-    """The kind of a model file ("urdf", "mjcf", "sdf"; None: another root element), read from
-    its root element (after an XML declaration and any number of comments, processing
-    instructions and a DOCTYPE, read incrementally: :func:`bridge._files.root_element`), whatever
-    its name ends with. An unreadable file is a :class:`bridge.FileAccessError` naming it."""
-    from bridge._files import root_element
-
-    name = root_element(path)
-    return FILE_KINDS.get(name) if name is not None else None
+    """The kind of a model file (None: another root element), from its root element: the format
+    table's :func:`bridge.model.formats.file_kind`."""
+    return formats.file_kind(path)
 
 
 def _by_kind(field_name: str, kind: str, what: str) -> Any:
     """The function the first installed record names for ``kind`` in ``field_name``; BridgeError
     naming the libraries (and their extras) that would, or saying none does."""
+    title = formats.format_named(kind).title
     offering = [rec for rec in LIBRARIES.values() if kind in getattr(rec, field_name)]
     for rec in offering:
         if rec.installed:
             return resolve(getattr(rec, field_name)[kind])
     if not offering:
-        raise BridgeError(f"no registered library {what} {kind.upper()} files")
-    offering[0].require(f"{kind.upper()} files")
-    raise BridgeError(f"no installed library {what} {kind.upper()} files")  # pragma: no cover
+        raise BridgeError(f"no registered library {what} {title} files")
+    offering[0].require(f"{'reading' if field_name == 'imports' else 'writing'} {title} files")
+    raise BridgeError(f"no installed library {what} {title} files")  # pragma: no cover
 
 
-#: the file kinds bridge reads itself, without a library (``load_urdf``'s options apply to both)
-READERS: dict[str, str] = {"urdf": "bridge.model.urdf:load_urdf", "sdf": "bridge.model.sdf:load_sdf"}
+def _through_table(kind: str, role: str, field_name: str, what: str) -> Any:
+    """The reader or writer (``role``) of ``kind`` from the format table: bridge's own function
+    first (a format needing no library); for a format that needs one, what the records offer
+    (``field_name``: their ``imports`` / ``exports``, filled from the table: a record registered at
+    run time may offer it too), or the table's function when no record speaks for that library."""
+    fmt = formats.format_named(kind)
+    target = getattr(fmt, role)
+    if fmt.requires is not None or target is None:
+        records = LIBRARIES.values()
+        spoken_for = fmt.requires is not None and any(rec.requires == fmt.requires for rec in records)
+        if spoken_for or any(fmt.name in getattr(rec, field_name) for rec in records):
+            return _by_kind(field_name, fmt.name, what)
+    if target is None:
+        raise BridgeError(f"nothing {what} {fmt.title} files (the format {fmt.name!r} names no {role})")
+    fmt.require(f"{'reading' if role == 'reader' else 'writing'} {fmt.title} files")
+    try:
+        return resolve(target)
+    except (ImportError, AttributeError) as exc:
+        raise BridgeError(f"the {role} of {fmt.title} files, {target!r}, cannot be loaded ({exc})") from None
 
 
 def importer(kind: str) -> Any:
-    """``function(path) -> Model`` reading a ``kind`` file: bridge's own reader (:data:`READERS`),
-    else a record's ``imports``."""
-    if kind in READERS:
-        return resolve(READERS[kind])
-    return _by_kind("imports", kind, "reads")
+    """``function(path, **options) -> Model`` reading a ``kind`` file (the format table's reader:
+    :data:`bridge.model.formats.FORMATS`)."""
+    return _through_table(kind, "reader", "imports", "reads")
 
 
 def exporter(kind: str) -> Any:
-    """``function(model) -> str`` writing a Model as a ``kind`` file (a record's ``exports``)."""
-    return _by_kind("exports", kind, "writes")
+    """``function(model) -> str`` writing a Model as a ``kind`` file (the format table's writer)."""
+    return _through_table(kind, "writer", "exports", "writes")
+
+
+def _offered(requires: str, role: str) -> dict[str, str]:
+    """kind -> the table's reader or writer (``role``) of the formats needing ``requires``: what
+    that library's record offers (its ``imports`` / ``exports``)."""
+    return {
+        fmt.name: getattr(fmt, role)
+        for fmt in formats.FORMATS.values()
+        if fmt.requires == requires and getattr(fmt, role) is not None
+    }
 
 
 # ------------------------------------------------------------------------------------ the records
@@ -318,8 +338,8 @@ register(
         native=f"{_B}.mujoco.native:NATIVE",
         info=f"{_B}.mujoco.info:info_column",
         loads=("urdf", "mjcf"),
-        imports={"mjcf": f"{_B}.mujoco.model:load_mjcf"},
-        exports={"mjcf": f"{_B}.mujoco.mjcf:to_mjcf"},
+        imports=_offered("mujoco", "reader"),
+        exports=_offered("mujoco", "writer"),
         size_check=f"{_B}.mujoco.bodies:size_problem",
     )
 )

@@ -21,17 +21,8 @@ from typing import Annotated, Any
 import typer
 
 from bridge.cli.app import EXIT_SKIPPED, app, fail
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, model_inputs, print_warnings, split
-from bridge.cli.options import (
-    BaseOpt,
-    FixedOpt,
-    ForceOpt,
-    JointsOpt,
-    MimicIndependentOpt,
-    MimicOpt,
-    NonPhysicalOpt,
-    StrictOpt,
-)
+from bridge.cli.loading import load_model, model_inputs, print_warnings, split
+from bridge.cli.options import NO_LOAD_OPTIONS, ForceOpt, LoadOptions, OptionalModelArg, with_load_options
 from bridge.cli.output import check_output, write
 from bridge.cli.report import print_findings, print_report, print_summary_line
 
@@ -79,14 +70,14 @@ def _check_numbers(model: str | None, all_models: bool, samples: int, seed: int,
         raise fail(f"--rtol must be a positive number, not {rtol}")
 
 
-def _check_combination(native: bool, all_models: bool, load_flags: dict[str, object]) -> None:
+def _check_combination(native: bool, all_models: bool, load: LoadOptions) -> None:
     """Fail (exit 2) if ``--native`` comes with ``--all`` or with options that change how bridge loads
-    the file (``load_flags``: flag -> value, unset when falsy): the native comparison loads it as is."""
+    the file (``load``'s flags given): the native comparison loads it as is."""
     if not native:
         return
     if all_models:
         raise fail("--native does not combine with --all: give one file to compare the loaders on")
-    given = [flag for flag, value in load_flags.items() if value]
+    given = load.given()
     if given:
         raise fail(
             f"--native does not combine with {', '.join(given)}: it compares the libraries' own loaders "
@@ -283,17 +274,10 @@ def _write_json(output: _Output, reports: list[Any]) -> None:
 
 
 @app.command()
+@with_load_options()
 def check(
-    model: Annotated[
-        str | None, typer.Argument(help="A URDF file or a robot name (see `bridge models`).")
-    ] = None,
-    base: BaseOpt = None,
-    joints: JointsOpt = None,
-    fixed_base: FixedOpt = False,
-    mimic: MimicOpt = None,
-    mimic_independent: MimicIndependentOpt = False,
-    allow_nonphysical: NonPhysicalOpt = False,
-    strict: StrictOpt = False,
+    model: OptionalModelArg = None,
+    load: LoadOptions = NO_LOAD_OPTIONS,
     samples: Annotated[int, typer.Option(help="Number of random states (1 to 10000).")] = 20,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     engines: Annotated[
@@ -337,25 +321,19 @@ def check(
     from rich.console import Console
 
     _check_numbers(model, all_models, samples, seed, rtol)
-    load_flags = {"--base": base, "--joints": joints, "--fixed-base": fixed_base, "--mimic": mimic,
-                  "--mimic-independent": mimic_independent, "--allow-nonphysical": allow_nonphysical,
-                  "--strict": strict}  # fmt: skip
-    _check_combination(native, all_models, load_flags)
+    _check_combination(native, all_models, load)
     inputs = model_inputs(model) if json_file is not None else []
     check_output(json_file, "--json", force, inputs)
-    options = LoadOptions(
-        base, joints, fixed_base, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
-    )
     settings = _settings(engines, representations, samples, seed, rtol)
     console = Console()
     output = _Output(json_file, force, inputs)
     if native:
         raise _check_native(console, model, settings, output)
     if all_models:
-        sweep = _check_all(console, options, settings)
+        sweep = _check_all(console, load, settings)
         _print_sweep(console, sweep)
     else:
-        sweep = _check_one(console, model, options, settings)
+        sweep = _check_one(console, model, load, settings)
         print_report(console, sweep.reports[0])
     _write_json(output, sweep.reports)
     raise typer.Exit(_status(sweep, fail_on_skip))

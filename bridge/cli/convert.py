@@ -1,8 +1,9 @@
-"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model (URDF, SDFormat or MJCF) and write it as
-URDF, as SDFormat when OUT ends with ``.sdf`` (:meth:`Model.to_sdf`), or as MJCF when OUT ends with
-``.xml`` or ``.mjcf`` (the registry's MJCF exporter,
-:func:`bridge.backends.registry.exporter`: :func:`bridge.to_mjcf`, every number exact). What the
-written file cannot carry (joint armature in URDF) is printed as a warning."""
+"""``bridge convert MODEL -o OUT``: re-root and/or reduce a model (any kind the format table reads) and
+write it in the format OUT's suffix names (:func:`bridge.model.formats.output_kind`: ``.urdf`` URDF,
+``.sdf`` SDFormat, ``.xml`` / ``.mjcf`` MJCF, every number exact), through the registry's writer of
+that kind (:func:`bridge.backends.registry.exporter`). Another suffix is refused (exit 2, naming
+the known ones). What the written file cannot carry (joint armature in URDF) is printed as a
+warning."""
 
 from __future__ import annotations
 
@@ -12,18 +13,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from bridge.cli.app import app, fail
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, model_inputs, print_warnings
-from bridge.cli.options import (
-    BaseOpt,
-    ForceOpt,
-    JointsOpt,
-    MimicIndependentOpt,
-    MimicOpt,
-    ModelArg,
-    NonPhysicalOpt,
-    StrictOpt,
-)
+from bridge.cli.loading import load_model, model_inputs, print_warnings
+from bridge.cli.options import NO_LOAD_OPTIONS, ForceOpt, LoadOptions, ModelArg, with_load_options
 from bridge.cli.output import check_output, write
+from bridge.model.formats import FORMATS, suffix_list
 
 if TYPE_CHECKING:
     from bridge.model.model import Model
@@ -31,25 +24,43 @@ if TYPE_CHECKING:
 __all__ = ["convert"]
 
 
-def _text(model: Model, output: Path) -> tuple[str, list[str]]:
-    """The file's text (MJCF for an .xml/.mjcf ``output``, SDFormat for .sdf, else URDF) and the
-    warnings writing it gave (what the format cannot carry)."""
+def _output_kind(output: Path) -> str:
+    """The format ``output`` is written in, from its suffix (exit 2 naming the known suffixes)."""
+    from bridge.errors import BridgeError
+    from bridge.model.formats import output_kind
+
+    try:
+        return output_kind(output)
+    except BridgeError as exc:
+        raise fail(f"-o/--output: {exc}") from None
+
+
+def _text(model: Model, kind: str) -> tuple[str, list[str]]:
+    """The text of the ``kind`` file of ``model`` (the registry's writer of that kind of the format
+    table) and the warnings writing it gave (what the format cannot carry)."""
     import warnings
 
     from bridge.backends.registry import exporter
     from bridge.errors import BridgeWarning
 
-    suffix = output.suffix.lower()
+    write_text = exporter(kind)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)
-        if suffix in (".xml", ".mjcf"):
-            text = exporter("mjcf")(model)
-        else:
-            text = model.to_sdf() if suffix == ".sdf" else model.to_urdf()
+        text = write_text(model)
     return text, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
-@app.command()
+def _written() -> str:
+    """The formats ``convert`` writes and their suffixes, for its help."""
+    return suffix_list() if FORMATS else "none"
+
+
+@app.command(
+    help="Re-root and/or reduce a model and write it in the format the output's suffix names: "
+    f'{_written()}.\n\nThe file is written atomically (see "Output files"): created exclusively '
+    "without --force, and never over the model file or a file it includes, even with --force."
+)
+@with_load_options(fixed_base=False)
 def convert(
     model: ModelArg,
     output: Annotated[
@@ -57,32 +68,23 @@ def convert(
         typer.Option(
             "-o",
             "--output",
-            help="Output file: URDF, SDFormat for .sdf, or MJCF for .xml/.mjcf (UTF-8, written atomically; "
-            "an existing file only with --force).",
+            help=f"Output file, in the format its suffix names: {_written()} (UTF-8, written "
+            "atomically; an existing file only with --force).",
         ),
     ],
     force: ForceOpt = False,
-    base: BaseOpt = None,
-    joints: JointsOpt = None,
-    mimic: MimicOpt = None,
-    mimic_independent: MimicIndependentOpt = False,
-    allow_nonphysical: NonPhysicalOpt = False,
-    strict: StrictOpt = False,
+    load: LoadOptions = NO_LOAD_OPTIONS,
 ) -> None:
-    """Re-root and/or reduce a model and write it as URDF (SDFormat for .sdf, MJCF for .xml/.mjcf).
-
-    The file is written atomically (see "Output files"): created exclusively without --force, and
-    never over the model file or a file it includes, even with --force."""
+    """Re-root and/or reduce a model and write it in the format the output's suffix names (the help
+    above, from the format table)."""
     from bridge.errors import BridgeError
 
     inputs = model_inputs(model)
     check_output(output, "-o/--output", force, inputs)
-    options = LoadOptions(
-        base, joints, False, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
-    )
+    kind = _output_kind(output)
     try:
-        m, _, warned = load_model(model, options)
-        text, written = _text(m, output)
+        m, _, warned = load_model(model, load)
+        text, written = _text(m, kind)
     except BridgeError as exc:
         raise fail(exc) from None
     print_warnings(warned + written)

@@ -17,18 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from bridge.cli.app import app, fail
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, print_warnings
-from bridge.cli.options import (
-    BaseOpt,
-    FixedOpt,
-    ForceOpt,
-    JointsOpt,
-    MimicIndependentOpt,
-    MimicOpt,
-    ModelArg,
-    NonPhysicalOpt,
-    StrictOpt,
-)
+from bridge.cli.loading import load_model, print_warnings
+from bridge.cli.options import NO_LOAD_OPTIONS, ForceOpt, LoadOptions, ModelArg, with_load_options
 
 if TYPE_CHECKING:
     from bridge.datasets.pipeline import Summary
@@ -37,6 +27,7 @@ __all__ = ["convert_states"]
 
 
 @app.command("convert-states")
+@with_load_options()
 def convert_states(
     model: ModelArg,
     input: Annotated[Path, typer.Argument(help="States to convert: a .npz, .csv or .parquet file.")],
@@ -83,13 +74,7 @@ def convert_states(
         int | None, typer.Option("--workers", help="Run on a local Dask cluster of N worker processes.")
     ] = None,
     force: ForceOpt = False,
-    base: BaseOpt = None,
-    joints: JointsOpt = None,
-    fixed: FixedOpt = False,
-    mimic: MimicOpt = None,
-    mimic_independent: MimicIndependentOpt = False,
-    allow_nonphysical: NonPhysicalOpt = False,
-    strict: StrictOpt = False,
+    load: LoadOptions = NO_LOAD_OPTIONS,
 ) -> None:
     """Convert a file of states between libraries' layouts, and compute dynamics labels."""
     import warnings
@@ -99,11 +84,8 @@ def convert_states(
 
     if target is None and not quantities:
         raise fail("give --to (the output's convention) or --quantities (labels to compute), or both")
-    options = LoadOptions(
-        base, joints, fixed, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
-    )
     try:
-        m, _, warned = load_model(model, options)
+        m, _, warned = load_model(model, load)
     except BridgeError as exc:
         raise fail(exc) from None
     print_warnings(warned)

@@ -49,10 +49,11 @@ def _library_infos(model: Model, path: str | None, notes: list[str]) -> list[Lib
     reads its kind, the others get a note)."""
     import warnings
 
-    from bridge.backends.registry import LIBRARIES, file_kind
+    from bridge.backends.registry import LIBRARIES
     from bridge.errors import BridgeError, BridgeWarning
+    from bridge.model.formats import input_kind
 
-    kind = (file_kind(path) or "urdf") if path is not None else None
+    kind = input_kind(path) if path is not None else None
     infos = []
     for name, record in LIBRARIES.items():
         if record.info is None or not record.installed:

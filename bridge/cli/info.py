@@ -6,17 +6,8 @@ from typing import Any
 
 from bridge.cli.app import app, fail
 from bridge.cli.describe import describe
-from bridge.cli.loading import LoadOptions, load_model, mimic_mode, print_warnings
-from bridge.cli.options import (
-    BaseOpt,
-    FixedOpt,
-    JointsOpt,
-    MimicIndependentOpt,
-    MimicOpt,
-    ModelArg,
-    NonPhysicalOpt,
-    StrictOpt,
-)
+from bridge.cli.loading import load_model, print_warnings
+from bridge.cli.options import NO_LOAD_OPTIONS, LoadOptions, ModelArg, with_load_options
 from bridge.cli.output import table
 
 __all__ = ["describe", "info"]
@@ -77,25 +68,14 @@ def _print(console: Any, model: Any, d: dict) -> None:
 
 
 @app.command()
-def info(
-    model: ModelArg,
-    base: BaseOpt = None,
-    joints: JointsOpt = None,
-    fixed_base: FixedOpt = False,
-    mimic: MimicOpt = None,
-    mimic_independent: MimicIndependentOpt = False,
-    allow_nonphysical: NonPhysicalOpt = False,
-    strict: StrictOpt = False,
-) -> None:
+@with_load_options()
+def info(model: ModelArg, load: LoadOptions = NO_LOAD_OPTIONS) -> None:
     """Show the model as each convention sees it: counts, DOF orders and the permutation between them."""
     import bridge.cli
     from bridge.errors import BridgeError
 
-    options = LoadOptions(
-        base, joints, fixed_base, mimic_mode(mimic, mimic_independent), allow_nonphysical, strict
-    )
     try:
-        m, path, warned = load_model(model, options)
+        m, path, warned = load_model(model, load)
         described = describe(m, path)
     except BridgeError as exc:
         raise fail(exc) from None

@@ -1,22 +1,21 @@
-"""Loading the model a command names: the options that select it, warnings kept for printing."""
+"""Loading the model a command names (any kind of the format table, :mod:`bridge.model.formats`):
+the options that select it (:class:`~bridge.cli.options.LoadOptions`), warnings kept for printing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from bridge.cli.app import fail
+from bridge.cli.options import LoadOptions
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from bridge.model.model import Model
 
-__all__ = ["LoadOptions", "load_model", "mimic_mode", "model_inputs", "print_warnings", "split"]
-
-_MIMIC_MODES = ("independent", "coupled", "error")
+__all__ = ["LoadOptions", "load_model", "model_inputs", "print_warnings", "split"]
 
 
 def split(value: str | None) -> list[str] | None:
@@ -26,94 +25,55 @@ def split(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def mimic_mode(mimic: str | None, mimic_independent: bool) -> str | None:
-    """``--mimic`` (or the hidden ``--mimic-independent``) checked; exit 2 for another value."""
-    if mimic_independent:
-        return "independent"
-    if mimic is not None and mimic not in _MIMIC_MODES:
-        raise fail(f"--mimic must be independent, coupled or error, not {mimic!r}")
-    return mimic
-
-
-@dataclass(frozen=True)
-class LoadOptions:
-    """How to load the model: ``--base``, ``--joints``, ``--fixed-base``, ``--mimic``,
-    ``--allow-nonphysical``, ``--strict``."""
-
-    base: str | None = None
-    joints: str | None = None
-    fixed: bool = False
-    mimic: str | None = None
-    nonphysical: bool = False
-    strict: bool = False
+def _reader_options(options: LoadOptions) -> dict[str, Any]:
+    """The loading options as the reader's keyword arguments (``load_urdf``'s): ``floating`` only
+    with ``--fixed-base`` (else the format's own default: a URDF floats, an SDF file says itself)."""
+    out: dict[str, Any] = {
+        "base": options.base,
+        "joints": split(options.joints),
+        "check_inertia": not options.nonphysical,
+        "mimic": options.mimic,
+        "strict": options.strict,
+    }
+    if options.fixed:
+        out["floating"] = False
+    return out
 
 
 def load_model(model: str, options: LoadOptions) -> tuple[Model, Path, list[str]]:
-    """Resolve and load a model: (model, path, warning messages). BridgeErrors propagate (the
-    caller turns them into exit 2), with a hint at the option that avoids them; warnings are
-    returned, never raised."""
+    """Resolve and load a model of any kind of the format table (by its root element): (model,
+    path, warning messages). BridgeErrors propagate (the caller turns them into exit 2), with a hint
+    at the option that avoids them; loading options given for a format that takes none are refused
+    (exit 2) rather than ignored; warnings are returned, never raised."""
     import warnings
 
-    from bridge.backends.registry import READERS, file_kind, importer
+    from bridge.backends.files import options_refused
+    from bridge.backends.registry import importer
     from bridge.errors import BridgeWarning, InertiaError, UnsupportedError
+    from bridge.model.formats import format_named, input_kind
     from bridge.robots import resolve_model_path
 
     path = resolve_model_path(model)
-    kind = file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
-    if kind not in READERS:
-        return _load_mjcf(path, options)
-    # a URDF floats unless --fixed-base; an SDF file says itself (a joint to the world: fixed)
-    floating = False if options.fixed else (True if kind == "urdf" else None)
+    fmt = format_named(input_kind(path))
+    if not fmt.options and options.given():
+        raise fail(options_refused(fmt, options.given(), str(path)))
+    kwargs = _reader_options(options) if fmt.options else {}
     try:
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always", BridgeWarning)
-            loaded = importer(kind)(
-                path,
-                base=options.base,
-                joints=split(options.joints),
-                floating=floating,
-                check_inertia=not options.nonphysical,
-                mimic=options.mimic,
-                strict=options.strict,
-            )
+            loaded = importer(fmt.name)(path, **kwargs)
     except InertiaError as exc:
+        if not fmt.options:
+            raise
         raise InertiaError(f"{exc} (without --strict it loads with a warning)") from None
     except UnsupportedError as exc:
-        if "mimic" in str(exc):
+        if fmt.options and "mimic" in str(exc):
             raise UnsupportedError(
                 f"{str(exc).split('; ')[0]} (use --mimic independent or coupled)"
             ) from None
         raise
     messages = [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
     return loaded, path, messages
-
-
-def _load_mjcf(path: Path, options: LoadOptions) -> tuple[Model, Path, list[str]]:
-    """An MJCF file through the registry's MJCF reader (MuJoCo's compiler, ``bridge.load_mjcf``);
-    the URDF options are refused (exit 2) rather than ignored."""
-    import warnings
-
-    from bridge.backends.registry import importer
-    from bridge.errors import BridgeWarning
-
-    urdf_only = {
-        "--base": options.base,
-        "--joints": options.joints,
-        "--fixed-base": options.fixed,
-        "--mimic": options.mimic,
-        "--allow-nonphysical": options.nonphysical,
-        "--strict": options.strict,
-    }
-    given = [name for name, value in urdf_only.items() if value is not None and value is not False]
-    if given:  # (an empty --base or --joints too: for a URDF they mean something)
-        verb = "apply" if len(given) > 1 else "applies"
-        raise fail(
-            f"{path} is an MJCF file: {', '.join(given)} {verb} to URDF files only (and to SDFormat files)"
-        )
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always", BridgeWarning)
-        loaded = importer("mjcf")(path)
-    return loaded, path, [str(w.message) for w in record if issubclass(w.category, BridgeWarning)]
 
 
 def model_inputs(model: str | None) -> list[Path]:

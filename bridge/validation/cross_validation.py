@@ -238,12 +238,13 @@ def _load(source: str | os.PathLike | bytes) -> Model:
     from pathlib import Path
 
     from bridge._files import file_status
+    from bridge.model.formats import input_kind
     from bridge.model.urdf import load_urdf
 
     if isinstance(source, (str, os.PathLike)) and not str(source).lstrip().startswith("<"):
         path = Path(source)
         if file_status(path, "model file") == "file":
-            return registry.importer(registry.file_kind(path) or "urdf")(path)
+            return registry.importer(input_kind(path))(path)
     return load_urdf(source)
 
 

@@ -52,6 +52,7 @@ from bridge.backends.native import (
 from bridge.conventions.state import Representation, State
 from bridge.dynamics.kindyn import KinDyn
 from bridge.errors import BridgeWarning
+from bridge.model.formats import input_kind
 from bridge.robots import resolve_model_path
 from bridge.validation.measure import errors
 from bridge.validation.report import Finding, Report, Result
@@ -65,7 +66,7 @@ Errors = dict[tuple[str, str], np.ndarray]  # (quantity, representation) -> rela
 def _source(path: str) -> Source:
     """bridge's reading of the file (``load_urdf`` defaults for a URDF, else the registry's reader
     of its kind) and the warnings it gave."""
-    kind = registry.file_kind(path) or "urdf"  # another root element: load_urdf says what is wrong
+    kind = input_kind(path)  # (another root element: read as URDF, whose reader says what is wrong)
     read = registry.importer(kind)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always", BridgeWarning)

@@ -108,7 +108,6 @@ __all__ = [
     "from_mujoco",
     "is_mjcf",
     "load_mjcf",
-    "load_model",
     "mujoco_body_name",
     "require_mujoco",
     "rigid_body_flags",
@@ -656,26 +655,3 @@ def is_mjcf(path: str | os.PathLike) -> bool:
     from bridge.backends.registry import file_kind
 
     return file_kind(path) == "mjcf"
-
-
-def load_model(path: str | os.PathLike, **kwargs: Any) -> Model:
-    """Load a URDF, SDFormat or MJCF file, chosen by its root element (``<robot>``, ``<sdf>`` or
-    ``<mujoco>``).
-
-    ``kwargs`` go to :func:`bridge.load_urdf` / :func:`bridge.load_sdf` (not for MJCF).
-    """
-    from bridge.backends.registry import file_kind, importer
-
-    p = _model_path(path, "load_model")
-    if file_status(p, "model file") == "missing":
-        raise ModelFileNotFoundError(f"{p}: no such file")
-    check_model_file(p)  # (a regular file, readable, not huge)
-    kind = file_kind(p) or "urdf"  # another root element: load_urdf says what is wrong
-    if kind == "mjcf" and kwargs:
-        raise ModelError(f"{p}: options {sorted(kwargs)} apply to URDF and SDF files only")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = load_mjcf(p) if kind == "mjcf" else importer(kind)(p, **kwargs)
-    for w in caught:  # issued again one frame up: at the caller's line
-        warnings.warn(w.message, w.category, stacklevel=2)
-    return model
