@@ -358,6 +358,17 @@ def base_blocks(
             inner = inner + S @ Ku @ X
             Bnu = -(S @ X)
         return Y_nu, inner, Bnu, -(Xt @ _apply(f_b, t.Ktr) @ X)
+    out = unbatched_blocks(t, X, nu_b, y_b, f_b, np.empty((4, 6, 6)))
+    np.negative(out[3], out=out[3])
+    return out[0], out[1], out[2] if t.bias else None, out[3]
+
+
+def unbatched_blocks(
+    t: RateTable, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """``out`` (4, 6, 6) (C-contiguous) set to ``Y(nu_b)``, ``Y(y_b) + B_q``, ``B_nu``, ``-Z(f_b)``
+    of one state from W's rate table ``t`` and ``X = B_X_W`` (6, 6) (:func:`base_blocks`): five
+    small products."""
     V = np.empty((3, 6))
     V[0], V[1], V[2] = nu_b, y_b, f_b
     V[:2] = V[:2].dot(X.T)  # u = X nu, a = X y
@@ -367,10 +378,9 @@ def base_blocks(
     np.negative(Ku, out=L[:6])
     np.subtract(Su.dot(Ku), P[1, :36].reshape(6, 6), out=L[6:12])
     np.negative(Su, out=L[12:])
-    LX = L.dot(X)
-    Z = X.T.dot(P[2, 72:].reshape(6, 6)).dot(X)
-    np.negative(Z, out=Z)
-    return LX[:6], LX[6:12], LX[12:] if t.bias else None, Z
+    np.dot(L, X, out=out[:3].reshape(18, 6))
+    np.dot(X.T.dot(P[2, 72:].reshape(6, 6)), X, out=out[3])
+    return out
 
 
 # --------------------------------------------------------------------------- T by blocks
