@@ -201,7 +201,9 @@ def force_cross_matrix(f: np.ndarray) -> np.ndarray:
     """``K(f)`` (..., 6, 6) with ``K(f) a = a x* f = -crm(a)^T f`` for motions a, forces f (..., 6):
     ``[[0, -f_lin^], [-f_lin^, -f_ang^]]``."""
     if _graph(f):
-        return _force_cross_graph(f, angular_only=False)
+        o = namespace(f)
+        F, Fa = o.skew(o.vpart(f, 0, 3)), o.skew(o.vpart(f, 3, 6))
+        return o.block([[o.mzeros(3, 3, F), -F], [-F, -Fa]])
     f = np.asarray(f, dtype=np.float64)
     out = np.zeros((*f.shape[:-1], 6, 6))
     F = skew(f[..., :3])
@@ -299,7 +301,8 @@ def wrench_position_matrix(f: np.ndarray, rep: object) -> np.ndarray | None:
     components Omega does not depend on)."""
     t = _table(rep)
     if t is None:
-        raise InvalidValueError(f"wrench_position_matrix: the rate of {_declaration(rep)} depends on the pose")
+        decl = _declaration(rep)
+        raise InvalidValueError(f"wrench_position_matrix: the rate of {decl} depends on the pose")
     if not t.moves:
         return None
     if _graph(f):

@@ -2,10 +2,10 @@
 
 :mod:`bridge.derivatives.single` turns a BODY-based engine's derivatives of one state, ``(D_q, D_v,
 M)`` (inverse dynamics) or ``(A_q, A_v, M^-1)`` (forward dynamics), each (nv, nv), into the
-derivatives in W = MIXED or INERTIAL: base rows times ``L`` (``X^T`` or ``X^-1``), base columns
-times an (18, 18) block matrix G, a (6, 6) term on the base block, joints permuted. In numpy that
-is about fifteen calls of half a microsecond each for a few thousand flops; here it is one call of
-:func:`chain_rule`. The formulas are those of
+derivatives in W (whose rate does not depend on the pose): base rows times ``L`` (``X^T`` or
+``X^-1``), base columns times an (18, 18) block matrix G, a (6, 6) term on the base block, joints
+permuted. In numpy that is about fifteen calls of half a microsecond each for a few thousand
+flops; here it is one call of :func:`chain_rule`. The formulas are those of
 :func:`bridge.derivatives.inverse_dynamics_derivatives_back` and
 :func:`bridge.derivatives.forward_dynamics_derivatives_back` (docs/theory.md, "Derivatives of the
 dynamics"); the numpy paths are the reference the tests compare these kernels with.
@@ -13,17 +13,18 @@ dynamics"); the numpy paths are the reference the tests compare these kernels wi
 This module imports numba at its top and is imported only when numba is installed (the ``fast``
 extra); nothing else in bridge needs it. Every kernel writes into a caller-made ``out`` and
 allocates only its own scratch, so it is thread-safe. Compiled code is cached on disk (numba's
-``cache=True``): the first call in a fresh environment compiles for a few seconds. The
-cross-product entries are :func:`bridge.conventions.single_kernels.skew_entry`, inlined: numba's
-cache does not see an edit there, so clear this package's ``__pycache__/*.nbi``/``*.nbc`` after one.
+``cache=True``): the first call in a fresh environment compiles for a few seconds.
+
+What differs between representations reaches the kernels as data: the nonzero entries of W's rate
+table (:func:`bridge.derivatives.functional.rate_table`, derived once from W's declaration) in the
+int constants, and the values of X; the zero entries of the blocks they make are skipped where
+they are found, not where a representation's name says they are.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
-
-from bridge.conventions.single_kernels import skew_entry
 
 __all__ = ["blocks", "chain_rule", "constants", "copy_permuted"]
 
@@ -341,7 +342,12 @@ def copy_permuted(ints: np.ndarray, A0: np.ndarray, A1: np.ndarray, A2: np.ndarr
 
 @njit(cache=True, inline="always")
 def _permuted_rows(
-    A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, order: np.ndarray, identity: bool, start: int,
+    A0: np.ndarray,
+    A1: np.ndarray,
+    A2: np.ndarray,
+    order: np.ndarray,
+    identity: bool,
+    start: int,
     out: np.ndarray,
 ) -> None:
     """``out[k, i] = A_k[order[i], order]`` for the rows ``i >= start`` (``order`` (nv,) the joint
