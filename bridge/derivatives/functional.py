@@ -192,6 +192,7 @@ class RateTable:
         moves: Omega is not zero (X varies with the pose: Y and Z are not zero).
         bias: S is not zero (``T_dot nu`` does not vanish: B_q and B_nu are not zero).
         used: the velocity components ``k`` Omega depends on (the nonzero columns of K and Kt).
+        diagonal: ``X = L^-1`` is block diagonal (the declared point is the base origin).
         entries: (m, 3) the indices ``(i, j, k)`` of U's nonzero entries, and ``coefs`` (m,) their
             values (the compiled kernels' form).
     """
@@ -204,6 +205,7 @@ class RateTable:
     moves: bool
     bias: bool
     used: np.ndarray
+    diagonal: bool
     entries: np.ndarray
     coefs: np.ndarray
 
@@ -248,6 +250,7 @@ def rate_table(decl: BaseVelocity) -> RateTable | None:
         moves=bool(U.any()),
         bias=bool(S.any()),
         used=np.flatnonzero(U.any(axis=(0, 1))),
+        diagonal=not any(decl.matrices(H, o)[1][:3, 3:].any() for H in _PROBES),
         entries=entries,
         coefs=U[tuple(entries.T)].copy(),
     )
