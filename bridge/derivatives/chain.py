@@ -366,23 +366,43 @@ def base_blocks(
     return out[0], out[1], out[2] if t.bias else None, out[3]
 
 
+class BlocksScratch:
+    """The buffers of :func:`unbatched_blocks` (and views of them), made once by a caller that
+    calls it often."""
+
+    def __init__(self) -> None:
+        self.W = np.empty((3, 6))  # u = X nu, a = X y, f
+        self.P = np.empty((3, 144))  # W @ KSKt
+        self.L = self.P[0, :108].reshape(18, 6)  # [-K(u); S(u) K(u) - K(a); -S(u)]
+        self.Ku, self.mid = self.P[0, :36].reshape(6, 6), self.P[0, 36:72].reshape(6, 6)
+        self.Su = self.P[0, 72:108].reshape(6, 6)
+        self.Ka, self.Kt = self.P[1, :36].reshape(6, 6), self.P[2, 108:].reshape(6, 6)
+        self.tmp = np.empty((6, 6))
+
+
 def unbatched_blocks(
-    t: RateTable, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, out: np.ndarray
+    t: RateTable,
+    X: np.ndarray,
+    nu_b: np.ndarray,
+    y_b: np.ndarray,
+    f_b: np.ndarray,
+    out: np.ndarray,
+    scratch: BlocksScratch | None = None,
 ) -> np.ndarray:
     """``out`` (4, 6, 6) (C-contiguous) set to ``Y(nu_b)``, ``Y(y_b) + B_q``, ``B_nu``, ``-Z(f_b)``
-    of one state from W's rate table ``t`` and ``X = B_X_W`` (6, 6) (:func:`base_blocks`): five
-    small products."""
-    V = np.empty((3, 6))
-    V[0], V[1], V[2] = nu_b, y_b, f_b
-    V[:2] = V[:2].dot(X.T)  # u = X nu, a = X y
-    P = V.dot(t.KSKt)  # K(u), S(u) | K(a) | Kt(f), each (36,)
-    Ku, Su = P[0, :36].reshape(6, 6), P[0, 36:72].reshape(6, 6)
-    L = np.empty((18, 6))  # [-K(u); S(u) K(u) - K(a); -S(u)], then times X
-    np.negative(Ku, out=L[:6])
-    np.subtract(Su.dot(Ku), P[1, :36].reshape(6, 6), out=L[6:12])
-    np.negative(Su, out=L[12:])
-    np.dot(L, X, out=out[:3].reshape(18, 6))
-    np.dot(X.T.dot(P[2, 72:].reshape(6, 6)), X, out=out[3])
+    of one state from W's rate table ``t`` and ``X = B_X_W`` (6, 6) (:func:`base_blocks`): a few
+    small products into ``scratch``'s buffers (no allocation when given)."""
+    b = BlocksScratch() if scratch is None else scratch
+    W = b.W
+    np.dot(X, nu_b, out=W[0])
+    np.dot(X, y_b, out=W[1])
+    W[2] = f_b
+    np.dot(W, t.KSKt, out=b.P)  # -K(u), _, -S(u), _ | -K(a), ... | ..., Kt(f)
+    np.dot(b.Su, b.Ku, out=b.mid)  # S(u) K(u) - K(a) = (-S(u)) (-K(u)) + (-K(a))
+    b.mid += b.Ka
+    np.dot(b.L, X, out=out[:3].reshape(18, 6))
+    np.dot(X.T, b.Kt, out=b.tmp)
+    np.dot(b.tmp, X, out=out[3])
     return out
 
 

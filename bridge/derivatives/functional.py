@@ -188,7 +188,9 @@ class RateTable:
         Kr: (6, 36): ``K(z) = (z @ Kr).reshape(6, 6)``.
         Sr: (6, 36): ``S(z) = (z @ Sr).reshape(6, 6)``.
         Ktr: (6, 36): ``Kt(g) = (g @ Ktr).reshape(6, 6)``.
-        KSKt: (6, 108): ``[Kr | Sr | Ktr]`` (the three of one vector in one product).
+        KSKt: (6, 144): ``[-Kr | 0 | -Sr | Ktr]``: one product with a vector ``z`` gives
+            ``-K(z)``, room for a third (6, 6) block, ``-S(z)`` side by side (an (18, 6) matrix, row
+            major) and ``Kt(z)`` (the numpy single-state path).
         moves: Omega is not zero (X varies with the pose: Y and Z are not zero).
         bias: S is not zero (``T_dot nu`` does not vanish: B_q and B_nu are not zero).
         used: the velocity components ``k`` Omega depends on (the nonzero columns of K and Kt).
@@ -240,7 +242,8 @@ def rate_table(decl: BaseVelocity) -> RateTable | None:
     U.setflags(write=False)
     S = U + U.transpose(0, 2, 1)  # S(z)[i, m] = sum_j (U[i, m, j] + U[i, j, m]) z_j
     tables = (U.transpose(1, 0, 2).reshape(6, 36), S.transpose(2, 0, 1).reshape(6, 36), U.reshape(6, 36))
-    tables = (*tables, np.concatenate(tables, axis=1))
+    zero = np.zeros((6, 36))
+    tables = (*tables, np.concatenate((-tables[0], zero, -tables[1], tables[2]), axis=1))
     for t in tables:
         t.setflags(write=False)
     entries = np.argwhere(U != 0.0).astype(np.intp)

@@ -24,7 +24,7 @@ import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.state import Representation, velocity_declaration
-from bridge.derivatives.chain import flat_index, unbatched_blocks
+from bridge.derivatives.chain import BlocksScratch, flat_index, unbatched_blocks
 from bridge.derivatives.functional import rate_table
 from bridge.derivatives.select import compiled_kernels
 from bridge.errors import InvalidValueError
@@ -172,6 +172,7 @@ class SingleStateInverseDerivatives(_SingleState):
         self._X = vals[_V_X : _V_X + 36].reshape(6, 6)
         self._Xt = self._X.T
         self._Y = vals[_V_Y:_V_END].reshape(4, 6, 6)
+        self._scratch = BlocksScratch()
 
     def __call__(
         self,
@@ -207,7 +208,7 @@ class SingleStateInverseDerivatives(_SingleState):
         if self.kernel is not None:
             return self._compiled(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, out)
         self._X[...] = X
-        unbatched_blocks(self._rates, self._X, nu_b, nu_dot_b, tau_b, self._Y)
+        unbatched_blocks(self._rates, self._X, nu_b, nu_dot_b, tau_b, self._Y, self._scratch)
         mats = self._mats
         mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t
         np.matmul(self._Xt, self._top, out=self._rows)
