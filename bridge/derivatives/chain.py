@@ -40,7 +40,7 @@ import weakref
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
-from bridge.conventions.declaration import BODY_VELOCITY, BaseVelocity
+from bridge.conventions.declaration import BODY_VELOCITY, Axes, BaseVelocity, Point
 from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives.functional import (
     RateTable,
@@ -69,7 +69,6 @@ __all__ = [
     "wrench_position_term",
 ]
 
-_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 
 
 # --------------------------------------------------------------------------- the tangent
@@ -111,19 +110,38 @@ def retract(
     if delta.shape[-1] == n:
         lead = np.broadcast_shapes(H.shape[:-2], delta.shape[:-1])
         return np.broadcast_to(H, (*lead, 4, 4)).copy(), s_new
-    d = delta[..., :6]
-    if rep is _MIXED:
-        lead = np.broadcast_shapes(H.shape[:-2], d.shape[:-1])
-        out = np.zeros((*lead, 4, 4))
-        out[..., :3, :3] = so3_exp(d[..., 3:]) @ H[..., :3, :3]
-        out[..., :3, 3] = H[..., :3, 3] + d[..., :3]
-        out[..., 3, 3] = 1.0
-        return out, s_new
-    E = np.zeros((*d.shape[:-1], 4, 4))  # the SE(3) exponential of the twist d (linear first)
-    E[..., :3, :3] = so3_exp(d[..., 3:])
-    E[..., :3, 3] = np.einsum("...ij,...j->...i", so3_left_jacobian(d[..., 3:]), d[..., :3])
-    E[..., 3, 3] = 1.0
-    return (H @ E if rep is _BODY else E @ H), s_new
+    E, V = so3_exp, so3_left_jacobian
+    return _flow(NUMPY, velocity_declaration(rep), H, delta[..., :6], lambda w: (E(w), V(w))), s_new
+
+
+def _flow(o: Ops, decl: BaseVelocity, H: object, d: object, exp_parts) -> object:
+    """The base pose (..., 4, 4) reached from H by moving with the constant base velocity ``d``
+    (..., 6) declared by ``decl`` for unit time, in closed form from the declaration
+    (``exp_parts(w) = (exp(w^), V(w))``, the SO(3) exponential and its left Jacobian). The angular
+    velocity in world axes, ``w = d_ang`` (world axes) or ``R d_ang`` (body axes), stays constant
+    along the motion (``R(t) = exp(t w^) R``: ``exp(t w^) w = w``), so the rotation is
+    ``exp(w^) R``. The declared point moves by the linear half: a point fixed in the base (its
+    origin or centre of mass ``c``, at ``x = p + R c``) by ``d_lin`` (world axes) or by
+    ``V(w) R d_lin`` (body axes: ``x_dot = R(t) d_lin``); the body point at the world origin
+    (``p_dot = w x p + d_lin`` in world axes, ``w x p + R(t) d_lin`` in body axes) so that
+    ``p' = exp(w^) p + V(w) d_lin`` or ``exp(w^) (p + R d_lin)``. BODY is ``H exp(d^)``, INERTIAL
+    ``exp(d^) H``, MIXED ``(exp(d_ang^) R, p + d_lin)``."""
+    first, second = o.vpart(d, 0, 3), o.vpart(d, 3, 6)
+    lin, ang = (second, first) if decl.swap else (first, second)
+    R, p = o.pose_parts(H)
+    world_lin, world_ang = decl.linear_axes is Axes.WORLD, decl.angular_axes is Axes.WORLD
+    w = ang if world_ang else o.matvec(R, ang)
+    E, V = exp_parts(w)
+    R_new = o.matmul(E, R)
+    if decl.point is Point.WORLD_ORIGIN:
+        if world_lin:
+            return o.pose(R_new, o.matvec(E, p) + o.matvec(V, lin))
+        return o.pose(R_new, o.matvec(E, p + o.matvec(R, lin)))
+    step = lin if world_lin else o.matvec(V, o.matvec(R, lin))
+    if decl.point is Point.BASE_ORIGIN:
+        return o.pose(R_new, p + step)
+    c = o.constant(decl._com(), p)
+    return o.pose(R_new, p + o.matvec(R, c) + step - o.matvec(R_new, c))
 
 
 def _retract_wide(
@@ -166,13 +184,8 @@ def _retract_graph(o: Ops, H: object, s: object, delta: object, rep: Representat
     s_new = s + o.vpart(delta, nd - n, nd)
     if nd == n:
         return H, s_new
-    R, p = o.pose_parts(H)
-    E, V = exp_se3_parts(o, o.vpart(delta, 3, 6))
-    d_lin = o.vpart(delta, 0, 3)
-    if rep is _MIXED:
-        return o.pose(o.matmul(E, R), p + d_lin), s_new
-    step = o.pose(E, o.matvec(V, d_lin))
-    return (o.matmul(H, step) if rep is _BODY else o.matmul(step, H)), s_new
+    d = o.vpart(delta, 0, 6)
+    return _flow(o, velocity_declaration(rep), H, d, lambda w: exp_se3_parts(o, w)), s_new
 
 
 def _graph_blocks(H: object, rep: object, nu_b=None, acc_b=None, f_b=None) -> tuple:

@@ -173,3 +173,33 @@ def test_rate_table_is_derived_from_the_declaration() -> None:
                     continue
                 assert_close(t.U @ w, Om, rtol=1e-13, atol=1e-13, what=str(decl))
                 assert t.moves == bool(np.abs(Om).max() > 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(decl=declarations, seed=st.integers(0, 2**16))
+def test_tangent_motion_of_a_declaration_is_its_flow(decl: BaseVelocity, seed: int) -> None:
+    """The base motion along a declaration's tangent (:func:`bridge.derivatives.chain.retract`'s,
+    derived from the declaration) is the pose reached by moving with the constant declared velocity
+    for unit time: ``H_dot = H (L(H)^-1 d)^``, integrated numerically (scipy, 1e-12)."""
+    from scipy.integrate import solve_ivp
+
+    from bridge.derivatives.chain import _flow
+    from bridge.spatial.so3 import so3_exp, so3_left_jacobian
+    from bridge.spatial.xp import NUMPY
+
+    rng = np.random.default_rng(seed)
+    if decl.point is Point.BASE_COM:
+        decl = decl.bound(rng.normal(size=3))
+    H = bridge.Transform.exp(rng.normal(size=6)).matrix
+    d = rng.normal(size=6)
+
+    def rhs(_t: float, x: np.ndarray) -> np.ndarray:
+        Ht = np.eye(4)
+        Ht[:3, :4] = x.reshape(3, 4)
+        return (Ht @ _twist(decl.matrices(Ht)[1] @ d))[:3].ravel()
+
+    sol = solve_ivp(rhs, (0.0, 1.0), H[:3].ravel(), rtol=1e-12, atol=1e-12, method="DOP853")
+    want = np.eye(4)
+    want[:3] = sol.y[:, -1].reshape(3, 4)
+    got = _flow(NUMPY, decl, H, d, lambda w: (so3_exp(w), so3_left_jacobian(w)))
+    assert_close(got, want, rtol=1e-9, atol=1e-9, what=str(decl))
