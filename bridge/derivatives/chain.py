@@ -9,8 +9,10 @@ representation W for unit time. Joints move by ``s + delta_s``; the base pose ``
 * INERTIAL: ``exp(delta_base^) H`` (the twist in world coordinates);
 * MIXED: ``o + delta_p`` and ``exp(delta_theta^) R`` (both in world axes).
 
-:func:`retract` is that motion, exactly. Velocities and accelerations are held fixed in W
-coordinates, and external wrenches in the frame the representation gives them (F, A or F[A]).
+:func:`retract` is that motion, exactly, derived from W's declaration (:func:`_flow`: the
+closed-form motion with a constant declared velocity, for any point, axes and order). Velocities
+and accelerations are held fixed in W coordinates, and external wrenches in the frame the
+representation gives them (F, A or F[A]).
 
 **Chain rule.** An engine computing in a BODY-based convention (``nu_t = T nu``, ``T =
 blkdiag(X, P)``, ``X = B_X_W``, P any joint permutation, e.g. Pinocchio's) gives the derivatives of
@@ -21,14 +23,18 @@ terms, each a (..., 6, 6) block on the base rows or columns (:func:`rate_matrix`
 :func:`rate_transpose_matrix`, :func:`bias_position_matrix`, :func:`bias_velocity_matrix`), and
 apply T by blocks and index permutations, never forming dense (nv, nv) products with T. External
 wrenches held fixed in A or F[A] add ``J^T K J`` (:func:`wrench_position_matrix`) to an engine's
-derivative that holds them fixed in the body.
+derivative that holds them fixed in the body. Every block comes from W's declaration: its rate
+Omega as the constant table of :func:`bridge.derivatives.functional.rate_table` (``Y(y) = -K(X y)
+X`` and its siblings, zero blocks where the table says so), or, where Omega depends on the pose,
+:func:`bridge.derivatives.functional.chain_blocks`; the functions take a :class:`Representation`
+or any base velocity declaration.
 
 **Array types.** Every function here also takes JAX arrays (under ``jax.jit``, ``jax.vmap``,
 ``jax.grad``) and CasADi SX/MX/DM matrices (unbatched, vectors as columns): those go through the
 functional, namespace-generic path of :mod:`bridge.derivatives.functional` (the same formulas,
 derived from the declarations' rates), and numpy arrays through the in-place numpy code below (the
 engines' hot path). Nothing reads the values of a traced or symbolic argument; the numpy path's
-``world_H_base=None`` shortcut (one MIXED state) is numpy-only.
+``world_H_base=None`` shortcut (the blocks read X alone) is numpy-only.
 
 This module is neutral: it names no library.
 """
@@ -68,7 +74,6 @@ __all__ = [
     "wrench_position_matrix",
     "wrench_position_term",
 ]
-
 
 
 # --------------------------------------------------------------------------- the tangent
@@ -527,7 +532,8 @@ def inverse_dynamics_derivatives_back(
     Args:
         cov: the change of variables from W to a BODY-based target convention (``X = B_X_W``), at
             the state (its ``nu`` is the velocity in W).
-        world_H_base: base poses (..., 4, 4) (unused, and may be None, for one MIXED state).
+        world_H_base: base poses (..., 4, 4) (read only where W's rate depends on the pose; may be
+            None otherwise).
         rep: W (a :class:`Representation` or its base velocity declaration).
         dtau_dq_t: the target engine's derivative (..., nv, nv) of its inverse dynamics with
             respect to its tangent (in its order).
