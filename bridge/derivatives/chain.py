@@ -9,8 +9,10 @@ representation W for unit time. Joints move by ``s + delta_s``; the base pose ``
 * INERTIAL: ``exp(delta_base^) H`` (the twist in world coordinates);
 * MIXED: ``o + delta_p`` and ``exp(delta_theta^) R`` (both in world axes).
 
-:func:`retract` is that motion, exactly. Velocities and accelerations are held fixed in W
-coordinates, and external wrenches in the frame the representation gives them (F, A or F[A]).
+:func:`retract` is that motion, exactly, derived from W's declaration (:func:`_flow`: the
+closed-form motion with a constant declared velocity, for any point, axes and order). Velocities
+and accelerations are held fixed in W coordinates, and external wrenches in the frame the
+representation gives them (F, A or F[A]).
 
 **Chain rule.** An engine computing in a BODY-based convention (``nu_t = T nu``, ``T =
 blkdiag(X, P)``, ``X = B_X_W``, P any joint permutation, e.g. Pinocchio's) gives the derivatives of
@@ -21,14 +23,18 @@ terms, each a (..., 6, 6) block on the base rows or columns (:func:`rate_matrix`
 :func:`rate_transpose_matrix`, :func:`bias_position_matrix`, :func:`bias_velocity_matrix`), and
 apply T by blocks and index permutations, never forming dense (nv, nv) products with T. External
 wrenches held fixed in A or F[A] add ``J^T K J`` (:func:`wrench_position_matrix`) to an engine's
-derivative that holds them fixed in the body.
+derivative that holds them fixed in the body. Every block comes from W's declaration: its rate
+Omega as the constant table of :func:`bridge.derivatives.functional.rate_table` (``Y(y) = -K(X y)
+X`` and its siblings, zero blocks where the table says so), or, where Omega depends on the pose,
+:func:`bridge.derivatives.functional.chain_blocks`; the functions take a :class:`Representation`
+or any base velocity declaration.
 
 **Array types.** Every function here also takes JAX arrays (under ``jax.jit``, ``jax.vmap``,
 ``jax.grad``) and CasADi SX/MX/DM matrices (unbatched, vectors as columns): those go through the
 functional, namespace-generic path of :mod:`bridge.derivatives.functional` (the same formulas,
 derived from the declarations' rates), and numpy arrays through the in-place numpy code below (the
 engines' hot path). Nothing reads the values of a traced or symbolic argument; the numpy path's
-``world_H_base=None`` shortcut (one MIXED state) is numpy-only.
+``world_H_base=None`` shortcut (the blocks read X alone) is numpy-only.
 
 This module is neutral: it names no library.
 """
@@ -40,12 +46,19 @@ import weakref
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
-from bridge.conventions.declaration import BODY_VELOCITY
+from bridge.conventions.declaration import BODY_VELOCITY, Axes, BaseVelocity, Point
 from bridge.conventions.state import Representation, velocity_declaration
-from bridge.derivatives.functional import chain_blocks, exp_se3_parts, forward_back, inverse_back
+from bridge.derivatives.functional import (
+    RateTable,
+    chain_blocks,
+    exp_se3_parts,
+    forward_back,
+    inverse_back,
+    rate_table,
+)
+from bridge.errors import InvalidValueError
 from bridge.spatial.so3 import skew, so3_exp, so3_left_jacobian
-from bridge.spatial.vectors import crm
-from bridge.spatial.xp import Ops, is_foreign, namespace
+from bridge.spatial.xp import NUMPY, Ops, is_foreign, namespace
 
 __all__ = [
     "base_blocks",
@@ -61,8 +74,6 @@ __all__ = [
     "wrench_position_matrix",
     "wrench_position_term",
 ]
-
-_BODY, _INERTIAL, _MIXED = Representation.BODY, Representation.INERTIAL, Representation.MIXED
 
 
 # --------------------------------------------------------------------------- the tangent
@@ -104,19 +115,38 @@ def retract(
     if delta.shape[-1] == n:
         lead = np.broadcast_shapes(H.shape[:-2], delta.shape[:-1])
         return np.broadcast_to(H, (*lead, 4, 4)).copy(), s_new
-    d = delta[..., :6]
-    if rep is _MIXED:
-        lead = np.broadcast_shapes(H.shape[:-2], d.shape[:-1])
-        out = np.zeros((*lead, 4, 4))
-        out[..., :3, :3] = so3_exp(d[..., 3:]) @ H[..., :3, :3]
-        out[..., :3, 3] = H[..., :3, 3] + d[..., :3]
-        out[..., 3, 3] = 1.0
-        return out, s_new
-    E = np.zeros((*d.shape[:-1], 4, 4))  # the SE(3) exponential of the twist d (linear first)
-    E[..., :3, :3] = so3_exp(d[..., 3:])
-    E[..., :3, 3] = np.einsum("...ij,...j->...i", so3_left_jacobian(d[..., 3:]), d[..., :3])
-    E[..., 3, 3] = 1.0
-    return (H @ E if rep is _BODY else E @ H), s_new
+    E, V = so3_exp, so3_left_jacobian
+    return _flow(NUMPY, velocity_declaration(rep), H, delta[..., :6], lambda w: (E(w), V(w))), s_new
+
+
+def _flow(o: Ops, decl: BaseVelocity, H: object, d: object, exp_parts) -> object:
+    """The base pose (..., 4, 4) reached from H by moving with the constant base velocity ``d``
+    (..., 6) declared by ``decl`` for unit time, in closed form from the declaration
+    (``exp_parts(w) = (exp(w^), V(w))``, the SO(3) exponential and its left Jacobian). The angular
+    velocity in world axes, ``w = d_ang`` (world axes) or ``R d_ang`` (body axes), stays constant
+    along the motion (``R(t) = exp(t w^) R``: ``exp(t w^) w = w``), so the rotation is
+    ``exp(w^) R``. The declared point moves by the linear half: a point fixed in the base (its
+    origin or centre of mass ``c``, at ``x = p + R c``) by ``d_lin`` (world axes) or by
+    ``V(w) R d_lin`` (body axes: ``x_dot = R(t) d_lin``); the body point at the world origin
+    (``p_dot = w x p + d_lin`` in world axes, ``w x p + R(t) d_lin`` in body axes) so that
+    ``p' = exp(w^) p + V(w) d_lin`` or ``exp(w^) (p + R d_lin)``. BODY is ``H exp(d^)``, INERTIAL
+    ``exp(d^) H``, MIXED ``(exp(d_ang^) R, p + d_lin)``."""
+    first, second = o.vpart(d, 0, 3), o.vpart(d, 3, 6)
+    lin, ang = (second, first) if decl.swap else (first, second)
+    R, p = o.pose_parts(H)
+    world_lin, world_ang = decl.linear_axes is Axes.WORLD, decl.angular_axes is Axes.WORLD
+    w = ang if world_ang else o.matvec(R, ang)
+    E, V = exp_parts(w)
+    R_new = o.matmul(E, R)
+    if decl.point is Point.WORLD_ORIGIN:
+        if world_lin:
+            return o.pose(R_new, o.matvec(E, p) + o.matvec(V, lin))
+        return o.pose(R_new, o.matvec(E, p + o.matvec(R, lin)))
+    step = lin if world_lin else o.matvec(V, o.matvec(R, lin))
+    if decl.point is Point.BASE_ORIGIN:
+        return o.pose(R_new, p + step)
+    c = o.constant(decl._com(), p)
+    return o.pose(R_new, p + o.matvec(R, c) + step - o.matvec(R_new, c))
 
 
 def _retract_wide(
@@ -159,19 +189,15 @@ def _retract_graph(o: Ops, H: object, s: object, delta: object, rep: Representat
     s_new = s + o.vpart(delta, nd - n, nd)
     if nd == n:
         return H, s_new
-    R, p = o.pose_parts(H)
-    E, V = exp_se3_parts(o, o.vpart(delta, 3, 6))
-    d_lin = o.vpart(delta, 0, 3)
-    if rep is _MIXED:
-        return o.pose(o.matmul(E, R), p + d_lin), s_new
-    step = o.pose(E, o.matvec(V, d_lin))
-    return (o.matmul(H, step) if rep is _BODY else o.matmul(step, H)), s_new
+    d = o.vpart(delta, 0, 6)
+    return _flow(o, velocity_declaration(rep), H, d, lambda w: exp_se3_parts(o, w)), s_new
 
 
-def _graph_blocks(H: object, rep: Representation, nu_b=None, acc_b=None, f_b=None) -> tuple:
-    """:func:`bridge.derivatives.functional.chain_blocks` from W = ``rep`` to BODY (X = B_X_W)."""
+def _graph_blocks(H: object, rep: object, nu_b=None, acc_b=None, f_b=None) -> tuple:
+    """:func:`bridge.derivatives.functional.chain_blocks` from W = ``rep`` (or its declaration) to
+    BODY (X = B_X_W)."""
     o = namespace(H, nu_b, acc_b, f_b)
-    decl = velocity_declaration(rep)
+    decl = _declaration(rep)
     zero = o.vzeros(6, H)
     L1_inv = decl.matrices(H, o, which=(False, True))[1]
     args = (zero if x is None else o.asarray(x, H) for x in (nu_b, acc_b, f_b))
@@ -179,11 +205,23 @@ def _graph_blocks(H: object, rep: Representation, nu_b=None, acc_b=None, f_b=Non
 
 
 # --------------------------------------------------------------------------- 6x6 blocks
+def _declaration(rep: object) -> BaseVelocity:
+    """W's base velocity declaration (a :class:`Representation`, its name, or a declaration)."""
+    return rep if isinstance(rep, BaseVelocity) else velocity_declaration(Representation.parse(rep))
+
+
+def _table(rep: object) -> RateTable | None:
+    """The constant rate table of W's declaration (None: its rate depends on the pose)."""
+    return rate_table(_declaration(rep))
+
+
 def force_cross_matrix(f: np.ndarray) -> np.ndarray:
     """``K(f)`` (..., 6, 6) with ``K(f) a = a x* f = -crm(a)^T f`` for motions a, forces f (..., 6):
     ``[[0, -f_lin^], [-f_lin^, -f_ang^]]``."""
     if _graph(f):
-        return _force_cross_graph(f, angular_only=False)
+        o = namespace(f)
+        F, Fa = o.skew(o.vpart(f, 0, 3)), o.skew(o.vpart(f, 3, 6))
+        return o.block([[o.mzeros(3, 3, F), -F], [-F, -Fa]])
     f = np.asarray(f, dtype=np.float64)
     out = np.zeros((*f.shape[:-1], 6, 6))
     F = skew(f[..., :3])
@@ -193,191 +231,197 @@ def force_cross_matrix(f: np.ndarray) -> np.ndarray:
     return out
 
 
-def _base_X(H: np.ndarray, rep: Representation) -> np.ndarray:
-    """``B_X_W`` (..., 6, 6) of a pose (W = A or B[A])."""
-    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
-    X = np.zeros((*H.shape[:-2], 6, 6))
-    X[..., :3, :3] = Rt
-    X[..., 3:, 3:] = Rt
-    if rep is _INERTIAL:
-        X[..., :3, 3:] = -Rt @ skew(H[..., :3, 3])
-    return X
+def _base_X(H: np.ndarray, rep: object) -> np.ndarray:
+    """``B_X_W = L_W^-1`` (..., 6, 6) of a pose (from W's declaration)."""
+    return _declaration(rep).matrices(H, NUMPY, which=(False, True))[1]
 
 
-def rate_matrix(H: np.ndarray, y: np.ndarray, rep: Representation) -> np.ndarray | None:
+def _fixed(rep: object) -> bool:
+    """``X = B_X_W`` does not depend on the pose (W's rate is zero: T is constant)."""
+    t = _table(rep)
+    return t is not None and not t.moves
+
+
+def _apply(z: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``(z @ table).reshape(..., 6, 6)``: K, S or Kt of :class:`RateTable` at (..., 6) vectors."""
+    return (z @ table).reshape(*z.shape[:-1], 6, 6)
+
+
+def _vec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return np.einsum("...ij,...j->...i", A, x)
+
+
+def _blocks(rep: object, H: object, y: object = None, nu: object = None, f: object = None) -> tuple:
+    """The chain rule's blocks from W = ``rep`` to BODY at poses H (..., 4, 4): ``Y(y)``,
+    ``(B_q(nu), B_nu(nu))`` and ``Z(f)`` (None where zero), from W's declaration: its
+    :class:`RateTable` on numpy arrays, :func:`chain_blocks` otherwise (a traced or symbolic
+    argument, or a rate that depends on the pose)."""
+    decl = _declaration(rep)
+    t = rate_table(decl)
+    if t is not None and not t.moves:
+        return None, (None, None), None
+    if t is None or _graph(H, y, nu, f):
+        Y, Bq, Bnu, Z = _graph_blocks(H, decl, nu_b=nu if nu is not None else y, f_b=f)
+        bias = nu is not None and (t is None or t.bias)
+        return Y, ((Bq, Bnu) if bias else (None, None)), None if f is None else Z
+    H = np.asarray(H, dtype=np.float64)
+    X = _base_X(H, decl)
+    Y = B = Z = None
+    if y is not None:
+        Y = -(_apply(_vec(X, np.asarray(y, dtype=np.float64)), t.Kr) @ X)
+    if nu is not None and t.bias:
+        u = _vec(X, np.asarray(nu, dtype=np.float64))
+        S = _apply(u, t.Sr)
+        B = (S @ _apply(u, t.Kr) @ X, -(S @ X))
+    if f is not None:
+        Z = -(np.swapaxes(X, -1, -2) @ _apply(np.asarray(f, dtype=np.float64), t.Ktr) @ X)
+    return Y, (B or (None, None)), Z
+
+
+def rate_matrix(H: np.ndarray, y: np.ndarray, rep: object) -> np.ndarray | None:
     """``Y`` (..., 6, 6) with ``Y delta_base = (dX[delta]) y``: the change of ``X = B_X_W`` along the
-    tangent ``delta`` applied to a fixed (..., 6) vector ``y`` (None for BODY, where X is constant).
-
-    INERTIAL: ``dX[delta] = -crm(X delta) X``, so ``Y = crm(X y) X``. MIXED: ``dX[delta] =
-    -blkdiag(R^T dth^, R^T dth^)``, so ``Y = [[0, R^T y_lin^], [0, R^T y_ang^]]``.
-    """
-    if rep is _BODY:
-        return None
-    if _graph(H, y):
-        return _graph_blocks(H, rep, nu_b=y)[0]
-    if rep is _INERTIAL:
-        X = _base_X(H, rep)
-        return crm(np.einsum("...ij,...j->...i", X, y)) @ X
-    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
-    lead = np.broadcast_shapes(Rt.shape[:-2], y.shape[:-1])
-    out = np.zeros((*lead, 6, 6))
-    out[..., :3, 3:] = Rt @ skew(y[..., :3])
-    out[..., 3:, 3:] = Rt @ skew(y[..., 3:])
-    return out
+    tangent ``delta`` applied to a fixed (..., 6) vector ``y`` (None where X is constant, BODY):
+    ``Y = -K(X y) X`` (:class:`~bridge.derivatives.functional.RateTable`). INERTIAL: ``crm(X y) X``;
+    MIXED: ``[[0, R^T y_lin^], [0, R^T y_ang^]]``."""
+    return _blocks(rep, H, y=y)[0]
 
 
-def rate_transpose_matrix(H: np.ndarray, f: np.ndarray, rep: Representation) -> np.ndarray | None:
+def rate_transpose_matrix(H: np.ndarray, f: np.ndarray, rep: object) -> np.ndarray | None:
     """``Z`` (..., 6, 6) with ``Z delta_base = (dX[delta])^T f`` for a fixed (..., 6) force ``f``
-    (None for BODY). INERTIAL: ``Z = X^T K(f) X``; MIXED: ``Z = [[0, -(R f_lin)^], [0, -(R f_ang)^]]``."""
-    if rep is _BODY:
-        return None
-    if _graph(H, f):
-        return _graph_blocks(H, rep, f_b=f)[3]
-    if rep is _INERTIAL:
-        X = _base_X(H, rep)
-        return np.swapaxes(X, -1, -2) @ force_cross_matrix(f) @ X
-    R = H[..., :3, :3]
-    lead = np.broadcast_shapes(R.shape[:-2], f.shape[:-1])
-    out = np.zeros((*lead, 6, 6))
-    out[..., :3, 3:] = -skew(np.einsum("...ij,...j->...i", R, f[..., :3]))
-    out[..., 3:, 3:] = -skew(np.einsum("...ij,...j->...i", R, f[..., 3:]))
-    return out
+    (None for BODY): ``Z = -X^T Kt(f) X``. INERTIAL: ``X^T K(f) X``; MIXED:
+    ``[[0, -(R f_lin)^], [0, -(R f_ang)^]]``."""
+    return _blocks(rep, H, f=f)[2]
 
 
-def bias_position_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation) -> np.ndarray | None:
+def bias_position_matrix(H: np.ndarray, nu_base: np.ndarray, rep: object) -> np.ndarray | None:
     """The derivative (..., 6, 6) of the base part of ``T_dot nu`` along ``delta_base`` at fixed
-    ``nu``. Zero (None) for BODY and INERTIAL (where ``T_dot nu = 0`` identically); MIXED:
-    ``T_dot nu = (-R^T (w x v), 0)`` with ``nu_base = (v, w)``, whose derivative is
-    ``[[0, -R^T (w x v)^], [0, 0]]``."""
-    if rep is not _MIXED:
-        return None
-    if _graph(H, nu_base):
-        return _graph_blocks(H, rep, nu_b=nu_base)[1]
-    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
-    wxv = np.cross(nu_base[..., 3:], nu_base[..., :3])
-    lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
-    out = np.zeros((*lead, 6, 6))
-    out[..., :3, 3:] = -Rt @ skew(wxv)
-    return out
+    ``nu``: ``S(u) K(u) X`` (``u = X nu``); None where ``T_dot nu`` vanishes identically (S = 0:
+    BODY, INERTIAL). MIXED: ``[[0, -R^T (w x v)^], [0, 0]]`` with ``nu_base = (v, w)``."""
+    return _blocks(rep, H, nu=nu_base)[1][0]
 
 
-def bias_velocity_matrix(H: np.ndarray, nu_base: np.ndarray, rep: Representation) -> np.ndarray | None:
+def bias_velocity_matrix(H: np.ndarray, nu_base: np.ndarray, rep: object) -> np.ndarray | None:
     """The derivative (..., 6, 6) of the base part of ``T_dot nu`` with respect to the base velocity
-    ``nu_base = (v, w)`` (None for BODY and INERTIAL); MIXED: ``[[-R^T w^, R^T v^], [0, 0]]``."""
-    if rep is not _MIXED:
-        return None
-    if _graph(H, nu_base):
-        return _graph_blocks(H, rep, nu_b=nu_base)[2]
-    Rt = np.swapaxes(H[..., :3, :3], -1, -2)
-    lead = np.broadcast_shapes(Rt.shape[:-2], nu_base.shape[:-1])
-    out = np.zeros((*lead, 6, 6))
-    out[..., :3, :3] = -Rt @ skew(nu_base[..., 3:])
-    out[..., :3, 3:] = Rt @ skew(nu_base[..., :3])
-    return out
+    ``nu_base``: ``-S(X nu) X`` (None where S = 0: BODY, INERTIAL); MIXED
+    ``[[-R^T w^, R^T v^], [0, 0]]``."""
+    return _blocks(rep, H, nu=nu_base)[1][1]
 
 
-def wrench_position_matrix(f: np.ndarray, rep: Representation) -> np.ndarray | None:
+def wrench_position_matrix(f: np.ndarray, rep: object) -> np.ndarray | None:
     """``K`` (..., 6, 6) such that a wrench ``f`` held fixed in the representation's frame C of a
     frame F (F, A or F[A]) adds ``J_C^T K J_C`` to ``d tau / d q`` of inverse dynamics, on top of
     the derivative at a wrench fixed in the body (``J_C`` (..., 6, nv) the Jacobian of C, its rows
-    in C, its columns in any velocity coordinates, the same as the derivative's). None for BODY;
-    INERTIAL ``K(f)``; MIXED ``K(f)`` with its linear columns zeroed (the wrench translates with F)."""
-    if rep is _BODY:
+    in C, its columns in any velocity coordinates, the same as the derivative's). From the
+    declaration: the wrench seen in F is ``L^T f``, which changes by ``Kt(L^T f) X`` along C's
+    velocity, so ``K = -X^T Kt(X^-T f) X``, independent of the pose for a constant rate (evaluated
+    at the identity: ``K = -Kt(f)``). None for BODY; INERTIAL ``K(f)``; MIXED ``K(f)`` with its
+    linear columns zero (the wrench translates with F; the zero columns are those of the velocity
+    components Omega does not depend on)."""
+    t = _table(rep)
+    if t is None:
+        decl = _declaration(rep)
+        raise InvalidValueError(f"wrench_position_matrix: the rate of {decl} depends on the pose")
+    if not t.moves:
         return None
     if _graph(f):
-        return _force_cross_graph(f, angular_only=rep is _MIXED)
-    K = force_cross_matrix(f)
-    if rep is _MIXED:
-        K[..., :, :3] = 0.0
-    return K
+        return _kt_graph(namespace(f), t, f)
+    return -_apply(np.asarray(f, dtype=np.float64), t.Ktr)
 
 
-def wrench_position_term(J: np.ndarray, f: np.ndarray, rep: Representation) -> np.ndarray | None:
-    """``J^T K J`` (..., nv, nv) of :func:`wrench_position_matrix` (None for BODY)."""
+def _kt_graph(o: Ops, t: RateTable, f: object) -> object:
+    """``-Kt(f) = -sum_j f_j U[j]`` (..., 6, 6) on the functional path."""
+    out = None
+    for j in range(6):
+        if t.U[j].any():
+            c, fj = o.constant(-t.U[j], f), o.vpart(f, j, j + 1)
+            term = fj[..., None] * c if o.batched else fj * c
+            out = term if out is None else out + term
+    return out
+
+
+def wrench_position_term(J: np.ndarray, f: np.ndarray, rep: object) -> np.ndarray | None:
+    """``J^T K J`` (..., nv, nv) of :func:`wrench_position_matrix` (None for BODY; only the columns
+    of K Omega depends on are multiplied: MIXED's three angular ones)."""
     K = wrench_position_matrix(f, rep)
     if K is None:
         return None
     if _graph(J, f):
         o = namespace(J, f)
         return o.matmul(o.mT(J), o.matmul(K, J))
-    if rep is _MIXED:  # only the angular columns of K: J^T (K[:, 3:] J[3:])
-        return np.swapaxes(J, -1, -2) @ (K[..., :, 3:] @ J[..., 3:, :])
+    used = _table(rep).used
+    if used.shape[0] < 6:  # J^T (K[:, used] J[used])
+        return np.swapaxes(J, -1, -2) @ (K[..., :, used] @ J[..., used, :])
     return np.swapaxes(J, -1, -2) @ (K @ J)
 
 
-def _force_cross_graph(f: object, angular_only: bool) -> object:
-    """:func:`force_cross_matrix` on the functional path (its linear columns zero when
-    ``angular_only``)."""
-    o = namespace(f)
-    F, Fa = o.skew(o.vpart(f, 0, 3)), o.skew(o.vpart(f, 3, 6))
-    zero = o.mzeros(3, 3, F)
-    return o.block([[zero, -F], [zero if angular_only else -F, -Fa]])
-
-
-# flat indices into [0, x, y, z, -x, -y, -z] giving the cross-product matrix of (x, y, z)
-_SKEW_IDX = np.array([[0, 6, 2], [3, 0, 4], [5, 1, 0]])
-
-
-def _skews(vs: np.ndarray) -> np.ndarray:
-    """Cross-product matrices (k, 3, 3) of k vectors (k, 3), one gather (the unbatched path)."""
-    ext = np.empty((vs.shape[0], 7))
-    ext[:, 0] = 0.0
-    ext[:, 1:4] = vs
-    ext[:, 4:] = -vs
-    return ext[:, _SKEW_IDX]
-
-
 def base_blocks(
-    H: np.ndarray, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, rep: Representation
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
-    """``(Y(nu_b), Y(y_b) + B_q, B_nu, Z(f_b))`` (each (..., 6, 6); B_nu None but for MIXED) for
-    W = INERTIAL or MIXED, ``X = B_X_W``, ``H`` the base pose (..., 4, 4) (not read, and may be None,
-    for one MIXED state). One unbatched state takes a few stacked numpy calls (the same formulas as
-    :func:`rate_matrix` and its siblings, which serve batches)."""
-    if (H is not None and H.ndim > 2) or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
-        inner = rate_matrix(H, y_b, rep)
-        Bq = bias_position_matrix(H, nu_b, rep)
-        if Bq is not None:
-            inner = inner + Bq
-        return (
-            rate_matrix(H, nu_b, rep),
-            inner,
-            bias_velocity_matrix(H, nu_b, rep),
-            rate_transpose_matrix(H, f_b, rep),
-        )
-    if rep is _MIXED:
-        Rt = X[:3, :3]
-        v, w = nu_b[:3], nu_b[3:]
-        V = np.empty((6, 3))
-        V[0], V[1], V[2], V[3] = v, w, y_b[:3], y_b[3:]
-        (vx, vy, vz), (wx, wy, wz) = v.tolist(), w.tolist()  # minus w x v (np.cross is slow here)
-        V[2] += (wz * vy - wy * vz, wx * vz - wz * vx, wy * vx - wx * vy)
-        V[4:] = -(f_b.reshape(2, 3) @ Rt)  # -(R f_lin), -(R f_ang)
-        S = _skews(V)
-        RtS = Rt @ S[:4]
-        Y, inner, Bnu, Z = np.zeros((4, 6, 6))
-        Y[:, 3:] = RtS[:2].reshape(6, 3)
-        inner[:, 3:] = RtS[2:].reshape(6, 3)
-        Bnu[:3, :3] = -RtS[1]
-        Bnu[:3, 3:] = RtS[0]
-        Z[:, 3:] = S[4:].reshape(6, 3)
+    H: np.ndarray | None, X: np.ndarray, nu_b: np.ndarray, y_b: np.ndarray, f_b: np.ndarray, rep: object
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """``(Y(nu_b), Y(y_b) + B_q, B_nu, Z(f_b))`` (each (..., 6, 6); None where zero: all four when X
+    is constant, B_nu where ``T_dot nu`` vanishes) for W = ``rep`` (or its declaration), ``X =
+    B_X_W``, from W's :class:`~bridge.derivatives.functional.RateTable` (``H`` the base pose
+    (..., 4, 4) is not read then, and may be None); a rate that depends on the pose goes through
+    :func:`chain_blocks` (``H`` read). One unbatched state takes a few small products."""
+    t = _table(rep)
+    if t is None:
+        Y, inner, Bnu, Z = _graph_blocks(H, rep, nu_b=nu_b, acc_b=y_b, f_b=f_b)
         return Y, inner, Bnu, Z
-    # INERTIAL: Y(y) = crm(X y) X, Z(f) = X^T K(f) X
-    V = np.empty((5, 3))
-    xy = X @ np.stack((nu_b, y_b), axis=1)  # (6, 2)
-    V[0], V[1], V[2], V[3] = xy[:3, 0], xy[3:, 0], xy[:3, 1], xy[3:, 1]
-    V[4] = -f_b[3:]
-    S = _skews(V)
-    C = np.zeros((3, 6, 6))
-    C[0, :3, :3] = C[0, 3:, 3:] = S[1]
-    C[0, :3, 3:] = S[0]
-    C[1, :3, :3] = C[1, 3:, 3:] = S[3]
-    C[1, :3, 3:] = S[2]
-    K = C[2]  # K(f) = [[0, -f_lin^], [-f_lin^, -f_ang^]]
-    K[:3, 3:] = K[3:, :3] = -_skews(f_b[None, :3])[0]
-    K[3:, 3:] = S[4]
-    Y_nu, inner = C[:2] @ X
-    return Y_nu, inner, None, X.T @ K @ X
+    if not t.moves:
+        return None, None, None, None
+    if X.ndim > 2 or nu_b.ndim > 1 or y_b.ndim > 1 or f_b.ndim > 1:
+        Xt = np.swapaxes(X, -1, -2)
+        u, a = _vec(X, nu_b), _vec(X, y_b)
+        Ku = _apply(u, t.Kr)
+        Y_nu, inner = -(Ku @ X), -(_apply(a, t.Kr) @ X)
+        Bnu = None
+        if t.bias:
+            S = _apply(u, t.Sr)
+            inner = inner + S @ Ku @ X
+            Bnu = -(S @ X)
+        return Y_nu, inner, Bnu, -(Xt @ _apply(f_b, t.Ktr) @ X)
+    out = unbatched_blocks(t, X, nu_b, y_b, f_b, np.empty((4, 6, 6)))
+    np.negative(out[3], out=out[3])
+    return out[0], out[1], out[2] if t.bias else None, out[3]
+
+
+class BlocksScratch:
+    """The buffers of :func:`unbatched_blocks` (and views of them), made once by a caller that
+    calls it often."""
+
+    def __init__(self) -> None:
+        self.W = np.empty((3, 6))  # u = X nu, a = X y, f
+        self.P = np.empty((3, 144))  # W @ KSKt
+        self.L = self.P[0, :108].reshape(18, 6)  # [-K(u); S(u) K(u) - K(a); -S(u)]
+        self.Ku, self.mid = self.P[0, :36].reshape(6, 6), self.P[0, 36:72].reshape(6, 6)
+        self.Su = self.P[0, 72:108].reshape(6, 6)
+        self.Ka, self.Kt = self.P[1, :36].reshape(6, 6), self.P[2, 108:].reshape(6, 6)
+        self.tmp = np.empty((6, 6))
+
+
+def unbatched_blocks(
+    t: RateTable,
+    X: np.ndarray,
+    nu_b: np.ndarray,
+    y_b: np.ndarray,
+    f_b: np.ndarray,
+    out: np.ndarray,
+    scratch: BlocksScratch | None = None,
+) -> np.ndarray:
+    """``out`` (4, 6, 6) (C-contiguous) set to ``Y(nu_b)``, ``Y(y_b) + B_q``, ``B_nu``, ``-Z(f_b)``
+    of one state from W's rate table ``t`` and ``X = B_X_W`` (6, 6) (:func:`base_blocks`): a few
+    small products into ``scratch``'s buffers (no allocation when given)."""
+    b = BlocksScratch() if scratch is None else scratch
+    W = b.W
+    np.dot(X, nu_b, out=W[0])
+    np.dot(X, y_b, out=W[1])
+    W[2] = f_b
+    np.dot(W, t.KSKt, out=b.P)  # -K(u), _, -S(u), _ | -K(a), ... | ..., Kt(f)
+    np.dot(b.Su, b.Ku, out=b.mid)  # S(u) K(u) - K(a) = (-S(u)) (-K(u)) + (-K(a))
+    b.mid += b.Ka
+    np.dot(b.L, X, out=out[:3].reshape(18, 6))
+    np.dot(X.T, b.Kt, out=b.tmp)
+    np.dot(b.tmp, X, out=out[3])
+    return out
 
 
 # --------------------------------------------------------------------------- T by blocks
@@ -476,7 +520,7 @@ def _assemble(
 def inverse_dynamics_derivatives_back(
     cov: ChangeOfVariables,
     world_H_base: np.ndarray,
-    rep: Representation,
+    rep: object,
     dtau_dq_t: np.ndarray,
     dtau_dv_t: np.ndarray,
     M_t: np.ndarray,
@@ -488,8 +532,9 @@ def inverse_dynamics_derivatives_back(
     Args:
         cov: the change of variables from W to a BODY-based target convention (``X = B_X_W``), at
             the state (its ``nu`` is the velocity in W).
-        world_H_base: base poses (..., 4, 4) (unused, and may be None, for one MIXED state).
-        rep: W.
+        world_H_base: base poses (..., 4, 4) (read only where W's rate depends on the pose; may be
+            None otherwise).
+        rep: W (a :class:`Representation` or its base velocity declaration).
         dtau_dq_t: the target engine's derivative (..., nv, nv) of its inverse dynamics with
             respect to its tangent (in its order).
         dtau_dv_t: the same with respect to its velocity.
@@ -508,7 +553,7 @@ def inverse_dynamics_derivatives_back(
         blocks = _body_based_blocks(cov, world_H_base, rep, dtau_dq_t, dtau_dv_t, M_t, tau_t, nu_dot)
         return inverse_back(cov, blocks, dtau_dq_t, dtau_dv_t, M_t)
     X = cov.X
-    if not cov.floating or rep is _BODY or X is None:
+    if not cov.floating or X is None or _fixed(rep):
         Xt = _T(X)
         return tuple(_congruence(cov, A, Xt, X) for A in (dtau_dq_t, dtau_dv_t, M_t))
     Xt = np.swapaxes(X, -1, -2)
@@ -525,7 +570,7 @@ def inverse_dynamics_derivatives_back(
 def forward_dynamics_derivatives_back(
     cov: ChangeOfVariables,
     world_H_base: np.ndarray,
-    rep: Representation,
+    rep: object,
     da_dq_t: np.ndarray,
     da_dv_t: np.ndarray,
     M_inv_t: np.ndarray,
@@ -537,7 +582,7 @@ def forward_dynamics_derivatives_back(
     Args:
         cov: as in :func:`inverse_dynamics_derivatives_back`.
         world_H_base: base poses (..., 4, 4).
-        rep: W.
+        rep: W (a :class:`Representation` or its base velocity declaration).
         da_dq_t: the target engine's derivative (..., nv, nv) of its forward dynamics with
             respect to its tangent (in its order).
         da_dv_t: the same with respect to its velocity.
@@ -554,7 +599,7 @@ def forward_dynamics_derivatives_back(
         blocks = _body_based_blocks(cov, world_H_base, rep, da_dq_t, da_dv_t, M_inv_t, tau_t, nu_dot)
         return forward_back(cov, blocks, da_dq_t, da_dv_t, M_inv_t)
     X = cov.X
-    if not cov.floating or rep is _BODY or X is None:
+    if not cov.floating or X is None or _fixed(rep):
         Xi = None if X is None else cov._base_inv()
         return (
             _congruence(cov, da_dq_t, Xi, X),
@@ -589,7 +634,7 @@ def _body_based_blocks(
     o = cov.ops = namespace(cov.X, cov.nu, H, *arrays)
     if not cov.floating or cov.X is None:
         return None
-    decl = velocity_declaration(rep)
+    decl = _declaration(rep)
     L1, L1_inv = decl.matrices(H, o)
     nu_b, acc_b, f_b = (o.vpart(o.asarray(x, H), 0, 6) for x in (cov.nu, nu_dot, tau_t))
     return chain_blocks(o, H, decl, BODY_VELOCITY, o.matmul(cov.X, L1), L1_inv, nu_b, acc_b, f_b)

@@ -18,8 +18,9 @@ Array types: numpy (leading batch axes), JAX arrays (``jax.jit``, ``jax.vmap``, 
 model stays numpy, only the state and the matrices are traced) and CasADi SX/MX/DM (unbatched;
 vectors as columns). Shapes and types are checked for every array type (a :class:`bridge.ShapeError`
 naming the argument); finiteness only on values (numpy, concrete JAX arrays), not under tracing nor
-for symbols. A numpy source that is BODY-based with a neutral target takes the in-place numpy
-specialisation of :mod:`bridge.derivatives.chain` (the engines' path); everything else the
+for symbols. A numpy source that is BODY-based, with a target whose rate does not depend on the
+pose (every neutral representation, and every declaration at the base origin), takes the in-place
+numpy specialisation of :mod:`bridge.derivatives.chain` (the engines' path); everything else the
 functional path.
 
 This module is neutral: it names no library.
@@ -34,9 +35,9 @@ from bridge.conventions.convention import Convention
 from bridge.conventions.convert import _f, same_batch, velocity_change
 from bridge.conventions.declaration import BODY_VELOCITY
 from bridge.conventions.registry import convention
-from bridge.conventions.state import Representation, State, velocity_declaration
+from bridge.conventions.state import State
 from bridge.derivatives import chain
-from bridge.derivatives.functional import chain_blocks, forward_back, inverse_back
+from bridge.derivatives.functional import chain_blocks, forward_back, inverse_back, rate_table
 from bridge.errors import InvalidValueError, ShapeError
 from bridge.model.model import Model
 
@@ -101,14 +102,13 @@ def convert_dynamics_derivatives(
     *mats, acc, frc = same_batch(cov, **named, acceleration=(acc, 1), force=(frc, 1))  # (one batch)
     a_t = cov.acceleration_back(acc)  # the acceleration in the target
     H = state.world_H_base.matrix
-    rep = _numpy_specialisation(cov, conv_s, conv_t)
-    if rep is not None:
+    if _numpy_specialisation(cov, conv_s, conv_t):
         fn = (
             chain.inverse_dynamics_derivatives_back
             if kind == "inverse"
             else chain.forward_dynamics_derivatives_back
         )
-        return fn(cov, H, rep, *mats, frc, a_t)
+        return fn(cov, H, conv_t.velocity, *mats, frc, a_t)
     blocks = _blocks(cov, H, conv_s, conv_t, frc, a_t)
     return (inverse_back if kind == "inverse" else forward_back)(cov, blocks, *mats)
 
@@ -117,17 +117,15 @@ def _convention(x: object) -> Convention:
     return x if isinstance(x, Convention) else convention(x)
 
 
-def _numpy_specialisation(
-    cov: ChangeOfVariables, conv_s: Convention, conv_t: Convention
-) -> Representation | None:
-    """The neutral representation of ``target`` when the numpy chain rule of
-    :mod:`bridge.derivatives.chain` applies (numpy arrays, a BODY source in linear-first order)."""
-    if cov.ops.name != "numpy" or conv_s.velocity != BODY_VELOCITY:
-        return None
-    for rep in Representation:
-        if velocity_declaration(rep) == conv_t.velocity:
-            return rep
-    return None
+def _numpy_specialisation(cov: ChangeOfVariables, conv_s: Convention, conv_t: Convention) -> bool:
+    """Whether the numpy chain rule of :mod:`bridge.derivatives.chain` applies: numpy arrays, a BODY
+    source in linear-first order, a target whose rate does not depend on the pose (its
+    :func:`~bridge.derivatives.functional.rate_table`)."""
+    return (
+        cov.ops.name == "numpy"
+        and conv_s.velocity == BODY_VELOCITY
+        and rate_table(conv_t.velocity) is not None
+    )
 
 
 def _blocks(cov: ChangeOfVariables, H: Any, conv_s: Convention, conv_t: Convention, force: Any, a_t: Any):

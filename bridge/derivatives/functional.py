@@ -24,20 +24,27 @@ in :func:`bridge.derivatives.chain.inverse_dynamics_derivatives_back`). Nothing 
 and nothing reads values, so the functions trace and build symbolic graphs; the numpy in-place
 specialisation for a BODY-based given convention stays in :mod:`bridge.derivatives.chain`.
 
+:func:`rate_table` is the same derivation specialised once per declaration whose rate does not depend
+on the pose (every neutral representation, and any declaration at the base origin): Omega as a
+constant (6, 6, 6) table, from which :mod:`bridge.derivatives.chain` (numpy, in place) and
+:mod:`bridge.derivatives.kernels` (numba) evaluate the four blocks for a BODY given convention.
+
 This module is neutral: it names no library.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from bridge.conventions.change_of_variables import ChangeOfVariables
 from bridge.conventions.declaration import BaseVelocity
-from bridge.spatial.xp import Ops
+from bridge.spatial.xp import NUMPY, Ops
 
-__all__ = ["chain_blocks", "exp_se3_parts", "forward_back", "inverse_back"]
+__all__ = ["RateTable", "chain_blocks", "exp_se3_parts", "forward_back", "inverse_back", "rate_table"]
 
 _E6 = np.eye(6)
 _E3 = np.eye(3)
@@ -163,6 +170,93 @@ def chain_blocks(
     term = _sub(term, _mm(o, DK, r1.K(vB)))
     Bq = _mm(o, L2, term, L1_inv)
     return Y(nu_b), _add(Y(acc_b), Bq), _mm(o, L2, DK, L1_inv), Z
+
+
+# --------------------------------------------------------------------------- the constant rate
+@dataclass(frozen=True, eq=False)
+class RateTable:
+    """A declaration's rate ``Omega(w) = sum_k U[:, :, k] w_k`` when it does not depend on the pose,
+    and what the chain rule to a BODY given convention reads from it (``X = L^-1``, ``D = -Omega``
+    in :func:`chain_blocks`, ``d_H = 0``):
+
+    ``Y(y) = -K(X y) X``, ``Z(f) = -X^T Kt(f) X``, ``B_nu = -S(u) X`` and
+    ``Y(y) + B_q = (S(u) K(u) - K(X y)) X`` with ``u = X nu``, ``K(z) w = Omega(w) z``,
+    ``Kt(g) w = Omega(w)^T g`` and ``S(u) = Omega(u) + K(u)``.
+
+    Attributes:
+        U: (6, 6, 6) ``U[i, j, k]``: entry (i, j) of Omega for the unit velocity ``e_k``.
+        Kr: (6, 36): ``K(z) = (z @ Kr).reshape(6, 6)``.
+        Sr: (6, 36): ``S(z) = (z @ Sr).reshape(6, 6)``.
+        Ktr: (6, 36): ``Kt(g) = (g @ Ktr).reshape(6, 6)``.
+        KSKt: (6, 144): ``[-Kr | 0 | -Sr | Ktr]``: one product with a vector ``z`` gives
+            ``-K(z)``, room for a third (6, 6) block, ``-S(z)`` side by side (an (18, 6) matrix, row
+            major) and ``Kt(z)`` (the numpy single-state path).
+        moves: Omega is not zero (X varies with the pose: Y and Z are not zero).
+        bias: S is not zero (``T_dot nu`` does not vanish: B_q and B_nu are not zero).
+        used: the velocity components ``k`` Omega depends on (the nonzero columns of K and Kt).
+        diagonal: ``X = L^-1`` is block diagonal (the declared point is the base origin).
+        entries: (m, 3) the indices ``(i, j, k)`` of U's nonzero entries, and ``coefs`` (m,) their
+            values (the compiled kernels' form).
+    """
+
+    U: np.ndarray
+    Kr: np.ndarray
+    Sr: np.ndarray
+    Ktr: np.ndarray
+    KSKt: np.ndarray
+    moves: bool
+    bias: bool
+    used: np.ndarray
+    diagonal: bool
+    entries: np.ndarray
+    coefs: np.ndarray
+
+
+# poses at which the rate is evaluated to find out whether it depends on the pose
+_PROBES = (
+    np.array([[0.36, 0.48, -0.8, 0.7], [-0.8, 0.6, 0.0, -1.3], [0.48, 0.64, 0.6, 2.1], [0, 0, 0, 1.0]]),
+    np.array([[0.0, -1.0, 0.0, -0.4], [1.0, 0.0, 0.0, 0.9], [0.0, 0.0, 1.0, 0.3], [0, 0, 0, 1.0]]),
+)
+
+
+@lru_cache(maxsize=256)
+def rate_table(decl: BaseVelocity) -> RateTable | None:
+    """The constant :class:`RateTable` of a declaration's rate (:meth:`BaseVelocity.rate`), derived
+    once per declaration: Omega at the identity pose for the six unit velocities, checked equal at
+    two other poses (None when it depends on the pose, e.g. the world origin's velocity in body
+    axes: then only :func:`chain_blocks` applies). All zeros for BODY."""
+    o = NUMPY
+
+    def at(H: np.ndarray) -> np.ndarray:
+        U = np.zeros((6, 6, 6))
+        for k in range(6):
+            Om = decl.rate(H, _E6[k], o)
+            if Om is not None:
+                U[:, :, k] = Om
+        return U
+
+    U = at(np.eye(4))
+    scale = max(1.0, float(np.abs(U).max()))
+    if any(not np.allclose(at(H), U, rtol=0.0, atol=1e-12 * scale) for H in _PROBES):
+        return None
+    U.setflags(write=False)
+    S = U + U.transpose(0, 2, 1)  # S(z)[i, m] = sum_j (U[i, m, j] + U[i, j, m]) z_j
+    tables = (U.transpose(1, 0, 2).reshape(6, 36), S.transpose(2, 0, 1).reshape(6, 36), U.reshape(6, 36))
+    zero = np.zeros((6, 36))
+    tables = (*tables, np.concatenate((-tables[0], zero, -tables[1], tables[2]), axis=1))
+    for t in tables:
+        t.setflags(write=False)
+    entries = np.argwhere(U != 0.0).astype(np.intp)
+    return RateTable(
+        U,
+        *tables,
+        moves=bool(U.any()),
+        bias=bool(S.any()),
+        used=np.flatnonzero(U.any(axis=(0, 1))),
+        diagonal=not any(decl.matrices(H, o)[1][:3, 3:].any() for H in _PROBES),
+        entries=entries,
+        coefs=U[tuple(entries.T)].copy(),
+    )
 
 
 # --------------------------------------------------------------------------- assembly

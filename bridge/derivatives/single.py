@@ -23,56 +23,29 @@ import weakref
 import numpy as np
 
 from bridge.conventions.change_of_variables import JointOrder
-from bridge.conventions.state import Representation
-from bridge.derivatives.chain import base_blocks, flat_index
+from bridge.conventions.state import Representation, velocity_declaration
+from bridge.derivatives.chain import BlocksScratch, flat_index, unbatched_blocks
+from bridge.derivatives.functional import rate_table
 from bridge.derivatives.select import compiled_kernels
 from bridge.errors import InvalidValueError
 
 __all__ = ["SingleStateForwardDerivatives", "SingleStateInverseDerivatives"]
 
-_INERTIAL, _MIXED = Representation.INERTIAL, Representation.MIXED
-
-# skew(u).ravel() == _SKEW_ROWS @ u: the cross-product matrices of k stacked vectors in one product
-_SKEW_ROWS = np.array(
-    [[0, 0, 0], [0, 0, -1], [0, 1, 0], [0, 0, 1], [0, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 0, 0], [0, 0, 0]],
-    dtype=np.float64,
-)
-# the cross-product matrices of seven vectors U (7, 3) side by side, (3, 21) with block k = U_k^, as
-# one product U.ravel() @ _SKEW_WIDE (so that R^T times five of them is one (3, 3) x (3, 15) product)
-_SKEW_WIDE = np.zeros((21, 63))
-for _k in range(7):
-    for _m in range(3):
-        for _j in range(3):
-            _SKEW_WIDE[3 * _k : 3 * _k + 3, 21 * _m + 3 * _k + _j] = _SKEW_ROWS[3 * _m + _j]
-del _k, _m, _j
-
 # value slots of the (24, 18) block matrix G of SingleStateInverseDerivatives (index 0 holds 0.0)
 _V_X = 1  # X (6, 6)
-_V_S = _V_X + 36  # MIXED: cross-product matrices of the vectors U, side by side (3, 21)
-_V_RS = _V_S + 63  # MIXED: R^T times the first five of them, side by side (3, 15)
-_V_MIXED = _V_RS + 45
-_V_Y = _V_X + 36  # INERTIAL: Y(nu), Y(nu_dot), -Z(tau_t) (each (6, 6))
-_V_INERTIAL = _V_Y + 108
+_V_Y = _V_X + 36  # Y(nu), Y(nu_dot) + B_q, B_nu, -Z(tau_t) (each (6, 6))
+_V_END = _V_Y + 144
 
 
-def _g_index(rep: Representation) -> np.ndarray:
+def _g_index() -> np.ndarray:
     """Indices (24, 18) into the value vector of :class:`SingleStateInverseDerivatives` giving its
     block matrix G: rows 0:18 act on the base columns of ``[D_q, D_v, M]`` (their base rows times
     ``X^T``), rows 18:24 on six constant columns ``[-I; 0]`` (the term ``Z`` on the base block)."""
     G = np.zeros((24, 18), dtype=np.intp)
     X = _V_X + np.arange(36).reshape(6, 6)
     G[:6, :6] = G[6:12, 6:12] = G[12:18, 12:18] = X
-    if rep is _MIXED:
-        # U = (v, w, nu_dot_lin - w x v, nu_dot_ang, -w, R f_lin, R f_ang); S_k = U_k^, RS_k = R^T S_k
-        S = _V_S + np.arange(63).reshape(3, 7, 3).transpose(1, 0, 2)  # S[k] = U_k^
-        RS = _V_RS + np.arange(45).reshape(3, 5, 3).transpose(1, 0, 2)  # RS[k] = R^T U_k^
-        G[6:9, 3:6], G[9:12, 3:6] = RS[0], RS[1]  # Y(nu)
-        G[12:15, 3:6], G[15:18, 3:6] = RS[2], RS[3]  # Y(nu_dot) + B_q
-        G[12:15, 6:9], G[12:15, 9:12] = RS[4], RS[0]  # B_nu = [[-R^T w^, R^T v^], [0, 0]]
-        G[18:21, 3:6], G[21:24, 3:6] = S[5], S[6]  # -Z = [[0, (R f_lin)^], [0, (R f_ang)^]]
-    else:
-        Y = _V_Y + np.arange(108).reshape(3, 6, 6)
-        G[6:12, :6], G[12:18, :6], G[18:24, :6] = Y  # Y(nu), Y(nu_dot), -Z
+    Y = _V_Y + np.arange(144).reshape(4, 6, 6)
+    G[6:12, :6], G[12:18, :6], G[12:18, 6:12], G[18:24, :6] = Y  # Y(nu), Y(nu_dot) + B_q, B_nu, -Z
     return G
 
 
@@ -82,14 +55,18 @@ class _SingleState:
 
     def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None) -> None:
         self.rep = rep = Representation.parse(rep)
+        decl = velocity_declaration(rep)
         nv = joints.nv
         self._shape = (3, nv, nv)
         name = type(self).__name__
         if joints.nb not in (0, 6):
             raise InvalidValueError(f"{name}: {joints.nb} base DOFs (0 or 6)")
-        #: T is the joint permutation alone (BODY or a fixed base): a call reads only the three
-        #: matrices
-        self.permutes_only = rep is Representation.BODY or joints.nb == 0
+        self._rates = rates = rate_table(decl)
+        if rates is None or decl.reorder() is not None:
+            raise InvalidValueError(f"{name}: {decl} (a rate that depends on the pose, or angular first)")
+        #: T is the joint permutation alone (W's rate is zero, or a fixed base): a call reads only
+        #: the three matrices
+        self.permutes_only = not rates.moves or joints.nb == 0
         kernels = None if compiled is False or self.permutes_only else compiled_kernels()
         if compiled and kernels is None:
             why = "a permutation" if self.permutes_only else "numba (pip install 'bridge[fast]')"
@@ -117,7 +94,7 @@ class _SingleState:
         kernels = self._kernels
         if kernels is None:
             raise InvalidValueError(f"{type(self).__name__}: no compiled kernels")
-        return kernels.constants(self._forward, self.rep is _MIXED, self._order, x_at, nu_at, bias_at)
+        return kernels.constants(self._forward, self._rates, self._order, x_at, nu_at, bias_at)
 
     def packed(self, w: np.ndarray, y: np.ndarray, f: np.ndarray, A0, A1, A2, out: np.ndarray) -> None:
         """The kernel into ``out`` (3, nv, nv) for one sample's packed ``w = [X (36) | nu_b (6) |
@@ -153,7 +130,7 @@ class SingleStateInverseDerivatives(_SingleState):
     BODY, or a fixed base: T is the joint permutation alone; a call copies the three matrices into
     one fresh array (one ``take`` through a precomputed flat index when the joints are permuted).
 
-    A floating base in INERTIAL or MIXED, compiled (``compiled=None`` and numba installed, or
+    A floating base in any other representation, compiled (``compiled=None`` and numba installed, or
     ``compiled=True``): one call of a kernel of :mod:`bridge.derivatives.kernels`. Otherwise numpy:
     the chain-rule terms are right products on the base columns or left products on the base rows
     (the base stays first in both orders). A call copies the three matrices into one scratch
@@ -163,22 +140,22 @@ class SingleStateInverseDerivatives(_SingleState):
     ``T^T [D_q T + D_v[:, b] Y(nu) + M[:, b] (Y(nu_dot) + B_q)] + Z(tau_t)``,
     ``T^T [D_v T + M[:, b] B_nu]`` and ``T^T M T``. One more ``take`` with a precomputed flat index
     then permutes rows and columns of all three into one fresh (3, nv, nv) array, reading the base
-    columns from ``C G``. G is itself one ``take`` from a short vector of values (MIXED: ``X`` and
-    the cross-product matrices of seven 3-vectors, five of them times ``R^T``: two small products).
+    columns from ``C G``. G is itself one ``take`` from a short vector of values: ``X`` and the four
+    blocks made from W's rate table (:func:`bridge.derivatives.chain.unbatched_blocks`).
 
     Not thread-safe (the scratch buffers are per instance); the returned arrays are fresh.
     """
 
     def __init__(self, joints: JointOrder, rep: Representation, compiled: bool | None = None) -> None:
         super().__init__(joints, rep, compiled)
-        rep, nv = self.rep, joints.nv
-        #: the numpy path reads the base pose (INERTIAL)
-        self.needs_pose = rep is _INERTIAL and not self.compiled and not self.permutes_only
+        nv = joints.nv
+        #: the numpy path reads the base pose (never: the blocks read X alone)
+        self.needs_pose = False
         n2 = nv * nv
         if self.permutes_only or self.compiled:  # no numpy plan
             return
         self._c_idx, self._out_idx = _single_index(joints)
-        self._g_idx = _g_index(rep)
+        self._g_idx = _g_index()
         # scratch: [D_q, D_v, M (3, nv, nv) | X^T times their base rows (3, 6, nv) | C G (nv, 18)
         # | 0.0, -1.0]
         src = np.zeros(3 * n2 + 36 * nv + 2)
@@ -189,24 +166,13 @@ class SingleStateInverseDerivatives(_SingleState):
         self._rows = src[3 * n2 : 3 * n2 + 18 * nv].reshape(3, 6, nv)
         self._CG = src[3 * n2 + 18 * nv : 3 * n2 + 36 * nv].reshape(nv, 18)
         self._C = np.zeros((nv, 24))
-        self._tau_b: np.ndarray | None = None
-        self._tau_b23: np.ndarray | None = None
         self._G = np.zeros((24, 18))
-        vals = np.zeros(_V_MIXED if rep is _MIXED else _V_INERTIAL)
+        vals = np.zeros(_V_END)
         self._vals = vals
         self._X = vals[_V_X : _V_X + 36].reshape(6, 6)
         self._Xt = self._X.T
-        if rep is _MIXED:
-            self._Rt = self._X[:3, :3]
-            self._U = np.empty((7, 3))
-            self._U21 = self._U.reshape(21)
-            self._U15 = self._U21[:15]
-            self._Rf = self._U[5:]
-            self._S = vals[_V_S:_V_RS]
-            self._S15 = self._S.reshape(3, 21)[:, :15]
-            self._RS = vals[_V_RS:_V_MIXED].reshape(3, 15)
-        else:
-            self._Y = vals[_V_Y:_V_INERTIAL].reshape(3, 6, 6)
+        self._Y = vals[_V_Y:_V_END].reshape(4, 6, 6)
+        self._scratch = BlocksScratch()
 
     def __call__(
         self,
@@ -242,25 +208,7 @@ class SingleStateInverseDerivatives(_SingleState):
         if self.kernel is not None:
             return self._compiled(X, nu_b, nu_dot_b, tau_b, dtau_dq_t, dtau_dv_t, M_t, out)
         self._X[...] = X
-        if self.rep is _MIXED:
-            vx, vy, vz, wx, wy, wz = nu_b.tolist()
-            ax, ay, az, bx, by, bz = nu_dot_b.tolist()
-            self._U15[...] = (
-                vx, vy, vz, wx, wy, wz,
-                ax - wy * vz + wz * vy, ay - wz * vx + wx * vz, az - wx * vy + wy * vx,  # - w x v
-                bx, by, bz, -wx, -wy, -wz,
-            )  # fmt: skip
-            Rt = self._Rt
-            if tau_b is not self._tau_b:  # (an engine may pass the same view of its data each time)
-                self._tau_b, self._tau_b23 = tau_b, tau_b.reshape(2, 3)
-            np.dot(self._tau_b23, Rt, out=self._Rf)  # (R f_lin)^T, (R f_ang)^T
-            np.dot(self._U21, _SKEW_WIDE, out=self._S)
-            np.dot(Rt, self._S15, out=self._RS)
-        else:
-            Y_nu, inner, _, Z = base_blocks(world_H_base, X, nu_b, nu_dot_b, tau_b, _INERTIAL)
-            Y = self._Y
-            Y[0], Y[1] = Y_nu, inner
-            np.negative(Z, out=Y[2])
+        unbatched_blocks(self._rates, self._X, nu_b, nu_dot_b, tau_b, self._Y, self._scratch)
         mats = self._mats
         mats[0], mats[1], mats[2] = dtau_dq_t, dtau_dv_t, M_t
         np.matmul(self._Xt, self._top, out=self._rows)

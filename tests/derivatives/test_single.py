@@ -18,7 +18,7 @@ import pytest
 import bridge
 import bridge.derivatives.select as select
 from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
-from bridge.conventions.state import Representation
+from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives.chain import (
     _base_X,
     bias_position_matrix,
@@ -27,11 +27,17 @@ from bridge.derivatives.chain import (
     rate_matrix,
     rate_transpose_matrix,
 )
+from bridge.derivatives.functional import rate_table
 from bridge.derivatives.single import SingleStateForwardDerivatives, SingleStateInverseDerivatives
 from bridge.errors import BridgeWarning, InvalidValueError
 from tests.helpers import assert_close, random_transform
 
 REPS = [Representation.INERTIAL, Representation.MIXED]
+
+
+def _rates(rep: Representation):
+    """W's rate table (the kernels' data)."""
+    return rate_table(velocity_declaration(rep))
 
 
 def _needs_numba() -> None:
@@ -145,7 +151,7 @@ def test_compiled_blocks_equal_the_formulas(rep: Representation) -> None:
         H = random_transform(rng).matrix
         nu, y, f = rng.normal(size=(3, 6))
         X = _base_X(H, rep)
-        got = kernels.blocks(X, nu, y, f, rep is Representation.MIXED)
+        got = kernels.blocks(X, nu, y, f, kernels.constants(False, _rates(rep), np.arange(6), 0, 0))
         inner = rate_matrix(H, y, rep)
         Bq, Bnu = bias_position_matrix(H, nu, rep), bias_velocity_matrix(H, nu, rep)
         want = [
