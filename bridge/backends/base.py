@@ -44,6 +44,8 @@ class EngineBase:
     #: the library's arithmetic: "float64", or "float32" (Newton), whose products overflow for
     #: inputs float64 computes fine: KinDyn then checks every result (no unchecked hot path)
     precision: str = "float64"
+    #: the current state's batch axes (none before a state is set)
+    batch_shape: tuple[int, ...] = ()
     _state: State | None = None
     #: the arrays (H, s, base velocity, s_dot) of a state taken by :meth:`_take_single_state`,
     #: whose State is built on demand
@@ -53,14 +55,13 @@ class EngineBase:
         """Take what every engine starts from: ``model``, a bridge :class:`Model`
         (:class:`bridge.InvalidValueError` naming the engine otherwise), and ``representation``,
         parsed once (a :class:`Representation`, its value or an iDynTree / Pinocchio name;
-        InvalidValueError listing them otherwise); no state yet (an empty batch shape)."""
+        InvalidValueError listing them otherwise); no state yet."""
         if not isinstance(model, Model):
             raise InvalidValueError(
                 f"{type(self).__name__}: expected a bridge Model, got {type(model).__name__}"
             )
         self.model = model
         self.representation = Representation.parse(representation)
-        self.batch_shape: tuple[int, ...] = ()
         self._state = None
 
     @property
