@@ -1,6 +1,6 @@
 """The packages show the layers, and each imports only the layers below it.
 
-From the bottom: the base modules (``errors``, ``_array``, ``_files``, ``_numba``, ``robots``),
+From the bottom: the base modules (``errors``, ``_array``, ``_cache``, ``_files``, ``_numba``, ``robots``),
 ``spatial``, ``model``, ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``,
 ``datasets``, ``cli``. A module may import its own layer and those below; ``bridge/__init__.py`` (the
 public names, imported lazily) may name any. The neutral layers (up to ``derivatives``) import no
@@ -29,7 +29,7 @@ PACKAGE = ROOT / "bridge"
 
 #: the layers from the bottom up: a module of layer k may import layers 0..k
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bridge.errors", "bridge._array", "bridge._files", "bridge._numba", "bridge.robots"),
+    ("bridge.errors", "bridge._array", "bridge._cache", "bridge._files", "bridge._numba", "bridge.robots"),
     ("bridge.spatial",),
     ("bridge.model",),
     ("bridge.conventions",),
