@@ -33,13 +33,13 @@ from bridge.conventions.state import (
     MODERATE_SQ,
     Representation,
     State,
-    all_finite,
     all_moderate,
     finite_weights,
     vdot,
     velocity_declaration,
 )
 from bridge.derivatives.select import pick_derivatives
+from bridge.dynamics.arguments import accelerations, generalized_force, join_vectors, wrenches_by_frame
 from bridge.dynamics.result_checks import (
     MASS_QUANTITIES,
     MODERATE_MODEL,
@@ -68,22 +68,6 @@ from bridge.spatial import Force, Transform
 __all__ = ["Engine", "KinDyn"]
 
 
-def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
-    """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
-    general path then broadcasts batches or raises the errors)."""
-    try:
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if a.shape != (na,) or b.shape != (nb,):
-        return None
-    out = np.empty(na + nb)
-    out[:na] = a
-    out[na:] = b
-    return out if all_finite(out) else None
-
-
 def _declines(*_: object) -> None:
     """An optional single-state hook the engine does not offer: KinDyn takes the general path."""
     return None
@@ -104,8 +88,8 @@ class KinDyn:
 
     Args:
         model: a :class:`bridge.Model`.
-        engine: "pinocchio", "idyntree", "featherstone", "mujoco" (with the extra [mujoco]) or
-            "drake" (with the extra [drake]).
+        engine: a registered engine (:func:`bridge.backends.registry.engine_names`: "pinocchio",
+            "featherstone", ...); one whose library is missing names the extra installing it.
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.
@@ -340,44 +324,18 @@ class KinDyn:
         return self._query("g", self._engine.gravity_forces)
 
     def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
-        n = self._n_dofs
+        """The generalized acceleration (..., nv) of the arguments (:mod:`bridge.dynamics.arguments`)."""
         if self._floating and base_acc is not None:
-            fast = _join_vectors(base_acc, 6, s_ddot, n)
+            fast = join_vectors(base_acc, 6, s_ddot, self._n_dofs)
             if fast is not None:
                 return fast
-        sdd = as_float_array(s_ddot, "s_ddot", (n,))
-        batch = self.batch_shape if self._has_state else None
-        if batch is not None:
-            check_batch("s_ddot", sdd.shape[:-1], batch)
-        if not self.model.floating:
-            if base_acc is not None:
-                ba = as_float_array(base_acc, "base_acc", (6,))
-                if batch is not None:
-                    check_batch("base_acc", ba.shape[:-1], batch)
-            return sdd
-        if base_acc is None:
-            raise ShapeError("base_acc: a floating-base model needs a (..., 6) base acceleration")
-        ba = as_float_array(base_acc, "base_acc", (6,))
-        if batch is not None:
-            check_batch("base_acc", ba.shape[:-1], batch)
-        lead = np.broadcast_shapes(ba.shape[:-1], sdd.shape[:-1])
-        return np.concatenate([np.broadcast_to(ba, (*lead, 6)), np.broadcast_to(sdd, (*lead, n))], axis=-1)
+        return accelerations(self.model, base_acc, s_ddot, self.batch_shape if self._has_state else None)
 
     def _wrenches(self, external_wrenches: Mapping[str, object] | None) -> dict[str, np.ndarray] | None:
         if external_wrenches is None:
             return None
-        if not isinstance(external_wrenches, Mapping):
-            raise InvalidValueError("external_wrenches: expected a mapping {frame_name: wrench (6,)}")
-        if not external_wrenches:
-            return None
-        out = {}
-        for name, w in external_wrenches.items():
-            frame = self._frame(name)
-            wrench = as_float_array(w, f"external wrench on {frame!r}", (6,))
-            if self._has_state:
-                check_batch(f"external wrench on {frame!r}", wrench.shape[:-1], self.batch_shape)
-            out[frame] = wrench
-        return out
+        batch = self.batch_shape if self._has_state else None
+        return wrenches_by_frame(external_wrenches, self._frame, batch)
 
     @owned
     def inverse_dynamics(
@@ -434,16 +392,7 @@ class KinDyn:
         return forward_result(self, nu_dot, tau, wrenches)
 
     def _generalized_force(self, t: np.ndarray) -> np.ndarray:
-        """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
-        n, nv = self._n_dofs, self._nv
-        if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
-            tau = np.zeros(nv)
-            tau[nv - n :] = t
-            return tau
-        if t.ndim >= 1 and t.shape[-1] == nv:
-            return as_float_array(t, "generalized forces", (nv,))
-        tq = as_float_array(t, "joint_torques", (n,))
-        return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+        return generalized_force(t, self._n_dofs, self._nv)
 
     # ------------------------------------------------------------------ derivatives
     @owned
