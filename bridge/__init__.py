@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from bridge.backends import registry as _registry  # noqa: F401  (registers every library's conventions)
+from bridge.backends import registry as _registry  # (registers every library's conventions)
 from bridge.dynamics.queries import QUERIES as _FUNCTIONAL  # the names of bridge.dynamics.functional
 from bridge.errors import (
     BackendError,
@@ -40,7 +40,9 @@ from bridge.spatial import Force, Motion, SpatialInertia, Transform
 __version__ = "0.1.0"
 
 
-# public name -> module that defines it (imported on first access)
+# public name -> module that defines it (imported on first access); the libraries' names
+# (bridge.to_pinocchio, bridge.load_mjcf, ...) come from their registry records' ``public``
+# (bridge.backends.registry.public_names), so a library registered at run time adds its own
 _LAZY = {
     "Model": "bridge.model.model",
     "Link": "bridge.model.model",
@@ -58,31 +60,7 @@ _LAZY = {
     "velocity_change": "bridge.conventions.convert",
     "ChangeOfVariables": "bridge.conventions.change_of_variables",
     "Convention": "bridge.conventions.change_of_variables",
-    "to_pinocchio": "bridge.backends.pinocchio",
-    "from_pinocchio": "bridge.backends.pinocchio",
-    "to_pinocchio_state": "bridge.backends.pinocchio",
-    "from_pinocchio_state": "bridge.backends.pinocchio",
-    "to_idyntree": "bridge.backends.idyntree",
-    "from_idyntree": "bridge.backends.idyntree",
-    "to_featherstone": "bridge.backends.featherstone.model",
-    "from_featherstone": "bridge.backends.featherstone.model",
-    "to_mujoco": "bridge.backends.mujoco.model",
-    "from_mujoco": "bridge.backends.mujoco.model",
-    "load_mjcf": "bridge.backends.mujoco.model",
-    "to_mjcf": "bridge.backends.mujoco.mjcf",
     "load_model": "bridge.backends.files",
-    "to_mujoco_state": "bridge.backends.mujoco.state",
-    "from_mujoco_state": "bridge.backends.mujoco.state",
-    "to_drake": "bridge.backends.drake",
-    "from_drake": "bridge.backends.drake",
-    "to_drake_state": "bridge.backends.drake",
-    "from_drake_state": "bridge.backends.drake",
-    "to_newton": "bridge.backends.newton",
-    "from_newton": "bridge.backends.newton",
-    "to_newton_state": "bridge.backends.newton",
-    "from_newton_state": "bridge.backends.newton",
-    "to_newton_body_velocities": "bridge.backends.newton",
-    "from_newton_body_velocities": "bridge.backends.newton",
     "KinDyn": "bridge.dynamics.kindyn",
     # stateless queries (bridge.dynamics.functional): bridge.mass_matrix(model, state, engine=...), ...
     **{name: "bridge.dynamics.functional" for name in _FUNCTIONAL},
@@ -136,7 +114,7 @@ __all__ = [
     "URDFWarning",
     "UnknownNameError",
     "UnsupportedError",
-    *sorted(_LAZY),
+    *sorted({**_LAZY, **_registry.public_names()}),
 ]
 
 
@@ -147,7 +125,7 @@ _SUBMODULES = {"robots"}
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f"bridge.{name}")
-    module = _LAZY.get(name)
+    module = _LAZY.get(name) or _registry.public_names().get(name)
     if module is None:
         raise AttributeError(f"module 'bridge' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
@@ -156,7 +134,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+    return sorted(set(globals()) | set(_LAZY) | set(_registry.public_names()) | _SUBMODULES)
 
 
 if TYPE_CHECKING:  # pragma: no cover

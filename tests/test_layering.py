@@ -1,15 +1,17 @@
 """The packages show the layers, and each imports only the layers below it.
 
-From the bottom: the base modules (``errors``, ``_array``, ``_files``, ``_numba``, ``robots``),
+From the bottom: the base modules (``errors``, ``_array``, ``_cache``, ``_files``, ``_numba``, ``robots``),
 ``spatial``, ``model``, ``conventions``, ``derivatives``, ``backends``, ``dynamics``, ``validation``,
 ``datasets``, ``cli``. A module may import its own layer and those below; ``bridge/__init__.py`` (the
 public names, imported lazily) may name any. The neutral layers (up to ``derivatives``) import no
-dynamics library, and a dynamics library is imported only inside its own backend package; the array
+dynamics library, and a dynamics library is imported only inside its own backend package (the homes
+come from the library registry: each record's ``package`` and ``modules``, so a library registered at
+run time brings its own; ``bridge.backends.registry.library_homes``); the array
 libraries (JAX, CasADi) only in the array namespace ``bridge.spatial.xp`` / ``xp_casadi``; the data
 libraries of the ``datasets`` extra (Dask, pyarrow) only in ``bridge.datasets``. The imports are read
 from the source with ``ast`` at any level (module top, inside a function, under ``TYPE_CHECKING``,
-through ``importlib.import_module("...")``); nothing is imported, so the whole check takes well under a
-second."""
+through ``importlib.import_module("...")``); nothing of the checked modules is imported (only the
+registry, which imports no library), so the whole check takes well under a second."""
 
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ from pathlib import Path
 
 import pytest
 
+from bridge.backends import registry
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "bridge"
 
 #: the layers from the bottom up: a module of layer k may import layers 0..k
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("bridge.errors", "bridge._array", "bridge._files", "bridge._numba", "bridge.robots"),
+    ("bridge.errors", "bridge._array", "bridge._cache", "bridge._files", "bridge._numba", "bridge.robots"),
     ("bridge.spatial",),
     ("bridge.model",),
     ("bridge.conventions",),
@@ -38,23 +42,16 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 #: the neutral layers: no dynamics library, no backend
 NEUTRAL_LAYERS = 5
-#: dynamics library -> the backend package that alone may import it
-LIBRARY_HOME = {
-    "pinocchio": "bridge.backends.pinocchio",
-    "idyntree": "bridge.backends.idyntree",
-    "mujoco": "bridge.backends.mujoco",
-    "pydrake": "bridge.backends.drake",
-    "newton": "bridge.backends.newton",
-    "warp": "bridge.backends.newton",
-    "jaxsim": "bridge.backends.jaxsim",
-}
+#: dynamics library -> the backend package that alone may import it (from the registry's records)
+LIBRARY_HOME = registry.library_homes()
 #: array libraries -> the modules that alone may import them (array functions come from one place;
 #: the jaxsim backend compiles jaxsim's functions with jax.jit / jax.vmap and turns on x64)
 ARRAY_HOME = {
     "jax": ("bridge.spatial.xp", "bridge.backends.jaxsim.model", "bridge.backends.jaxsim.compiled"),
     "casadi": ("bridge.spatial.xp_casadi", "bridge.conventions.casadi_functions"),
 }
-LIBRARIES = (*LIBRARY_HOME, "casadi", "adam", "jax", "torch")
+#: the other libraries no module outside their array home (above) may import
+OTHER_LIBRARIES = ("casadi", "adam", "jax", "torch")
 #: the data libraries (extra [datasets]) -> the package that alone may import them (inside functions:
 #: ``import bridge`` and ``bridge --help`` do not import them, tests/datasets/test_lazy_imports.py)
 DATA_HOME = {"dask": "bridge.datasets", "distributed": "bridge.datasets", "pyarrow": "bridge.datasets"}
@@ -128,8 +125,9 @@ def _forbidden(module: str, name: str) -> str | None:
     top = name.split(".")[0]
     if top in ARRAY_HOME and module in ARRAY_HOME[top]:
         return None
-    if top in LIBRARIES:
-        home = LIBRARY_HOME.get(top)
+    homes = registry.library_homes()  # (read now: a library registered at run time counts)
+    if top in homes or top in OTHER_LIBRARIES:
+        home = homes.get(top)
         if own is not None and own < NEUTRAL_LAYERS:
             return f"the dynamics library {top!r}"
         if home is None or not (module == home or module.startswith(home + ".")):
@@ -328,3 +326,41 @@ def test_a_library_is_imported_in_its_backend_only(library: str) -> None:
         if any(n.split(".")[0] == library for n in names)
     ]
     assert not outside, f"{library} imported outside {LIBRARY_HOME[library]}: {outside}"
+
+
+def test_a_library_registered_at_run_time_brings_its_home(tmp_path: Path) -> None:
+    """A toy record's ``package`` and ``modules`` are all the layering check needs: its library may
+    be imported in its package, nowhere else, and by no neutral layer."""
+    toy = registry.Library(name="toylib", summary="a toy", package="bridge.backends.toy", modules=("toylib",))
+    files = {
+        "backends/toy/engine.py": "import toylib\nfrom toylib.sub import x\n",
+        "backends/mujoco/engine.py": "import toylib\n",
+        "model/sample.py": "import toylib.sub\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / "bridge" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "bridge" / rel).write_text(text)
+    found = {rel: [why for _, _, why in violations(tmp_path / "bridge" / rel, tmp_path)] for rel in files}
+    assert found == {rel: [] for rel in files}  # an unknown module: not a library of bridge's
+    registry.register(toy)
+    try:
+        assert registry.library_homes()["toylib"] == "bridge.backends.toy"
+        found = {rel: [why for _, _, why in violations(tmp_path / "bridge" / rel, tmp_path)] for rel in files}
+    finally:
+        registry.unregister("toylib")
+    assert found == {
+        "backends/toy/engine.py": [],
+        "backends/mujoco/engine.py": ["the dynamics library 'toylib' (only bridge.backends.toy may)"],
+        "model/sample.py": ["the dynamics library 'toylib'"],
+    }
+    assert "toylib" not in registry.library_homes()
+
+
+def test_every_backend_package_is_a_registered_home() -> None:
+    """Each backend package bridge ships belongs to a record, and each record's package exists."""
+    packages = {
+        f"bridge.backends.{p.name}" for p in (PACKAGE / "backends").iterdir() if (p / "__init__.py").exists()
+    }
+    homes = {rec.package for rec in registry.LIBRARIES.values() if rec.package}
+    assert packages == homes
+    assert set(LIBRARY_HOME) >= {"pinocchio", "idyntree", "mujoco", "pydrake", "newton", "warp", "jaxsim"}

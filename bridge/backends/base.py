@@ -1,4 +1,9 @@
-"""What every engine shares: its state handling.
+"""What every engine shares: its constructor's arguments and its state handling.
+
+The arguments: every engine's constructor starts with ``super().__init__(model, representation)``,
+which refuses anything but a bridge :class:`Model` and parses the representation once
+(:meth:`Representation.parse`), with the same errors for every engine, before the engine builds
+anything of its library.
 
 The state: an engine without a hot path for one unbatched state takes :class:`EngineBase`'s
 ``set_single_state``: it checks the arrays once (:func:`bridge.conventions.state.single_state_arrays`)
@@ -16,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from bridge.conventions.state import Representation, State, single_state_arrays
+from bridge.errors import InvalidValueError
 from bridge.model.model import Model
 from bridge.spatial import Transform
 
@@ -38,10 +44,25 @@ class EngineBase:
     #: the library's arithmetic: "float64", or "float32" (Newton), whose products overflow for
     #: inputs float64 computes fine: KinDyn then checks every result (no unchecked hot path)
     precision: str = "float64"
+    #: the current state's batch axes (none before a state is set)
+    batch_shape: tuple[int, ...] = ()
     _state: State | None = None
     #: the arrays (H, s, base velocity, s_dot) of a state taken by :meth:`_take_single_state`,
     #: whose State is built on demand
     _single_args: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def __init__(self, model: Model, representation: object) -> None:
+        """Take what every engine starts from: ``model``, a bridge :class:`Model`
+        (:class:`bridge.InvalidValueError` naming the engine otherwise), and ``representation``,
+        parsed once (a :class:`Representation`, its value or an iDynTree / Pinocchio name;
+        InvalidValueError listing them otherwise); no state yet."""
+        if not isinstance(model, Model):
+            raise InvalidValueError(
+                f"{type(self).__name__}: expected a bridge Model, got {type(model).__name__}"
+            )
+        self.model = model
+        self.representation = Representation.parse(representation)
+        self._state = None
 
     @property
     def state(self) -> State:

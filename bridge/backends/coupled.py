@@ -38,8 +38,7 @@ class CoupledEngine(EngineBase):
     NATIVE_QUANTITIES = frozenset(DERIVED_QUANTITIES)
 
     def __init__(self, engine_class: type, model: CoupledModel, representation: Representation) -> None:
-        self.model = model
-        self.representation = representation
+        super().__init__(model, representation)
         self._inner = engine_class(model.full, representation)
         self._derived = {name: derived(self._inner, name) for name in DERIVED_QUANTITIES}
         self.name = getattr(self._inner, "name", "coupled")
@@ -48,7 +47,6 @@ class CoupledEngine(EngineBase):
         self._G = model.G_nu if model.floating else model.G  # engine vectors: (6 +) n entries
         self._Gs = model.G
         self._nb = nb
-        self._state: State | None = None
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:

@@ -26,13 +26,12 @@ state's batch axes.
 
 from __future__ import annotations
 
-import contextlib
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridge._cache import ModelCache, per_model
 from bridge.conventions.frames import expressed_frame_velocity, frame_force, frame_jacobian, frame_map
 from bridge.spatial import Force, Transform
 from bridge.spatial.vectors import crf, crm
@@ -66,15 +65,10 @@ class _Body:
     inertia: np.ndarray | None
 
 
-_BODIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
+@per_model
 def _bodies(model: Model) -> tuple[_Body, ...]:
     """The moving bodies of ``model`` (cached per model); a fixed base and what is welded to it
     does not move and is left out."""
-    cached = _BODIES.get(model)
-    if cached is not None:
-        return cached
     nb = 6 if model.floating else 0
     nv = model.nv
     # link -> (its moving body, body_H_link)
@@ -102,9 +96,7 @@ def _bodies(model: Model) -> tuple[_Body, ...]:
             Xs = body_H_link.force_matrix()
             Y = Xs @ Y_link @ Xs.T
             inertia[body] = Y if inertia[body] is None else inertia[body] + Y
-    out = tuple(_Body(k, mask[k], column[k], inertia[k]) for k in mask if model.floating or k != model.base)
-    _BODIES[model] = out
-    return out
+    return tuple(_Body(k, mask[k], column[k], inertia[k]) for k in mask if model.floating or k != model.base)
 
 
 def _world_rows(engine: Engine, world_H_frame: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -127,14 +119,15 @@ def _fbar(f: np.ndarray) -> np.ndarray:
 
 #: engine -> (its state, _body_terms' per-body terms at that state): the centroidal momentum matrix,
 #: the Coriolis matrix and the total momentum Jacobian of one state share them
-_TERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_TERMS = ModelCache()
 
 
 def _world_terms(engine: Engine) -> list:
     """Per moving body: (body, world Jacobian (..., 6, nv), world inertia (..., 6, 6) or None), made
     once per state of ``engine`` (an engine belongs to one KinDyn, which calls it under its lock)."""
     state = engine.state
-    memo = _TERMS.get(engine)
+    kept = _TERMS.of(engine)  # (an engine class that takes no weak references: no memo)
+    memo = kept.get("terms")
     if memo is not None and memo[0] is state:
         return memo[1]
     terms = []
@@ -146,8 +139,7 @@ def _world_terms(engine: Engine) -> list:
             Xs = Transform(H, check=False).force_matrix()
             Y = Xs @ body.inertia @ np.swapaxes(Xs, -1, -2)
         terms.append((body, J, Y))
-    with contextlib.suppress(TypeError):  # (an engine class that takes no weak references: no memo)
-        _TERMS[engine] = (state, terms)
+    kept["terms"] = (state, terms)
     return terms
 
 
@@ -264,15 +256,10 @@ def _joint_at(model: Model, column: int) -> str:
     return coords.names[int(np.searchsorted(coords.v_start, start))]
 
 
-_ANCESTRY: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
+@per_model
 def _ancestry(model: Model) -> np.ndarray:
     """(nv, nv) with column c the mask of the columns moving the body that column c's joint moves
     (its child link; the floating base for the base columns), made once per model."""
-    cached = _ANCESTRY.get(model)
-    if cached is not None:
-        return cached
     nv = model.nv
     out = np.zeros((nv, nv))
     for body in _bodies(model):
@@ -281,7 +268,6 @@ def _ancestry(model: Model) -> np.ndarray:
         else:
             out[:, :6] = body.mask[:, None]
     out.setflags(write=False)
-    _ANCESTRY[model] = out
     return out
 
 

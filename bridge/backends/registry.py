@@ -11,6 +11,15 @@ X.xml``), :func:`file_kind` tells a file's kind by its root element. KinDyn, the
 functions, ``cross_validate``, ``check --native``, ``bridge info``, the command line's
 ``--engines`` and the stateless functions read this registry; no other module lists libraries.
 
+A library's backend package (``package``: ``bridge.backends.<name>`` for bridge's own) is where its
+converters, its convention and its engine live, the one package that may import the library's
+modules (``modules``; ``tests/test_layering.py`` reads the homes from here), and where the public
+names it contributes to ``bridge`` (``public``: ``bridge.to_pinocchio``, ...) are found.
+:meth:`Library.backend` fills in the paths that follow the backend layout (``state.py`` holding
+``to_<name>_state`` and the convention ``<NAME>``, ``model.py`` ``to_<name>`` / ``from_<name>``,
+``engine.py`` ``<Name>Engine``, ``native.py`` ``NATIVE``, ``info.py`` ``info_column``), so a record
+spells out only what is irregular.
+
 Registering a record (:func:`register`) also registers its conventions by name
 (:func:`bridge.conventions.registry.register_convention`), so a library added at run time (a test's
 toy convention, a user's own engine) is picked up by every conversion and by cross-validation.
@@ -40,6 +49,8 @@ __all__ = [
     "file_kind",
     "importer",
     "library",
+    "library_homes",
+    "public_names",
     "register",
     "resolve",
     "unregister",
@@ -94,6 +105,13 @@ class Library:
         on_request: its engine joins ``cross_validate`` and ``bridge check`` only when named
             (``engines=`` / ``--engines``), not by default (jaxsim: it compiles its functions per
             model and representation, seconds each).
+        package: its backend package (``bridge.backends.pinocchio``), the only package that may
+            import the library's modules (None: no package of bridge's own, e.g. a test's toy).
+        modules: the top-level modules of the library (and of what bridge calls of its
+            dependencies) that only ``package`` may import; default ``(requires,)``
+            (:attr:`library_modules`). Newton: ``("newton", "warp")``.
+        public: the names ``bridge`` re-exports from the library (``bridge.to_pinocchio``), each
+            found where a field names it (``to_model``, ``exports``, ...), else in ``package``.
     """
 
     name: str
@@ -114,6 +132,66 @@ class Library:
     size_check: str | None = None
     rtol: float = 0.0
     on_request: bool = False
+    package: str | None = None
+    modules: tuple[str, ...] = ()
+    public: tuple[str, ...] = ()
+
+    @classmethod
+    def backend(cls, name: str, summary: str, **fields: Any) -> Library:
+        """The record of a library whose backend package ``bridge.backends.<name>`` follows the
+        layout: ``conventions`` ``{name: "<package>.state:<NAME>"}``, ``engine``
+        ``"<package>.engine:<Name>Engine"``, ``to_model`` / ``from_model``
+        ``"<package>.model:to_<name>"`` / ``from_<name>``, ``to_state`` / ``from_state``
+        ``"<package>.state:to_<name>_state"`` / ``from_<name>_state``, ``native``
+        ``"<package>.native:NATIVE"``, ``info`` ``"<package>.info:info_column"``. ``fields`` gives the
+        rest and what is irregular: a field set to None (or ``{}``) has none; a path starting with
+        ``.`` is in the package (``size_check=".data:size_problem"``)."""
+        package = fields.pop("package", f"bridge.backends.{name}")
+        conventional: dict[str, Any] = {
+            "conventions": {name: f"{package}.state:{name.upper()}"},
+            "engine": f"{package}.engine:{name.capitalize()}Engine",
+            "to_model": f"{package}.model:to_{name}",
+            "from_model": f"{package}.model:from_{name}",
+            "to_state": f"{package}.state:to_{name}_state",
+            "from_state": f"{package}.state:from_{name}_state",
+            "native": f"{package}.native:NATIVE",
+            "info": f"{package}.info:info_column",
+        }
+
+        def within(value: Any) -> Any:
+            if isinstance(value, str) and value.startswith("."):
+                return package + value
+            if isinstance(value, Mapping):
+                return {key: within(v) for key, v in value.items()}
+            return value
+
+        merged = {**conventional, **{key: within(value) for key, value in fields.items()}}
+        return cls(name=name, summary=summary, package=package, **merged)
+
+    @property
+    def library_modules(self) -> tuple[str, ...]:
+        """The top-level modules only :attr:`package` may import (``modules``, else ``requires``)."""
+        return self.modules or ((self.requires,) if self.requires else ())
+
+    def public_targets(self) -> dict[str, str]:
+        """Public name -> the module holding it: the module of the field naming it, else the
+        package (InvalidValueError for public names without a package to find them in)."""
+        named: dict[str, str] = {}
+        paths = [getattr(self, f) for f in ("to_model", "from_model", "to_state", "from_state")]
+        paths += [*self.imports.values(), *self.exports.values()]
+        for path in paths:
+            if isinstance(path, str) and ":" in path:
+                module, _, attr = path.partition(":")
+                named.setdefault(attr, module)
+        out = {}
+        for name in self.public:
+            module = named.get(name, self.package)
+            if module is None:
+                raise InvalidValueError(
+                    f"library {self.name!r}: public name {name!r} has no module (give a package)"
+                )
+            out[name] = module
+        return out
 
     @property
     def installed(self) -> bool:
@@ -159,6 +237,18 @@ def register(record: Library, *, replace: bool = False) -> Library:
         formats.format_named(kind)  # (a kind of the format table, or InvalidValueError naming them)
     if key in LIBRARIES and not replace:
         raise InvalidValueError(f"register: a library named {record.name!r} is registered already")
+    public = record.public_targets()
+    taken = {
+        n: other.name
+        for other in LIBRARIES.values()
+        if other.name.strip().lower() != key
+        for n in other.public
+    }
+    clash = sorted(set(public) & set(taken))
+    if clash:
+        raise InvalidValueError(
+            f"register: {record.name!r}'s public name {clash[0]!r} is {taken[clash[0]]!r}'s already"
+        )
     for name, target in record.conventions.items():
         register_convention(name, target, replace=True)
     LIBRARIES[key] = record
@@ -182,6 +272,20 @@ def library(name: object) -> Library:
     if record is None:
         raise InvalidValueError(f"unknown library {name!r}; known: {', '.join(LIBRARIES)}")
     return record
+
+
+def public_names() -> dict[str, str]:
+    """Every public name the registered libraries contribute to ``bridge`` -> the module holding
+    it (read by ``bridge.__getattr__``: ``bridge.to_pinocchio``; nothing is imported)."""
+    return {name: module for rec in LIBRARIES.values() for name, module in rec.public_targets().items()}
+
+
+def library_homes() -> dict[str, str]:
+    """Each library module -> the backend package that alone may import it (``pydrake`` ->
+    ``bridge.backends.drake``; read by ``tests/test_layering.py``)."""
+    return {
+        module: rec.package for rec in LIBRARIES.values() if rec.package for module in rec.library_modules
+    }
 
 
 def engine_names() -> tuple[str, ...]:
@@ -280,115 +384,100 @@ def _offered(requires: str, role: str) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------ the records
+# (the paths that follow the backend layout come from Library.backend; below, only the irregular)
 _B = "bridge.backends"
 
 register(
-    Library(
-        name="pinocchio",
-        summary="Pinocchio: LOCAL base velocity, depth-first joints, quaternion x, y, z, w",
-        conventions={"pinocchio": f"{_B}.pinocchio.state:PINOCCHIO"},
-        engine=f"{_B}.pinocchio.engine:PinocchioEngine",
-        to_model=f"{_B}.pinocchio.model:to_pinocchio",
-        from_model=f"{_B}.pinocchio.model:from_pinocchio",
-        to_state=f"{_B}.pinocchio.state:to_pinocchio_state",
-        from_state=f"{_B}.pinocchio.state:from_pinocchio_state",
-        native=f"{_B}.pinocchio.native:NATIVE",
-        info=f"{_B}.pinocchio.info:info_column",
+    Library.backend(
+        "pinocchio",
+        "Pinocchio: LOCAL base velocity, depth-first joints, quaternion x, y, z, w",
         loads=("urdf",),
-        size_check=f"{_B}.pinocchio.data:size_problem",
+        size_check=".data:size_problem",
+        modules=("pinocchio",),
+        public=("to_pinocchio", "from_pinocchio", "to_pinocchio_state", "from_pinocchio_state"),
     )
 )
 register(
-    Library(
-        name="idyntree",
-        summary="iDynTree: the three neutral representations natively (KinDynComputations)",
-        engine=f"{_B}.idyntree.engine:IDynTreeEngine",
-        to_model=f"{_B}.idyntree.model:to_idyntree",
-        from_model=f"{_B}.idyntree.model:from_idyntree",
-        native=f"{_B}.idyntree.native:NATIVE",
-        info=f"{_B}.idyntree.info:info_column",
+    Library.backend(
+        "idyntree",
+        "iDynTree: the three neutral representations natively (KinDynComputations)",
+        conventions={},
+        engine=".engine:IDynTreeEngine",
+        to_state=None,
+        from_state=None,
         loads=("urdf",),
+        modules=("idyntree",),
+        public=("to_idyntree", "from_idyntree"),
     )
 )
 register(
-    Library(
-        name="featherstone",
-        summary="Featherstone (spatial_v2 / RBDL): bridge's own algorithms, angular first, world velocity",
-        conventions={"featherstone": f"{_B}.featherstone.state:FEATHERSTONE"},
-        engine=f"{_B}.featherstone.engine:FeatherstoneEngine",
-        to_model=f"{_B}.featherstone.model:to_featherstone",
-        from_model=f"{_B}.featherstone.model:from_featherstone",
-        to_state=f"{_B}.featherstone.state:to_featherstone_state",
-        from_state=f"{_B}.featherstone.state:from_featherstone_state",
-        info=f"{_B}.featherstone.info:info_column",
+    Library.backend(
+        "featherstone",
+        "Featherstone (spatial_v2 / RBDL): bridge's own algorithms, angular first, world velocity",
+        native=None,
+        public=("to_featherstone", "from_featherstone"),
     )
 )
 register(
-    Library(
-        name="mujoco",
-        summary="MuJoCo: free joint [p_dot world; omega body], quaternion w, x, y, z, body-order DOFs",
-        conventions={"mujoco": f"{_B}.mujoco.state:MUJOCO"},
-        engine=f"{_B}.mujoco.engine:MujocoEngine",
-        to_model=f"{_B}.mujoco.model:to_mujoco",
-        from_model=f"{_B}.mujoco.model:from_mujoco",
-        to_state=f"{_B}.mujoco.state:to_mujoco_state",
-        from_state=f"{_B}.mujoco.state:from_mujoco_state",
+    Library.backend(
+        "mujoco",
+        "MuJoCo: free joint [p_dot world; omega body], quaternion w, x, y, z, body-order DOFs",
         requires="mujoco",
         extra="mujoco",
-        native=f"{_B}.mujoco.native:NATIVE",
-        info=f"{_B}.mujoco.info:info_column",
         loads=("urdf", "mjcf"),
         imports=_offered("mujoco", "reader"),
         exports=_offered("mujoco", "writer"),
-        size_check=f"{_B}.mujoco.bodies:size_problem",
+        size_check=".bodies:size_problem",
+        public=(
+            "to_mujoco",
+            "from_mujoco",
+            "load_mjcf",
+            "to_mjcf",
+            "to_mujoco_state",
+            "from_mujoco_state",
+        ),
     )
 )
 register(
-    Library(
-        name="drake",
-        summary="Drake: MIXED base velocity angular first, quaternion w, x, y, z first in q",
-        conventions={"drake": f"{_B}.drake.state:DRAKE"},
-        engine=f"{_B}.drake.engine:DrakeEngine",
-        to_model=f"{_B}.drake.model:to_drake",
-        from_model=f"{_B}.drake.model:from_drake",
-        to_state=f"{_B}.drake.state:to_drake_state",
-        from_state=f"{_B}.drake.state:from_drake_state",
+    Library.backend(
+        "drake",
+        "Drake: MIXED base velocity angular first, quaternion w, x, y, z first in q",
         requires="pydrake",
         extra="drake",
-        native=f"{_B}.drake.native:NATIVE",
-        info=f"{_B}.drake.info:info_column",
         loads=("urdf", "sdf"),
-        size_check=f"{_B}.drake.size:size_problem",
+        size_check=".size:size_problem",
+        public=("to_drake", "from_drake", "to_drake_state", "from_drake_state"),
     )
 )
 register(
-    Library(
-        name="newton",
-        summary="Newton (NVIDIA Warp): base COM and angular velocity, world axes; quaternion x, y, z, w",
-        conventions={"newton": f"{_B}.newton.state:NEWTON"},
-        engine=f"{_B}.newton.engine:NewtonEngine",
-        to_model=f"{_B}.newton.model:to_newton",
-        from_model=f"{_B}.newton.model:from_newton",
-        to_state=f"{_B}.newton.state:to_newton_state",
-        from_state=f"{_B}.newton.state:from_newton_state",
+    Library.backend(
+        "newton",
+        "Newton (NVIDIA Warp): base COM and angular velocity, world axes; quaternion x, y, z, w",
+        native=None,
         requires="newton",
         extra="newton",
-        info=f"{_B}.newton.info:info_column",
         rtol=1e-4,
+        modules=("newton", "warp"),
+        public=(
+            "to_newton",
+            "from_newton",
+            "to_newton_state",
+            "from_newton_state",
+            "to_newton_body_velocities",
+            "from_newton_body_velocities",
+        ),
     )
 )
 register(
-    Library(
-        name="jaxsim",
-        summary="jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth first",
-        conventions={"jaxsim": f"{_B}.jaxsim.state:JAXSIM"},
-        engine=f"{_B}.jaxsim.engine:JaxsimEngine",
-        to_model=f"{_B}.jaxsim.model:to_jaxsim",
-        to_state=f"{_B}.jaxsim.state:to_jaxsim_state",
-        from_state=f"{_B}.jaxsim.state:from_jaxsim_state",
+    Library.backend(
+        "jaxsim",
+        "jaxsim (JAX): BODY, MIXED, INERTIAL linear first, quaternion w, x, y, z, breadth first",
+        from_model=None,
+        native=None,
+        info=None,
         requires="jaxsim",
         extra="jaxsim",
-        size_check=f"{_B}.jaxsim.size:size_problem",
+        size_check=".size:size_problem",
         on_request=True,
     )
 )

@@ -13,14 +13,13 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
-import contextlib
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from bridge._cache import ModelCache
 from bridge.conventions.declaration import BaseMaps, BaseVelocity, Configuration
 from bridge.conventions.state import Representation, velocity_declaration
 from bridge.errors import InvalidValueError
@@ -51,8 +50,8 @@ class Convention:
     velocity: BaseVelocity
     joint_order: Callable[[Model], np.ndarray | None] | None = None
     configuration: Configuration | None = None
-    _perms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
-    _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
+    _perms: ModelCache = field(default_factory=ModelCache, repr=False)
+    _bound: ModelCache = field(default_factory=ModelCache, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.velocity, BaseVelocity):
@@ -83,16 +82,13 @@ class Convention:
         needs nothing from the model. Made once per model; every map takes the bound one."""
         if not self.velocity.needs_model:
             return self
-        try:
-            cached = self._bound.get(model)
-        except TypeError:  # not weak-referenceable: no cache
-            cached = None
+        kept = self._bound.of(model)  # (a model not weak-referenceable: nothing kept)
+        cached = kept.get("bound")
         if cached is None:
             com = model.link(model.base).inertia.com
             cached = Convention(self.name, self.velocity.bound(com), self.joint_order, self.configuration)
             object.__setattr__(cached, "_perms", self._perms)
-            with contextlib.suppress(TypeError):
-                self._bound[model] = cached
+            cached = kept.setdefault("bound", cached)
         return cached
 
     def maps(self, world_H_base, v_body: np.ndarray) -> BaseMaps:
@@ -104,13 +100,10 @@ class Convention:
         (computed once per model)."""
         if self.joint_order is None:
             return None
-        try:
-            cached = self._perms.get(model, _MISSING)
-        except TypeError:  # not weak-referenceable: no cache
-            return _canonical_perm(self.joint_order(model))
+        kept = self._perms.of(model)  # (a model not weak-referenceable: nothing kept)
+        cached = kept.get("perm", _MISSING)
         if cached is _MISSING:
-            cached = _canonical_perm(self.joint_order(model))
-            self._perms[model] = cached
+            cached = kept.setdefault("perm", _canonical_perm(self.joint_order(model)))
         return cached
 
     def entry_permutation(self, model: Model) -> np.ndarray | None:
@@ -174,10 +167,7 @@ class JointOrder:
     def between(cls, model: Model, source: Convention, target: Convention) -> JointOrder:
         """The joint order from ``source`` to ``target`` for ``model`` (cached per model)."""
         key = (source, target)
-        try:
-            cache = _ORDERS.setdefault(model, {})
-        except TypeError:
-            cache = {}
+        cache = _ORDERS.of(model)
         order = cache.get(key)
         if order is None:
             ps, pt = source.entry_permutation(model), target.entry_permutation(model)
@@ -194,7 +184,7 @@ class JointOrder:
         return P if self.perm is None else P[self.perm]
 
 
-_ORDERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ORDERS = ModelCache()
 
 
 #: neutral convention of each representation

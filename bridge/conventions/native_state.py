@@ -17,13 +17,13 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bridge._array import as_float_array
+from bridge._cache import ModelCache
 from bridge.conventions.declaration import ContinuousJoint, QuaternionOrder
 from bridge.conventions.state import State, velocity_declaration
 from bridge.errors import BridgeError, StateError
@@ -69,15 +69,12 @@ class JointLayout:
     s_gather: np.ndarray
 
 
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LAYOUTS = ModelCache()
 
 
 def joint_layout(model: Model, convention: Convention) -> JointLayout:
     """The :class:`JointLayout` of ``model`` in ``convention`` (cached per model and convention)."""
-    try:
-        per_model = _LAYOUTS.setdefault(model, {})
-    except TypeError:
-        per_model = {}
+    per_model = _LAYOUTS.of(model)
     layout = per_model.get(convention.name)
     if layout is not None:
         return layout

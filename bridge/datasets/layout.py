@@ -26,11 +26,10 @@ Column names (the files' headers, :mod:`bridge.datasets.columns`) are ``<owner>/
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 from functools import cached_property
 
+from bridge._cache import ModelCache
 from bridge.conventions.declaration import BallCoordinates, Configuration, ContinuousJoint, QuaternionOrder
 from bridge.conventions.registry import convention as _convention
 from bridge.errors import BridgeError, DatasetError
@@ -160,8 +159,7 @@ class Layout:
         return {o.name: i for i, o in enumerate(self.owners)}
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
+_CACHE = ModelCache()
 
 
 def layout(model: Model, convention: object) -> Layout:
@@ -169,9 +167,8 @@ def layout(model: Model, convention: object) -> Layout:
     and convention). Raises :class:`~bridge.errors.DatasetError` when a DOF joint is named like the
     base's columns."""
     conv = _convention(convention)
-    with _LOCK:
-        per_model = _CACHE.setdefault(model, {})
-        found = per_model.get(conv.name)
+    per_model = _CACHE.of(model)
+    found = per_model.get(conv.name)
     if found is not None:
         return found
     config = conv.configuration if conv.configuration is not None else Configuration()
@@ -195,5 +192,4 @@ def layout(model: Model, convention: object) -> Layout:
         kind = coords.kinds[k]
         owners.append(Owner(coords.names[k], kind, _meanings(kind, config), kind.nv, k))
     found = Layout(model.name, conv.name, tuple(owners), config)
-    with _LOCK:
-        return per_model.setdefault(conv.name, found)
+    return per_model.setdefault(conv.name, found)

@@ -33,13 +33,13 @@ from bridge.conventions.state import (
     MODERATE_SQ,
     Representation,
     State,
-    all_finite,
     all_moderate,
     finite_weights,
     vdot,
     velocity_declaration,
 )
 from bridge.derivatives.select import pick_derivatives
+from bridge.dynamics.arguments import accelerations, generalized_force, join_vectors, wrenches_by_frame
 from bridge.dynamics.result_checks import (
     MASS_QUANTITIES,
     MODERATE_MODEL,
@@ -68,22 +68,6 @@ from bridge.spatial import Force, Transform
 __all__ = ["Engine", "KinDyn"]
 
 
-def _join_vectors(a: object, na: int, b: object, nb: int) -> np.ndarray | None:
-    """``[a; b]`` for one finite (na,) and one finite (nb,) vector, else None (the caller's
-    general path then broadcasts batches or raises the errors)."""
-    try:
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if a.shape != (na,) or b.shape != (nb,):
-        return None
-    out = np.empty(na + nb)
-    out[:na] = a
-    out[na:] = b
-    return out if all_finite(out) else None
-
-
 def _declines(*_: object) -> None:
     """An optional single-state hook the engine does not offer: KinDyn takes the general path."""
     return None
@@ -104,8 +88,8 @@ class KinDyn:
 
     Args:
         model: a :class:`bridge.Model`.
-        engine: "pinocchio", "idyntree", "featherstone", "mujoco" (with the extra [mujoco]) or
-            "drake" (with the extra [drake]).
+        engine: a registered engine (:func:`bridge.backends.registry.engine_names`: "pinocchio",
+            "featherstone", ...); one whose library is missing names the extra installing it.
         representation: "body", "inertial" or "mixed" (or a :class:`Representation`); the base
             velocity, generalized velocity/acceleration/forces, Jacobians, frame velocities and
             accelerations and external wrenches are all in this representation.
@@ -282,19 +266,13 @@ class KinDyn:
         if self._owner != _ident():
             raise foreign_thread(self)
 
-    def _store(self, key: Any, value: object) -> np.ndarray:
-        if type(value) is not np.ndarray:
-            value = np.asarray(value)
-        what = QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
-        _finite(value, f"{what}({key[1]!r})" if isinstance(key, tuple) else what, self)
-        value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
-        self._cache[key] = value
-        return value
-
-    def _cached(self, key: Any, fn) -> np.ndarray:
-        """The cached value of ``key``, else ``fn()`` stored (checked finite), for the thread owning
-        the state (the cache read first, the owner checked after: a state set in between by another
-        thread is caught; a computation holds the lock: bridge.dynamics.threads)."""
+    def _query(self, key: Any, fn, *args: object, hot: bool = False) -> np.ndarray:
+        """The one cached query: the cached value of ``key``, else ``fn(*args)`` computed, checked
+        and stored read-only, for the thread owning the state (the cache read first, the owner
+        checked after: a state set in between by another thread is caught; a computation holds the
+        lock: bridge.dynamics.threads). ``hot`` (M, h, J): on a moderate state and model (see
+        set_state) the result cannot overflow and is stored unchecked; every other result is checked
+        finite (and a model of massless bodies guards the mass quantities first)."""
         value = self._cache.get(key)
         if value is not None and self._owner == _ident():
             return value
@@ -303,29 +281,22 @@ class KinDyn:
         try:
             self._require_state()
             value = self._cache.get(key)
-            if value is None:
-                if self._guard_mass and key in MASS_QUANTITIES:
-                    guard_mass(self.model, key, self.com_position)
-                value = self._store(key, fn() if self._moderate else quiet(fn))
-            return value
-        finally:
-            lock.release()
-
-    def _hot(self, key: Any, me: int, fn, *args: object) -> np.ndarray:
-        """M, h or J (``fn(*args)``) for thread ``me``, not cached: unchecked for a moderate state
-        and model (see set_state; stored read-only), else :meth:`_cached`'s checked path."""
-        lock = self._lock
-        lock.acquire()
-        try:
-            if not self._moderate or self._owner != me:  # (the checked path, or the errors)
-                return self._cached(key, lambda: fn(*args))
-            value = self._cache.get(key)
-            if value is None:
+            if value is not None:
+                return value
+            if hot and self._moderate:
                 value = fn(*args)
                 if type(value) is not np.ndarray:
                     value = np.asarray(value)
-                value.setflags(False)  # read-only (write=False, positional: a third of the cost)
-                self._cache[key] = value
+            else:
+                if self._guard_mass and key in MASS_QUANTITIES:
+                    guard_mass(self.model, key, self.com_position)
+                value = fn(*args) if self._moderate else quiet(fn, *args)
+                if type(value) is not np.ndarray:
+                    value = np.asarray(value)
+                what = QUANTITY_NAMES.get(key[0] if isinstance(key, tuple) else key, str(key))
+                _finite(value, f"{what}({key[1]!r})" if isinstance(key, tuple) else what, self)
+            value.setflags(False)  # read-only (write=False; positional: a third of the keyword call's cost)
+            self._cache[key] = value
             return value
         finally:
             lock.release()
@@ -342,61 +313,29 @@ class KinDyn:
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
         """Mass matrix (..., nv, nv), ``nv = 6 + n`` (floating) or ``n`` (fixed)."""
-        value, me = self._cache.get("M"), _ident()
-        if value is not None and self._owner == me:
-            return value
-        return self._hot("M", me, self._engine.mass_matrix)
+        return self._query("M", self._engine.mass_matrix, hot=True)
 
     def bias_forces(self) -> np.ndarray:
         """``h = C nu + g`` (..., nv): inverse dynamics at zero acceleration in this representation."""
-        value, me = self._cache.get("h"), _ident()
-        if value is not None and self._owner == me:
-            return value
-        return self._hot("h", me, self._engine.bias_forces)
+        return self._query("h", self._engine.bias_forces, hot=True)
 
     def gravity_forces(self) -> np.ndarray:
         """Generalized gravity forces ``g`` (..., nv)."""
-        return self._cached("g", self._engine.gravity_forces)
+        return self._query("g", self._engine.gravity_forces)
 
     def _nu_dot(self, base_acc: object, s_ddot: object) -> np.ndarray:
-        n = self._n_dofs
+        """The generalized acceleration (..., nv) of the arguments (:mod:`bridge.dynamics.arguments`)."""
         if self._floating and base_acc is not None:
-            fast = _join_vectors(base_acc, 6, s_ddot, n)
+            fast = join_vectors(base_acc, 6, s_ddot, self._n_dofs)
             if fast is not None:
                 return fast
-        sdd = as_float_array(s_ddot, "s_ddot", (n,))
-        batch = self.batch_shape if self._has_state else None
-        if batch is not None:
-            check_batch("s_ddot", sdd.shape[:-1], batch)
-        if not self.model.floating:
-            if base_acc is not None:
-                ba = as_float_array(base_acc, "base_acc", (6,))
-                if batch is not None:
-                    check_batch("base_acc", ba.shape[:-1], batch)
-            return sdd
-        if base_acc is None:
-            raise ShapeError("base_acc: a floating-base model needs a (..., 6) base acceleration")
-        ba = as_float_array(base_acc, "base_acc", (6,))
-        if batch is not None:
-            check_batch("base_acc", ba.shape[:-1], batch)
-        lead = np.broadcast_shapes(ba.shape[:-1], sdd.shape[:-1])
-        return np.concatenate([np.broadcast_to(ba, (*lead, 6)), np.broadcast_to(sdd, (*lead, n))], axis=-1)
+        return accelerations(self.model, base_acc, s_ddot, self.batch_shape if self._has_state else None)
 
     def _wrenches(self, external_wrenches: Mapping[str, object] | None) -> dict[str, np.ndarray] | None:
         if external_wrenches is None:
             return None
-        if not isinstance(external_wrenches, Mapping):
-            raise InvalidValueError("external_wrenches: expected a mapping {frame_name: wrench (6,)}")
-        if not external_wrenches:
-            return None
-        out = {}
-        for name, w in external_wrenches.items():
-            frame = self._frame(name)
-            wrench = as_float_array(w, f"external wrench on {frame!r}", (6,))
-            if self._has_state:
-                check_batch(f"external wrench on {frame!r}", wrench.shape[:-1], self.batch_shape)
-            out[frame] = wrench
-        return out
+        batch = self.batch_shape if self._has_state else None
+        return wrenches_by_frame(external_wrenches, self._frame, batch)
 
     @owned
     def inverse_dynamics(
@@ -453,16 +392,7 @@ class KinDyn:
         return forward_result(self, nu_dot, tau, wrenches)
 
     def _generalized_force(self, t: np.ndarray) -> np.ndarray:
-        """Joint torques (..., n) behind a zero base wrench, or a full generalized force (..., nv)."""
-        n, nv = self._n_dofs, self._nv
-        if t.shape == (n,) and n != nv and all_finite(t):  # joint torques only
-            tau = np.zeros(nv)
-            tau[nv - n :] = t
-            return tau
-        if t.ndim >= 1 and t.shape[-1] == nv:
-            return as_float_array(t, "generalized forces", (nv,))
-        tq = as_float_array(t, "joint_torques", (n,))
-        return np.concatenate([np.zeros((*tq.shape[:-1], nv - n)), tq], axis=-1)
+        return generalized_force(t, self._n_dofs, self._nv)
 
     # ------------------------------------------------------------------ derivatives
     @owned
@@ -564,27 +494,23 @@ class KinDyn:
     def frame_transform(self, frame: str) -> np.ndarray:
         """``world_H_frame`` (..., 4, 4)."""
         frame = self._frame(frame)
-        return self._cached(("X", frame), lambda: self._engine.frame_transform(frame))
+        return self._query(("X", frame), self._engine.frame_transform, frame)
 
     def frame_velocity(self, frame: str) -> np.ndarray:
         """Frame velocity (..., 6) in this representation (F, A or F[A])."""
         frame = self._frame(frame)
-        return self._cached(("v", frame), lambda: self._engine.frame_velocity(frame))
+        return self._query(("v", frame), self._engine.frame_velocity, frame)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
         """Frame Jacobian (..., 6, nv): ``frame_velocity = J @ nu``."""
         if type(frame) is not str or frame not in self._frame_names:
             frame = self._frame(frame)
-        key = ("J", frame)
-        value, me = self._cache.get(key), _ident()
-        if value is not None and self._owner == me:
-            return value
-        return self._hot(key, me, self._engine.frame_jacobian, frame)
+        return self._query(("J", frame), self._engine.frame_jacobian, frame, hot=True)
 
     def frame_bias_acc(self, frame: str) -> np.ndarray:
         """``J_dot @ nu`` (..., 6): the frame acceleration at zero generalized acceleration."""
         frame = self._frame(frame)
-        return self._cached(("Jdnu", frame), lambda: self._engine.frame_bias_acc(frame))
+        return self._query(("Jdnu", frame), self._engine.frame_bias_acc, frame)
 
     def frame_jacobian_derivative(self, frame: str) -> np.ndarray:
         """``J_dot`` (..., 6, nv): the time derivative of :meth:`frame_jacobian` along the current
@@ -592,7 +518,7 @@ class KinDyn:
         ``J_dot @ nu == frame_bias_acc(frame)`` (the iDynTree/Pinocchio meaning of the matrix; for
         MIXED it includes the change of the base columns with the base orientation)."""
         frame = self._frame(frame)
-        return self._cached(("Jdot", frame), lambda: self._derived["frame_jacobian_derivative"](frame))
+        return self._query(("Jdot", frame), self._derived["frame_jacobian_derivative"], frame)
 
     @owned
     def frame_acceleration(self, frame: str, base_acc: object, s_ddot: object) -> np.ndarray:
@@ -606,15 +532,15 @@ class KinDyn:
     # ------------------------------------------------------------------ centre of mass
     def com_position(self) -> np.ndarray:
         """Centre of mass in world coordinates (..., 3)."""
-        return self._cached("com", self._engine.com_position)
+        return self._query("com", self._engine.com_position)
 
     def com_velocity(self) -> np.ndarray:
         """Centre-of-mass velocity in world coordinates (..., 3)."""
-        return self._cached("vcom", self._engine.com_velocity)
+        return self._query("vcom", self._engine.com_velocity)
 
     def com_jacobian(self) -> np.ndarray:
         """(..., 3, nv) with ``com_velocity = J @ nu``."""
-        return self._cached("Jcom", self._engine.com_jacobian)
+        return self._query("Jcom", self._engine.com_jacobian)
 
     # ------------------------------------------------------------------ momentum
     def centroidal_momentum(self) -> np.ndarray:
@@ -623,21 +549,21 @@ class KinDyn:
         iDynTree's ``getCentroidalTotalMomentum`` convention (Pinocchio's ``hg`` is G[A])."""
 
         def compute() -> np.ndarray:
-            h = self._cached("hG[A]", self._engine.centroidal_momentum)
+            h = self._query("hG[A]", self._engine.centroidal_momentum)
             if not self._base_axes:
                 return h
             # G[A] -> G[B]: the dual action of G[B]_H_G[A], a pure rotation R^T
             A_R_B = Transform.from_rotation_translation(self.state.world_H_base.rotation, check=False)
             return (A_R_B.inverse() @ Force(h)).vector
 
-        return self._cached("hG", compute)
+        return self._query("hG", compute)
 
     def total_momentum(self) -> np.ndarray:
         """Total momentum (..., 6), linear first, expressed in B (BODY), the world A (INERTIAL) or
         B[A] (MIXED), B the base link's frame (iDynTree's ``getLinearAngularMomentum``). For a
         floating base it is the first six rows of ``mass_matrix() @ nu``."""
 
-        return self._cached("hB", self._derived["total_momentum"])
+        return self._query("hB", self._derived["total_momentum"])
 
     def centroidal_momentum_matrix(self) -> np.ndarray:
         """Centroidal momentum matrix (..., 6, nv): ``centroidal_momentum() == CMM @ nu``, rows in
@@ -652,32 +578,30 @@ class KinDyn:
             rows = np.stack([A[..., :3, :], A[..., 3:, :]], axis=-3)  # (..., 2, 3, nv)
             return (R_T @ rows).reshape(*rows.shape[:-3], 6, A.shape[-1])
 
-        return self._cached("CMM", compute)
+        return self._query("CMM", compute)
 
     def total_momentum_jacobian(self) -> np.ndarray:
         """(..., 6, nv) with ``total_momentum() == J @ nu``, rows in B, A or B[A] as
         :meth:`total_momentum` (iDynTree's ``getLinearAngularMomentumJacobian``; for a floating base
         the first six rows of the mass matrix)."""
 
-        return self._cached("Jmomentum", self._derived["total_momentum_jacobian"])
+        return self._query("Jmomentum", self._derived["total_momentum_jacobian"])
 
     def coriolis_matrix(self) -> np.ndarray:
         """Coriolis matrix C (..., nv, nv) in this representation: ``C nu + g == h`` and
         ``M_dot - C - C^T == 0`` (M_dot the time derivative of :meth:`mass_matrix` along the motion).
         From another convention's C: ``T^T (C T + M T_dot)`` (Pinocchio's ``computeCoriolisMatrix``
         after conversion)."""
-        return self._cached("C", self._derived["coriolis_matrix"])
+        return self._query("C", self._derived["coriolis_matrix"])
 
     def coriolis_forces(self) -> np.ndarray:
         """``C nu`` (..., nv): the bias forces without gravity, ``h - g``."""
-        return self._cached("Cnu", self._derived["coriolis_forces"])
+        return self._query("Cnu", self._derived["coriolis_forces"])
 
     def relative_transform(self, frame: str, reference: str) -> np.ndarray:
         """``reference_H_frame`` (..., 4, 4) (iDynTree's ``getRelativeTransform(reference, frame)``)."""
         frame, reference = self._frame(frame), self._frame(reference)
-        return self._cached(
-            ("relX", frame, reference), lambda: self._derived["relative_transform"](frame, reference)
-        )
+        return self._query(("relX", frame, reference), self._derived["relative_transform"], frame, reference)
 
     def relative_jacobian(self, frame: str, reference: str) -> np.ndarray:
         """(..., 6, n): the velocity of ``frame`` F relative to ``reference`` R is ``J @ s_dot``,
@@ -685,9 +609,7 @@ class KinDyn:
         ``getRelativeJacobian(reference, frame)`` in each representation. It depends on the joints
         only (the base velocity moves both frames alike)."""
         frame, reference = self._frame(frame), self._frame(reference)
-        return self._cached(
-            ("relJ", frame, reference), lambda: self._derived["relative_jacobian"](frame, reference)
-        )
+        return self._query(("relJ", frame, reference), self._derived["relative_jacobian"], frame, reference)
 
     def __repr__(self) -> str:
         return (

@@ -111,6 +111,7 @@ class DrakeEngine(DrakeSingleState, EngineBase):
     NATIVE_QUANTITIES = frozenset({"total_momentum"})
 
     def __init__(self, model: Model, representation: Representation) -> None:
+        super().__init__(model, representation)
         require_drake()
         refuse_too_large(self.name, model)  # the set-up time budget, before building the plant
         from pydrake.math import RigidTransform
@@ -118,8 +119,6 @@ class DrakeEngine(DrakeSingleState, EngineBase):
 
         self._RigidTransform = RigidTransform
         self._kV = JacobianWrtVariable.kV
-        self.model = model
-        self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.plant = plant = to_drake(model)
         self.context = plant.CreateDefaultContext()
@@ -142,10 +141,8 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         self._gravity: list[float] | None = None
         self._pose: list | None = None
         self._current = -1
-        self._state: State | None = None
         self._cov: ChangeOfVariables | None = None
         self._flat_batch: FlatBatch | None = None
-        self.batch_shape: tuple[int, ...] = ()
         if self._wide:  # the single-state path takes one-coordinate joints: the general path alone
             self.set_single_state = _declines
         else:

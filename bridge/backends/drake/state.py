@@ -29,11 +29,11 @@ of the Context (:func:`bridge.backends.drake.model.set_world_H_base`), not part 
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from bridge._cache import ModelCache
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import (
     Axes,
@@ -82,15 +82,15 @@ class DrakeLayout:
     floating: bool
 
 
-_LAYOUTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_LAYOUTS = ModelCache()
 
 
 def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
     """The q/v layout of ``to_drake(model)`` (read from ``plant`` if given, else from a plant built
     once; cached per model)."""
-    lay = _LAYOUTS.get(model)
-    if lay is not None:
-        return lay
+    kept = _LAYOUTS.of(model)
+    if "layout" in kept:
+        return kept["layout"]
     require_uncoupled(model, "Drake's q and v")
     from .model import instance_name, to_drake
 
@@ -114,8 +114,7 @@ def drake_layout(model: Model, plant: object = None) -> DrakeLayout:
         a.setflags(write=False)
     nq = nb_q + sum(native_width(k, DRAKE.configuration) for k in kinds)
     lay = DrakeLayout(perm, idx_q, idx_v, nq, nb_v + model.n_dofs, model.floating)
-    _LAYOUTS[model] = lay
-    return lay
+    return kept.setdefault("layout", lay)
 
 
 def _without_wide_armature(model: Model) -> Model:

@@ -14,7 +14,6 @@ compare the two paths in one process). numba is imported at the first call, not 
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from types import ModuleType
 import numpy as np
 
 from bridge import _numba
+from bridge._cache import per_model
 from bridge.conventions.convention import Convention, JointOrder
 from bridge.conventions.single_state import single_base_change
 from bridge.errors import InvalidValueError
@@ -100,27 +100,23 @@ class _Constants:
     Ibar: np.ndarray  # (nb, 3, 3) rotational inertias about the body origins
 
 
-_CONSTANTS: weakref.WeakKeyDictionary[Tree, _Constants] = weakref.WeakKeyDictionary()
-
-
+@per_model
 def _constants(tree: Tree) -> _Constants:
-    c = _CONSTANTS.get(tree)
-    if c is None:
-        i64 = np.int64
-        c = _CONSTANTS[tree] = _Constants(
-            parent=np.array(tree.parent, dtype=i64),
-            code=np.array(tree.code, dtype=i64),
-            vidx=np.array(tree.vidx, dtype=i64),
-            qidx=np.array(tree.qidx, dtype=i64),
-            lvq=np.maximum(np.asarray(tree.lv.pos, dtype=i64) - tree.lv.off, 0),
-            Et=np.ascontiguousarray(tree.Et, dtype=np.float64),
-            rt=np.ascontiguousarray(tree.rt, dtype=np.float64),
-            I6=np.ascontiguousarray(tree.I, dtype=np.float64),
-            mass=np.ascontiguousarray(tree.mass, dtype=np.float64),
-            h=np.ascontiguousarray(vee(tree.I[:, :3, 3:])),
-            Ibar=np.ascontiguousarray(tree.I[:, :3, :3]),
-        )
-    return c
+    """The tree's constants as contiguous arrays for the kernels (made once per tree)."""
+    i64 = np.int64
+    return _Constants(
+        parent=np.array(tree.parent, dtype=i64),
+        code=np.array(tree.code, dtype=i64),
+        vidx=np.array(tree.vidx, dtype=i64),
+        qidx=np.array(tree.qidx, dtype=i64),
+        lvq=np.maximum(np.asarray(tree.lv.pos, dtype=i64) - tree.lv.off, 0),
+        Et=np.ascontiguousarray(tree.Et, dtype=np.float64),
+        rt=np.ascontiguousarray(tree.rt, dtype=np.float64),
+        I6=np.ascontiguousarray(tree.I, dtype=np.float64),
+        mass=np.ascontiguousarray(tree.mass, dtype=np.float64),
+        h=np.ascontiguousarray(vee(tree.I[:, :3, 3:])),
+        Ibar=np.ascontiguousarray(tree.I[:, :3, :3]),
+    )
 
 
 def _c(x: np.ndarray) -> np.ndarray:

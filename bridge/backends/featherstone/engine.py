@@ -126,8 +126,7 @@ class FeatherstoneEngine(EngineBase):
         return super().__new__(cls)
 
     def __init__(self, model: Model, representation: Representation) -> None:
-        self.model = model
-        self.representation = Representation.parse(representation)
+        super().__init__(model, representation)
         self.convention = NEUTRAL[self.representation]
         self.fmodel = to_featherstone(model)
         self.tree = Workspace.of(self.fmodel, model.floating).tree  # compiled once per model
@@ -150,7 +149,6 @@ class FeatherstoneEngine(EngineBase):
         self._base_mass = float(np.trace(bI[3:, 3:]) / 3.0)
         hx = bI[:3, 3:]
         self._base_h = vee(hx)
-        self.batch_shape: tuple[int, ...] = ()
         self._fperm = np.asarray(self.fmodel.dof_perm, dtype=np.int64)
         self._packed: tuple[np.ndarray, np.ndarray] | bool | None = None  # see _packed_change
 

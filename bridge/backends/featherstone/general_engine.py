@@ -45,15 +45,13 @@ class GeneralEngine(EngineBase):
     name = "featherstone"
 
     def __init__(self, model: Model, representation: Representation) -> None:
-        self.model = model
-        self.representation = Representation.parse(representation)
+        super().__init__(model, representation)
         self.convention = NEUTRAL[self.representation]
         self.tree = general.GeneralTree(model)
         self._frames: dict[str, tuple[int, np.ndarray]] = {}
         for name in model.frame_names:
             link, link_H_frame = model.frame_placement(name)
             self._frames[name] = (self.tree.index[link], link_H_frame.matrix)
-        self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:

@@ -30,7 +30,6 @@ metadata (``base_inertia``) so the centre of mass still counts it.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -39,6 +38,7 @@ from types import MappingProxyType
 import numpy as np
 
 from bridge._array import as_float_array
+from bridge._cache import ModelCache
 from bridge.errors import ModelError, ShapeError, UnknownNameError, UnsupportedError
 from bridge.model.gravity import gravity_or, model_gravity
 from bridge.model.joints import require_single_coordinate
@@ -321,7 +321,8 @@ def joint_frame_rotation(axis: np.ndarray) -> tuple[int, np.ndarray]:
     return k, rotation_between(-e, d) @ flip
 
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+#: to_featherstone's model at each model's own gravity
+_CACHE = ModelCache()
 
 
 def to_featherstone(model: Model, gravity: object = None) -> FeatherstoneModel:
@@ -343,12 +344,12 @@ def to_featherstone(model: Model, gravity: object = None) -> FeatherstoneModel:
     if g.shape != (3,):
         raise ShapeError(f"to_featherstone: gravity: expected shape (3,), got {g.shape}")
     default = np.array_equal(g, model_gravity(model))
-    if default and model in _CACHE:
-        return _CACHE[model]
-    out = _build(model, g)
-    if default:
-        _CACHE[model] = out
-    return out
+    if not default:
+        return _build(model, g)
+    kept = _CACHE.of(model)
+    if "model" not in kept:
+        kept.setdefault("model", _build(model, g))
+    return kept["model"]
 
 
 def _build(model: Model, gravity: np.ndarray) -> FeatherstoneModel:

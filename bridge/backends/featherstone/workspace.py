@@ -14,8 +14,9 @@ workspace of its own, whose arrays its joint data keeps between calls.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable
+
+from bridge._cache import ModelCache
 
 from .model import FeatherstoneModel
 from .tree import Tree, compile_tree
@@ -61,12 +62,10 @@ class Workspace:
     def of(cls, fmodel: FeatherstoneModel, free: bool) -> Workspace:
         """The shared workspace of a model's tree (the free tree of a floatbase model with ``free``),
         compiled on first use and kept as long as the model object lives."""
-        per_model = _SHARED.get(fmodel)
-        if per_model is None:
-            per_model = _SHARED[fmodel] = {}
-        ws = per_model.get(free)
+        kept = _SHARED.of(fmodel)
+        ws = kept.get(free)
         if ws is None:
-            ws = per_model[free] = cls(compile_tree(fmodel, free))
+            ws = kept.setdefault(free, cls(compile_tree(fmodel, free)))
         return ws
 
     def arena_for(self, N: int) -> dict:
@@ -93,4 +92,5 @@ class Workspace:
                 self._lock.release()
 
 
-_SHARED: weakref.WeakKeyDictionary[FeatherstoneModel, dict[bool, Workspace]] = weakref.WeakKeyDictionary()
+#: fmodel -> {free: its shared Workspace}
+_SHARED = ModelCache()

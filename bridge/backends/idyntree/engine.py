@@ -60,11 +60,10 @@ class IDynTreeEngine(EngineBase):
     )
 
     def __init__(self, model: Model, representation: Representation) -> None:
+        super().__init__(model, representation)
         import idyntree.bindings as idyn
 
         self._idyn = idyn
-        self.model = model
-        self.representation = Representation.parse(representation)
         # iDynTree's centroidal rows are in G[B] where the representation's axes are the base's
         self._base_axes = velocity_declaration(self.representation).angular_axes is Axes.BODY
         self.kd = kindyn(model, self.representation.value)
@@ -78,7 +77,6 @@ class IDynTreeEngine(EngineBase):
         self._sl = slice(None) if model.floating else slice(6, None)
         self._armature = model.armature if model.has_armature else None
         self._nb = 6 if model.floating else 0
-        self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:

@@ -24,9 +24,9 @@ share them.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 
+from bridge._cache import per_model
 from bridge.conventions.state import Representation
 from bridge.model.model import Model
 
@@ -35,7 +35,6 @@ from .state import VELREPR
 
 __all__ = ["Compiled", "compiled"]
 
-_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 #: XLA's options for the bundles: LLVM's backend optimisation off halves the compilation time (7 s
 #: -> 4 s for the mass matrix of an 8-link tree, measured on a loaded machine) and leaves the run
@@ -147,13 +146,8 @@ class Compiled:
         return jax.jit(jax.vmap(one, in_axes=(0, 0, 0, 0, 0, *extra_axes)), compiler_options=COMPILER_OPTIONS)
 
 
+@per_model
 def compiled(model: Model, representation: Representation) -> Compiled:
     """The :class:`Compiled` bundles of jaxsim's model of ``model`` (:func:`.model.to_jaxsim`) in
     ``representation`` (shared by the engines on ``model``, cached weakly per model)."""
-    per_model = _CACHE.get(model)
-    if per_model is None:
-        per_model = _CACHE[model] = {}
-    out = per_model.get(representation)
-    if out is None:
-        out = per_model[representation] = Compiled(to_jaxsim(model), representation)
-    return out
+    return Compiled(to_jaxsim(model), representation)

@@ -93,8 +93,8 @@ class JaxsimEngine(EngineBase):
     )
 
     def __init__(self, model: Model, representation: Representation) -> None:
-        self.model = model
-        self.representation = rep = Representation.parse(representation)
+        super().__init__(model, representation)
+        rep = self.representation
         refuse_too_large(self.name, model)  # jaxsim's builder recursion, before building anything
         self.js_model = to_jaxsim(model)
         self.convention = JAXSIM_CONVENTIONS[rep]
@@ -110,7 +110,6 @@ class JaxsimEngine(EngineBase):
         joints = JointOrder.between(model, NEUTRAL[rep], self.convention)
         self.cov = ChangeOfVariables(*change.matrices(eye, eye.tolist()), joints)
         self._nb = 0 if model.floating else 6  # jaxsim's base columns a fixed base drops
-        self.batch_shape: tuple[int, ...] = ()
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:

@@ -24,8 +24,7 @@ JAX computation in the process is then double precision by default.
 
 from __future__ import annotations
 
-import weakref
-
+from bridge._cache import ModelCache
 from bridge.errors import BackendError, BridgeError, UnsupportedError
 from bridge.model.joints import require_single_coordinate
 from bridge.model.mimic import require_uncoupled
@@ -36,7 +35,7 @@ from .state import jaxsim_joint_names, jaxsim_tree
 
 __all__ = ["jaxsim_names", "require_jaxsim", "to_jaxsim", "unsupported"]
 
-_MODELS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_MODELS = ModelCache()
 
 
 def require_jaxsim() -> None:
@@ -74,9 +73,9 @@ def to_jaxsim(model: Model):
     ``(0, 0, -9.81)``), its joints checked to be in :func:`jaxsim_joint_names` order."""
     if not isinstance(model, Model):
         raise BackendError(f"to_jaxsim expects a bridge Model, got {type(model).__name__}")
-    cached = _MODELS.get(model)
-    if cached is not None:
-        return cached
+    kept = _MODELS.of(model)
+    if "model" in kept:
+        return kept["model"]
     require_uncoupled(model, "jaxsim's q and v")
     require_single_coordinate(model, "jaxsim")
     reason = unsupported(model)
@@ -94,8 +93,7 @@ def to_jaxsim(model: Model):
             f"jaxsim ordered the joints of {model.name!r} as {js_model.joint_names()}, not in the "
             f"declared order {declared}"
         )
-    _MODELS[model] = js_model
-    return js_model
+    return kept.setdefault("model", js_model)
 
 
 def jaxsim_names(model: Model) -> tuple[dict[str, int], dict[str, int]]:

@@ -24,11 +24,11 @@ has no base coordinates: q and v are the joints (the base pose is handed to jaxs
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections import deque
 
 import numpy as np
 
+from bridge._cache import per_model
 from bridge.conventions.change_of_variables import Convention
 from bridge.conventions.declaration import (
     BODY_VELOCITY,
@@ -61,15 +61,13 @@ __all__ = [
 ]
 
 
-_TREES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 #: the mass (kg) jaxsim's model gives a massless base welded to the world (jaxsim's parser drops
 #: massless links): it does not move, so only the total mass and the centre of mass see it, by
 #: parts in 1e20 of any real robot's
 WELDED_BASE_MASS = 1e-20
 
 
+@per_model
 def jaxsim_tree(model: Model) -> Model:
     """The model bridge hands jaxsim (cached per model): every link frame on its joint's axis, and
     the links joined by fixed joints merged (:meth:`Model.lumped`).
@@ -82,9 +80,6 @@ def jaxsim_tree(model: Model) -> Model:
     A massless base welded to the world (a fixed-base MJCF model's world body) gets
     :data:`WELDED_BASE_MASS`, and the tree no gravity (the engine applies the state's).
     """
-    cached = _TREES.get(model)
-    if cached is not None:
-        return cached
     used = set(model.frame_names) | set(model.joint_names)
     links, joints = list(model.links), []
     for j in model.joints:
@@ -114,7 +109,6 @@ def jaxsim_tree(model: Model) -> Model:
     if not tree.floating and base.mass == 0.0:  # jaxsim's parser drops massless links, the weld too
         welded = Link(base.name, SpatialInertia(WELDED_BASE_MASS, np.zeros(3), np.zeros((3, 3))))
         tree = tree.replace(links=tuple(welded if x.name == base.name else x for x in tree.links))
-    _TREES[model] = tree
     return tree
 
 

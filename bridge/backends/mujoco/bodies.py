@@ -57,12 +57,12 @@ check of MuJoCo) and ``depth_problem`` refuse such models before anything is bui
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bridge._array import as_real
+from bridge._cache import per_model
 from bridge.errors import InvalidValueError
 from bridge.model.building import unique_name
 from bridge.model.joints import plane_axes
@@ -88,16 +88,12 @@ __all__ = [
     "unsited_frames",
 ]
 
-_LUMPED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-
+@per_model
 def lumped_of(model: Model) -> Model:
     """``model.lumped()``, made once per model (a MuJoCo engine needs it three times and ``bridge
     check`` builds a dozen engines of one model; models are immutable, so it is shared)."""
-    out = _LUMPED.get(model)
-    if out is None:
-        out = _LUMPED[model] = model.lumped()
-    return out
+    return model.lumped()
 
 
 #: mjMINVAL: MuJoCo's smallest accepted mass and principal moment of a moving body

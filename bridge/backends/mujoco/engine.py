@@ -76,11 +76,10 @@ class MujocoEngine(MujocoSingleState, EngineBase):
     CAPABILITIES = frozenset({"inverse_dynamics_single", "forward_dynamics_single"})
 
     def __init__(self, model: Model, representation: Representation) -> None:
+        super().__init__(model, representation)
         mujoco = require_mujoco()
         refuse_too_large(self.name, model)  # MuJoCo's body depth limit, before compiling anything
         self._mj = mujoco
-        self.model = model
-        self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         # (merged links' frames: on the twin; free joints as slides and a ball: the base's body moves)
         self.mm = compile_model(model, warn_unsited=False, native_free=False)
@@ -109,10 +108,8 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         self._base_body = mujoco.mj_name2id(self.mm, OBJ.mjOBJ_BODY, base)
         self._nv = self.mm.nv
         self._total_mass = float(np.sum(self.mm.body_mass))
-        self.batch_shape: tuple[int, ...] = ()
         self._current = -1
         self._joints = JointOrder.between(model, self.convention, MUJOCO)
-        self._state: State | None = None
         self._cov: ChangeOfVariables | None = None
         self._flat_batch: FlatBatch | None = None
         if model.single_coordinate:

@@ -32,10 +32,9 @@ joint is one neutral joint of the order, its ``nv`` (``nq``) entries together.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
+from bridge._cache import per_model
 from bridge.conventions.change_of_variables import BaseMaps, Convention
 from bridge.conventions.declaration import Axes, BaseVelocity, Configuration, Point, QuaternionOrder
 from bridge.conventions.native_state import from_native_state, to_native_state
@@ -52,22 +51,18 @@ __all__ = [
     "to_mujoco_state",
 ]
 
-_PERMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-
+@per_model
 def mujoco_dof_permutation(model: Model) -> np.ndarray:
     """``perm`` (n_joints,) over the DOF joints, ``native_joints[i] = model_joints[perm[i]]`` (with
     one-coordinate joints, ``qvel_joints = s_dot[perm]``): the movable joints in MuJoCo's body order
     (depth first from the base, as :func:`bridge.to_mujoco` builds the bodies, a scene's bodies on the
     world body in the same order; computed once per model). A planar, ball or free joint is one entry
     (its MuJoCo joints are consecutive in one body)."""
-    perm = _PERMS.get(model)
-    if perm is None:
-        require_uncoupled(model, "MuJoCo's qpos and qvel")
-        index = {d: i for i, d in enumerate(model.dof_names)}
-        perm = np.array([index[j.name] for j in model.depth_first_joints if j.movable], dtype=np.intp)
-        perm.setflags(write=False)
-        _PERMS[model] = perm
+    require_uncoupled(model, "MuJoCo's qpos and qvel")
+    index = {d: i for i, d in enumerate(model.dof_names)}
+    perm = np.array([index[j.name] for j in model.depth_first_joints if j.movable], dtype=np.intp)
+    perm.setflags(write=False)
     return perm
 
 

@@ -50,7 +50,7 @@ from bridge.backends.newton.worlds import Worlds
 from bridge.conventions.convert import velocity_change
 from bridge.conventions.frames import frame_acceleration, frame_jacobian, frame_motion
 from bridge.conventions.native_state import joint_layout, to_native_state
-from bridge.conventions.state import Representation, State
+from bridge.conventions.state import State
 from bridge.model.model import Model
 
 __all__ = ["RTOL", "NewtonEngine"]
@@ -69,8 +69,7 @@ class NewtonEngine(EngineBase):
     precision = "float32"
 
     def __init__(self, model: Model, representation: object = "mixed") -> None:
-        self.model = model
-        self.representation = Representation.parse(representation)
+        super().__init__(model, representation)
         self._newton, self._wp = require_newton()
         self._builder = newton_builder(model)  # this engine's own (UnsupportedError beyond float32)
         self._worlds: OrderedDict[int, Worlds] = OrderedDict()
@@ -87,7 +86,6 @@ class NewtonEngine(EngineBase):
         kinds = model.coordinates.kinds
         self._angles = np.array([starts[k] for k, kind in enumerate(kinds) if kind.rotational], dtype=np.intp)
         self._poses_all: np.ndarray | None = None
-        self.batch_shape: tuple[int, ...] = ()
 
     def _worlds_for(self, n: int) -> Worlds:
         """This engine's Newton model of ``n`` worlds (built on first use, a few kept)."""

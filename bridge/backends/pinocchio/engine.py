@@ -76,12 +76,11 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         return PinocchioMimicEngine
 
     def __init__(self, model: Model, representation: Representation) -> None:
+        super().__init__(model, representation)
         refuse_too_large(self.name, model)  # ModelTooLargeError beyond the memory budget, at once
         import pinocchio as pin
 
         self._pin = pin
-        self.model = model
-        self.representation = Representation.parse(representation)
         self.convention = NEUTRAL[self.representation]
         self.pm = to_pinocchio(model)
         self.data = create_data(self.pm, model)  # ModelTooLargeError past the memory
@@ -111,18 +110,14 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         else:  # joints of several coordinates: the general path alone
             self._single, self._kern, self._state1 = False, None, None
             self._nv, self._nb = model.nv, self.joints.nb
-        self._state: State | None = None
         self._cov: ChangeOfVariables | None = None
         self._flat: FlatBatch | None = None
         self._q = None
-        self.batch_shape: tuple[int, ...] = ()
         self.body_derivatives = PinocchioBodyDerivatives(self)
 
     # ------------------------------------------------------------------ state
     def set_state(self, state: State, gravity: np.ndarray) -> None:
-        if (
-            self._kern is not None or self.model.single_coordinate
-        ) and (
+        if (self._kern is not None or self.model.single_coordinate) and (
             state.representation is self.representation
             and state.world_H_base.matrix.ndim == 2
             and state.s.ndim == 1
