@@ -175,7 +175,8 @@ def main() -> None:
     for n in args.states:
         res = measure(trees, n, args.representation, args.repeats)
         report[str(n)] = res
-        print(f"\n{n:,} single states of iCub ({args.representation}), fresh process, median of {args.repeats}")
+        what = f"{n:,} single states of iCub ({args.representation})"
+        print(f"\n{what}, fresh process, median of {args.repeats}")
         print(f"{'':<12}{'wall s':>8}{'x raw':>8}{'import':>9}{'load':>8}{'loop':>8}")
         for name, r in res.items():
             row = f"{name:<12}{r['wall']:>8.2f}{r['ratio']:>8.2f}{r['import']:>9.2f}{r['load']:>8.2f}"
@@ -184,7 +185,8 @@ def main() -> None:
             c = cold(HERE.parent, n, args.representation)
             report[f"{n} cold"] = c
             for k, r in c.items():
-                print(f"{'cold ' + k:<12}{r['wall']:>8.2f}{'':>8}{r['import']:>9.2f}{r['load']:>8.2f}{r['loop']:>8.2f}")
+                row = f"{'cold ' + k:<12}{r['wall']:>8.2f}{'':>8}{r['import']:>9.2f}{r['load']:>8.2f}"
+                print(f"{row}{r['loop']:>8.2f}")
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
 
