@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import boolean, float64, njit, types, void
 
-from bridge.conventions.single_kernels import EXTRA, N, PERM, SIZE, WORK, WORK_AT, change_base, change_matrix
+from bridge.conventions.single_kernels import EXTRA, PERM, SIZE, WORK, WORK_AT, N, change_base, change_matrix
 from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
 from bridge.spatial.so3 import quaternion_xyzw_of_entries
 

@@ -52,9 +52,27 @@ import numpy as np
 from numba import float64, njit, types, void
 
 __all__ = [
-    "C_C", "C_Q", "C_WV", "EXTRA", "HEAD", "K", "LINEAR", "N", "PERM", "ROTATE", "SIZE", "TERM", "TERMS",
-    "WORK", "WORK_AT",
-    "change_base", "change_matrices", "change_matrix", "fill", "skew_entry", "skew_terms",
+    "C_C",
+    "C_Q",
+    "C_WV",
+    "EXTRA",
+    "HEAD",
+    "LINEAR",
+    "PERM",
+    "ROTATE",
+    "SIZE",
+    "TERM",
+    "TERMS",
+    "WORK",
+    "WORK_AT",
+    "K",
+    "N",
+    "change_base",
+    "change_matrices",
+    "change_matrix",
+    "fill",
+    "skew_entry",
+    "skew_terms",
 ]  # fmt: skip
 
 # the slots of the head (module docstring): the three rate coefficients, whether P_t rotates, where
