@@ -78,8 +78,6 @@ class CompiledSingle:
         from . import single_kernels as k
 
         self.k = k
-        #: the state kernel (:func:`.single_kernels.set_state`), one look-up less per state
-        self.set_state = k.set_state
         change = single_base_change(source, target)
         wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
         extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
@@ -117,9 +115,6 @@ class LibrarySingleState:
     ``s_dot`` are in q and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
     """
 
-    #: the queries the single state answers itself, bound on the instance while the engine holds a
-    #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
-    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
     #: :data:`COMPILE_AFTER` of this engine (0: the compiled kernels from the first state)
     COMPILE_AFTER = COMPILE_AFTER
     _single = False
@@ -177,7 +172,7 @@ class LibrarySingleState:
         if kern is not None:
             arrays = kern.states[self._spare]
             try:
-                done = kern.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
             except TypeError:  # not four contiguous float64 arrays: the numpy path below
                 done = None
             if done is not None:
@@ -236,15 +231,10 @@ class LibrarySingleState:
         permuted(x, self._state1, out)
         return out
 
-    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
-        """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
-        engine's general path."""
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path (the engine's queries then answer from its
+        ``_<query>_single`` methods) and the engine's general one."""
         self._single = single
-        for name in self._SINGLE_QUERIES:
-            if single:
-                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
-            else:
-                self.__dict__.pop(name, None)
 
     @property
     def state(self) -> State:

@@ -225,10 +225,7 @@ class MujocoSingleState(LibrarySingleState):
         return self._mass_back.force(self._d_bias, cov.X, cov)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
-        spec = self._jac_frames.get(frame)
-        if spec is None:  # a link of the kinematic twin
-            return type(self).frame_jacobian(self, frame)
-        point, pos, mat, bid = spec
+        point, pos, mat, bid = self._jac_frames[frame]  # (a frame of MuJoCo's model, not the twin's)
         if self._stage < _POSITION:
             self._fwd_position(self.mm, self.data)
             self._stage = _POSITION
