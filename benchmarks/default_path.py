@@ -11,10 +11,12 @@ Each side is one new Python process (``python -c``), timed from its start to its
   ``createData`` and, per state, ``crba``, ``nle`` and ``computeFrameJacobian("l_sole")`` in the
   representation's reference frame, on ready q and v (no state to set, no conversion).
 
-Both sides draw the same states (numpy's generator, seeded, 64 poses cycled). The two processes of
-one size run one after the other, alternately bridge first and Pinocchio first, ``--repeats``
-times; the ratio of the medians is reported (the machine is shared: a burst of load hits one
-process, the median drops it). The bridge side also reports where its time went (import, load,
+Before timing, one short process per side writes Python's bytecode and numba's disk cache (as an
+installation has them; ``--cold`` measures the first process without numba's). Both sides draw
+the same states (numpy's generator, seeded, 64 poses cycled). The processes of one size run one
+after the other, alternately bridge first and Pinocchio first, ``--repeats`` times; the ratio of
+the medians is reported (the machine is shared: a burst of load hits one process, the median
+drops it). The bridge side also reports where its time went (import, load,
 the loop).
 
 Run from a checkout::
@@ -109,6 +111,7 @@ def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tup
     """Wall time (s) of one fresh process running ``code`` (PYTHONPATH: ``tree``), and what it printed."""
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # (an installation has its bytecode: see warm_up)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     env.update(env_extra or {})
@@ -118,6 +121,15 @@ def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tup
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return wall, eval(out.stdout.strip().splitlines()[-1])  # (our own child's dict literal)
+
+
+def warm_up(trees: dict[str, Path], rep: str) -> None:
+    """One short process per side, not timed: Python's bytecode (``__pycache__``) and numba's cache
+    written, as in an installation (pip compiles the bytecode; without it every process compiles
+    bridge's modules from source, about 0.4 s on the shared machine)."""
+    for tree in trees.values():
+        run_side(BRIDGE.format(n=10, rep=rep, n_dofs=32), tree)
+    run_side(PINOCCHIO.format(n=10, rep=rep, n_dofs=32), None)
 
 
 def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
@@ -172,6 +184,7 @@ def main() -> None:
     if args.compare is not None:
         trees = {"before": args.compare.resolve(), "this tree": HERE.parent}
     report: dict = {}
+    warm_up(trees, args.representation)
     for n in args.states:
         res = measure(trees, n, args.representation, args.repeats)
         report[str(n)] = res
