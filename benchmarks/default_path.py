@@ -76,7 +76,7 @@ for i in range(N):
     kd.set_state(poses[i & 63], S[i], VB[i], SD[i])
     M = kd.mass_matrix(); h = kd.bias_forces(); J = kd.frame_jacobian("l_sole")
 t4 = time.perf_counter()
-print({{"import": t1 - t0, "load": t2 - t1, "loop": t4 - t3, "nv": M.shape[0]}})
+print({{"import": t1 - t0, "load": t2 - t1, "loop": t4 - t3, "nv": M.shape[0], "bridge": bridge.__file__}})
 """
 )
 
@@ -115,8 +115,12 @@ def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tup
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
     env.update(env_extra or {})
+    # (run in the tree, or a neutral folder: ``python -c`` puts its working directory first on the path)
+    cwd = str(tree) if tree is not None else tempfile.gettempdir()
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, check=False
+    )
     wall = time.perf_counter() - start
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
@@ -150,6 +154,8 @@ def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
             wall, info = run_side(code, tree)
             if info["nv"] != nd + 6:
                 raise RuntimeError(f"iCub has nv={info['nv']}, expected {nd + 6}")
+            if tree is not None and not info["bridge"].startswith(str(tree)):
+                raise RuntimeError(f"{name}: bridge imported from {info['bridge']}, not {tree}")
             walls[name].append(wall)
             parts[name].append(info)
     result = {}
