@@ -11,6 +11,8 @@ conventions' declarations.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
@@ -26,6 +28,7 @@ __all__ = [
     "CompiledSingle",
     "LibrarySingleState",
     "SingleMatrixBack",
+    "StateArrays",
     "single_arrays",
 ]
 
@@ -44,6 +47,20 @@ __all__ = [
 COMPILE_AFTER = 100_000
 
 
+class StateArrays(NamedTuple):
+    """One state array of the compiled path and its views (:func:`.single_kernels.layout`)."""
+
+    state: np.ndarray  #: the whole array, headed by the constants
+    q: np.ndarray  #: the library's configuration (nq,)
+    v: np.ndarray  #: the library's velocity (nv,)
+    qv: np.ndarray  #: ``[q | v]``
+    vb: np.ndarray  #: the base velocity in the representation (6,)
+    H: np.ndarray  #: the base pose (4, 4)
+    bias: np.ndarray  #: the library's acceleration of zero source acceleration, ``T_dot nu`` (nv,)
+    X: np.ndarray  #: the base block of T (6, 6)
+    cov: object  #: the :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` over them
+
+
 class CompiledSingle:
     """The constants and the two state arrays of a library engine's compiled single-state path
     (floating base, one-coordinate joints): the layout of :mod:`.single_kernels` (``state = [c | q
@@ -55,10 +72,10 @@ class CompiledSingle:
         k: the kernels (:mod:`.single_kernels`).
         parts: where each part is in the state arrays (:func:`.single_kernels.layout`: ``"X"``,
             ``"vb"`` (the base velocity in the source declaration), ``"bias"`` (``T_dot nu``), ...).
-        states: two tuples ``(state, q, v, qv, vb, H (4, 4), bias (nv,), X (6, 6), cov)``, views of
-            one state array each (used in turn: the current state's and the spare), ``cov`` the
-            :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that array, its
-            ``X``, ``X_inv`` and base bias views of it (nothing to evaluate per state).
+        states: two :class:`StateArrays` (``state``, ``q``, ``v``, ``qv``, ``vb``, ``H``, ``bias``,
+            ``X``, ``cov``), views of one state array each (used in turn: the current state's and
+            the spare), ``cov`` the ChangeOfVariables of that array, its ``X``, ``X_inv`` and base
+            bias views of it (nothing to evaluate per state).
         identity: T is the identity (the representation's convention is the library's).
         in_place: the joint order is the identity (results converted in the library's arrays).
         bias_free, inverse: the change has no ``T_dot nu``; the joint order's inverse (or None).
@@ -97,7 +114,7 @@ class CompiledSingle:
             fill.compile(ck, a)  # (False for a constant X: the cov's X is that constant)
             views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
             H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
-            self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
+            self.states.append(StateArrays(a, *views, H, a[parts["bias"]], X, fill.cov))
         #: the state array of an engine that writes it in place at every state (its kernel checks
         #: everything before it writes): ``states[0][0]``
         self.state = self.states[0][0]

@@ -13,7 +13,7 @@ checks the state and writes ``[q | v]`` and the change of variables (compiled fr
 declarations) into a state array, and the results go back through its kernels
 (:mod:`bridge.backends.single_kernels`): the mass matrix in place in Drake's array, a frame
 Jacobian read in Drake's order by one kernel of :mod:`.kernels` (INERTIAL: Drake's F[A] Jacobian
-taken to the spatial one without the frame's pose, see there), the queries bound once.
+taken to the spatial one without the frame's pose, see there), the queries switched once.
 
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the
@@ -122,7 +122,7 @@ class DrakeSingleState(LibrarySingleState):
             k = _drake_kernels()
             if k is not None:
                 self._k_jacobian = k.spatial_columns_back if self._jac_at_world else k.columns_back
-        if self._kern is not None:  # the compiled state's queries: Drake's calls and kernels, bound
+        if self._kern is not None:  # the compiled state's queries' kernels
             kern = self._kern
             self._shape_J = (6, self._nv)
             self._k_matrix = kern.k.matrix_back if kern.in_place and not kern.identity else None
@@ -158,7 +158,7 @@ class DrakeSingleState(LibrarySingleState):
 
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state (:meth:`_commit` written out: its queries bound once)."""
+        the current single state (:meth:`_commit` written out; the compiled queries on)."""
         state, q, v, qv, vb, H, bias, _, cov = arrays
         if gravity is not self._g_last:
             self._set_gravity(gravity)

@@ -130,7 +130,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
 
     def _current_compiled(self, arrays: tuple) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state, its queries bound."""
+        the current single state, its queries on."""
         state, q, v, _, vbc, H1, bias, X, cov = arrays
         self._state1, self._H1, self._abias1, self._Xb1, self._cov1 = state, H1, bias, X, cov
         self._q1, self._v1, self._vb1 = q, v, vbc
@@ -182,7 +182,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         return True
 
     def _commit(self, cov, q, v, vb, rows, s_copy, gravity: np.ndarray) -> None:
-        """Make the checked copies the current single state (the numpy path's queries bound)."""
+        """Make the checked copies the current single state (the numpy path's queries on)."""
         self._cov1 = cov
         self._q1, self._v1, self._vb1, self._rows, self._s_copy = q, v, vb, rows, s_copy
         self._state = None
