@@ -42,6 +42,9 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
     (:class:`JointOrder` to Pinocchio's order) and its general path's ``_batch``/``_prepare``.
     """
 
+    #: the compiled path's queries while a compiled single state is current (else None)
+    _queries = None
+
     def _init_single(self, lay: PinocchioLayout, joints: JointOrder) -> None:
         pin, model = self._pin, self.model
         n, nv = model.n_dofs, model.nv
