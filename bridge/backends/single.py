@@ -34,17 +34,17 @@ __all__ = [
 
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
-#: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
-#: machine, loaded (load average 6), fresh processes, kernels cached on disk (numba's
-#: ``cache=True``): ``import numba`` 0.29-0.46 s, the first cached kernel of a process 0.6-0.8 s
-#: (LLVM set up; 10-15 ms when a kernel of bridge's derivatives ran before: that cost is shared),
-#: each further kernel 5-10 ms; with no cache on disk (a fresh environment) the Pinocchio
-#: engine's kernels compile in 11.6 s, once. Against that, the kernels save 2-7 us per state
-#: (docs/performance.md): loading them costs ~1.1 s, the time of 150,000 to 500,000 states in
-#: numpy, or ~0.1 s (15,000 to 50,000 states) where numba is already running. After 100,000
-#: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
-#: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
-COMPILE_AFTER = 100_000
+#: serves in numpy before it loads its compiled kernels (numba). Loading them costs a fixed time
+#: per process and saves a time per state: measured 2026-11-29 on the shared 2-core machine at load
+#: 2 (iCub, MIXED, ``set_state`` + M + h + J, fresh processes, numba's cache on disk): 0.37 s to
+#: load (``import numba``, LLVM, the cached kernels; 3 to 4 s at load 8), 36-39 us per state on the
+#: numpy path against 15-16 us compiled, so ~22 us saved per state. Switching once the numpy path
+#: has cost about what the load costs (the ski-rental rule: never more than twice the best choice
+#: made knowing the loop's length) means after ~17,000 states; 20,000 leaves a script of a few
+#: thousand states on numpy (it never pays the load) and a long loop pays it at 0.4 s. The first
+#: process of an installation, with no cache on disk, compiles the kernels once (10 s to minutes,
+#: by the load); ``BRIDGE_NUMBA=0`` never loads numba.
+COMPILE_AFTER = 20_000
 
 
 class StateArrays(NamedTuple):
