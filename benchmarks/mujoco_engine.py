@@ -10,9 +10,8 @@ convention, with the cheapest calls that give the quantities (results read in pl
 ``mj_fwdPosition`` + ``mj_fwdVelocity`` + ``mj_fullM`` + ``mj_jac`` (at the foot's origin, F[A]);
 ``mj_inverse``; ``mj_forward`` with ``qfrc_applied``. Before timing, bridge's results are compared
 with raw MuJoCo's taken to the representation (``bridge.conventions``). Raw MuJoCo is called from
-Python, through its bindings, as a user calls it; bridge's engine calls MuJoCo's C functions from
-its compiled kernels (``bridge/backends/mujoco/kernels.py``), which skips those crossings
-(docs/performance.md, "Third pass").
+Python, through its bindings, as a user calls it, and so does bridge's engine (its compiled kernels
+only convert MuJoCo's results: no compiled code calls MuJoCo's C functions).
 """
 
 from __future__ import annotations

@@ -132,8 +132,11 @@ def kernels_only(kd, H, s, vb, sd, frame: str):
     if kern is None or getattr(e, "_mode", None) != "compiled":
         return None
     state, set_kernel = kern.states[0][0], kern.k.set_state
-    m_, h_ = e._mass_matrix_compiled, e._bias_forces_compiled
-    jac = e._frame_jacobian_compiled
+    queries = getattr(e, "_compiled_queries", None)
+    if queries is None:  # (a checkout before the queries' namespace: bound on the engine)
+        m_, h_, jac = e._mass_matrix_compiled, e._bias_forces_compiled, e._frame_jacobian_compiled
+    else:
+        m_, h_, jac = queries.mass_matrix, queries.bias_forces, queries.frame_jacobian
 
     def bundle():
         set_kernel(H, s, vb, sd, state)

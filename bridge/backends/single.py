@@ -11,6 +11,8 @@ conventions' declarations.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from bridge.conventions.convention import JointOrder
@@ -26,22 +28,37 @@ __all__ = [
     "CompiledSingle",
     "LibrarySingleState",
     "SingleMatrixBack",
+    "StateArrays",
     "single_arrays",
 ]
 
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
-#: serves in numpy before it loads its compiled kernels (numba). Measured on the shared 2-core
-#: machine, loaded (load average 6), fresh processes, kernels cached on disk (numba's
-#: ``cache=True``): ``import numba`` 0.29-0.46 s, the first cached kernel of a process 0.6-0.8 s
-#: (LLVM set up; 10-15 ms when a kernel of bridge's derivatives ran before: that cost is shared),
-#: each further kernel 5-10 ms; with no cache on disk (a fresh environment) the Pinocchio
-#: engine's kernels compile in 11.6 s, once. Against that, the kernels save 2-7 us per state
-#: (docs/performance.md): loading them costs ~1.1 s, the time of 150,000 to 500,000 states in
-#: numpy, or ~0.1 s (15,000 to 50,000 states) where numba is already running. After 100,000
-#: states a loop has lost at most 0.2 to 0.7 s to numpy and pays the load once; a script of a few
-#: thousand states never pays it (100 before: a 1,000-state script paid ~1.1 s to save ~5 ms).
-COMPILE_AFTER = 100_000
+#: serves in numpy before it loads its compiled kernels (numba). Loading them costs a fixed time
+#: per process and saves a time per state: measured 2026-11-29 on the shared 2-core machine at load
+#: 2 (iCub, MIXED, ``set_state`` + M + h + J, fresh processes, numba's cache on disk): 0.37 s to
+#: load (``import numba``, LLVM, the cached kernels; 3 to 4 s at load 8), 36-39 us per state on the
+#: numpy path against 15-16 us compiled, so ~22 us saved per state. Switching once the numpy path
+#: has cost about what the load costs (the ski-rental rule: never more than twice the best choice
+#: made knowing the loop's length) means after ~17,000 states; 20,000 leaves a script of a few
+#: thousand states on numpy (it never pays the load) and a long loop pays it at 0.4 s. The first
+#: process of an installation, with no cache on disk, compiles the kernels once (10 s to minutes,
+#: by the load); ``BRIDGE_NUMBA=0`` never loads numba.
+COMPILE_AFTER = 20_000
+
+
+class StateArrays(NamedTuple):
+    """One state array of the compiled path and its views (:func:`.single_kernels.layout`)."""
+
+    state: np.ndarray  #: the whole array, headed by the constants
+    q: np.ndarray  #: the library's configuration (nq,)
+    v: np.ndarray  #: the library's velocity (nv,)
+    qv: np.ndarray  #: ``[q | v]``
+    vb: np.ndarray  #: the base velocity in the representation (6,)
+    H: np.ndarray  #: the base pose (4, 4)
+    bias: np.ndarray  #: the library's acceleration of zero source acceleration, ``T_dot nu`` (nv,)
+    X: np.ndarray  #: the base block of T (6, 6)
+    cov: object  #: the :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` over them
 
 
 class CompiledSingle:
@@ -55,10 +72,10 @@ class CompiledSingle:
         k: the kernels (:mod:`.single_kernels`).
         parts: where each part is in the state arrays (:func:`.single_kernels.layout`: ``"X"``,
             ``"vb"`` (the base velocity in the source declaration), ``"bias"`` (``T_dot nu``), ...).
-        states: two tuples ``(state, q, v, qv, vb, H (4, 4), bias (nv,), X (6, 6), cov)``, views of
-            one state array each (used in turn: the current state's and the spare), ``cov`` the
-            :class:`~bridge.conventions.change_of_variables.ChangeOfVariables` of that array, its
-            ``X``, ``X_inv`` and base bias views of it (nothing to evaluate per state).
+        states: two :class:`StateArrays` (``state``, ``q``, ``v``, ``qv``, ``vb``, ``H``, ``bias``,
+            ``X``, ``cov``), views of one state array each (used in turn: the current state's and
+            the spare), ``cov`` the ChangeOfVariables of that array, its ``X``, ``X_inv`` and base
+            bias views of it (nothing to evaluate per state).
         identity: T is the identity (the representation's convention is the library's).
         in_place: the joint order is the identity (results converted in the library's arrays).
         bias_free, inverse: the change has no ``T_dot nu``; the joint order's inverse (or None).
@@ -78,8 +95,6 @@ class CompiledSingle:
         from . import single_kernels as k
 
         self.k = k
-        #: the state kernel (:func:`.single_kernels.set_state`), one look-up less per state
-        self.set_state = k.set_state
         change = single_base_change(source, target)
         wxyz = 1.0 if configuration.quaternion is QuaternionOrder.WXYZ else 0.0
         extra = [configuration.position_slice.start, configuration.quaternion_slice.start, wxyz, *q_index]
@@ -99,7 +114,7 @@ class CompiledSingle:
             fill.compile(ck, a)  # (False for a constant X: the cov's X is that constant)
             views = (a[parts[p]] for p in ("q", "v", "qv", "vb"))
             H, X = a[parts["H"]].reshape(4, 4), a[parts["X"]].reshape(6, 6)
-            self.states.append((a, *views, H, a[parts["bias"]], X, fill.cov))
+            self.states.append(StateArrays(a, *views, H, a[parts["bias"]], X, fill.cov))
         #: the state array of an engine that writes it in place at every state (its kernel checks
         #: everything before it writes): ``states[0][0]``
         self.state = self.states[0][0]
@@ -117,9 +132,6 @@ class LibrarySingleState:
     ``s_dot`` are in q and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
     """
 
-    #: the queries the single state answers itself, bound on the instance while the engine holds a
-    #: single state (one attribute look-up from KinDyn, no dispatch through the general method)
-    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "frame_jacobian")
     #: :data:`COMPILE_AFTER` of this engine (0: the compiled kernels from the first state)
     COMPILE_AFTER = COMPILE_AFTER
     _single = False
@@ -177,7 +189,7 @@ class LibrarySingleState:
         if kern is not None:
             arrays = kern.states[self._spare]
             try:
-                done = kern.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, arrays[0])
             except TypeError:  # not four contiguous float64 arrays: the numpy path below
                 done = None
             if done is not None:
@@ -236,15 +248,10 @@ class LibrarySingleState:
         permuted(x, self._state1, out)
         return out
 
-    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
-        """Switch between the single-state path (its queries ``_<query>_<suffix>`` bound) and the
-        engine's general path."""
+    def _use_single_path(self, single: bool) -> None:
+        """Switch between the single-state path (the engine's queries then answer from its
+        ``_<query>_single`` methods) and the engine's general one."""
         self._single = single
-        for name in self._SINGLE_QUERIES:
-            if single:
-                setattr(self, name, getattr(self, f"_{name}_{suffix}"))
-            else:
-                self.__dict__.pop(name, None)
 
     @property
     def state(self) -> State:

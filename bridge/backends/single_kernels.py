@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import boolean, float64, njit, types, void
 
-from bridge.conventions.single_kernels import PERM, WORK, change_base, change_matrix
+from bridge.conventions.single_kernels import EXTRA, PERM, SIZE, WORK, WORK_AT, N, change_base, change_matrix
 from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
 from bridge.spatial.so3 import quaternion_xyzw_of_entries
 
@@ -106,24 +106,28 @@ def congruence_rows(M: np.ndarray, X: np.ndarray, G: np.ndarray, C: np.ndarray) 
 
 
 @njit(cache=True, inline="always")
-def _three(
-    a0: float, a1: float, a2: float, a3: float, a4: float, a5: float,
-    b0: float, b1: float, b2: float, b3: float, b4: float, b5: float,
-    c0: float, c1: float, c2: float, c3: float, c4: float, c5: float,
-    m0: float, m1: float, m2: float, m3: float, m4: float, m5: float, first: bool, last: bool,
-) -> tuple[float, float, float]:  # fmt: skip
-    """Three entries ``x . m`` of rows ``x = a, b, c`` and the 6-vector ``m``: their first three
-    terms alone (``first``) or their last three (``last``) when the others' x are exact zeros (the
-    kept terms sum to the same number), else all six."""
-    if first:
-        return a0 * m0 + a1 * m1 + a2 * m2, b0 * m0 + b1 * m1 + b2 * m2, c0 * m0 + c1 * m1 + c2 * m2
-    if last:
-        return a3 * m3 + a4 * m4 + a5 * m5, b3 * m3 + b4 * m4 + b5 * m5, c3 * m3 + c4 * m4 + c5 * m5
-    return (
-        a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5),
-        b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5),
-        c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5),
-    )
+def _dot6(x: tuple, m: tuple, part: int) -> float:
+    """``x . m`` of two 6-tuples: all six terms (``part`` 0), the first three alone (1) or the last
+    three alone (2), for an ``x`` whose other three entries are exact zeros (the kept terms sum to
+    the same number)."""
+    if part == 1:
+        return x[0] * m[0] + x[1] * m[1] + x[2] * m[2]
+    if part == 2:
+        return x[3] * m[3] + x[4] * m[4] + x[5] * m[5]
+    return x[0] * m[0] + x[1] * m[1] + x[2] * m[2] + x[3] * m[3] + (x[4] * m[4] + x[5] * m[5])
+
+
+@njit(cache=True, inline="always")
+def _column(x: np.ndarray, xo: int, j: int) -> tuple:
+    """Column j of the row-major (6, 6) matrix ``x[xo : xo + 36]``, as a 6-tuple."""
+    o = xo + j
+    return (x[o], x[o + 6], x[o + 12], x[o + 18], x[o + 24], x[o + 30])
+
+
+@njit(cache=True, inline="always")
+def _zeros(t: tuple, first: int) -> bool:
+    """Whether ``t[first : first + 3]`` are exact zeros."""
+    return t[first] == 0.0 and t[first + 1] == 0.0 and t[first + 2] == 0.0
 
 
 @njit(cache=True, inline="always")
@@ -132,53 +136,34 @@ def congruence_flat(M: np.ndarray, x: np.ndarray, xo: int, c: np.ndarray, co: in
     ``c[co : co + 36]``: flat indices, no reshaped views (two of them cost half as much as the
     products of a block-diagonal X)."""
     nv = M.shape[0]
-    # X's columns as locals: LLVM cannot tell that writing M leaves X alone, and would read X again
-    # for every column
-    a0, a1, a2, a3, a4, a5 = x[xo + 0], x[xo + 6], x[xo + 12], x[xo + 18], x[xo + 24], x[xo + 30]
-    b0, b1, b2, b3, b4, b5 = x[xo + 1], x[xo + 7], x[xo + 13], x[xo + 19], x[xo + 25], x[xo + 31]
-    c0, c1, c2, c3, c4, c5 = x[xo + 2], x[xo + 8], x[xo + 14], x[xo + 20], x[xo + 26], x[xo + 32]
-    d0, d1, d2, d3, d4, d5 = x[xo + 3], x[xo + 9], x[xo + 15], x[xo + 21], x[xo + 27], x[xo + 33]
-    e0, e1, e2, e3, e4, e5 = x[xo + 4], x[xo + 10], x[xo + 16], x[xo + 22], x[xo + 28], x[xo + 34]
-    f0, f1, f2, f3, f4, f5 = x[xo + 5], x[xo + 11], x[xo + 17], x[xo + 23], x[xo + 29], x[xo + 35]
+    # X's columns as locals (tuples): LLVM cannot tell that writing M leaves X alone, and would
+    # read X again for every column
+    x0, x1, x2 = _column(x, xo, 0), _column(x, xo, 1), _column(x, xo, 2)
+    x3, x4, x5 = _column(x, xo, 3), _column(x, xo, 4), _column(x, xo, 5)
     # X's off-diagonal 3x3 blocks that are exactly zero (from the declarations' index maps: the
     # MIXED and INERTIAL changes, among others): their products are skipped, half of a
-    # block-diagonal X's
-    low = a3 == 0.0 and a4 == 0.0 and a5 == 0.0 and b3 == 0.0 and b4 == 0.0 and b5 == 0.0
-    low = low and c3 == 0.0 and c4 == 0.0 and c5 == 0.0  # X[3:, :3]: g0..g2 read m0..m2 only
-    up = d0 == 0.0 and d1 == 0.0 and d2 == 0.0 and e0 == 0.0 and e1 == 0.0 and e2 == 0.0
-    up = up and f0 == 0.0 and f1 == 0.0 and f2 == 0.0  # X[:3, 3:]: g3..g5 read m3..m5 only
+    # block-diagonal X's. X[3:, :3] zero: rows 0..2 of X^T M read m0..m2 only; X[:3, 3:] zero: rows
+    # 3..5 read m3..m5 only
+    low = 1 if _zeros(x0, 3) and _zeros(x1, 3) and _zeros(x2, 3) else 0
+    up = 2 if _zeros(x3, 0) and _zeros(x4, 0) and _zeros(x5, 0) else 0
     for j in range(6, nv):  # the base rows of joint column j, X^T M[:6, j], mirrored into row j
-        m0, m1, m2, m3, m4, m5 = M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j]
-        g0, g1, g2 = _three(
-            a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5, c0, c1, c2, c3, c4, c5,
-            m0, m1, m2, m3, m4, m5, low, False,
-        )  # fmt: skip
-        g3, g4, g5 = _three(
-            d0, d1, d2, d3, d4, d5, e0, e1, e2, e3, e4, e5, f0, f1, f2, f3, f4, f5,
-            m0, m1, m2, m3, m4, m5, False, up,
-        )  # fmt: skip
+        m = (M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j])
+        g0, g1, g2 = _dot6(x0, m, low), _dot6(x1, m, low), _dot6(x2, m, low)
+        g3, g4, g5 = _dot6(x3, m, up), _dot6(x4, m, up), _dot6(x5, m, up)
         M[0, j], M[1, j], M[2, j], M[3, j], M[4, j], M[5, j] = g0, g1, g2, g3, g4, g5
         M[j, 0], M[j, 1], M[j, 2], M[j, 3], M[j, 4], M[j, 5] = g0, g1, g2, g3, g4, g5
-    for i in range(1, 6):  # the corner: mirrored, then C = S X and X^T C (the X locals' columns)
+    for i in range(1, 6):  # the corner: mirrored, then C = S X and X^T C
         for k in range(i):
             M[i, k] = M[k, i]
     for i in range(6):
-        m0, m1, m2, m3, m4, m5 = M[i, 0], M[i, 1], M[i, 2], M[i, 3], M[i, 4], M[i, 5]
-        c[co + 6 * i] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-        c[co + 6 * i + 1] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-        c[co + 6 * i + 2] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        c[co + 6 * i + 3] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-        c[co + 6 * i + 4] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-        c[co + 6 * i + 5] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        m = (M[i, 0], M[i, 1], M[i, 2], M[i, 3], M[i, 4], M[i, 5])
+        r = co + 6 * i
+        c[r], c[r + 1], c[r + 2] = _dot6(x0, m, 0), _dot6(x1, m, 0), _dot6(x2, m, 0)
+        c[r + 3], c[r + 4], c[r + 5] = _dot6(x3, m, 0), _dot6(x4, m, 0), _dot6(x5, m, 0)
     for k in range(6):
-        m0, m1, m2 = c[co + k], c[co + 6 + k], c[co + 12 + k]
-        m3, m4, m5 = c[co + 18 + k], c[co + 24 + k], c[co + 30 + k]
-        M[0, k] = a0 * m0 + a1 * m1 + a2 * m2 + a3 * m3 + (a4 * m4 + a5 * m5)
-        M[1, k] = b0 * m0 + b1 * m1 + b2 * m2 + b3 * m3 + (b4 * m4 + b5 * m5)
-        M[2, k] = c0 * m0 + c1 * m1 + c2 * m2 + c3 * m3 + (c4 * m4 + c5 * m5)
-        M[3, k] = d0 * m0 + d1 * m1 + d2 * m2 + d3 * m3 + (d4 * m4 + d5 * m5)
-        M[4, k] = e0 * m0 + e1 * m1 + e2 * m2 + e3 * m3 + (e4 * m4 + e5 * m5)
-        M[5, k] = f0 * m0 + f1 * m1 + f2 * m2 + f3 * m3 + (f4 * m4 + f5 * m5)
+        m = (c[co + k], c[co + 6 + k], c[co + 12 + k], c[co + 18 + k], c[co + 24 + k], c[co + 30 + k])
+        M[0, k], M[1, k], M[2, k] = _dot6(x0, m, 0), _dot6(x1, m, 0), _dot6(x2, m, 0)
+        M[3, k], M[4, k], M[5, k] = _dot6(x3, m, 0), _dot6(x4, m, 0), _dot6(x5, m, 0)
 
 
 @njit(cache=True, inline="always")
@@ -242,6 +227,12 @@ def base_rows(tau: np.ndarray, X: np.ndarray, out: np.ndarray) -> None:
 # and boxing a returned array ~230 ns, more than most of the work.
 
 
+#: the slots of the engines' extra constants (after the change's skew terms, ``c[EXTRA]``): where
+#: the configuration puts the base position and the quaternion, whether the quaternion is (w, x, y,
+#: z), then where each joint of the model's order is in q (n)
+POSITION_AT, QUATERNION_AT, WXYZ, Q_INDEX = 0, 1, 2, 3
+
+
 def layout(size: int, n: int) -> dict[str, slice]:
     """The parts of a state array whose constants take ``size`` entries, of a model with n joint
     DOFs (see the comment above)."""
@@ -259,13 +250,13 @@ def layout(size: int, n: int) -> dict[str, slice]:
 @njit(cache=True, inline="always")
 def _work(state: np.ndarray) -> int:
     """Where the work array is in a state array."""
-    return int(state[12])
+    return int(state[WORK_AT])
 
 
 @njit(cache=True, inline="always")
 def _order(state: np.ndarray, i: int) -> int:
     """The target index of source index i (the joint order on the whole velocity)."""
-    return int(state[PERM + int(state[8]) + i])
+    return int(state[PERM + int(state[N]) + i])
 
 
 @njit(_SET_STATE, cache=True)
@@ -282,7 +273,7 @@ def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, stat
             squared norm below ``MODERATE_SQ``.
     """
     n = s.shape[0]
-    if H.shape[0] != 4 or H.shape[1] != 4 or vb.shape[0] != 6 or n != int(state[8]) or sd.shape[0] != n:
+    if H.shape[0] != 4 or H.shape[1] != 4 or vb.shape[0] != 6 or n != int(state[N]) or sd.shape[0] != n:
         return False  # (another shape: a batch or an error, the caller's general path)
     if H[3, 0] != 0.0 or H[3, 1] != 0.0 or H[3, 2] != 0.0 or H[3, 3] != 1.0:
         return False
@@ -301,16 +292,16 @@ def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, stat
         return False
     # q: the origin and the quaternion (w >= 0) where the configuration puts them, the joints
     qx, qy, qz, qw = _quaternion(a, b, c, d, e, f, g, h, i)
-    q0, ex = int(state[9]), int(state[11])
-    p0, o0 = q0 + int(state[ex]), q0 + int(state[ex + 1])
+    q0, ex = int(state[SIZE]), int(state[EXTRA])
+    p0, o0 = q0 + int(state[ex + POSITION_AT]), q0 + int(state[ex + QUATERNION_AT])
     state[p0], state[p0 + 1], state[p0 + 2] = x, y, z
-    if state[ex + 2] != 0.0:  # (w, x, y, z)
+    if state[ex + WXYZ] != 0.0:  # (w, x, y, z)
         state[o0], state[o0 + 1], state[o0 + 2], state[o0 + 3] = qw, qx, qy, qz
     else:  # (x, y, z, w)
         state[o0], state[o0 + 1], state[o0 + 2], state[o0 + 3] = qx, qy, qz, qw
     v0 = q0 + 7 + n
     for j in range(n):
-        state[q0 + int(state[ex + 3 + j])] = s[j]
+        state[q0 + int(state[ex + Q_INDEX + j])] = s[j]
         state[v0 + 6 + j] = sd[int(state[PERM + j])]
     w = v0 + 6 + n  # the copy of vb, then H
     for j in range(6):
@@ -477,12 +468,12 @@ def frame_columns_back(
     matrix to apply, 0 for X, 2 for the source's map to BODY, as their extra, then room for the pose
     (16) and the matrix (36)), at the frame's pose ``(mat (9,) row-major, pos (3,))``, and taken to
     the source's velocity by the state's ``T`` (joints permuted back)."""
-    size = int(frame[9])
+    size = int(frame[SIZE])
     H = frame[size : size + 16].reshape(4, 4)
     for r in range(3):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
-    change_matrix(H, frame, int(frame[int(frame[11])]), frame, size + 16)
+    change_matrix(H, frame, int(frame[int(frame[EXTRA])]), frame, size + 16)
     F = frame[size + 16 : size + 52].reshape(6, 6)
     nv = J.shape[1]
     for j in range(nv):  # J <- F J, column by column

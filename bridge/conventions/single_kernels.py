@@ -52,11 +52,34 @@ import numpy as np
 from numba import float64, njit, types, void
 
 __all__ = [
-    "HEAD", "PERM", "TERM", "WORK",
-    "change_base", "change_matrices", "change_matrix", "fill", "skew_entry", "skew_terms",
+    "C_C",
+    "C_Q",
+    "C_WV",
+    "EXTRA",
+    "HEAD",
+    "LINEAR",
+    "PERM",
+    "ROTATE",
+    "SIZE",
+    "TERM",
+    "TERMS",
+    "WORK",
+    "WORK_AT",
+    "K",
+    "N",
+    "change_base",
+    "change_matrices",
+    "change_matrix",
+    "fill",
+    "skew_entry",
+    "skew_terms",
 ]  # fmt: skip
 
-HEAD = 13  # the head of the constants (module docstring)
+# the slots of the head (module docstring): the three rate coefficients, whether P_t rotates, where
+# T_dot nu's linear half starts, the body-fixed point k (3), the joint DOFs n, the constants' length,
+# where the skew terms start and end (= where the extra starts), where the work array starts
+C_WV, C_Q, C_C, ROTATE, LINEAR, K, N, SIZE, TERMS, EXTRA, WORK_AT = 0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12
+HEAD = 13  # the head's length
 PERM = HEAD + 3 * 36  # where the joint order starts
 TERM = 7  # numbers per skew term
 WORK = 114  # [X | X^-1 | scratch | T_dot nu]
@@ -98,7 +121,7 @@ def change_matrices(H: np.ndarray, c: np.ndarray, first: int, count: int, w: np.
     for k in range(36 * count):
         f = int(c[base + k])  # (an index into H.flat, 0 <= f < 16)
         w[o + k] = H[f >> 2, f & 3]
-    if c[10] != c[11]:
+    if c[TERMS] != c[EXTRA]:
         skew_terms(H, c, first, count, w, o)
 
 
@@ -107,14 +130,14 @@ def skew_terms(H: np.ndarray, c: np.ndarray, first: int, count: int, w: np.ndarr
     """Add the skew terms ``coef R^a u^ R^e`` of :func:`change_matrices`' matrices into ``w`` (a
     plain call: inlined with the take into every signature of the callers, it doubled their first
     compilation for ~20 ns)."""
-    for row in range(int(c[10]), int(c[11]), TERM):
+    for row in range(int(c[TERMS]), int(c[EXTRA]), TERM):
         which = int(c[row]) - first
         if which < 0 or which >= count:
             continue
         r0, c0, a, e = int(c[row + 1]), int(c[row + 2]), int(c[row + 3]), int(c[row + 4])
         coef = c[row + 5]
         if c[row + 6] != 0.0:  # the body-fixed point k
-            u0, u1, u2 = c[5], c[6], c[7]
+            u0, u1, u2 = c[K], c[K + 1], c[K + 2]
         else:  # the base origin p
             u0, u1, u2 = H[0, 3], H[1, 3], H[2, 3]
         at = o + 36 * which + 6 * r0 + c0
@@ -149,7 +172,7 @@ def change_base(
     """At the pose H (4, 4) and the source base velocity ``vb`` (6,), from the constants ``c``: the
     work array ``w[o : o + WORK]`` = ``[X | X^-1 | L_s^-1 (scratch) | T_dot nu (6, zeros when the
     pair has none)]`` and the target base velocity ``X vb`` into ``v[vo : vo + 6]``."""
-    cw, cq, cc = c[0], c[1], c[2]
+    cw, cq, cc = c[C_WV], c[C_Q], c[C_C]
     free = cw == 0.0 and cq == 0.0 and cc == 0.0
     change_matrices(H, c, 0, 2 if free else 3, w, o)  # (L_s^-1 too for T_dot nu)
     for r in range(6):
@@ -172,18 +195,18 @@ def change_base(
         ay += cq * (uz * wx - ux * wz)
         az += cq * (ux * wy - uy * wx)
     if cc != 0.0:  # c_c (w x (w x k))
-        kx, ky, kz = c[5], c[6], c[7]
+        kx, ky, kz = c[K], c[K + 1], c[K + 2]
         ux, uy, uz = wy * kz - wz * ky, wz * kx - wx * kz, wx * ky - wy * kx
         ax += cc * (wy * uz - wz * uy)
         ay += cc * (wz * ux - wx * uz)
         az += cc * (wx * uy - wy * ux)
-    if c[3] != 0.0:  # P_t = R
+    if c[ROTATE] != 0.0:  # P_t = R
         ax, ay, az = (
             H[0, 0] * ax + H[0, 1] * ay + H[0, 2] * az,
             H[1, 0] * ax + H[1, 1] * ay + H[1, 2] * az,
             H[2, 0] * ax + H[2, 1] * ay + H[2, 2] * az,
         )
-    i0 = b + int(c[4])
+    i0 = b + int(c[LINEAR])
     w[i0], w[i0 + 1], w[i0 + 2] = ax, ay, az
 
 
@@ -198,7 +221,7 @@ def fill(H: np.ndarray, vb: np.ndarray, sd: np.ndarray, v: np.ndarray, data: np.
     """One state's change of variables (floating base): ``v = [X vb; sd[perm]]`` (nv,) and the work
     array (module docstring) in ``data``, which the constants head. Compiled for contiguous float64
     arrays only (a TypeError for others: the caller makes them so)."""
-    n = int(data[8])
+    n = int(data[N])
     for j in range(n):
         v[6 + j] = sd[int(data[PERM + j])]
-    change_base(H, vb, data, data, int(data[12]), v, 0)
+    change_base(H, vb, data, data, int(data[WORK_AT]), v, 0)

@@ -470,7 +470,7 @@ class SingleStateChange:
             consts = change.pack(cov.joints)
             data = np.concatenate([consts, np.zeros(kernels.WORK)])
         self._data = data
-        w = int(data[12])
+        w = int(data[kernels.WORK_AT])
         self.work = work = data[w : w + kernels.WORK]
         self._views = views(work, change.bias_free)
         self._v = v

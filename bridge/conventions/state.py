@@ -19,7 +19,6 @@ whole generalized velocities (and foreign conventions) is :mod:`bridge.conventio
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -329,17 +328,8 @@ def all_finite(x: np.ndarray) -> bool:
 #: need no finiteness check; larger (or non-finite) inputs take the general, checked path
 MODERATE = 1e50
 MODERATE_SQ = MODERATE * MODERATE
-def _fast_vdot():
-    """numpy's C ``vdot`` (no Python dispatch layer) where numpy exposes it, else ``np.vdot``."""
-    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
-        module = sys.modules.get(name)
-        if module is not None and hasattr(module, "vdot"):
-            return module.vdot
-    return np.vdot
-
-
-#: the dot product of all_moderate (see there)
-vdot = _fast_vdot()
+#: the dot product of all_moderate (see there): numpy's public ``vdot`` (no overflow warning)
+vdot = np.vdot
 _vdot = vdot
 
 

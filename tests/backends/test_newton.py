@@ -31,6 +31,7 @@ from bridge.backends.newton import (
 )
 from bridge.backends.newton.model import body_order, require_newton
 from bridge.conventions.convert import convert_acceleration, convert_generalized_force, convert_mass_matrix
+from bridge.errors import BridgeError
 from bridge.robots import robot_path
 from tests.helpers import assert_close, random_state
 
@@ -293,6 +294,33 @@ def test_newton_frame_accelerations_are_newtons(name: str) -> None:
             assert_close(kn.frame_bias_acc(f), kp.frame_bias_acc(f), 1e-5, f"{what} bias acc")
             a, b = kn.frame_acceleration(f, base_acc, s_ddot), kp.frame_acceleration(f, base_acc, s_ddot)
             assert_close(a, b, 1e-5, f"{what} acceleration")
+
+
+@pytest.mark.parametrize("version", ["1.7.0", "1.9.0", "2.0", "1.8.0rc1-dev", "unknown"])
+def test_newton_frame_accelerations_refuse_unchecked_versions(version: str, monkeypatch) -> None:
+    """Newton's body accelerations come from its internal kernels (its public API has none): with a
+    release they were not checked with, frame accelerations raise a BackendError naming it, and the
+    public quantities still work (the mass matrix, the Jacobian)."""
+    import newton
+
+    from bridge.backends.newton import accelerations
+
+    model = MODELS["random floating"]
+    kn = bridge.KinDyn(model, engine="newton", representation="mixed")
+    kn.set_robot_state(random_state(model, np.random.default_rng(1)))
+    frame = model.links[-1].name
+    expected = accelerations.internal_kernels()  # the installed, checked release
+    release = tuple(int(p) for p in version.split(".")[:2]) if version[0].isdigit() else None
+    monkeypatch.setattr(newton, "__version__", version)
+    if release in accelerations.CHECKED_VERSIONS:
+        assert accelerations.internal_kernels() == expected
+        return
+    with pytest.raises(BridgeError, match=f"Newton {version}.*internal Featherstone kernels"):
+        kn.frame_acceleration(frame, np.zeros(6), np.zeros(model.n_dofs))
+    with pytest.raises(BridgeError, match=f"Newton {version}"):
+        kn.frame_bias_acc(frame)
+    assert kn.mass_matrix().shape == (model.nv, model.nv)
+    assert np.all(np.isfinite(kn.frame_jacobian(frame)))
 
 
 def test_cross_validate_compares_newtons_frame_accelerations() -> None:

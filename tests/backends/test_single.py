@@ -272,3 +272,47 @@ def test_the_compiled_path_rejects_what_state_rejects(engine, rep, monkeypatch) 
     assert kd.mass_matrix().shape == (2, model.nv, model.nv)
     kd.set_state(H, s, vb, sd)
     assert_close(kd.mass_matrix(), M, 1e-12, "back to the single state")
+
+
+# ---------------------------------------------------------------------------- no re-bound methods
+@pytest.mark.parametrize("compiled", [False, True], ids=["numpy", "compiled"])
+@pytest.mark.parametrize("engine", ["pinocchio", *ENGINES])
+def test_the_paths_switch_without_rebinding_methods(engine: str, compiled: bool, monkeypatch) -> None:
+    """Switching between the numpy, compiled and general paths (a single state, a batch, a list
+    state, single states again) leaves no method of the engine shadowed on the instance (no
+    callable in its ``__dict__`` named like a method of its class, no bound method of its own),
+    and every query answers as a fresh KinDyn's."""
+    from bridge.backends.pinocchio.compiled import CompiledPath
+    from bridge.derivatives.select import compiled_kernels
+
+    if compiled and compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
+    model = bridge.random_model(6, seed=3, joint_kinds=("revolute", "prismatic"))
+    rng = np.random.default_rng(11)
+    after = 0 if compiled else 10**12
+    with monkeypatch.context() as m:
+        m.setattr(CompiledPath, "COMPILE_AFTER", after)
+        from bridge.backends.single import LibrarySingleState
+
+        m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
+        kd = bridge.KinDyn(model, engine, "mixed")
+    eng = kd._engine
+    frame = model.frame_names[-1]
+    methods = {name for name in dir(type(eng)) if callable(getattr(type(eng), name, None))}
+    states = [random_state(model, rng, "mixed") for _ in range(3)]
+    arrays = [
+        [np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)] for st in states
+    ]
+    steps = [arrays[0], [np.stack([x, x]) for x in arrays[1]], [x.tolist() for x in arrays[2]], arrays[1]]
+    for k, step in enumerate(steps):
+        kd.set_state(*step)
+        if k in (0, 3):  # one single state of float arrays: the path asked for
+            assert (eng._state1 is not None) is compiled, f"{engine} step {k}: not the {after} path"
+        shadowed = sorted(n for n, v in vars(eng).items() if callable(v) and n in methods)
+        own = sorted(n for n, v in vars(eng).items() if getattr(v, "__self__", None) is eng)
+        assert not shadowed and not own, f"{engine} step {k}: re-bound on the instance: {shadowed + own}"
+        fresh = bridge.KinDyn(model, engine, "mixed")
+        fresh.set_state(*step)
+        for name, query in (("M", "mass_matrix"), ("h", "bias_forces")):
+            assert_close(getattr(kd, query)(), getattr(fresh, query)(), 1e-12, f"{engine} step {k} {name}")
+        assert_close(kd.frame_jacobian(frame), fresh.frame_jacobian(frame), 1e-12, f"{engine} step {k} J")

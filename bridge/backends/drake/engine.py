@@ -233,6 +233,8 @@ class DrakeEngine(DrakeSingleState, EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
+        if self._single:
+            return self._mass_matrix_single()
         M = self._loop(lambda _i: self.plant.CalcMassMatrix(self.context))
         return self._batched(self.cov.matrix_back(M))
 
@@ -250,6 +252,8 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         return self.plant.CalcInverseDynamics(self.context, vdot, forces) - self._gravity_d()
 
     def bias_forces(self) -> np.ndarray:
+        if self._single:
+            return self._bias_forces_single()
         cov = self.cov
         if cov.bias_free:
             h = self._loop(lambda _i: self.plant.CalcBiasTerm(self.context) - self._gravity_d())
@@ -335,6 +339,8 @@ class DrakeEngine(DrakeSingleState, EngineBase):
         return J[_SWAP]
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
+        if self._single:
+            return self._frame_jacobian_single(frame)
         f = self._frames[frame]
         H, J = self._with_poses(f, lambda _i: self._jacobian_d(f))
         J = frame_jacobian(H, J, _MIXED, self.representation)

@@ -13,7 +13,7 @@ checks the state and writes ``[q | v]`` and the change of variables (compiled fr
 declarations) into a state array, and the results go back through its kernels
 (:mod:`bridge.backends.single_kernels`): the mass matrix in place in Drake's array, a frame
 Jacobian read in Drake's order by one kernel of :mod:`.kernels` (INERTIAL: Drake's F[A] Jacobian
-taken to the spatial one without the frame's pose, see there), the queries bound once.
+taken to the spatial one without the frame's pose, see there), the queries switched once.
 
 Drake's generalized forces of gravity enter once per state as the force elements' contribution
 (``CalcForceElementsContribution``, gravity being the plant's only force element) in the
@@ -66,7 +66,7 @@ class DrakeSingleState(LibrarySingleState):
 
     #: the compiled state's frame Jacobian kernel (:mod:`.kernels`) once loaded, else None
     _k_jacobian = None
-    _compiled_queries = False  # the compiled state's queries bound (``_<query>_compiled``)
+    _compiled_queries = False  # the compiled state is current (its queries: ``_<query>_compiled``)
 
     def _init_single(self) -> None:
         from pydrake.multibody.tree import MultibodyForces
@@ -122,11 +122,9 @@ class DrakeSingleState(LibrarySingleState):
             k = _drake_kernels()
             if k is not None:
                 self._k_jacobian = k.spatial_columns_back if self._jac_at_world else k.columns_back
-        if self._kern is not None:  # the compiled state's queries: Drake's calls and kernels, bound
-            plant, kern = self.plant, self._kern
-            self._calc_jacobian, self._shape_J = plant.CalcJacobianSpatialVelocity, (6, self._nv)
-            self._calc_mass, self._calc_inverse = plant.CalcMassMatrix, plant.CalcInverseDynamics
-            self._set_qv = plant.SetPositionsAndVelocities
+        if self._kern is not None:  # the compiled state's queries' kernels
+            kern = self._kern
+            self._shape_J = (6, self._nv)
             self._k_matrix = kern.k.matrix_back if kern.in_place and not kern.identity else None
             self._k_vector = kern.k.vector_back_permuted
 
@@ -160,11 +158,11 @@ class DrakeSingleState(LibrarySingleState):
 
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state (:meth:`_commit` written out: its queries bound once)."""
+        the current single state (:meth:`_commit` written out; the compiled queries on)."""
         state, q, v, qv, vb, H, bias, _, cov = arrays
         if gravity is not self._g_last:
             self._set_gravity(gravity)
-        self._set_qv(self.context, qv)
+        self.plant.SetPositionsAndVelocities(self.context, qv)
         self._current = 0
         self._state_g = False
         self._cov1, self._q1, self._v1, self._vb1, self._g1 = cov, q, v, vb, gravity
@@ -172,11 +170,13 @@ class DrakeSingleState(LibrarySingleState):
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._compiled_queries:
-            self._use_single_path(True, "compiled")
+            self._use_single_path(True, compiled=True)
 
-    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
-        self._compiled_queries = single and suffix == "compiled"
-        LibrarySingleState._use_single_path(self, single, suffix)
+    def _use_single_path(self, single: bool, compiled: bool = False) -> None:
+        """Switch to the single-state path (``compiled``: the compiled state's queries) or, ``single``
+        False, to the engine's general path."""
+        self._compiled_queries = single and compiled
+        self._single = single
 
     def _set_gravity(self, gravity: np.ndarray) -> None:
         """The plant's gravity (3,) of a single state (set only when it changes)."""
@@ -221,12 +221,23 @@ class DrakeSingleState(LibrarySingleState):
 
     # ------------------------------------------------------------------ queries
     def _mass_matrix_single(self) -> np.ndarray:
+        return self._mass_matrix_compiled() if self._compiled_queries else self._mass_matrix_numpy()
+
+    def _bias_forces_single(self) -> np.ndarray:
+        return self._bias_forces_compiled() if self._compiled_queries else self._bias_forces_numpy()
+
+    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        if self._compiled_queries:
+            return self._frame_jacobian_compiled(frame)
+        return self._frame_jacobian_numpy(frame)
+
+    def _mass_matrix_numpy(self) -> np.ndarray:
         M = self.plant.CalcMassMatrix(self.context)
         if self._state1 is not None:  # (Drake's M is in Fortran order; symmetric: M.T is M in C order)
             return self._matrix_back(M.T if not M.flags.c_contiguous else M)
         return self._mass_back(M, self._cov1.X)
 
-    def _bias_forces_single(self) -> np.ndarray:
+    def _bias_forces_numpy(self) -> np.ndarray:
         if self._state1 is not None:
             return self._force_back(self._bias_d())
         return self._mass_back.force(self._bias_d(), self._cov1.X, self._cov1)
@@ -235,8 +246,8 @@ class DrakeSingleState(LibrarySingleState):
         """The compiled state's mass matrix: Drake's (Fortran order, symmetric: its transpose is
         it in C order) taken back in place by one kernel when the joint order is the same."""
         if self._k_matrix is None:
-            return self._mass_matrix_single()
-        M = self._calc_mass(self.context).T
+            return self._mass_matrix_numpy()
+        M = self.plant.CalcMassMatrix(self.context).T
         try:
             self._k_matrix(M, self._state1)
         except TypeError:  # (not C order after all: the general conversion)
@@ -246,7 +257,7 @@ class DrakeSingleState(LibrarySingleState):
     def _bias_forces_compiled(self) -> np.ndarray:
         """The compiled state's bias forces: Drake's inverse dynamics at ``T_dot nu`` (the state
         array's), gravity's forces in, taken back by one kernel."""
-        tau = self._calc_inverse(self.context, self._abias1, self._gravity_forces_d())
+        tau = self.plant.CalcInverseDynamics(self.context, self._abias1, self._gravity_forces_d())
         out = np.empty(self._nv)
         self._k_vector(tau, self._state1, out)
         return out
@@ -255,14 +266,16 @@ class DrakeSingleState(LibrarySingleState):
         """The compiled state's frame Jacobian: Drake's, read in its order by one kernel
         (:mod:`.kernels`; INERTIAL: from F[A], without the frame's pose)."""
         if self._k_jacobian is None:
-            return self._frame_jacobian_single(frame)
+            return self._frame_jacobian_numpy(frame)
         f, W = self._frames[frame], self._world
-        J = self._calc_jacobian(self.context, self._kV, f, _ORIGIN, W, f if self._jac_in_frame else W)
+        J = self.plant.CalcJacobianSpatialVelocity(
+            self.context, self._kV, f, _ORIGIN, W, f if self._jac_in_frame else W
+        )
         out = np.empty(self._shape_J)
         self._k_jacobian(J.T, self._state1, out)
         return out
 
-    def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+    def _frame_jacobian_numpy(self, frame: str) -> np.ndarray:
         f = self._frames[frame]
         plant, c, W = self.plant, self.context, self._world
         if self._jac_at_world:  # the point of F at A's origin, expressed in A

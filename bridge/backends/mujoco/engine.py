@@ -194,9 +194,13 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         return self._loop(one)
 
     def mass_matrix(self) -> np.ndarray:
+        if self._single:
+            return self._mass_matrix_single()
         return self.cov.matrix_back(self._mass_mj())
 
     def bias_forces(self) -> np.ndarray:
+        if self._single:
+            return self._bias_forces_single()
         h = self._loop(lambda _i: self.data.qfrc_bias.copy())
         # zero acceleration in the representation is qacc = T_dot nu: M_mj enters when that is not 0
         M = None if self.cov.bias_free else self._mass_mj()
@@ -317,6 +321,8 @@ class MujocoEngine(MujocoSingleState, EngineBase):
         return frame_motion(self._batched_poses(poses), x, _MIXED, self.representation)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
+        if self._single and frame in self._jac_frames:  # (not a link of the kinematic twin)
+            return self._frame_jacobian_single(frame)
         mj = self._mj
         nv = self._nv
         _, _, bid = self._frames[frame]

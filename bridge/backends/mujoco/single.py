@@ -12,10 +12,8 @@ library engines' compiled path instead (:class:`~bridge.backends.single.Compiled
 checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
 declarations) into a state array, and the results go back through its kernels
 (:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
-Where MuJoCo's C functions can be called from compiled code (MuJoCo 4, :mod:`.kernels`), that
-path is the direct kernels': ``set_state`` writes ``qpos`` and ``qvel`` into the ``MjData`` too,
-and each query (M, h, J, inverse and forward dynamics) is one kernel running MuJoCo's stages and
-function and the change of variables (no Python call of MuJoCo, no kernel after it).
+MuJoCo itself is called through its Python API only (no compiled code calls its C functions: an
+error there would end the process instead of raising).
 
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
 centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
@@ -32,7 +30,6 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bridge import _numba
 from bridge.backends.single import LibrarySingleState, SingleMatrixBack
 from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
@@ -45,23 +42,6 @@ __all__ = ["MujocoSingleState"]
 _POSITION, _VELOCITY = 1, 2  # the MjData stages computed for the current single state
 
 
-def _import_kernels():
-    from . import kernels
-
-    return kernels
-
-
-#: the kernels calling MuJoCo's C functions (:mod:`.kernels`), or None (numba off or not loading)
-_direct_kernels = _numba.loader(
-    _import_kernels, "numba is installed but the MuJoCo engine's kernels did not load ({}); it uses numpy"
-)
-
-
-def _address(a: np.ndarray) -> int:
-    """The address of a contiguous array's first entry."""
-    return a.__array_interface__["data"][0]
-
-
 class MujocoSingleState(LibrarySingleState):
     """Mixin of :class:`bridge.backends.mujoco.engine.MujocoEngine`: one unbatched state.
 
@@ -69,10 +49,6 @@ class MujocoSingleState(LibrarySingleState):
     ``_frames``, ``_on_twin``, ``_base_body`` and ``_fullM``; its general path makes a batch of one
     from the copies when a query needs it (the engine's ``_flat``).
     """
-
-    #: the pointer table of the direct kernels (:mod:`.kernels`) once loaded (:meth:`_init_direct`)
-    _P: np.ndarray | None = None
-    _direct = False  # the current single state is the direct kernels' (their queries bound)
 
     def _init_single(self) -> None:
         mj, m, d, joints = self._mj, self.mm, self.data, self._joints
@@ -166,82 +142,6 @@ class MujocoSingleState(LibrarySingleState):
         self._rows = rows
         return True
 
-    def set_single_state(
-        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
-    ) -> bool:
-        """:meth:`LibrarySingleState.set_single_state`, four float64 arrays taken by
-        :func:`.kernels.set_state` once the direct kernels are loaded (:meth:`_init_direct`)."""
-        P = self._P
-        if P is not None:
-            try:
-                done = self._k_set(world_H_base, s, base_velocity, s_dot, P)
-            except TypeError:  # not four contiguous float64 arrays: the paths below
-                done = None
-            if done is not None:
-                if done:
-                    if gravity is not self._g_last:
-                        self._set_gravity(gravity)
-                    self._stage = 0
-                    self._current = -1
-                    self._g1 = gravity
-                    self._state = self._cov = self._flat_batch = None
-                    self.batch_shape = ()
-                    if not self._direct:
-                        self._use_direct()
-                return done
-        return LibrarySingleState.set_single_state(self, world_H_base, s, base_velocity, s_dot, gravity)
-
-    def _load_compiled(self) -> None:
-        """The compiled path, then the direct kernels (:mod:`.kernels`) on it where they load."""
-        LibrarySingleState._load_compiled(self)
-        m4 = self._fullM is self._mj.mj_fullM  # (MuJoCo 4's mj_fullM(m, d, dst))
-        if self._kern is not None and m4 and hasattr(self.mm, "_address") and hasattr(self.data, "_address"):
-            k = _direct_kernels()
-            if k is not None:
-                self._init_direct(k)
-
-    def _init_direct(self, k) -> None:
-        """The pointer table of :mod:`.kernels` (``_P``) on the compiled path's first state array,
-        and each frame's ``[point, origin, rotation, body]`` (``_jac_ptrs``)."""
-        d, nv = self.data, self._nv
-        state = self._kern.states[0][0]
-        scratch = np.zeros(nv * nv + 6 * nv + 36)  # M_mj, G (6, nv), C (6, 6); or J (6, nv); or M a
-        frame = self._frame_data
-        slots = {
-            "stage": 0, "model": self.mm._address, "data": d._address, "qpos": _address(d.qpos),
-            "qvel": _address(d.qvel), "qacc": _address(d.qacc), "bias": _address(d.qfrc_bias),
-            "inverse": _address(d.qfrc_inverse), "applied": _address(d.qfrc_applied),
-            "state": _address(state), "scratch": _address(scratch),
-            "frame": 0 if frame is None else _address(frame), "nq": self.mm.nq, "nv": nv,
-            "state_size": state.size, "frame_size": 0 if frame is None else frame.size,
-            "skip_stage": int(self._skip_velocity), "bias_free": int(self._kern.bias_free),
-            "in_order": int(self._kern.in_place),
-        }  # fmt: skip
-        self._direct_arrays = (state, scratch, frame)  # (alive as long as the table points to them)
-        self._jac_ptrs = {
-            name: np.array([_address(point), _address(pos), _address(mat), bid], dtype=np.int64)
-            for name, (point, pos, mat, bid) in self._jac_frames.items()
-        }
-        self._k_set, self._k_mass, self._k_bias = k.set_state, k.mass_matrix, k.bias_forces
-        self._k_jac, self._k_inverse = k.frame_jacobian, k.inverse_dynamics
-        self._k_forward = k.forward_dynamics
-        self._shape_M, self._shape_J = (nv, nv), (6, nv)
-        n = int(state[8])  # (the state array's n, then its joint order on the whole velocity)
-        order = state[k.PERM + n : k.PERM + n + nv]
-        self._P = np.array([*(slots[s] for s in k.SLOTS), *order], dtype=np.int64)
-
-    def _use_direct(self) -> None:
-        """Make the direct kernels' state array the current single state's (its views, its
-        change of variables) and bind their queries."""
-        state, q, v, _, vb, H, bias, _, cov = self._kern.states[0]
-        self._cov1, self._q1, self._v1, self._vb1 = cov, q, v, vb
-        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
-        self._use_single_path(True, "direct")
-
-    def _use_single_path(self, single: bool, suffix: str = "single") -> None:
-        self._direct = single and suffix == "direct"
-        LibrarySingleState._use_single_path(self, single, suffix)
-
     def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
         the current single state."""
@@ -261,7 +161,7 @@ class MujocoSingleState(LibrarySingleState):
         self._g1 = gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
-        if not self._single or self._direct:
+        if not self._single:
             self._use_single_path(True)
 
     def _set_gravity(self, gravity: np.ndarray) -> None:
@@ -325,10 +225,7 @@ class MujocoSingleState(LibrarySingleState):
         return self._mass_back.force(self._d_bias, cov.X, cov)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
-        spec = self._jac_frames.get(frame)
-        if spec is None:  # a link of the kinematic twin
-            return type(self).frame_jacobian(self, frame)
-        point, pos, mat, bid = spec
+        point, pos, mat, bid = self._jac_frames[frame]  # (a frame of MuJoCo's model, not the twin's)
         if self._stage < _POSITION:
             self._fwd_position(self.mm, self.data)
             self._stage = _POSITION
@@ -355,24 +252,6 @@ class MujocoSingleState(LibrarySingleState):
             return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
-    def _mass_matrix_direct(self) -> np.ndarray:
-        out = np.empty(self._shape_M)
-        self._k_mass(self._P, out)
-        return out
-
-    def _bias_forces_direct(self) -> np.ndarray:
-        out = np.empty(self._nv)
-        self._k_bias(self._P, out)
-        return out
-
-    def _frame_jacobian_direct(self, frame: str) -> np.ndarray:
-        F = self._jac_ptrs.get(frame)
-        if F is None:  # a link of the kinematic twin
-            return self._frame_jacobian_single(frame)
-        out = np.empty(self._shape_J)
-        self._k_jac(self._P, F, out)
-        return out
-
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
         """Hot path of ``KinDyn.inverse_dynamics`` without external wrenches: tau (nv,) for the raw
         ``base_acc`` (6,) (None for a fixed base) and ``s_ddot`` (n,), MuJoCo's
@@ -380,12 +259,6 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        if self._direct:  # one kernel: qacc, mj_inverse(Skip), T^T
-            out = np.empty(self._nv)
-            try:
-                return out if self._k_inverse(self._P, base_acc, s_ddot, out) else None
-            except TypeError:  # not contiguous float64 arrays: the paths below
-                pass
         done = self._acceleration_compiled(base_acc, s_ddot, self._d_qacc)
         if done is None:  # (not the compiled path's arguments)
             if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
@@ -403,12 +276,6 @@ class MujocoSingleState(LibrarySingleState):
         permuted ``t`` behind six zeros), MuJoCo's ``qfrc_applied`` written in place.
 
         None, doing nothing, when the state is not one single state or ``t`` is not finite."""
-        if self._direct:  # one kernel: qfrc_applied, mj_forward(Skip), T^-1 (qacc - T_dot nu)
-            out = np.empty(self._nv)
-            try:
-                return out if self._k_forward(self._P, t, out) else None
-            except TypeError:  # not a contiguous float64 array: the path below
-                pass
         if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._perm

@@ -16,6 +16,8 @@ queries use, is made only when one of them asks for it (:attr:`CompiledPath._cov
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from bridge._numba import direct
@@ -45,6 +47,9 @@ class CompiledPath:
     _state1: np.ndarray | None = None
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
     _cov1: object = None
+    #: the compiled path's queries (``mass_matrix()``, ``bias_forces()``, ``gravity_forces()``,
+    #: ``frame_jacobian(frame)``), made at its first state (:meth:`_bind_compiled`)
+    _compiled_queries: SimpleNamespace | None = None
 
     def _pose1(self) -> np.ndarray:
         """The single state's base pose (4, 4) (a fresh array)."""
@@ -63,13 +68,13 @@ class CompiledPath:
         return self._pin.crba(self.pm, self.data, q)
 
     def _bind_compiled(self) -> None:
-        """Bind the compiled path's M, h, g and J (``_<query>_compiled``, then bound as the queries
-        by :meth:`_use_single_path`) as closures over the engine's constants: each is Pinocchio's
-        call, then T applied by one kernel in Pinocchio's own fresh array (joints in its order) or
-        into a new one (joints permuted), or nothing when T is the identity (the representation's
-        convention is Pinocchio's). Closures, not methods: a query is one Python frame, its
-        constants local names, instead of three frames and a dozen attribute look-ups (about 0.2 us
-        of the 0.5 to 1 us a query adds to Pinocchio's call, measured on iCub).
+        """Make the compiled path's M, h, g and J (:attr:`_compiled_queries`, which the single-state
+        queries call while a compiled state is current) as closures over the engine's constants:
+        each is Pinocchio's call, then T applied by one kernel in Pinocchio's own fresh array
+        (joints in its order) or into a new one (joints permuted), or nothing when T is the
+        identity (the representation's convention is Pinocchio's). Closures, not methods: a query
+        is one Python frame, its constants local names, instead of three frames and a dozen
+        attribute look-ups.
 
         Called at the first compiled state (the current state's q is Pinocchio's first call here,
         to check once that its results are fresh arrays, which the kernels may overwrite). The
@@ -88,8 +93,7 @@ class CompiledPath:
                 queries = _in_place(self, results)
             else:
                 queries = _permuted(raw, kern, self, results)
-        for name, query in queries.items():
-            setattr(self, f"_{name}_compiled", query)
+        self._compiled_queries = SimpleNamespace(**queries)
 
     def _back(self, x: np.ndarray, in_place, permuted) -> np.ndarray:
         """Pinocchio's result ``x`` converted by a kernel: ``in_place(x, state)`` in its own fresh

@@ -184,6 +184,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
 
     # ------------------------------------------------------------------ joint-space dynamics
     def mass_matrix(self) -> np.ndarray:
+        if self._queries is not None:  # a compiled single state: its query, one call
+            return self._queries.mass_matrix()
         if self._single:
             return self._mass_matrix_single()
         M = self._loop(lambda i: self._crba(self._q[i]).copy())
@@ -201,12 +203,16 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         return self._loop(one, a_pin)
 
     def bias_forces(self) -> np.ndarray:
+        if self._queries is not None:  # a compiled single state: its query, one call
+            return self._queries.bias_forces()
         if self._single:
             return self._bias_forces_single()
         cov = self.cov
         return cov.force_back(self._rnea(cov.bias_acceleration, None))
 
     def gravity_forces(self) -> np.ndarray:
+        if self._queries is not None:  # a compiled single state: its query, one call
+            return self._queries.gravity_forces()
         if self._single:
             return self._gravity_forces_single()
         pin, pm, d = self._pin, self.pm, self.data
@@ -282,6 +288,8 @@ class PinocchioEngine(SingleStatePath, EngineBase):
         return self._loop(one)
 
     def frame_jacobian(self, frame: str) -> np.ndarray:
+        if self._queries is not None:  # a compiled single state: its query, one call
+            return self._queries.frame_jacobian(frame)
         if self._single:
             return self._frame_jacobian_single(frame)
         fid = self._frame_id[frame]

@@ -42,6 +42,9 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
     (:class:`JointOrder` to Pinocchio's order) and its general path's ``_batch``/``_prepare``.
     """
 
+    #: the compiled path's queries while a compiled single state is current (else None)
+    _queries = None
+
     def _init_single(self, lay: PinocchioLayout, joints: JointOrder) -> None:
         pin, model = self._pin, self.model
         n, nv = model.n_dofs, model.nv
@@ -87,7 +90,8 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         self._zero_base.setflags(write=False)
         self._g_last: np.ndarray | None = None
         self._single = False
-        self._mode: str | None = None  # the bound queries: None (general), "numpy" or "compiled"
+        self._mode: str | None = None  # the path: None (general), "numpy" or "compiled"
+        self._queries = None  # the compiled path's queries (.compiled) while its state is current
         # the compiled path (.compiled): numba, a floating base, one-coordinate joints
         eligible = compiled_eligible(PINOCCHIO.velocity, joints, bool(cont.any()))
         self._init_compiled(
@@ -111,7 +115,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             # the 0.25 us it spent around the kernel, measured on iCub).
             state = kern.state
             try:
-                done = kern.set_state(world_H_base, s, base_velocity, s_dot, state)
+                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, state)
             except TypeError:
                 done = None  # (not four contiguous float64 arrays: the numpy path below)
             if done:
@@ -129,7 +133,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
 
     def _current_compiled(self, arrays: tuple) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state, its queries bound."""
+        the current single state, its queries on."""
         state, q, v, _, vbc, H1, bias, X, cov = arrays
         self._state1, self._H1, self._abias1, self._Xb1, self._cov1 = state, H1, bias, X, cov
         self._q1, self._v1, self._vb1 = q, v, vbc
@@ -181,7 +185,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         return True
 
     def _commit(self, cov, q, v, vb, rows, s_copy, gravity: np.ndarray) -> None:
-        """Make the checked copies the current single state (the numpy path's queries bound)."""
+        """Make the checked copies the current single state (the numpy path's queries on)."""
         self._cov1 = cov
         self._q1, self._v1, self._vb1, self._rows, self._s_copy = q, v, vb, rows, s_copy
         self._state = None
@@ -198,26 +202,31 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             self.pm.gravity = self._pin.Motion(np.array(g), np.zeros(3))
             self._g_list = g
 
-    _SINGLE_QUERIES = ("mass_matrix", "bias_forces", "gravity_forces", "frame_jacobian")
-
     def _use_single_path(self, single: bool, mode: str = "numpy") -> None:
-        """Bind the single-state queries of ``mode``: "numpy" (this module's ``_<query>_single``),
-        "compiled" (:mod:`.compiled`), or the engine's general path (``single`` False)."""
+        """Switch to the single-state path of ``mode``: "numpy" (this module's queries) or
+        "compiled" (the closures of :mod:`.compiled`, made at the first compiled state), or to the
+        engine's general path (``single`` False)."""
         self._mode = mode if single else None
-        if mode == "compiled" and "_mass_matrix_compiled" not in self.__dict__:
+        if mode == "compiled" and self._compiled_queries is None:
             self._bind_compiled()
+        self._queries = self._compiled_queries if self._mode == "compiled" else None
         if single:
             self.batch_shape = ()  # (a batched state before this one must not leave its shape)
             self._rows = self._s_copy = None
         else:
             self._state1 = None  # (no compiled state any more)
-        super()._use_single_path(single, "compiled" if mode == "compiled" else "single")
+        self._single = single
 
     # ------------------------------------------------------------------ queries
+    # (the compiled path's when its state is current, else numpy's from the copies)
     def _mass_matrix_single(self) -> np.ndarray:
+        if self._queries is not None:
+            return self._queries.mass_matrix()
         return self._mass_back(self._crba(self._q1), self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
+        if self._queries is not None:
+            return self._queries.bias_forces()
         pin, pm, d, cov = self._pin, self.pm, self.data, self._cov1
         # Pinocchio's acceleration of zero nu_dot, T_dot nu: zero but for the base part
         if cov.base_bias_into(self._a_bias_base):
@@ -227,6 +236,8 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         return h if cov.identity else cov.force_back(h, True)
 
     def _gravity_forces_single(self) -> np.ndarray:
+        if self._queries is not None:
+            return self._queries.gravity_forces()
         g = self._pin.computeGeneralizedGravity(self.pm, self.data, self._q1)
         return g if self._cov1.identity else self._cov1.force_back(g, True)
 
@@ -247,6 +258,8 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         return cov.acceleration_back(a, True)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
+        if self._queries is not None:
+            return self._queries.frame_jacobian(frame)
         J = self._pin.computeFrameJacobian(self.pm, self.data, self._q1, self._frame_id[frame], self._ref)
         if J.ndim == 1:  # Eigen returns a 6x1 Jacobian as a flat (6,) array
             J = J.reshape(6, self._nv)

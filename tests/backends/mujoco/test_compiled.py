@@ -1,5 +1,5 @@
-"""The MuJoCo engine's direct kernels (bridge/backends/mujoco/kernels.py): each single-state query
-is one compiled call of MuJoCo's C functions and the change of variables; every query, in any order,
+"""The MuJoCo engine's compiled single-state path (bridge/backends/single.py's kernels around MuJoCo's
+Python calls): every query, in any order,
 with batches and states of the other paths in between, equals the numpy path's (1e-12), and
 arguments the kernels do not take (lists, float32, strided arrays, invalid values) give what the
 numpy path gives."""
@@ -53,7 +53,7 @@ def test_any_order_of_queries_equals_the_numpy_path(models, rep, name, monkeypat
     between, gives the numpy path's results."""
     model = models[name]
     rng = np.random.default_rng(len(name) + len(rep))
-    direct, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
+    compiled, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
     queries = _queries(model, rng)
     states = [random_state(model, rng, rep) for _ in range(2)]
     orders = [*itertools.permutations(["M", "h", "J", "ID", "FD"], 3)]
@@ -62,29 +62,29 @@ def test_any_order_of_queries_equals_the_numpy_path(models, rep, name, monkeypat
         st = states[k % 2]
         arrays = [np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)]
         gravity = (0.1, -0.2, -9.6) if k % 5 == 4 else (0.0, 0.0, -9.81)
-        for kd in (direct, numpy_path):
+        for kd in (compiled, numpy_path):
             if k % 7 == 3:  # a batched state in between
                 kd.set_state(*(np.stack([x, x]) for x in arrays))
             if k % 7 == 5:  # a state the kernels do not take (lists): the numpy path in between
                 kd.set_state(*(x.tolist() for x in arrays))
-                assert not kd._engine._direct
+                assert kd._engine._state1 is None
             kd.set_state(*arrays, gravity=gravity)
-        assert direct._engine._direct and not numpy_path._engine._direct
+        assert compiled._engine._state1 is not None and numpy_path._engine._state1 is None
         for q in order:
-            assert_close(queries[q](direct), queries[q](numpy_path), 1e-12, f"{name} {rep} {order} {q}")
+            assert_close(queries[q](compiled), queries[q](numpy_path), 1e-12, f"{name} {rep} {order} {q}")
 
 
 @pytest.mark.parametrize("rep", REPS)
 def test_arguments_the_kernels_do_not_take(models, rep, monkeypatch) -> None:
     """Lists, float32, read-only and strided arguments of ID and FD, and invalid values, on a state
-    of the direct kernels: what the numpy path gives (the same numbers, the same errors)."""
+    of the compiled path: what the numpy path gives (the same numbers, the same errors)."""
     model = models["random"]
     rng = np.random.default_rng(3)
-    direct, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
+    compiled, numpy_path = compiled_and_numpy(model, "mujoco", rep, monkeypatch)
     st = random_state(model, rng, rep)
-    for kd in (direct, numpy_path):
+    for kd in (compiled, numpy_path):
         kd.set_state(*(np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)))
-    assert direct._engine._direct
+    assert compiled._engine._state1 is not None
     a = rng.normal(size=2 * model.nv)
     tau = rng.normal(size=2 * model.n_dofs)
     read_only = a[: model.nv].copy()
@@ -97,18 +97,18 @@ def test_arguments_the_kernels_do_not_take(models, rep, monkeypatch) -> None:
     ]
     for base_acc, s_ddot in accelerations:
         assert_close(
-            direct.inverse_dynamics(base_acc, s_ddot), numpy_path.inverse_dynamics(base_acc, s_ddot), 1e-12
+            compiled.inverse_dynamics(base_acc, s_ddot), numpy_path.inverse_dynamics(base_acc, s_ddot), 1e-12
         )
     for t in (tau[: model.n_dofs].astype(np.float32), tau[::2], tau[: model.n_dofs].tolist()):
-        assert_close(direct.forward_dynamics(t), numpy_path.forward_dynamics(t), 1e-12)
+        assert_close(compiled.forward_dynamics(t), numpy_path.forward_dynamics(t), 1e-12)
     bad = [(np.full(6, np.nan), a[6 : model.nv]), (a[:6], a[6:8]), (a[:5], a[6 : model.nv])]
     for base_acc, s_ddot in bad:
-        for kd in (direct, numpy_path):
+        for kd in (compiled, numpy_path):
             with pytest.raises(bridge.errors.BridgeError):
                 kd.inverse_dynamics(base_acc, s_ddot)
     t_bad = np.full(model.n_dofs, np.inf)
     answers = []
-    for kd in (direct, numpy_path):
+    for kd in (compiled, numpy_path):
         try:
             answers.append(kd.forward_dynamics(t_bad))
         except bridge.errors.BridgeError as exc:
@@ -118,25 +118,25 @@ def test_arguments_the_kernels_do_not_take(models, rep, monkeypatch) -> None:
     else:
         assert_close(answers[0], answers[1], 1e-12)
     # and the state's own queries still answer as the numpy path's
-    assert_close(direct.mass_matrix(), numpy_path.mass_matrix(), 1e-12)
-    assert_close(direct.bias_forces(), numpy_path.bias_forces(), 1e-12)
+    assert_close(compiled.mass_matrix(), numpy_path.mass_matrix(), 1e-12)
+    assert_close(compiled.bias_forces(), numpy_path.bias_forces(), 1e-12)
 
 
 def test_the_kernels_take_a_state_as_the_checks_do(models, monkeypatch) -> None:
     """A state the kernels reject changes nothing: MuJoCo's data keeps the previous state, whose
     stages computed are reused."""
     model = models["solo12"]
-    direct, _ = compiled_and_numpy(model, "mujoco", "body", monkeypatch)
+    compiled, _ = compiled_and_numpy(model, "mujoco", "body", monkeypatch)
     st = random_state(model, np.random.default_rng(9), "body")
     H, s, vb, sd = (np.array(x) for x in (st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot))
-    direct.set_state(H, s, vb, sd)
-    engine = direct._engine
-    M, h = direct.mass_matrix().copy(), direct.bias_forces().copy()
+    compiled.set_state(H, s, vb, sd)
+    engine = compiled._engine
+    M, h = compiled.mass_matrix().copy(), compiled.bias_forces().copy()
     qpos = engine.data.qpos.copy()
     for args in ((H, s, np.r_[vb[:5], np.nan], sd), (H * 2.0, s, vb, sd)):
         with pytest.raises(bridge.errors.BridgeError):
-            direct.set_state(*args)
-        assert engine._direct
+            compiled.set_state(*args)
+        assert engine._state1 is not None
         assert_close(engine.data.qpos, qpos, 0.0, "MuJoCo's data unchanged")
         assert_close(engine.mass_matrix(), M, 0.0, "the engine's M (not KinDyn's cache)")
         assert_close(engine.bias_forces(), h, 0.0)
