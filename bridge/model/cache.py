@@ -5,7 +5,8 @@ trimesh, scipy, networkx, about half a second).
 **Where.** ``$BRIDGE_CACHE_DIR`` if set, else the user's cache folder (``$XDG_CACHE_HOME/bridge``,
 ``~/.cache/bridge``; ``%LOCALAPPDATA%\\bridge\\Cache`` on Windows), in its ``models`` folder.
 ``BRIDGE_CACHE=0`` (or ``off``, ``false``, ``no``) turns the cache off: every load parses, nothing
-is written. :func:`clear` empties it.
+is written. :func:`clear` empties it; past :data:`MAX_ENTRIES` entries, storing one removes the
+least recently used.
 
 **Key.** An entry is found by the SHA-256 of: the reader (``"urdf"``), the file's bytes (URDF has no
 includes; meshes play no part in the dynamics), where they came from (the path as given, which the
@@ -52,14 +53,16 @@ import bridge.errors as _errors
 from bridge.errors import BridgeError, BridgeWarning
 from bridge.model.model import Model
 
-__all__ = ["FORMAT_VERSION", "clear", "enabled", "folder", "key", "load", "store"]
+__all__ = ["FORMAT_VERSION", "MAX_ENTRIES", "clear", "enabled", "folder", "key", "load", "store"]
 
 #: the version of the entry format; a change makes every older entry a miss
 FORMAT_VERSION = 1
 _MAGIC = b"bridge model cache\n"
 _OFF = {"0", "off", "false", "no"}
-#: an entry larger than this is not read (iCub's is about 100 kB)
+#: an entry larger than this is not read (iCub's is about 120 kB)
 _MAX_ENTRY_BYTES = 64 * 2**20
+#: the most entries kept: storing one more removes the least recently used
+MAX_ENTRIES = 256
 #: the source files whose text is in the key: what reads a file and builds its model
 _SOURCES = ("model/*.py", "spatial/*.py", "errors.py", "_files.py", "_array.py")
 #: (module, name) the payload may name: what a model is made of
@@ -226,9 +229,12 @@ def load(entry_key: str | None) -> tuple[Model, list[tuple[str, type[BridgeWarni
     except OSError:
         return None
     try:
-        return _decode(raw, entry_key)
+        found = _decode(raw, entry_key)
     except Exception:  # anything an unreadable entry raises (json, pickle, numpy, bridge): a miss
         return None
+    with contextlib.suppress(OSError):  # (recently used: kept when the folder is pruned)
+        os.utime(where / f"{entry_key}.model")
+    return found
 
 
 def _decode(raw: bytes, entry_key: str) -> tuple[Model, list[tuple[str, type[BridgeWarning]]]]:
@@ -290,3 +296,18 @@ def store(entry_key: str | None, model: Model, issued: list[tuple[str, type[Brid
     # (a full disk, a read-only folder: not stored, the next load parses again)
     with contextlib.suppress(BridgeError, OSError):
         write_atomic(where / f"{entry_key}.model", data, replace=True, what="model cache entry")
+    _prune(where)
+
+
+def _prune(where: Path) -> None:
+    """Remove the least recently used entries beyond :data:`MAX_ENTRIES`."""
+    try:
+        entries = [e for e in os.scandir(where) if e.name.endswith(".model")]
+        if len(entries) <= MAX_ENTRIES:
+            return
+        entries.sort(key=lambda e: e.stat().st_mtime_ns)
+    except OSError:
+        return
+    for e in entries[: len(entries) - MAX_ENTRIES]:
+        with contextlib.suppress(OSError):
+            os.unlink(e.path)

@@ -379,6 +379,27 @@ def test_bridge_cache_0_turns_it_off(cache_dir: Path, monkeypatch: pytest.Monkey
     assert cache.clear() == 1 and _entries(cache_dir) == []
 
 
+def test_the_least_recently_used_entries_go_past_the_limit(
+    cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    files = [
+        MODELS / n for n in ("offsets.urdf", "defaults.urdf", "fixed_branches.urdf", "missing_mesh.urdf")
+    ]
+    keys = []
+    for i, path in enumerate(files[:3]):
+        load_urdf(path)
+        (new,) = set(_entries(cache_dir)) - set(keys)
+        os.utime(new, ns=(i * 10**9, i * 10**9))  # (stored one second apart)
+        keys.append(new)
+    with monkeypatch.context() as mp:
+        mp.setattr(urdf_module, "_parse", None)
+        load_urdf(files[0])  # a hit: now the most recently used
+    load_urdf(files[3])
+    assert len(_entries(cache_dir)) == 3
+    assert keys[0].exists() and not keys[1].exists() and keys[2].exists()
+
+
 def test_the_default_folder_is_the_users_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("BRIDGE_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
