@@ -110,6 +110,14 @@ def folder() -> Path:
     return root / "models"
 
 
+def _folder() -> Path | None:
+    """:func:`folder`, or None when there is none (no home folder: no cache, not an error)."""
+    try:
+        return folder()
+    except (RuntimeError, KeyError, OSError):  # (what Path.home raises without a home)
+        return None
+
+
 def clear() -> int:
     """Remove every entry of :func:`folder`; the number removed."""
     removed = 0
@@ -220,8 +228,8 @@ def load(entry_key: str | None) -> tuple[Model, list[tuple[str, type[BridgeWarni
     entry, or one that is not to be trusted: see the module docstring)."""
     if entry_key is None:
         return None
-    where = folder()
-    if not _private(where):
+    where = _folder()
+    if where is None or not _private(where):
         return None
     try:
         with open(where / f"{entry_key}.model", "rb") as f:
@@ -288,8 +296,8 @@ def store(entry_key: str | None, model: Model, issued: list[tuple[str, type[Brid
     body += b"\n" + payload
     head = {"format": FORMAT_VERSION, "key": entry_key, "sha256": hashlib.sha256(body).hexdigest()}
     data = _MAGIC + json.dumps(head).encode() + b"\n" + body
-    where = folder()
-    if not _make_private(where):
+    where = _folder()
+    if where is None or not _make_private(where):
         return
     from bridge._files import write_atomic
 

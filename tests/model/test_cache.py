@@ -412,6 +412,17 @@ def test_the_default_folder_is_the_users_cache(monkeypatch: pytest.MonkeyPatch, 
     assert cache.folder() == tmp_path / "mine" / "models"
 
 
+def test_no_home_folder_is_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("BRIDGE_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("BRIDGE_CACHE", raising=False)
+    monkeypatch.setattr(Path, "home", staticmethod(no_home))
+    assert load_urdf(MODELS / "offsets.urdf").name
+
+
 def test_an_unwritable_folder_is_no_error(cache_dir: Path) -> None:
     cache_dir.parent.write_text("a file where the folder should be")
     model = load_urdf(MODELS / "offsets.urdf")
