@@ -202,20 +202,28 @@ def test_strict_and_non_strict_never_share_an_entry(cache_dir: Path) -> None:
 
 
 def test_failures_are_not_cached(cache_dir: Path) -> None:
+    """Every file of models/bad, twice: each failure fails again the same way (not served from an
+    entry), and only the loads that succeeded are stored."""
+    loaded = 0
     for name in sorted(p.name for p in (MODELS / "bad").glob("*.urdf")):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for _ in range(2):
+        outcomes = []
+        for _ in range(2):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 try:
                     load_urdf(MODELS / "bad" / name, mimic="error")
-                except bridge.BridgeError:
-                    continue
-    stored = len(_entries(cache_dir))
+                    outcomes.append("loaded")
+                except bridge.BridgeError as exc:
+                    outcomes.append(f"{type(exc).__name__}: {exc}")
+        assert outcomes[0] == outcomes[1], name
+        loaded += outcomes[0] == "loaded"
+    assert 0 < loaded < len(list((MODELS / "bad").glob("*.urdf")))
+    assert len(_entries(cache_dir)) == loaded
     with pytest.raises(bridge.UnknownNameError):
         load_urdf(MODELS / "offsets.urdf", base="no_such_link")
     with pytest.raises(bridge.UnknownNameError):
         load_urdf(MODELS / "offsets.urdf", joints=["nope"])
-    assert len(_entries(cache_dir)) == stored
+    assert len(_entries(cache_dir)) == loaded
 
 
 def test_each_option_and_each_file_has_its_entry(cache_dir: Path, tmp_path: Path) -> None:
