@@ -11,8 +11,11 @@ Each side is one new Python process (``python -c``), timed from its start to its
   ``createData`` and, per state, ``crba``, ``nle`` and ``computeFrameJacobian("l_sole")`` in the
   representation's reference frame, on ready q and v (no state to set, no conversion).
 
-Before timing, one short process per side writes Python's bytecode and numba's disk cache (as an
-installation has them; ``--cold`` measures the first process without numba's). Both sides draw
+Before timing, one short process per side writes Python's bytecode, numba's disk cache and
+bridge's model cache (as a user's second run has them: an installation has its bytecode, and the
+first run writes the caches; ``--cold`` measures the first process without numba's cache and
+bridge's). Bridge's model cache (:mod:`bridge.model.cache`) lives in a temporary folder for the
+run (``BRIDGE_CACHE_DIR``), not the user's. Both sides draw
 the same states (numpy's generator, seeded, 64 poses cycled). The processes of one size run one
 after the other, alternately bridge first and Pinocchio first, ``--repeats`` times; the ratio of
 the medians is reported (the machine is shared: a burst of load hits one process, the median
@@ -25,8 +28,9 @@ Run from a checkout::
     python benchmarks/default_path.py --compare /tmp/before  # another checkout too, same run
     python benchmarks/default_path.py --states 10000 --cold  # numba's disk cache emptied first
 
-``--cold`` runs the bridge side once with numba's cache directory moved to an empty temporary
-folder (``NUMBA_CACHE_DIR``): the first process of a fresh installation.
+``--cold`` runs the bridge side once with numba's cache directory and bridge's model cache moved
+to empty temporary folders (``NUMBA_CACHE_DIR``, ``BRIDGE_CACHE_DIR``): the first process of a
+fresh installation.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: bridge's model cache for the run (set by main): warmed by warm_up, as a user's second run finds it
+_MODEL_CACHE: dict[str, str] = {}
 
 _SETUP = """
 import time, sys
@@ -114,6 +120,7 @@ def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tup
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # (an installation has its bytecode: see warm_up)
     if tree is not None:
         env["PYTHONPATH"] = str(tree)
+    env.update(_MODEL_CACHE)
     env.update(env_extra or {})
     # (run in the tree, or a neutral folder: ``python -c`` puts its working directory first on the path)
     cwd = str(tree) if tree is not None else tempfile.gettempdir()
@@ -170,8 +177,8 @@ def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
 def cold(tree: Path, n: int, rep: str) -> dict:
     """The bridge side once with an empty numba cache (a fresh installation's first process), then
     once more with the cache that process wrote."""
-    with tempfile.TemporaryDirectory() as cache:
-        env = {"NUMBA_CACHE_DIR": cache}
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as models:
+        env = {"NUMBA_CACHE_DIR": cache, "BRIDGE_CACHE_DIR": models}
         first = run_side(BRIDGE.format(n=n, rep=rep, n_dofs=32), tree, env)
         second = run_side(BRIDGE.format(n=n, rep=rep, n_dofs=32), tree, env)
     return {"first": {"wall": first[0], **first[1]}, "cached": {"wall": second[0], **second[1]}}
@@ -190,24 +197,31 @@ def main() -> None:
     if args.compare is not None:
         trees = {"before": args.compare.resolve(), "this tree": HERE.parent}
     report: dict = {}
-    warm_up(trees, args.representation)
-    for n in args.states:
-        res = measure(trees, n, args.representation, args.repeats)
-        report[str(n)] = res
-        what = f"{n:,} single states of iCub ({args.representation})"
-        print(f"\n{what}, fresh process, median of {args.repeats}")
-        print(f"{'':<12}{'wall s':>8}{'x raw':>8}{'import':>9}{'load':>8}{'loop':>8}")
-        for name, r in res.items():
-            row = f"{name:<12}{r['wall']:>8.2f}{r['ratio']:>8.2f}{r['import']:>9.2f}{r['load']:>8.2f}"
-            print(f"{row}{r['loop']:>8.2f}")
-        if args.cold:
-            c = cold(HERE.parent, n, args.representation)
-            report[f"{n} cold"] = c
-            for k, r in c.items():
-                row = f"{'cold ' + k:<12}{r['wall']:>8.2f}{'':>8}{r['import']:>9.2f}{r['load']:>8.2f}"
-                print(f"{row}{r['loop']:>8.2f}")
+    with tempfile.TemporaryDirectory() as models:
+        _MODEL_CACHE["BRIDGE_CACHE_DIR"] = models
+        warm_up(trees, args.representation)
+        for n in args.states:
+            _size(report, trees, n, args)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1))
+
+
+def _size(report: dict, trees: dict[str, Path], n: int, args: argparse.Namespace) -> None:
+    """Measure and print one number of states."""
+    res = measure(trees, n, args.representation, args.repeats)
+    report[str(n)] = res
+    what = f"{n:,} single states of iCub ({args.representation})"
+    print(f"\n{what}, fresh process, median of {args.repeats}")
+    print(f"{'':<12}{'wall s':>8}{'x raw':>8}{'import':>9}{'load':>8}{'loop':>8}")
+    for name, r in res.items():
+        row = f"{name:<12}{r['wall']:>8.2f}{r['ratio']:>8.2f}{r['import']:>9.2f}{r['load']:>8.2f}"
+        print(f"{row}{r['loop']:>8.2f}")
+    if args.cold:
+        c = cold(HERE.parent, n, args.representation)
+        report[f"{n} cold"] = c
+        for k, r in c.items():
+            row = f"{'cold ' + k:<12}{r['wall']:>8.2f}{'':>8}{r['import']:>9.2f}{r['load']:>8.2f}"
+            print(f"{row}{r['loop']:>8.2f}")
 
 
 if __name__ == "__main__":

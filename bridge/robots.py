@@ -14,7 +14,8 @@ Short aliases (:data:`ALIASES`: ``icub``, ``talos``, ``ur5``, ``anymal``, ...) a
 of a name are accepted too. Files are found through the packages' own helpers
 (``icub_models.get_model_file``) and the example-robot-data distribution's file list
 (``importlib.metadata``; the package has no importable Python module), never through hard-coded
-paths. Nothing heavy is imported: the registry is built on first use and cached.
+paths. Nothing heavy is imported: the registry is built on first use and cached; an icub-models
+name is found without it (:func:`_find`).
 
 A base install (``pip install bridge-dynamics``) has neither package: names are then unknown, and
 the errors (and ``bridge models``) say which packages provide them (:func:`robots_hint`): the
@@ -24,7 +25,6 @@ the errors (and ``bridge models``) say which packages provide them (:func:`robot
 from __future__ import annotations
 
 import functools
-import importlib.metadata as metadata
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +102,8 @@ def _icub_models_files() -> dict[str, Path]:
 
 def _example_robot_data_files() -> list[Path]:
     """Every URDF of the example-robot-data distribution (from its file list, or its cmeel prefix)."""
+    import importlib.metadata as metadata  # (20 ms to import: only when the full registry is built)
+
     try:
         dist = metadata.distribution(_ERD)
     except metadata.PackageNotFoundError:  # pragma: no cover - not installed
@@ -179,8 +181,20 @@ def robot_names() -> list[str]:
 
 
 def _find(name: str) -> RobotEntry | None:
+    """The robot ``name`` names, or None. An icub-models name (or an alias of one) is found from
+    icub-models alone (under a millisecond); any other name builds the full registry (reading
+    example-robot-data's file list, some 40 ms): both give the same entry, since an
+    example-robot-data robot never takes the name of an icub-models one."""
+    key = str(name).lower()
+    if _registry.cache_info().currsize == 0:
+        files = _icub_models_files()
+        canonical = {n.lower(): n for n in files}.get(key)  # (the registry's rule: the last spelling wins)
+        if canonical is None and ALIASES.get(key) in files:
+            canonical = ALIASES[key]
+        if canonical is not None:
+            return RobotEntry(canonical, files[canonical], _ICUB)
     entries, lookup = _registry()
-    canonical = lookup.get(str(name).lower())
+    canonical = lookup.get(key)
     return entries[canonical] if canonical is not None else None
 
 

@@ -20,6 +20,9 @@ settings.load_profile("default")
 
 # warp (the Newton engine) compiles its kernels once and caches them: in a temporary directory that
 # outlives the run (read by warp when it starts, so without importing it here)
+# bridge's model cache off (each load parses; nothing written to the user's cache folder); the cache's
+# own tests (tests/model/test_cache.py) turn it on in a temporary folder
+os.environ["BRIDGE_CACHE"] = "0"
 os.environ.setdefault("WARP_CACHE_PATH", os.path.join(tempfile.gettempdir(), "bridge-warp-kernels"))
 
 

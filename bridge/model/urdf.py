@@ -26,6 +26,10 @@ reads it (``JointModelPlanar``, the URDF ``<axis>`` ignored): an axis other than
 parser) take it as the plane's normal. URDF defines no extra frames. The default DOF
 order is the document order of the movable joints.
 
+A load that succeeded is stored in the on-disk model cache (:mod:`bridge.model.cache`), keyed by
+the document's bytes, the options and bridge's code: the next process loading it skips both passes
+(and the import of yourdfpy), with the same model and the same warnings.
+
 Writing (:func:`model_to_urdf`, in :mod:`bridge.model.urdf_writer`) produces a URDF that this
 module, Pinocchio and iDynTree load to a model with the same dynamics; see its docstring for what it
 has to add.
@@ -55,6 +59,7 @@ from bridge.errors import (
     URDFError,
     URDFWarning,
 )
+from bridge.model import cache
 from bridge.model.loading import (
     Issues,
     check_arguments,
@@ -453,6 +458,11 @@ def load_urdf(
     the corresponding error instead. What is malformed (or would be silently changed) is always an
     error.
 
+    A successful load is kept in bridge's model cache (:mod:`bridge.model.cache`: the user's cache
+    folder, ``BRIDGE_CACHE_DIR`` to move it, ``BRIDGE_CACHE=0`` to turn it off): a later process
+    loading the same bytes from the same place with the same options gets the same model, and the
+    same warnings, without parsing.
+
     Args:
         path_or_xml: a file path (``str`` or path-like), the URDF XML itself (a ``str`` starting
             with ``<``, or ``bytes``), or the name of a robot shipped by icub-models /
@@ -493,8 +503,17 @@ def load_urdf(
     floating, check_inertia, strict, joints = check_arguments(
         base, joints, floating, locked, check_inertia, mimic, strict
     )
-    issues = Issues(strict)
     data, where = _read_source(path_or_xml)
+    options = {"base": base, "joints": joints, "floating": floating, "locked": locked}
+    options.update(check_inertia=check_inertia, mimic=mimic, strict=strict)
+    entry = cache.key("urdf", data, where, options)
+    hit = cache.load(entry)
+    if hit is not None:  # (the model of an earlier parse, its warnings issued again)
+        model, issues = hit[0], Issues(strict)
+        issues.items = hit[1]
+        issues.emit(stacklevel=2)
+        return model
+    issues = Issues(strict)
     robot, root = _parse(data, where, issues)
     with_axis = {el.get("name") for el in root.findall("joint") if el.find("axis") is not None}
     joint_list = [_joint(j, where, issues, with_axis) for j in robot.joints]
@@ -511,6 +530,7 @@ def load_urdf(
         raise
     except ModelError as exc:
         raise type(exc)(f"{where}: {exc}") from None
+    cache.store(entry, model, issues.items)
     issues.emit(stacklevel=2)
     return model
 

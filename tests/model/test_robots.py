@@ -122,6 +122,34 @@ def test_importing_the_registry_is_light() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def test_a_name_found_without_the_full_registry_is_the_registrys() -> None:
+    """Before the full registry is built, icub-models names (and their aliases) are found from
+    icub-models alone: every spelling the registry accepts, in any case, gives its entry."""
+    import bridge.robots as robots
+
+    robots._registry.cache_clear()
+    _, lookup = robots._registry()
+    spellings = [*lookup, *(s.upper() for s in lookup), *(s.title() for s in lookup), "nope", "ICUB", "Talos"]
+    for spelling in spellings:
+        robots._registry.cache_clear()
+        fast = robots._find(spelling)
+        built = robots._registry.cache_info().currsize == 1
+        robots._registry.cache_clear()
+        robots._registry()
+        assert fast == robots._find(spelling), spelling
+        if fast is not None and fast.source == "icub-models":
+            assert not built, f"{spelling}: the full registry was built"
+    # and an icub-models robot is found without importing importlib.metadata
+    code = (
+        "import sys, bridge.robots as r\n"
+        "p = r.robot_path('iCubGazeboV2_5'), r.robot_path('icub')\n"
+        "print('importlib.metadata' in sys.modules, p[0] == p[1])"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
 # =============================================================================== every robot
 #: robots that do not load with strict=True (what bridge refused before it loaded what the libraries
 #: load): error class and message (after the path); by default they load with the same text as a warning
