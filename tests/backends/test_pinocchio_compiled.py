@@ -14,6 +14,7 @@ import pytest
 import bridge
 import bridge.derivatives.select as select
 from bridge.backends.pinocchio.compiled import CompiledPath
+from bridge.backends.single import COMPILE_AFTER
 from bridge.errors import StateError
 from bridge.model.random import random_model
 from bridge.robots import robot_path
@@ -254,3 +255,21 @@ def test_a_general_state_after_a_compiled_one(monkeypatch) -> None:
     assert_close(kd.inverse_dynamics(ba, sdd)[0], ref.inverse_dynamics(ba, sdd), 1e-12)
     assert_close(kd.forward_dynamics(tq)[0], ref.forward_dynamics(tq), 1e-12)
     assert_close(kd.mass_matrix()[0], ref.mass_matrix(), 1e-12)
+
+
+def test_the_shared_helper_puts_pinocchio_on_each_path(monkeypatch) -> None:
+    """``tests.helpers.compiled_and_numpy`` gives a Pinocchio KinDyn on the compiled path from the
+    first state and one that stays on the numpy path (Pinocchio's path has its own COMPILE_AFTER),
+    and the two agree."""
+    from tests.helpers import compiled_and_numpy
+
+    model = random_model(7, np.random.default_rng(11), joint_kinds=("revolute", "prismatic"))
+    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", COMPILE_AFTER)  # (this module's fixture: 0)
+    compiled, numpy_path = compiled_and_numpy(model, "pinocchio", "mixed", monkeypatch)
+    x = _inputs(model, np.random.default_rng(3))
+    frames = [model.links[-1].name]
+    got, want = _answers(compiled, frames, x), _answers(numpy_path, frames, x)
+    assert compiled._engine._state1 is not None
+    assert numpy_path._engine._state1 is None
+    for key in want:
+        assert_close(got[key], want[key], rtol=1e-10, atol=1e-10)
