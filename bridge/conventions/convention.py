@@ -150,7 +150,7 @@ class JointOrder:
     vector from a target one (base columns first).
     """
 
-    __slots__ = ("back", "forward", "forward_full", "inverse", "n", "nb", "nv", "perm")
+    __slots__ = ("__weakref__", "back", "forward", "forward_full", "inverse", "n", "nb", "nv", "perm")
 
     def __init__(self, perm: np.ndarray | None, n: int, nb: int) -> None:
         self.perm = perm

@@ -41,11 +41,10 @@ This module is neutral: it names no library.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
-from bridge.conventions.change_of_variables import ChangeOfVariables
+from bridge._cache import per_model
+from bridge.conventions.change_of_variables import ChangeOfVariables, JointOrder
 from bridge.conventions.declaration import BODY_VELOCITY, Axes, BaseVelocity, Point
 from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives.functional import (
@@ -425,20 +424,14 @@ def unbatched_blocks(
 
 
 # --------------------------------------------------------------------------- T by blocks
-_FLAT_INDEX: dict[int, tuple[weakref.ref, np.ndarray]] = {}
-
-
-def flat_index(back: np.ndarray) -> np.ndarray:
-    """Flat indices (nv * nv,) of ``A[back][:, back]`` in a C-ordered (nv, nv) A, made once per
-    index array (a gather by flat index costs a fifth of numpy's two-axis fancy indexing)."""
-    key = id(back)
-    hit = _FLAT_INDEX.get(key)
-    if hit is not None and hit[0]() is back:
-        return hit[1]
+@per_model
+def flat_index(joints: JointOrder) -> np.ndarray:
+    """Flat indices (nv * nv,) of ``A[back][:, back]`` in a C-ordered (nv, nv) A for the joint order's
+    ``back`` (not None), made once per joint order (a gather by flat index costs a fifth of numpy's
+    two-axis fancy indexing)."""
+    back = joints.back
     n = back.shape[0]
-    idx = (back[:, None] * n + back[None, :]).ravel()
-    _FLAT_INDEX[key] = (weakref.ref(back, lambda _: _FLAT_INDEX.pop(key, None)), idx)
-    return idx
+    return (back[:, None] * n + back[None, :]).ravel()
 
 
 def _mm(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -453,7 +446,7 @@ def _permuted(cov: ChangeOfVariables, A: np.ndarray) -> np.ndarray:
         return A.copy()
     nv = back.shape[0]
     flat = A.reshape(*A.shape[:-2], nv * nv)
-    return flat.take(flat_index(back), axis=-1).reshape(A.shape)
+    return flat.take(flat_index(cov.joints), axis=-1).reshape(A.shape)
 
 
 def _congruence(cov: ChangeOfVariables, A: np.ndarray, left: np.ndarray | None, right: np.ndarray | None):

@@ -18,10 +18,9 @@ This module is neutral: it names no dynamics library.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
+from bridge._cache import per_model
 from bridge.conventions.change_of_variables import JointOrder
 from bridge.conventions.state import Representation, velocity_declaration
 from bridge.derivatives.chain import BlocksScratch, flat_index, unbatched_blocks
@@ -230,7 +229,10 @@ class _Permuted:
         nv, back = joints.nv, joints.back
         self._shape = (3, nv, nv)
         self._mats = np.empty(self._shape)
-        self._flat = None if back is None else (np.arange(3)[:, None] * (nv * nv) + flat_index(back)).ravel()
+        if back is None:
+            self._flat = None
+        else:
+            self._flat = (np.arange(3)[:, None] * (nv * nv) + flat_index(joints)).ravel()
 
     def __call__(
         self, A0: np.ndarray, A1: np.ndarray, A2: np.ndarray, out: np.ndarray | None = None
@@ -303,17 +305,11 @@ class SingleStateForwardDerivatives(_SingleState):
         return self._compiled(X, nu_b, nu_dot_b, tau_b, da_dq_t, da_dv_t, M_inv_t, out)
 
 
-_SINGLE_INDEX: dict[object, tuple[weakref.ref | None, tuple[np.ndarray, np.ndarray]]] = {}
-
-
+@per_model
 def _single_index(joints: JointOrder) -> tuple[np.ndarray, np.ndarray]:
     """The take indices of :class:`SingleStateInverseDerivatives` into its scratch buffer (made once
     per joint order): C (nv, 24) in the target's row order, and the result (3, nv, nv)."""
     back = joints.back
-    key = ("identity", joints.nv) if back is None else id(back)
-    hit = _SINGLE_INDEX.get(key)
-    if hit is not None and (hit[0] is None or hit[0]() is back):
-        return hit[1]
     nv = joints.nv
     n2 = nv * nv
     rows, CG = 3 * n2, 3 * n2 + 18 * nv  # offsets of the base rows times X^T and of C G
@@ -335,7 +331,4 @@ def _single_index(joints: JointOrder) -> tuple[np.ndarray, np.ndarray]:
         CG + order[i] * 18 + 6 * k + np.minimum(np.arange(nv), 5)[None, None, :],
         np.where(i < 6, rows + k * 6 * nv + np.minimum(i, 5) * nv + j, k * n2 + order[i] * nv + j),
     )
-    idx = (np.concatenate((C, eye), axis=1).astype(np.intp), out.astype(np.intp))
-    ref = None if back is None else weakref.ref(back, lambda _: _SINGLE_INDEX.pop(key, None))
-    _SINGLE_INDEX[key] = (ref, idx)
-    return idx
+    return np.concatenate((C, eye), axis=1).astype(np.intp), out.astype(np.intp)
