@@ -188,9 +188,7 @@ def others(pin, path, model, kd, pm, d, a, rng, rounds: int, t_id: float) -> Non
         for i in range(N):
             pin.computeRNEADerivatives(pm, d, qs[i], vs[i], A[i])
 
-    tb = best(
-        [pin_loop, lambda: kdb.inverse_dynamics_derivatives(A[:, :6], A[:, 6:])], n=3, rounds=rounds
-    )
+    tb = best([pin_loop, lambda: kdb.inverse_dynamics_derivatives(A[:, :6], A[:, 6:])], n=3, rounds=rounds)
     print(
         f"mixed     batch of {N}: computeRNEADerivatives (Python loop) {tb[0] / N:6.1f} us/state  "
         f"KinDyn ID derivatives {tb[1] / N:6.1f} us/state ({tb[1] / tb[0]:.2f}x)"

@@ -215,8 +215,10 @@ def main(argv: list[str] | None = None) -> int:
 
     result: dict = {"python": platform.python_version(), "numpy": np.__version__, "chain": [], "batch": []}
     if args.part in ("chain", "all"):
-        print("| links | nv | KinDyn construction [s] | first M [s] | M [s] | FD [s] |"
-              + (" iDynTree construction [s] |" if args.idyntree else ""))
+        print(
+            "| links | nv | KinDyn construction [s] | first M [s] | M [s] | FD [s] |"
+            + (" iDynTree construction [s] |" if args.idyntree else "")
+        )
         print("|--:|--:|--:|--:|--:|--:|" + ("--:|" if args.idyntree else ""))
         for n in args.links:
             r = _run(["chain", str(n), "1" if args.idyntree else "0"])
@@ -233,8 +235,10 @@ def main(argv: list[str] | None = None) -> int:
             print(line, flush=True)
         print()
     if args.part in ("batch", "all"):
-        print("| quantity | N | output [MB] | peak above start (max RSS) [MB] | peak of traced arrays [MB] "
-              "| µs per state | later calls: µs per state | first touch of M's size: µs per state |")
+        print(
+            "| quantity | N | output [MB] | peak above start (max RSS) [MB] | peak of traced arrays [MB] "
+            "| µs per state | later calls: µs per state | first touch of M's size: µs per state |"
+        )
         print("|---|--:|--:|--:|--:|--:|--:|--:|")
         for q in args.quantities:
             for N in args.sizes:

@@ -222,7 +222,9 @@ def measure(args) -> dict:
         fns = {
             ("bundle", "bridge"): bundle,
             ("bundle", "raw"): lambda ref=ref: (
-                pin.crba(pm, d, q), pin.nle(pm, d, q, v), pin.computeFrameJacobian(pm, d, q, fid, ref)
+                pin.crba(pm, d, q),
+                pin.nle(pm, d, q, v),
+                pin.computeFrameJacobian(pm, d, q, fid, ref),
             ),
             ("bundle", "iDynTree"): idyn,
             ("bundle", "floor"): lambda: (

@@ -72,9 +72,7 @@ class Block:
         for t in terms:
             key = (t.skew, t.fixed and t.skew, t.a if t.skew else 0, t.b)
             combined[key] = combined.get(key, 0.0) + t.coef
-        return Block(
-            tuple(Term(s, a, b, c, f) for (s, f, a, b), c in sorted(combined.items()) if c != 0.0)
-        )
+        return Block(tuple(Term(s, a, b, c, f) for (s, f, a, b), c in sorted(combined.items()) if c != 0.0))
 
     def __add__(self, other: Block) -> Block:
         return Block.of((*self.terms, *other.terms))

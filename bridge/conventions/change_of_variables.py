@@ -87,7 +87,17 @@ class ChangeOfVariables:
     """
 
     __slots__ = (
-        "X", "X_dot", "X_inv", "_bias", "_bias_fn", "_inv_fn", "bias_free", "identity", "joints", "nu", "ops"
+        "X",
+        "X_dot",
+        "X_inv",
+        "_bias",
+        "_bias_fn",
+        "_inv_fn",
+        "bias_free",
+        "identity",
+        "joints",
+        "nu",
+        "ops",
     )
 
     def __init__(
@@ -507,6 +517,7 @@ class ChangeOfVariables:
                 [o.mzeros(j.n, 6, self.nu), o.mzeros(j.n, j.n, self.nu)],
             ]
         )
+
 
 def change_of_variables(
     model: Model, state: State, source: Convention, target: Convention

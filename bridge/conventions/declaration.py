@@ -358,9 +358,7 @@ def _pose(world_H_base: object, ops: Ops | None, *others: object) -> tuple[Ops, 
     return o, R, p
 
 
-def _assemble(
-    o: Ops, P: Any | None, Q: Any | None, S: Any | None, like: Any, identity: bool = True
-) -> Any:
+def _assemble(o: Ops, P: Any | None, Q: Any | None, S: Any | None, like: Any, identity: bool = True) -> Any:
     """``[[P, Q], [0, S]]`` (..., 6, 6); a None diagonal block is the identity (``identity``) or
     zero, a None Q zero. Functional: blocks are concatenated, nothing is written in place."""
     zero = o.mzeros(3, 3, like)

@@ -239,8 +239,12 @@ class State:
             from bridge.conventions.joint_blocks import convert_joint_velocities
 
             s_dot = convert_joint_velocities(
-                self.layout, self.s, self.s_dot, velocity_declaration(self.representation),
-                velocity_declaration(target), self.ops,
+                self.layout,
+                self.s,
+                self.s_dot,
+                velocity_declaration(self.representation),
+                velocity_declaration(target),
+                self.ops,
             )
         return State(
             self.world_H_base, self.s, self.base_velocity_in(target), s_dot, target, layout=self.layout
@@ -341,7 +345,11 @@ def all_moderate(x: np.ndarray) -> bool:
 
 
 def _init_foreign(
-    state: State, world_H_base: object, s: object, base_velocity: object, s_dot: object,
+    state: State,
+    world_H_base: object,
+    s: object,
+    base_velocity: object,
+    s_dot: object,
     representation: object,
 ) -> None:
     """A State over JAX arrays or CasADi matrices (:mod:`bridge.spatial.xp`): kept as they are (no

@@ -100,6 +100,7 @@ class BodyDerivatives(Protocol):  # pragma: no cover - documentation of the capa
     def frame_jacobians(self, frame: str) -> np.ndarray: ...  # (n, 6, nv), target columns
     def inverse_samples(self, a_rows: np.ndarray, fext: list | None, need_tau: bool) -> Iterator[tuple]: ...
     def forward_samples(self, t_rows: np.ndarray, fext: list | None, need_acc: bool) -> Iterator[tuple]: ...
+
     # optional: forward_single(tau, with_base) -> (da_dq, da_dv, M_inv, X, nu_b, nu_dot_b, t_b) | None, a
     # shortcut of the single-state FD derivatives (the Pinocchio engine's compiled path)
     # optional: inverse_fused(chain) / forward_fused(chain) -> a function of KinDyn's raw arguments

@@ -58,8 +58,6 @@ class Issues:
             warnings.warn(message, category, stacklevel=stacklevel + 1)
 
 
-
-
 def inline_xml(path_or_xml: object, kind: str) -> tuple[bytes, str] | None:
     """``(XML bytes, "<KIND bytes>" or "<KIND string>")`` when ``path_or_xml`` is the document itself
     (``bytes``, or a ``str`` starting with ``<`` after white space); None for a path."""
@@ -71,8 +69,6 @@ def inline_xml(path_or_xml: object, kind: str) -> tuple[bytes, str] | None:
             # the text is already decoded: drop a declaration that could name another encoding
             return _XML_DECLARATION.sub("", text, count=1).encode("utf-8"), f"<{kind} string>"
     return None
-
-
 
 
 def inertial_link(
@@ -106,8 +102,6 @@ def inertial_link(
                 "an error)",
             )
     return Link(name, spatial)
-
-
 
 
 def check_arguments(
@@ -173,8 +167,6 @@ def _flag(value: object, name: str) -> bool:
         return as_bool(value, name)
     except InvalidValueError as exc:
         raise ModelError(str(exc)) from None
-
-
 
 
 def mimic_relations(

@@ -16,8 +16,7 @@ LIBRARY_NAMES = {
     "pinocchio": {"to_pinocchio", "from_pinocchio", "to_pinocchio_state", "from_pinocchio_state"},
     "idyntree": {"to_idyntree", "from_idyntree"},
     "featherstone": {"to_featherstone", "from_featherstone"},
-    "mujoco": {"to_mujoco", "from_mujoco", "load_mjcf", "to_mjcf"}
-    | {"to_mujoco_state", "from_mujoco_state"},
+    "mujoco": {"to_mujoco", "from_mujoco", "load_mjcf", "to_mjcf"} | {"to_mujoco_state", "from_mujoco_state"},
     "drake": {"to_drake", "from_drake", "to_drake_state", "from_drake_state"},
     "newton": {"to_newton", "from_newton", "to_newton_state", "from_newton_state"}
     | {"to_newton_body_velocities", "from_newton_body_velocities"},

@@ -72,8 +72,12 @@ def from_body_velocities(
     ``representation`` at the poses ``body_q`` (..., n_links, 7)."""
     poses = body_poses(model, body_q)
     out = [
-        frame_motion(poses[name], np.asarray(velocities[name], dtype=float), representation,
-                     body_twist_declaration(model, name))
+        frame_motion(
+            poses[name],
+            np.asarray(velocities[name], dtype=float),
+            representation,
+            body_twist_declaration(model, name),
+        )
         for name in body_order(model)
     ]
     return np.stack(out, axis=-2)
