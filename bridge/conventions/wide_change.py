@@ -68,31 +68,24 @@ class WideChangeOfVariables(ChangeOfVariables):
         """The blocks' matrices ``which`` ("X", "X_inv", "X_dot") applied to the segments of a
         (..., nv) target vector (``transpose``: ``M^T y``); entries outside the blocks are kept, or
         zero with ``zero_rest`` (and blocks without the matrix are zero too)."""
-        o, nv = self.ops, self.joints.nv
-        pieces: list = []
-        cur = 0
-        for b in self.blocks:
-            M = getattr(b, which)
-            if M is None and not zero_rest:
-                continue
-            if b.offset > cur:
-                gap = o.vpart(y, cur, b.offset)
-                pieces.append(0.0 * gap if zero_rest else gap)
-            seg = o.vpart(y, b.offset, b.offset + b.width)
-            if M is None:
-                pieces.append(0.0 * seg)
-            else:
-                pieces.append(o.vecmat(seg, M) if transpose else o.matvec(M, seg))
-            cur = b.offset + b.width
-        if cur < nv:
-            rest = o.vpart(y, cur, nv)
-            pieces.append(0.0 * rest if zero_rest else rest)
-        return o.vcat(pieces) if pieces else (0.0 * y if zero_rest else y)
+        o = self.ops
+        times = (lambda seg, M: o.vecmat(seg, M)) if transpose else (lambda seg, M: o.matvec(M, seg))
+        return self._by_blocks(y, which, zero_rest, lambda lo, hi: o.vpart(y, lo, hi), times, o.vcat)
 
     def _apply_columns(self, A: Any, which: str, zero_rest: bool = False) -> Any:
         """``A M`` for (..., m, nv) matrices: the columns of each block times its matrix ``which``;
         other columns kept (or zero with ``zero_rest``)."""
-        o, nv = self.ops, self.joints.nv
+        o = self.ops
+        return self._by_blocks(
+            A, which, zero_rest, lambda lo, hi: o.mpart(A, _ALL, slice(lo, hi)), o.matmul,
+            lambda pieces: o.block([pieces]),
+        )  # fmt: skip
+
+    def _by_blocks(self, x: Any, which: str, zero_rest: bool, part: Any, times: Any, join: Any) -> Any:
+        """``x`` cut along its last nv axis into the blocks' segments (``part(lo, hi)``), each block's
+        segment mapped by ``times(segment, M)`` with its matrix ``which`` (zero where it has none),
+        the segments between blocks kept (zero with ``zero_rest``), joined by ``join(pieces)``."""
+        nv = self.joints.nv
         pieces: list = []
         cur = 0
         for b in self.blocks:
@@ -100,15 +93,15 @@ class WideChangeOfVariables(ChangeOfVariables):
             if M is None and not zero_rest:
                 continue
             if b.offset > cur:
-                gap = o.mpart(A, _ALL, slice(cur, b.offset))
+                gap = part(cur, b.offset)
                 pieces.append(0.0 * gap if zero_rest else gap)
-            seg = o.mpart(A, _ALL, slice(b.offset, b.offset + b.width))
-            pieces.append(0.0 * seg if M is None else o.matmul(seg, M))
+            seg = part(b.offset, b.offset + b.width)
+            pieces.append(0.0 * seg if M is None else times(seg, M))
             cur = b.offset + b.width
         if cur < nv:
-            rest = o.mpart(A, _ALL, slice(cur, nv))
+            rest = part(cur, nv)
             pieces.append(0.0 * rest if zero_rest else rest)
-        return o.block([pieces]) if pieces else (0.0 * A if zero_rest else A)
+        return join(pieces) if pieces else (0.0 * x if zero_rest else x)
 
     def _columns_T(self, A: Any) -> Any:
         """``A T`` (..., m, nv): the target columns of A as source columns."""
