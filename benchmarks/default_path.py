@@ -27,6 +27,14 @@ Run from a checkout::
     python benchmarks/default_path.py                      # this tree, 10,000 and 200,000 states
     python benchmarks/default_path.py --compare /tmp/before  # another checkout too, same run
     python benchmarks/default_path.py --states 10000 --cold  # numba's disk cache emptied first
+    python benchmarks/default_path.py --states 100000 --policies  # the two fixed policies, and numba's cost
+
+``--policies`` adds this tree under the two fixed policies, each in its own fresh processes: numpy
+only (``BRIDGE_NUMBA=0``: numba never loads) and compiled from the first state
+(``BRIDGE_COMPILE_AFTER=0``), and measures what numba costs a process: a fresh process importing
+numba and loading the single-state kernels, against one importing numpy only, exit included. The
+default policy cannot beat the better of the two fixed ones by much: together they bound what any
+switching rule can reach.
 
 ``--cold`` runs the bridge side once with numba's cache directory and bridge's model cache moved
 to empty temporary folders (``NUMBA_CACHE_DIR``, ``BRIDGE_CACHE_DIR``): the first process of a
@@ -113,6 +121,12 @@ print({{"import": t1 - t0, "load": t2 - t1, "loop": t4 - t3, "nv": M.shape[0]}})
 )
 
 
+#: what ``--policies`` measures as numba's fixed cost: a fresh process loading the kernels of the
+#: single-state path, against one importing numpy only (wall time from start to exit)
+NUMBA_LOAD = "import numpy, numba\nfrom bridge.backends import single_kernels\nprint({'nv': 0})"
+NUMPY_ONLY = "import numpy\nprint({'nv': 0})"
+
+
 def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tuple[float, dict]:
     """Wall time (s) of one fresh process running ``code`` (PYTHONPATH: ``tree``), and what it printed."""
     env = dict(os.environ)
@@ -134,17 +148,18 @@ def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tup
     return wall, eval(out.stdout.strip().splitlines()[-1])  # (our own child's dict literal)
 
 
-def warm_up(trees: dict[str, Path], rep: str) -> None:
+def warm_up(trees: dict[str, tuple[Path, dict]], rep: str) -> None:
     """One short process per side, not timed: Python's bytecode (``__pycache__``) and numba's cache
     written, as in an installation (pip compiles the bytecode; without it every process compiles
     bridge's modules from source, about 0.4 s on the shared machine)."""
-    for tree in trees.values():
-        run_side(BRIDGE.format(n=10, rep=rep, n_dofs=32), tree)
+    for tree, env in trees.values():
+        run_side(BRIDGE.format(n=10, rep=rep, n_dofs=32), tree, env)
     run_side(PINOCCHIO.format(n=10, rep=rep, n_dofs=32), None)
 
 
-def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
-    """Median wall times of each tree's bridge process and of Pinocchio's, alternated."""
+def measure(trees: dict[str, tuple[Path, dict]], n: int, rep: str, repeats: int) -> dict:
+    """Median wall times of each side's bridge process (a tree and its environment) and of
+    Pinocchio's, alternated."""
     nd = 32  # iCubGazeboV2_5's joint DOFs (checked by the bridge side's nv)
     walls: dict[str, list[float]] = {name: [] for name in trees}
     walls["pinocchio"] = []
@@ -155,10 +170,10 @@ def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
             order.reverse()
         for name in order:
             if name == "pinocchio":
-                code, tree = PINOCCHIO.format(n=n, rep=rep, n_dofs=nd), None
+                code, (tree, env) = PINOCCHIO.format(n=n, rep=rep, n_dofs=nd), (None, {})
             else:
-                code, tree = BRIDGE.format(n=n, rep=rep, n_dofs=nd), trees[name]
-            wall, info = run_side(code, tree)
+                code, (tree, env) = BRIDGE.format(n=n, rep=rep, n_dofs=nd), trees[name]
+            wall, info = run_side(code, tree, env)
             if info["nv"] != nd + 6:
                 raise RuntimeError(f"iCub has nv={info['nv']}, expected {nd + 6}")
             if tree is not None and not info["bridge"].startswith(str(tree)):
@@ -172,6 +187,16 @@ def measure(trees: dict[str, Path], n: int, rep: str, repeats: int) -> dict:
         part = {k: statistics.median(p[k] for p in parts[name]) for k in ("import", "load", "loop")}
         result[name] = {"wall": med, "ratio": med / pin, **part}
     return result
+
+
+def numba_cost(repeats: int) -> float:
+    """Median wall time of a fresh process loading numba and the single-state kernels, less that of
+    one importing numpy only (alternated)."""
+    walls: dict[str, list[float]] = {"numba": [], "numpy": []}
+    for _ in range(repeats):
+        walls["numba"].append(run_side(NUMBA_LOAD, HERE.parent)[0])
+        walls["numpy"].append(run_side(NUMPY_ONLY, HERE.parent)[0])
+    return statistics.median(walls["numba"]) - statistics.median(walls["numpy"])
 
 
 def cold(tree: Path, n: int, rep: str) -> dict:
@@ -191,15 +216,30 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--compare", type=Path, help="another checkout, measured in the same run")
     p.add_argument("--cold", action="store_true", help="also: the first process with no numba cache")
+    p.add_argument(
+        "--policies",
+        action="store_true",
+        help="also: numpy only, compiled from the first state, numba's cost",
+    )
     p.add_argument("--json", type=Path, help="write the numbers here too")
     args = p.parse_args()
-    trees = {"this tree": HERE.parent}
+    here: tuple[Path, dict] = (HERE.parent, {})
+    trees = {"this tree": here}
     if args.compare is not None:
-        trees = {"before": args.compare.resolve(), "this tree": HERE.parent}
+        trees = {"before": (args.compare.resolve(), {}), "this tree": here}
+    if args.policies:
+        trees["numpy only"] = (HERE.parent, {"BRIDGE_NUMBA": "0"})
+        trees["compiled"] = (HERE.parent, {"BRIDGE_COMPILE_AFTER": "0"})
     report: dict = {}
     with tempfile.TemporaryDirectory() as models:
         _MODEL_CACHE["BRIDGE_CACHE_DIR"] = models
         warm_up(trees, args.representation)
+        if args.policies:
+            report["numba"] = numba_cost(args.repeats)
+            print(
+                f"numba's fixed cost per process (loading the single-state kernels, exit included): "
+                f"{report['numba']:.2f} s"
+            )
         for n in args.states:
             _size(report, trees, n, args)
     if args.json:

@@ -1,10 +1,11 @@
 """Whether bridge's compiled (numba) kernels run, and how a batched kernel is launched.
 
 The one place that decides: :func:`enabled` is True when numba is installed (the ``fast`` extra)
-and the environment variable ``BRIDGE_NUMBA`` is not ``0``. Each package with compiled kernels
-(the batched change of variables of :mod:`bridge.conventions`, the chain rule of
-:mod:`bridge.derivatives`, the engines' kernels) loads its kernel module through :func:`load` and
-keeps the answer; the numpy path runs otherwise and gives the same numbers to rounding.
+and the environment variable ``BRIDGE_NUMBA`` is not ``0``; :func:`compile_after` says after how
+many single states an engine loads its compiled single-state path (``BRIDGE_COMPILE_AFTER``).
+Each package with compiled kernels (the batched change of variables of :mod:`bridge.conventions`,
+the chain rule of :mod:`bridge.derivatives`, the engines' kernels) loads its kernel module through
+:func:`load` and keeps the answer; the numpy path runs otherwise and gives the same numbers to rounding.
 
 :func:`direct` gives the compiled entry point of a kernel for arguments of known types, without
 numba's dispatch (for the single-state paths, whose kernels take the same arrays at every call).
@@ -27,15 +28,28 @@ import warnings
 from collections.abc import Callable
 from types import ModuleType
 
-from bridge.errors import BridgeWarning
+from bridge.errors import BridgeWarning, InvalidValueError
 
-__all__ = ["PARALLEL_MIN", "direct", "enabled", "launch", "load", "loader", "named"]
+__all__ = [
+    "COMPILE_AFTER_ENV",
+    "PARALLEL_MIN",
+    "compile_after",
+    "direct",
+    "enabled",
+    "launch",
+    "load",
+    "loader",
+    "named",
+]
 
 #: batches of at least this many states run a parallel kernel (smaller ones the serial one: a
 #: parallel launch costs a few microseconds)
 PARALLEL_MIN = 32
 
 _PARALLEL = threading.Lock()
+
+#: the environment variable of :func:`compile_after`
+COMPILE_AFTER_ENV = "BRIDGE_COMPILE_AFTER"
 
 
 def enabled() -> bool:
@@ -48,6 +62,26 @@ def enabled() -> bool:
     except ImportError:
         return False
     return True
+
+
+def compile_after(default: int) -> int:
+    """How many single states an engine's numpy path serves before it loads its compiled
+    single-state path: the environment variable ``BRIDGE_COMPILE_AFTER`` (a whole number, ``0``:
+    from the first state) when it is set, else ``default`` (read at each call; an engine reads it
+    once, when it is made). Raises InvalidValueError naming the variable for anything else."""
+    text = os.environ.get(COMPILE_AFTER_ENV, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InvalidValueError(
+            f"environment variable {COMPILE_AFTER_ENV}: expected a whole number of single states "
+            f"(0: compiled from the first state), got {text!r}"
+        )
+    return value
 
 
 def load(importer: Callable[[], ModuleType], message: str) -> ModuleType | None:

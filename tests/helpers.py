@@ -208,7 +208,6 @@ def compiled_and_numpy(model: Model, engine: str, rep: str, monkeypatch) -> tupl
     import pytest
 
     import bridge
-    from bridge.backends.pinocchio.compiled import CompiledPath
     from bridge.backends.single import LibrarySingleState
     from bridge.derivatives.select import compiled_kernels
 
@@ -218,7 +217,6 @@ def compiled_and_numpy(model: Model, engine: str, rep: str, monkeypatch) -> tupl
     for after in (0, 10**12):
         with monkeypatch.context() as m:
             m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
-            m.setattr(CompiledPath, "COMPILE_AFTER", after)  # (Pinocchio's path has its own rule)
             out.append(bridge.KinDyn(model, engine, rep))
     return out[0], out[1]
 

@@ -11,10 +11,12 @@ conventions' declarations.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
 
+from bridge._numba import compile_after
 from bridge.conventions.convention import JointOrder
 from bridge.conventions.declaration import BaseVelocity, Configuration, QuaternionOrder
 from bridge.conventions.single_state import SingleStateChange, single_base_change
@@ -35,15 +37,20 @@ __all__ = [
 
 #: single states (mass matrices for :class:`SingleMatrixBack`) an engine's single-state path
 #: serves in numpy before it loads its compiled kernels (numba). Loading them costs a fixed time
-#: per process and saves a time per state: measured 2026-11-29 on the shared 2-core machine at load
-#: 2 (iCub, MIXED, ``set_state`` + M + h + J, fresh processes, numba's cache on disk): 0.37 s to
-#: load (``import numba``, LLVM, the cached kernels; 3 to 4 s at load 8), 36-39 us per state on the
-#: numpy path against 15-16 us compiled, so ~22 us saved per state. Switching once the numpy path
-#: has cost about what the load costs (the ski-rental rule: never more than twice the best choice
-#: made knowing the loop's length) means after ~17,000 states; 20,000 leaves a script of a few
-#: thousand states on numpy (it never pays the load) and a long loop pays it at 0.4 s. The first
-#: process of an installation, with no cache on disk, compiles the kernels once (10 s to minutes,
-#: by the load); ``BRIDGE_NUMBA=0`` never loads numba.
+#: per process and saves a time per state. Measured 2026-11-29 on the shared 2-core machine (iCub,
+#: MIXED, ``set_state`` + M + h + J, fresh processes, numba's cache on disk,
+#: ``benchmarks/default_path.py --policies``): numba costs a process 0.63 s (``import numba``, its
+#: first compiled function importing scipy's linear algebra, the cached kernels, and 0.13 s more
+#: at exit while Python's collector frees numba's objects; 3 to 4 s at load 8), and a state takes
+#: 31 us on the numpy path against 15 us compiled, 16 us saved. The ski-rental rule (switch once
+#: the numpy path has cost what the load costs: never more than twice the best choice made knowing
+#: the loop's length) would switch after ~39,000 states; 20,000 switches earlier, for the long
+#: loops (100,000 states: 1.98x raw Pinocchio, against 1.74x compiled from the first state and
+#: 2.48x on numpy only), and still leaves a script of a few thousand states on numpy (it never pays
+#: the load). The first process of an installation, with no cache on disk, compiles the kernels
+#: once (10 s to minutes, by the load); ``BRIDGE_NUMBA=0`` never loads numba. The environment
+#: variable ``BRIDGE_COMPILE_AFTER`` replaces this number for the engines made after it is set
+#: (:func:`bridge._numba.compile_after`; ``0``: a script known to run long loads them at once).
 COMPILE_AFTER = 20_000
 
 
@@ -132,8 +139,10 @@ class LibrarySingleState:
     ``s_dot`` are in q and v, as index arrays) and ``_zero_base`` (a read-only (6,) zero).
     """
 
-    #: :data:`COMPILE_AFTER` of this engine (0: the compiled kernels from the first state)
-    COMPILE_AFTER = COMPILE_AFTER
+    #: single states this engine's numpy path serves before it loads its compiled kernels: None
+    #: for the process's setting (``BRIDGE_COMPILE_AFTER``, else :data:`COMPILE_AFTER`), 0 for the
+    #: compiled path from the first state (tests set it on the class)
+    COMPILE_AFTER: int | None = None
     _single = False
     _state: State | None = None
     #: a copy of the single state's ``s`` when q does not hold it as it is (e.g. cos/sin pairs)
@@ -149,6 +158,12 @@ class LibrarySingleState:
     _H1: np.ndarray | None = None
     _rows: list | None = None
 
+    @cached_property
+    def _compile_after(self) -> int:
+        """:attr:`COMPILE_AFTER`, or the process's setting (read once per engine)."""
+        given = self.COMPILE_AFTER
+        return compile_after(COMPILE_AFTER) if given is None else given
+
     def _init_compiled(
         self,
         source: BaseVelocity,
@@ -157,12 +172,12 @@ class LibrarySingleState:
         configuration: Configuration,
         q_index: np.ndarray | None,
     ) -> None:
-        """Make the compiled path available (loaded after :attr:`COMPILE_AFTER` single states, with
+        """Make the compiled path available (loaded after :attr:`_compile_after` single states, with
         numba) when the base is floating and every joint has one coordinate (``q_index`` (n,):
         where each joint of the model's order is in the library's q; None: not eligible)."""
         if q_index is not None and self._nb:
             self._kern_args = (source, target, joints, configuration, q_index)
-            if self.COMPILE_AFTER <= 0:
+            if self._compile_after <= 0:
                 self._load_compiled()
 
     def _load_compiled(self) -> None:
@@ -203,7 +218,7 @@ class LibrarySingleState:
         self._state1 = None
         if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
             self._n_numpy += 1
-            if self._n_numpy >= self.COMPILE_AFTER:
+            if self._n_numpy >= self._compile_after:
                 self._load_compiled()
         return True
 

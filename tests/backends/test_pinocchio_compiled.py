@@ -13,8 +13,7 @@ import pytest
 
 import bridge
 import bridge.derivatives.select as select
-from bridge.backends.pinocchio.compiled import CompiledPath
-from bridge.backends.single import COMPILE_AFTER
+from bridge.backends.single import COMPILE_AFTER, LibrarySingleState
 from bridge.errors import StateError
 from bridge.model.random import random_model
 from bridge.robots import robot_path
@@ -28,7 +27,7 @@ def _needs_numba(monkeypatch) -> None:
     pytest.importorskip("numba", reason="the compiled path needs numba (the 'fast' extra)")
     if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
-    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", 0)  # the compiled path from the first state
+    monkeypatch.setattr(LibrarySingleState, "COMPILE_AFTER", 0)  # the compiled path from the first state
 
 
 def _numpy_kindyn(model: bridge.Model, rep: str, monkeypatch) -> bridge.KinDyn:
@@ -224,7 +223,7 @@ def test_declined_without_a_floating_base_or_with_continuous_joints() -> None:
 
 
 def test_loaded_after_compile_after_states(monkeypatch) -> None:
-    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", 3)
+    monkeypatch.setattr(LibrarySingleState, "COMPILE_AFTER", 3)
     model = _models()[0]
     kd = bridge.KinDyn(model, "pinocchio", "mixed")
     H, s, v, sd, *_ = _inputs(model, np.random.default_rng(10))
@@ -259,12 +258,12 @@ def test_a_general_state_after_a_compiled_one(monkeypatch) -> None:
 
 def test_the_shared_helper_puts_pinocchio_on_each_path(monkeypatch) -> None:
     """``tests.helpers.compiled_and_numpy`` gives a Pinocchio KinDyn on the compiled path from the
-    first state and one that stays on the numpy path (Pinocchio's path has its own COMPILE_AFTER),
+    first state and one that stays on the numpy path (Pinocchio's path follows the shared COMPILE_AFTER),
     and the two agree."""
     from tests.helpers import compiled_and_numpy
 
     model = random_model(7, np.random.default_rng(11), joint_kinds=("revolute", "prismatic"))
-    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", COMPILE_AFTER)  # (this module's fixture: 0)
+    monkeypatch.setattr(LibrarySingleState, "COMPILE_AFTER", COMPILE_AFTER)  # (this module's fixture: 0)
     compiled, numpy_path = compiled_and_numpy(model, "pinocchio", "mixed", monkeypatch)
     x = _inputs(model, np.random.default_rng(3))
     frames = [model.links[-1].name]

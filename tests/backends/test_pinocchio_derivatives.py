@@ -14,7 +14,7 @@ import pytest
 
 import bridge
 import bridge.derivatives.select as select
-from bridge.backends.pinocchio.compiled import CompiledPath
+from bridge.backends.single import LibrarySingleState
 from bridge.model.random import random_model
 from bridge.robots import robot_path
 from tests.helpers import assert_close, random_transform
@@ -27,7 +27,7 @@ def compiled(monkeypatch) -> None:
     pytest.importorskip("numba", reason="the fused paths need numba (the 'fast' extra)")
     if select.compiled_kernels() is None:
         pytest.skip("compiled kernels turned off (BRIDGE_NUMBA=0)")
-    monkeypatch.setattr(CompiledPath, "COMPILE_AFTER", 0)  # the compiled path from the first state
+    monkeypatch.setattr(LibrarySingleState, "COMPILE_AFTER", 0)  # the compiled path from the first state
 
 
 def _models() -> list[tuple[str, bridge.Model]]:

@@ -282,7 +282,6 @@ def test_the_paths_switch_without_rebinding_methods(engine: str, compiled: bool,
     state, single states again) leaves no method of the engine shadowed on the instance (no
     callable in its ``__dict__`` named like a method of its class, no bound method of its own),
     and every query answers as a fresh KinDyn's."""
-    from bridge.backends.pinocchio.compiled import CompiledPath
     from bridge.derivatives.select import compiled_kernels
 
     if compiled and compiled_kernels() is None:
@@ -291,7 +290,6 @@ def test_the_paths_switch_without_rebinding_methods(engine: str, compiled: bool,
     rng = np.random.default_rng(11)
     after = 0 if compiled else 10**12
     with monkeypatch.context() as m:
-        m.setattr(CompiledPath, "COMPILE_AFTER", after)
         from bridge.backends.single import LibrarySingleState
 
         m.setattr(LibrarySingleState, "COMPILE_AFTER", after)
@@ -316,3 +314,54 @@ def test_the_paths_switch_without_rebinding_methods(engine: str, compiled: bool,
         for name, query in (("M", "mass_matrix"), ("h", "bias_forces")):
             assert_close(getattr(kd, query)(), getattr(fresh, query)(), 1e-12, f"{engine} step {k} {name}")
         assert_close(kd.frame_jacobian(frame), fresh.frame_jacobian(frame), 1e-12, f"{engine} step {k} J")
+
+
+# ---------------------------------------------------------------------------- when it loads
+def _single_state_engines() -> list[str]:
+    """The installed registered engines with a library single-state path (LibrarySingleState)."""
+    from bridge.backends import registry
+    from bridge.backends.single import LibrarySingleState
+
+    engines = registry.available_engines()
+    return [e for e in engines if issubclass(registry.engine_class(e), LibrarySingleState)]
+
+
+@pytest.mark.parametrize("engine", _single_state_engines())
+def test_the_environment_sets_when_the_compiled_path_loads(engine: str, monkeypatch) -> None:
+    """``BRIDGE_COMPILE_AFTER``: an engine made with it set serves that many single states on numpy,
+    then its compiled path (read once, when the engine is made); ``0`` compiles from the first
+    state; the numbers are the same on both paths."""
+    from bridge.derivatives.select import compiled_kernels
+
+    if compiled_kernels() is None:
+        pytest.skip("numba is not installed (or BRIDGE_NUMBA=0)")
+    model = _compiled_models()["random"]
+    rng = np.random.default_rng(21)
+    states = [random_state(model, rng, "mixed") for _ in range(4)]
+    kds = {}
+    for after in ("2", "0", "1_000_000"):
+        monkeypatch.setenv("BRIDGE_COMPILE_AFTER", after)
+        kds[after] = bridge.KinDyn(model, engine, "mixed")
+    monkeypatch.setenv("BRIDGE_COMPILE_AFTER", "0")  # (the engines made above keep their number)
+    loaded = {after: [] for after in kds}
+    for st in states:
+        for after, kd in kds.items():
+            kd.set_state(st.world_H_base.matrix, st.s, st.base_velocity, st.s_dot)
+            loaded[after].append(kd._engine._kern is not None)
+        ref = kds["1_000_000"]
+        for after in ("2", "0"):
+            assert_close(kds[after].mass_matrix(), ref.mass_matrix(), 1e-12, f"{engine} after={after} M")
+            assert_close(kds[after].bias_forces(), ref.bias_forces(), 1e-12, f"{engine} after={after} h")
+    assert loaded == {
+        "2": [False, True, True, True],
+        "0": [True, True, True, True],
+        "1_000_000": [False, False, False, False],
+    }
+
+
+@pytest.mark.parametrize("value", ["-1", "abc", "1.5", "2e4", "²"])
+def test_a_wrong_compile_after_names_the_variable(value: str, monkeypatch) -> None:
+    monkeypatch.setenv("BRIDGE_COMPILE_AFTER", value)
+    model = _compiled_models()["random"]
+    with pytest.raises(bridge.InvalidValueError, match=r"BRIDGE_COMPILE_AFTER.*whole number"):
+        bridge.KinDyn(model, "pinocchio", "mixed")

@@ -142,7 +142,6 @@ def _kindyn(
     kernels over state arrays of its own) from the first state, not after 100,000 states."""
     if not compiled:
         return bridge.KinDyn(model, engine=engine)
-    from bridge.backends.pinocchio.compiled import CompiledPath
     from bridge.backends.single import LibrarySingleState
     from bridge.derivatives.select import compiled_kernels
 
@@ -150,7 +149,6 @@ def _kindyn(
         pytest.skip("numba is not installed (or BRIDGE_NUMBA=0): no compiled path")
     with monkeypatch.context() as m:
         m.setattr(LibrarySingleState, "COMPILE_AFTER", 0)
-        m.setattr(CompiledPath, "COMPILE_AFTER", 0)
         kd = bridge.KinDyn(model, engine=engine)
     assert kd._engine._kern is not None, f"{engine}: no compiled single-state path"
     return kd

@@ -88,7 +88,7 @@ class DrakeSingleState(LibrarySingleState):
             self._bufs.append((buf, buf[: nq + nv], q, v, vb, q[qb:] if in_order else None))
             fills.append(SingleStateChange(source, DRAKE.velocity, joints, v[:nb], v[nb:]).fill)
         self._fills, self._spare = fills, 0
-        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER)
+        self._mass_back = SingleMatrixBack(joints, self._compile_after)
         self._forces_g = MultibodyForces(plant)  # gravity's contribution at the current state
         self._a_bias = np.zeros(nv)  # T_dot nu in Drake's convention: joints stay zero
         self._a_bias_base = self._a_bias[:nb]

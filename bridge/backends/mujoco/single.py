@@ -73,7 +73,7 @@ class MujocoSingleState(LibrarySingleState):
             self._bufs.append((buf, q, v, vb, q[: 7 if nb else 0], q[7 if nb else 0 :]))
             fills.append(SingleStateChange(source, MUJOCO.velocity, joints, v[:nb], v[nb:]).fill)
         self._fills, self._spare = fills, 0
-        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER)
+        self._mass_back = SingleMatrixBack(joints, self._compile_after)
         self._a_bias = np.zeros(nv)  # T_dot nu in MuJoCo's convention: joints stay zero
         self._a_bias_base = self._a_bias[:nb]
         # frame Jacobians: mj_jac at F's origin gives F[A]; at A's origin, A (INERTIAL) at once;

@@ -21,7 +21,6 @@ from types import SimpleNamespace
 import numpy as np
 
 from bridge._numba import direct
-from bridge.backends.single import COMPILE_AFTER
 
 __all__ = ["CompiledPath"]
 
@@ -36,14 +35,13 @@ class CompiledPath:
     """Mixin of :class:`.single.SingleStatePath`: the compiled single-state path (the current state
     was set by the compiled kernel, in :meth:`set_single_state`, when ``_state1`` is not None).
 
-    The path starts after :attr:`COMPILE_AFTER` single states taken by the numpy path (the rule
-    the library engines share, :data:`bridge.backends.single.COMPILE_AFTER`, with its measured
-    numbers): loading numba and the compiled kernels costs a fixed ~1 s per process, which a script
-    asking for a few thousand states would pay for milliseconds; a long loop pays it once.
+    The path starts after ``COMPILE_AFTER`` single states taken by the numpy path (the rule the
+    library engines share, :class:`bridge.backends.single.LibrarySingleState`, with its measured
+    numbers): numba and the compiled kernels cost a fixed 0.5 s or so per process (loading them, and
+    a slower exit), which a script asking for a few thousand states would pay for milliseconds; a
+    long loop pays it once.
     """
 
-    #: single states set through the numpy path before the compiled one is loaded (0: at once)
-    COMPILE_AFTER = COMPILE_AFTER
     _state1: np.ndarray | None = None
     #: the current single state's ChangeOfVariables (of the compiled state array, or the numpy path's)
     _cov1: object = None

@@ -56,7 +56,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
         if nv:
             M0 = pin.crba(self.pm, self.data, pin.neutral(self.pm))
             full = M0.shape == (nv, nv) and np.array_equal(M0, M0.T) and M0.base is None
-        self._mass_back = SingleMatrixBack(joints, self.COMPILE_AFTER, full)
+        self._mass_back = SingleMatrixBack(joints, self._compile_after, full)
         cont = np.asarray(lay.continuous, dtype=bool)
         self._q_joints_perm_only = not bool(cont.any())  # then q[qb:] = s[perm]
         self._q_dst, self._q_src = lay.idx_q[~cont], np.flatnonzero(~cont)
@@ -176,7 +176,7 @@ class SingleStatePath(CompiledPath, LibrarySingleState):
             self._use_single_path(True, "numpy")
         if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
             self._n_numpy += 1
-            if self._n_numpy >= self.COMPILE_AFTER:
+            if self._n_numpy >= self._compile_after:
                 self._load_compiled()
         self._commit(cov, q, v, vb if nb else self._zero_base, rows, s_copy, gravity)
         if not nb and rows != self._world_fixed:
