@@ -31,8 +31,8 @@ Run from a checkout::
 
 ``--policies`` adds this tree under the two fixed policies, each in its own fresh processes: numpy
 only (``BRIDGE_NUMBA=0``: numba never loads) and compiled from the first state
-(``BRIDGE_COMPILE_AFTER=0``), and measures what numba costs a process: a fresh process importing
-numba and loading the single-state kernels, against one importing numpy only, exit included. The
+(``BRIDGE_COMPILE_AFTER=0``), and measures what numba costs a process: a fresh process taking one
+state on the compiled path, against one taking it on numpy (``BRIDGE_NUMBA=0``), exit included. The
 default policy cannot beat the better of the two fixed ones by much: together they bound what any
 switching rule can reach.
 
@@ -121,12 +121,6 @@ print({{"import": t1 - t0, "load": t2 - t1, "loop": t4 - t3, "nv": M.shape[0]}})
 )
 
 
-#: what ``--policies`` measures as numba's fixed cost: a fresh process loading the kernels of the
-#: single-state path, against one importing numpy only (wall time from start to exit)
-NUMBA_LOAD = "import numpy, numba\nfrom bridge.backends import single_kernels\nprint({'nv': 0})"
-NUMPY_ONLY = "import numpy\nprint({'nv': 0})"
-
-
 def run_side(code: str, tree: Path | None, env_extra: dict | None = None) -> tuple[float, dict]:
     """Wall time (s) of one fresh process running ``code`` (PYTHONPATH: ``tree``), and what it printed."""
     env = dict(os.environ)
@@ -189,13 +183,16 @@ def measure(trees: dict[str, tuple[Path, dict]], n: int, rep: str, repeats: int)
     return result
 
 
-def numba_cost(repeats: int) -> float:
-    """Median wall time of a fresh process loading numba and the single-state kernels, less that of
-    one importing numpy only (alternated)."""
-    walls: dict[str, list[float]] = {"numba": [], "numpy": []}
+def numba_cost(rep: str, repeats: int) -> float:
+    """What numba costs a process: the median wall time of a fresh bridge process taking one state
+    on the compiled path (``BRIDGE_COMPILE_AFTER=0``: numba and the kernels the path calls loaded,
+    and the exit after them), less that of one taking it on numpy (``BRIDGE_NUMBA=0``), alternated."""
+    code = BRIDGE.format(n=1, rep=rep, n_dofs=32)
+    sides = {"numba": {"BRIDGE_COMPILE_AFTER": "0"}, "numpy": {"BRIDGE_NUMBA": "0"}}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
     for _ in range(repeats):
-        walls["numba"].append(run_side(NUMBA_LOAD, HERE.parent)[0])
-        walls["numpy"].append(run_side(NUMPY_ONLY, HERE.parent)[0])
+        for name, env in sides.items():
+            walls[name].append(run_side(code, HERE.parent, env)[0])
     return statistics.median(walls["numba"]) - statistics.median(walls["numpy"])
 
 
@@ -235,9 +232,9 @@ def main() -> None:
         _MODEL_CACHE["BRIDGE_CACHE_DIR"] = models
         warm_up(trees, args.representation)
         if args.policies:
-            report["numba"] = numba_cost(args.repeats)
+            report["numba"] = numba_cost(args.representation, args.repeats)
             print(
-                f"numba's fixed cost per process (loading the single-state kernels, exit included): "
+                f"numba's fixed cost per process (one state compiled against one on numpy, exit included): "
                 f"{report['numba']:.2f} s"
             )
         for n in args.states:

@@ -9,6 +9,9 @@ the chain rule of :mod:`bridge.derivatives`, the engines' kernels) loads its ker
 
 :func:`direct` gives the compiled entry point of a kernel for arguments of known types, without
 numba's dispatch (for the single-state paths, whose kernels take the same arrays at every call).
+:func:`kernel` declares a kernel of explicit signatures that numba compiles, or loads from its disk
+cache, at its first use rather than when its module is imported: a process loads only the kernels
+its path calls.
 
 Parallel kernels (numba ``prange`` over blocks of a batch) are launched through :func:`launch`,
 one at a time in the process: numba's fallback threading layer (workqueue, without TBB or OpenMP)
@@ -33,9 +36,11 @@ from bridge.errors import BridgeWarning, InvalidValueError
 __all__ = [
     "COMPILE_AFTER_ENV",
     "PARALLEL_MIN",
+    "Kernel",
     "compile_after",
     "direct",
     "enabled",
+    "kernel",
     "launch",
     "load",
     "loader",
@@ -155,8 +160,66 @@ def direct(kernel: Callable[..., object], *examples: object) -> Callable[..., ob
 
     try:
         sig = tuple(numba.typeof(x) for x in examples)
-        found = kernel.overloads.get(sig)  # (explicit signatures: compiled at import, compile() refused)
+        found = kernel.overloads.get(sig)  # (explicit signatures: compiled already, compile() refused)
         entry = kernel.compile(sig) if found is None else found.entry_point
     except Exception:  # (numba's typing and compilation errors have no common base)
         return kernel
     return entry if callable(entry) else kernel
+
+
+class Kernel:
+    """A numba kernel of explicit signatures, compiled at its first use (:func:`kernel`).
+
+    Numba compiles a function decorated with its signatures, or loads it from its disk cache, when
+    the decorator runs: a kernel module would load every kernel it holds when imported (about 3 ms
+    each from the cache, seconds each on the first run of an installation), whatever the caller's
+    path uses. A Kernel makes numba's dispatcher (``njit(signatures, cache=True, **options)``) when
+    it is first called or asked for an attribute (``overloads``, ``compile``, ``py_func``), then
+    binds the module's name to that dispatcher, so that the module's later users (``module.name``)
+    call numba directly. A Kernel is never called from compiled code (numba cannot type it): kernels
+    call the inline helpers they share.
+    """
+
+    __slots__ = ("__wrapped__", "_dispatcher", "_lock", "_options", "_signatures")
+
+    def __init__(self, fn: types.FunctionType, signatures: list, options: dict) -> None:
+        self.__wrapped__ = fn
+        self._signatures, self._options = signatures, options
+        self._dispatcher: Callable[..., object] | None = None
+        self._lock = threading.Lock()
+
+    def dispatcher(self) -> Callable[..., object]:
+        """Numba's dispatcher of the kernel, made once (compiled for every signature, or loaded)."""
+        found = self._dispatcher
+        if found is None:
+            with self._lock:  # (two threads' first calls: one compiles, the other waits)
+                found = self._dispatcher
+                if found is None:
+                    import numba
+
+                    fn = self.__wrapped__
+                    found = numba.njit(self._signatures, cache=True, **self._options)(fn)
+                    self._dispatcher = found
+                    if fn.__globals__.get(fn.__name__) is self:
+                        fn.__globals__[fn.__name__] = found
+        return found
+
+    def __call__(self, *args: object) -> object:
+        return self.dispatcher()(*args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.dispatcher(), name)
+
+    def __repr__(self) -> str:
+        state = "compiled" if self._dispatcher is not None else "not compiled yet"
+        return f"<bridge kernel {self.__wrapped__.__qualname__} ({state})>"
+
+
+def kernel(signatures: list, **options: object) -> Callable[[types.FunctionType], Kernel]:
+    """Decorator of a kernel compiled for ``signatures`` (numba's, a list) at its first use, with
+    numba's disk cache and ``options`` (:class:`Kernel`)."""
+
+    def make(fn: types.FunctionType) -> Kernel:
+        return Kernel(fn, list(signatures), dict(options))
+
+    return make

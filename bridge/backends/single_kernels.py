@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import boolean, float64, njit, types, void
 
+from bridge._numba import kernel
 from bridge.conventions.single_kernels import EXTRA, PERM, SIZE, WORK, WORK_AT, N, change_base, change_matrix
 from bridge.conventions.state import MODERATE_SQ, pose_entries_valid
 from bridge.spatial.so3 import quaternion_xyzw_of_entries
@@ -259,7 +260,7 @@ def _order(state: np.ndarray, i: int) -> int:
     return int(state[PERM + int(state[N]) + i])
 
 
-@njit(_SET_STATE, cache=True)
+@kernel(_SET_STATE)
 def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, state: np.ndarray) -> bool:
     """Check one floating-base state and write it in the library's convention into ``state`` (see
     :func:`layout`); False, with ``state`` unchanged, when it is not one valid state (the caller
@@ -320,7 +321,7 @@ def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
     return state[x : x + 36].reshape(6, 6)
 
 
-@njit(void(_M, _V), cache=True)
+@kernel([void(_M, _V)])
 def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     """``M <- T^T M T`` (nv, nv) in place, the joint order the identity: the library's mass matrix
     (upper triangle read) as the source's (the state's scratch holds the corner's product)."""
@@ -328,7 +329,7 @@ def matrix_back(M: np.ndarray, state: np.ndarray) -> None:
     congruence_flat(M, state, w, state, w + 72)
 
 
-@njit(void(_M, _V, _M), cache=True)
+@kernel([void(_M, _V, _M)])
 def matrix_back_permuted(M: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = T^T M T`` (nv, nv) with the joints permuted back; M's upper triangle read."""
     nv = M.shape[0]
@@ -346,13 +347,13 @@ def matrix_back_permuted(M: np.ndarray, state: np.ndarray, out: np.ndarray) -> N
                 out[i, j] = M[t, u] if t <= u else M[u, t]
 
 
-@njit(void(_V, _V), cache=True)
+@kernel([void(_V, _V)])
 def vector_back(x: np.ndarray, state: np.ndarray) -> None:
     """``x <- T^T x`` (nv,) in place, the joint order the identity: a generalized force."""
     force_flat(x, state, _work(state), x)
 
 
-@njit(void(_V, _V, _V), cache=True)
+@kernel([void(_V, _V, _V)])
 def vector_back_permuted(x: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = T^T x`` (nv,), the joints permuted back."""
     for i in range(6, x.shape[0]):
@@ -360,14 +361,14 @@ def vector_back_permuted(x: np.ndarray, state: np.ndarray, out: np.ndarray) -> N
     force_flat(x, state, _work(state), out)
 
 
-@njit(void(_M, _V), cache=True)
+@kernel([void(_M, _V)])
 def columns_back(J: np.ndarray, state: np.ndarray) -> None:
     """``J <- J T`` (m, nv) in place, the joint order the identity: a Jacobian of the library's
     velocity as one of the source's."""
     columns_flat(J, state, _work(state), J)
 
 
-@njit(void(_M, _V, _M), cache=True)
+@kernel([void(_M, _V, _M)])
 def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = J T`` (m, nv), the joints permuted back."""
     nv = J.shape[1]
@@ -377,7 +378,7 @@ def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> 
     columns_flat(J, state, _work(state), out)
 
 
-@njit(_ACCELERATION, cache=True)
+@kernel(_ACCELERATION)
 def acceleration(state: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, out: np.ndarray) -> bool:
     """``out = T nu_dot + T_dot nu`` (nv,) for ``nu_dot = [base_acc; s_ddot]``; False when the result
     is not finite and moderate (its squared norm below ``MODERATE_SQ``) or the arguments are not of
@@ -406,7 +407,7 @@ def acceleration(state: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, ou
     return total < MODERATE_SQ
 
 
-@njit(void(_V, _V, _V), cache=True)
+@kernel([void(_V, _V, _V)])
 def acceleration_back(a: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = T^-1 (a - T_dot nu)`` (nv,) (out may be ``a`` when the order is the identity): a
     source acceleration from the library's ``a`` (nv,)."""
@@ -427,7 +428,7 @@ def acceleration_back(a: np.ndarray, state: np.ndarray, out: np.ndarray) -> None
         )
 
 
-@njit(void(_V, _V, _V), cache=True)
+@kernel([void(_V, _V, _V)])
 def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = T^-T tau`` (nv,): the library's generalized force from the source's ``tau`` (nv,)."""
     nv = tau.shape[0]
@@ -445,7 +446,7 @@ def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
         )
 
 
-@njit(void(_V, _V, _V, _V), cache=True)
+@kernel([void(_V, _V, _V, _V)])
 def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = T^T (x + y)`` (nv,), the joints permuted back: a generalized force given as two
     parts of the library's (read only), e.g. ``M a`` and the bias forces."""
@@ -459,7 +460,7 @@ def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -
         out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
 
 
-@njit(void(_M, _V, _V, _V, _V, _M), cache=True)
+@kernel([void(_M, _V, _V, _V, _V, _M)])
 def frame_columns_back(
     J: np.ndarray, pos: np.ndarray, mat: np.ndarray, frame: np.ndarray, state: np.ndarray, out: np.ndarray
 ) -> None:

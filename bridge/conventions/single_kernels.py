@@ -51,6 +51,8 @@ from __future__ import annotations
 import numpy as np
 from numba import float64, njit, types, void
 
+from bridge._numba import kernel
+
 __all__ = [
     "C_C",
     "C_Q",
@@ -216,7 +218,7 @@ _M, _RM = float64[:, ::1], types.Array(float64, 2, "C", readonly=True)
 
 # explicit signatures: a faster dispatch, and a TypeError instead of a new compilation for other
 # arguments (the caller converts them); the pose and s_dot may be read-only arrays
-@njit([void(h, _V, v, _V, _V) for h in (_M, _RM) for v in (_V, _RV)], cache=True)
+@kernel([void(h, _V, v, _V, _V) for h in (_M, _RM) for v in (_V, _RV)])
 def fill(H: np.ndarray, vb: np.ndarray, sd: np.ndarray, v: np.ndarray, data: np.ndarray) -> None:
     """One state's change of variables (floating base): ``v = [X vb; sd[perm]]`` (nv,) and the work
     array (module docstring) in ``data``, which the constants head. Compiled for contiguous float64

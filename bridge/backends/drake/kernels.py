@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import float64, njit, types, void
 
+from bridge._numba import kernel
 from bridge.backends import single_kernels as sk
 
 __all__ = ["columns_back", "spatial_columns_back"]
@@ -52,14 +53,14 @@ def _columns_back(Jt: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
             )
 
 
-@njit([void(j, _V, _M) for j in (_M, _RM)], cache=True)
+@kernel([void(j, _V, _M) for j in (_M, _RM)])
 def columns_back(Jt: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = J T`` (6, nv) of Drake's frame Jacobian given as its transpose ``Jt`` (nv, 6)
     (angular columns first), the joints permuted back."""
     _columns_back(Jt, state, out)
 
 
-@njit([void(j, _V, _M) for j in (_M, _RM)], cache=True)
+@kernel([void(j, _V, _M) for j in (_M, _RM)])
 def spatial_columns_back(Jt: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = B^-1 J T`` (6, nv), ``B`` the base block of ``J T``: the INERTIAL Jacobian from
     Drake's F[A] one given as its transpose ``Jt`` (nv, 6) (module docstring)."""

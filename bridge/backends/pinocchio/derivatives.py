@@ -109,9 +109,9 @@ class PinocchioBodyDerivatives:
     def _compiled_possible(self) -> bool:
         """Whether the engine has (or may load) a compiled single-state path and Pinocchio's
         derivative calls leave tau and the acceleration in its data. Loads the engine's compiled
-        path now when numba already runs (the derivatives' kernels loaded it: the engine's cached
-        kernels, compiled for their explicit signatures on import, then load in ~80 ms, and the
-        next state set takes that path), instead of after ``COMPILE_AFTER`` states."""
+        path now when numba already runs (the derivatives' kernels loaded it: the engine's kernels then
+        load from numba's disk cache in a few milliseconds each, at their first use, and the next
+        state set takes that path), instead of after ``COMPILE_AFTER`` states."""
         e = self._engine
         if e._kern is None and e._kern_args is not None and kernels_loaded():
             e._load_compiled()
