@@ -39,18 +39,19 @@ __all__ = [
 #: serves in numpy before it loads its compiled kernels (numba). Loading them costs a fixed time
 #: per process and saves a time per state. Measured 2026-11-29 on the shared 2-core machine (iCub,
 #: MIXED, ``set_state`` + M + h + J, fresh processes, numba's cache on disk,
-#: ``benchmarks/default_path.py --policies``): numba costs a process 0.63 s (``import numba``, its
-#: first compiled function importing scipy's linear algebra, the cached kernels, and 0.13 s more
-#: at exit while Python's collector frees numba's objects; 3 to 4 s at load 8), and a state takes
-#: 31 us on the numpy path against 15 us compiled, 16 us saved. The ski-rental rule (switch once
-#: the numpy path has cost what the load costs: never more than twice the best choice made knowing
-#: the loop's length) would switch after ~39,000 states; 20,000 switches earlier, for the long
-#: loops (100,000 states: 1.98x raw Pinocchio, against 1.74x compiled from the first state and
-#: 2.48x on numpy only), and still leaves a script of a few thousand states on numpy (it never pays
-#: the load). The first process of an installation, with no cache on disk, compiles the kernels
-#: once (10 s to minutes, by the load); ``BRIDGE_NUMBA=0`` never loads numba. The environment
-#: variable ``BRIDGE_COMPILE_AFTER`` replaces this number for the engines made after it is set
-#: (:func:`bridge._numba.compile_after`; ``0``: a script known to run long loads them at once).
+#: ``benchmarks/default_path.py --policies``): numba costs a process 0.61-0.63 s (``import
+#: numba``, its first compiled function importing scipy's linear algebra, the kernels the path
+#: calls, and 0.13 s more at exit while Python's collector frees numba's objects; 3 to 4 s at load
+#: 8), and a state takes 31 us on the numpy path against 15 us compiled, 16 us saved. The
+#: ski-rental rule (switch once the numpy path has cost what the load costs: never more than twice
+#: the best choice made knowing the loop's length) would switch after ~39,000 states; 20,000
+#: switches earlier, for the long loops (100,000 states: 1.95-1.98x raw Pinocchio, against 1.74x
+#: compiled from the first state and 2.5-2.6x on numpy only), and still leaves a script of a few
+#: thousand states on numpy (it never pays the load). The first process of an installation, with
+#: no cache on disk, compiles the kernels its path calls once (10 s to minutes, by the load);
+#: ``BRIDGE_NUMBA=0`` never loads numba. The environment variable ``BRIDGE_COMPILE_AFTER``
+#: replaces this number for the engines made after it is set (:func:`bridge._numba.compile_after`;
+#: ``0``: a script known to run long loads them at once).
 COMPILE_AFTER = 20_000
 
 
