@@ -62,7 +62,9 @@ _quaternion = njit(cache=True)(quaternion_xyzw_of_entries)
 # (0.24 against 0.49 us for five arrays, measured), and it raises TypeError for anything else (a
 # list, an int array, a strided view, a batch) instead of compiling a new version: the callers
 # take their numpy path then. A user's arrays may be read-only (a Transform's matrix, a State's
-# vectors): each such argument has both versions (four signatures cost ~0.3 us).
+# vectors): each such argument has both versions (four signatures cost ~0.3 us). Each is compiled,
+# or loaded from numba's disk cache, at its first use (bridge._numba.kernel): a process loads the
+# kernels its engine's path calls, not the whole module.
 _V, _M = float64[::1], float64[:, ::1]
 _RV, _RM = types.Array(float64, 1, "C", readonly=True), types.Array(float64, 2, "C", readonly=True)
 _SET_STATE = [boolean(h, v, v, v, _V) for h in (_M, _RM) for v in (_V, _RV)]

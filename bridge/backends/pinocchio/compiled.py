@@ -37,7 +37,7 @@ class CompiledPath:
 
     The path starts after ``COMPILE_AFTER`` single states taken by the numpy path (the rule the
     library engines share, :class:`bridge.backends.single.LibrarySingleState`, with its measured
-    numbers): numba and the compiled kernels cost a fixed 0.5 s or so per process (loading them, and
+    numbers): numba and the compiled kernels cost a fixed 0.6 s or so per process (loading them, and
     a slower exit), which a script asking for a few thousand states would pay for milliseconds; a
     long loop pays it once.
     """
