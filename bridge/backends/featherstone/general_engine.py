@@ -31,7 +31,7 @@ from bridge.conventions.frames import frame_acceleration, frame_force, frame_jac
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 
-from . import general
+from . import general, general_compiled
 
 __all__ = ["GeneralEngine"]
 
@@ -83,7 +83,10 @@ class GeneralEngine(EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
-        return self._out(self._ft.matrix_back(general.crba(self.tree, self._kin)))
+        M = general_compiled.mass_matrix(self.tree, self._kin, self._ft)
+        if M is None:
+            M = self._ft.matrix_back(general.crba(self.tree, self._kin))
+        return self._out(M)
 
     def _rnea(self, nu_dot_B: np.ndarray | None, fext=None, with_velocity: bool = True) -> np.ndarray:
         return general.rnea(

@@ -1,0 +1,129 @@
+"""The compiled (numba) algorithms of the general engine (joints of any width) against the numpy ones.
+
+:mod:`bridge.backends.featherstone.general_compiled` runs :func:`~bridge.backends.featherstone.
+general.crba` as a numba kernel (parallel over the batch from ``compiled.PARALLEL_MIN`` states),
+and the engine's mass matrix with its change of variables folded into the kernel (the armature of
+planar, ball and free joints through their blocks). The numpy path (``compiled.numpy_only()``) is
+the reference, 1e-12 relative (Frobenius norm of the batch): random trees with planar, ball and
+free joints anywhere and armature on some joints, fixed and floating bases, every representation,
+N = 1, below and above the parallel threshold and not a multiple of the blocks. The engine against
+Pinocchio is tests/backends/test_featherstone_general.py (which runs the compiled path when numba is
+there).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import bridge
+from bridge.backends.featherstone import compiled, general, general_compiled
+from tests.helpers import assert_close, random_state, wide_model
+
+pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba missing or BRIDGE_NUMBA=0")
+
+REPS = ("body", "inertial", "mixed")
+SIZES = (1, 5, 67)  # one state, serial, parallel (not a multiple of the blocks)
+
+
+def _models() -> dict[str, bridge.Model]:
+    kinds = ("revolute",) * 10 + ("ball", "free")
+    return {
+        "wide floating": wide_model(0, floating=True),
+        "wide scene": wide_model(4, floating=False),
+        "armed balls": bridge.random_model(12, seed=0, joint_kinds=kinds, armature_probability=0.7),
+        "armed scene": bridge.random_model(
+            12, seed=3, joint_kinds=("ball", "planar", "free", "prismatic"), floating=False,
+            armature_probability=0.7,
+        ),
+    }  # fmt: skip
+
+
+MODELS = _models()
+
+
+def _engine(model: bridge.Model, rep: str, N: int, seed: int) -> bridge.KinDyn:
+    kd = bridge.KinDyn(model, "featherstone", rep)
+    kd.set_robot_state(random_state(model, np.random.default_rng(seed), rep, batch=(N,)))
+    return kd
+
+
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_crba_equals_general_crba(name: str, N: int) -> None:
+    model = MODELS[name]
+    engine = _engine(model, "body", N, N)._engine
+    tree, kin = engine.tree, engine._kin
+    assert_close(general_compiled.crba(tree, kin), general.crba(tree, kin), 1e-12, f"{name} N={N}")
+
+
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_engine_mass_matrix_compiled_equals_numpy(name: str, rep: str, N: int) -> None:
+    """``T^T (M + A) T`` of the kernel against ``matrix_back`` of the numpy CRBA, in every
+    representation (joint blocks of planar, ball and free joints, with and without armature)."""
+    model = MODELS[name]
+    fast = _engine(model, rep, N, 7 * N).mass_matrix()
+    with compiled.numpy_only():
+        ref = _engine(model, rep, N, 7 * N).mass_matrix()
+    assert_close(fast, ref, 1e-12, f"{name} {rep} N={N}")
+
+
+@pytest.mark.parametrize("name", ["armed balls", "armed scene"])
+def test_armature_on_a_joint_block_is_folded_in(name: str) -> None:
+    """These models reach the kernel's armature through a joint's block (``D_i^T a_i D_i``)."""
+    model = MODELS[name]
+    engine = _engine(model, "mixed", 3, 0)._engine
+    D = general_compiled._joint_rows(engine.tree, engine._ft, 3)
+    assert D.shape == (3, model.nv, 6)
+
+
+def test_batch_axes_and_serial_kernel() -> None:
+    """A batch of shape (2, 3) (the serial kernel) equals its states one by one."""
+    model = MODELS["wide floating"]
+    state = random_state(model, np.random.default_rng(2), "mixed", batch=(2, 3))
+    kd = bridge.KinDyn(model, "featherstone", "mixed")
+    kd.set_robot_state(state)
+    M = kd.mass_matrix()
+    assert M.shape == (2, 3, model.nv, model.nv)
+    for i in range(2):
+        for j in range(3):
+            one = bridge.KinDyn(model, "featherstone", "mixed")
+            one.set_state(
+                state.world_H_base[i, j], state.s[i, j], state.base_velocity[i, j], state.s_dot[i, j]
+            )
+            assert_close(one.mass_matrix(), M[i, j], 1e-12, f"state {i, j}")
+
+
+def test_numpy_path_without_numba() -> None:
+    """``BRIDGE_NUMBA=0`` (as without numba): the compiled path is not taken and the engine's mass
+    matrix is the numpy one."""
+    code = (
+        "import numpy as np, bridge\n"
+        "from bridge.backends.featherstone import general_compiled\n"
+        "from tests.helpers import random_state, wide_model\n"
+        "m = wide_model(0)\n"
+        "kd = bridge.KinDyn(m, 'featherstone', 'mixed')\n"
+        "kd.set_robot_state(random_state(m, np.random.default_rng(1), 'mixed', batch=(40,)))\n"
+        "e = kd._engine\n"
+        "assert general_compiled.mass_matrix(e.tree, e._kin, e._ft) is None\n"
+        "print(repr(kd.mass_matrix().ravel().tolist()))\n"
+    )
+    env = {**os.environ, "BRIDGE_NUMBA": "0"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    got = np.array(eval(out.stdout))  # our own repr of a list of floats
+    model = wide_model(0)
+    kd = bridge.KinDyn(model, "featherstone", "mixed")
+    kd.set_robot_state(random_state(model, np.random.default_rng(1), "mixed", batch=(40,)))
+    assert_close(got, kd.mass_matrix().ravel(), 1e-12)
+
+
+def test_serial_and_parallel_kernels_cached_apart() -> None:
+    nk = pytest.importorskip("bridge.backends.featherstone.numba_general")
+    assert not nk.crba_ser.targetoptions.get("parallel") and nk.crba_par.targetoptions.get("parallel")
+    assert nk.crba_ser._cache._cache_file._index_path != nk.crba_par._cache._cache_file._index_path
