@@ -1,12 +1,14 @@
 """The compiled (numba) algorithms of the general engine (joints of any width) against the numpy ones.
 
 :mod:`bridge.backends.featherstone.general_compiled` runs :func:`~bridge.backends.featherstone.
-general.crba` as a numba kernel (parallel over the batch from ``compiled.PARALLEL_MIN`` states),
-and the engine's mass matrix with its change of variables folded into the kernel (the armature of
-planar, ball and free joints through their blocks). The numpy path (``compiled.numpy_only()``) is
-the reference, 1e-12 relative (Frobenius norm of the batch): random trees with planar, ball and
-free joints anywhere and armature on some joints, fixed and floating bases, every representation,
-N = 1, below and above the parallel threshold and not a multiple of the blocks. The engine against
+general.crba` and :func:`~bridge.backends.featherstone.general.aba` as numba kernels (parallel over
+the batch from ``compiled.PARALLEL_MIN`` states), and the engine's mass matrix with its change of
+variables folded into the kernel (the armature of planar, ball and free joints through their
+blocks). The numpy path (``compiled.numpy_only()``) is the reference, 1e-12 relative (Frobenius norm
+of the batch): random trees with planar, ball and free joints anywhere and armature on some joints,
+fixed and floating bases, every representation, external forces, N = 1, below and above the
+parallel threshold and not a multiple of the blocks. (Both ABAs work in world coordinates; they
+differ by a few 1e-13 on these models, as each differs from Pinocchio's.) The engine against
 Pinocchio is tests/backends/test_featherstone_general.py (which runs the compiled path when numba is
 there).
 """
@@ -74,6 +76,52 @@ def test_engine_mass_matrix_compiled_equals_numpy(name: str, rep: str, N: int) -
     assert_close(fast, ref, 1e-12, f"{name} {rep} N={N}")
 
 
+@pytest.mark.parametrize("forces", [False, True], ids=["no forces", "forces"])
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_aba_equals_general_aba(name: str, N: int, forces: bool) -> None:
+    model = MODELS[name]
+    engine = _engine(model, "body", N, N + 1)._engine
+    tree, kin = engine.tree, engine._kin
+    rng = np.random.default_rng(N)
+    tau = rng.normal(size=(N, model.nv))
+    fext = {i: rng.normal(size=(N, 6)) for i in (1, len(tree.bodies) - 1)} if forces else None
+    fast = general_compiled.aba(tree, kin, engine._nu_B, tau, engine._g, fext)
+    ref = general.aba(tree, kin, engine._nu_B, tau, engine._g, fext)
+    assert_close(fast, ref, 1e-12, f"{name} N={N}")
+
+
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_engine_forward_dynamics_compiled_equals_numpy(name: str, rep: str, N: int) -> None:
+    model = MODELS[name]
+    rng = np.random.default_rng(N)
+    tau = rng.normal(size=(N, model.n_dofs))
+    w = {model.frame_names[-1]: rng.normal(size=(N, 6))}
+    kd = _engine(model, rep, N, 3 * N)
+    fast = kd.forward_dynamics(tau), kd.forward_dynamics(tau, external_wrenches=w)
+    with compiled.numpy_only():
+        kd = _engine(model, rep, N, 3 * N)
+        ref = kd.forward_dynamics(tau), kd.forward_dynamics(tau, external_wrenches=w)
+    assert_close(fast[0], ref[0], 1e-12, f"{name} {rep} N={N}")
+    assert_close(fast[1], ref[1], 1e-12, f"{name} {rep} N={N} wrenches")
+
+
+def test_aba_without_inertia_at_a_joint_leaves_it_to_the_numpy_path() -> None:
+    """A wide joint moving no inertia (D singular): no compiled result (None), so the engine gives
+    what the numpy ABA gives in that case."""
+    model = MODELS["wide floating"]
+    engine = _engine(model, "body", 40, 0)._engine
+    tree, kin = engine.tree, engine._kin
+    leaf = max(i for i, b in enumerate(tree.bodies) if b.v.stop - b.v.start > 1 and i not in {
+        b.parent for b in tree.bodies
+    })  # fmt: skip
+    kin.inertias[leaf] = np.zeros_like(kin.inertias[leaf])
+    tau = np.ones((40, model.nv))
+    assert general_compiled.aba(tree, kin, engine._nu_B, tau, engine._g) is None
+
+
 @pytest.mark.parametrize("name", ["armed balls", "armed scene"])
 def test_armature_on_a_joint_block_is_folded_in(name: str) -> None:
     """These models reach the kernel's armature through a joint's block (``D_i^T a_i D_i``)."""
@@ -123,7 +171,9 @@ def test_numpy_path_without_numba() -> None:
     assert_close(got, kd.mass_matrix().ravel(), 1e-12)
 
 
-def test_serial_and_parallel_kernels_cached_apart() -> None:
+@pytest.mark.parametrize("name", ["crba", "aba"])
+def test_serial_and_parallel_kernels_cached_apart(name: str) -> None:
     nk = pytest.importorskip("bridge.backends.featherstone.numba_general")
-    assert not nk.crba_ser.targetoptions.get("parallel") and nk.crba_par.targetoptions.get("parallel")
-    assert nk.crba_ser._cache._cache_file._index_path != nk.crba_par._cache._cache_file._index_path
+    ser, par = getattr(nk, f"{name}_ser"), getattr(nk, f"{name}_par")
+    assert not ser.targetoptions.get("parallel") and par.targetoptions.get("parallel")
+    assert ser._cache._cache_file._index_path != par._cache._cache_file._index_path

@@ -1,4 +1,4 @@
-"""The compiled (numba) path of the general engine's mass matrix, and when it is taken.
+"""The compiled (numba) path of the general engine's mass matrix and forward dynamics.
 
 :class:`~.general_engine.GeneralEngine` asks :func:`mass_matrix` first: with numba installed, the
 environment variable ``BRIDGE_NUMBA`` not ``0`` and outside :func:`.compiled.numpy_only`, it runs the
@@ -6,7 +6,9 @@ CRBA of :mod:`.numba_general` (parallel over the batch from :data:`.compiled.PAR
 serial below, :func:`bridge._numba.launch`) on the world motion subspaces and inertias of
 :func:`.general.kinematics`, with the engine's change of variables folded in, and returns the mass
 matrices in the user's convention; otherwise None, and the numpy path (:func:`.general.crba`, then
-``matrix_back``) runs. Both give the same numbers to rounding (the tests compare them to 1e-12).
+``matrix_back``) runs. :func:`aba` likewise replaces :func:`.general.aba` (the change of variables
+of the forces and accelerations stays with the engine, in numpy). Both paths give the same numbers
+to rounding (the tests compare them to 1e-12).
 
 :func:`crba` is the compiled :func:`.general.crba` itself (the neutral BODY form, no change of
 variables), for the tests and benchmarks.
@@ -26,7 +28,7 @@ from bridge.conventions.wide_change import WideChangeOfVariables
 from . import compiled
 from .general import GeneralTree, Kinematics
 
-__all__ = ["PackedTree", "crba", "mass_matrix", "packed"]
+__all__ = ["PackedTree", "aba", "crba", "mass_matrix", "packed"]
 
 
 def _import_kernels() -> ModuleType:
@@ -140,3 +142,38 @@ def mass_matrix(tree: GeneralTree, kin: Kinematics, change: object) -> np.ndarra
     col = np.arange(tree.nv) if back is None else np.argsort(back)
     D = _joint_rows(tree, change, S.shape[0])
     return _run(k, tree, kin, S, D, np.ascontiguousarray(col, dtype=np.int64))
+
+
+def aba(
+    tree: GeneralTree,
+    kin: Kinematics,
+    nu: np.ndarray,
+    tau: np.ndarray,
+    gravity: np.ndarray,
+    fext: dict[int, np.ndarray] | None = None,
+) -> np.ndarray | None:
+    """:func:`.general.aba` (N, nv) compiled: ``nu_dot`` for the generalized forces ``tau`` (N, nv)
+    at ``nu`` (N, nv) (the neutral BODY form), ``gravity`` (N, 3) and world forces ``fext``
+    {body: (N, 6)}; None off the compiled path or when the result is not finite (a joint moving no
+    inertia: the numpy path then says what it says in that case)."""
+    k = _available()
+    if k is None:
+        return None
+    p = packed(tree)
+    S = _subspaces(tree, kin)
+    N, nb = S.shape[0], len(tree.bodies)
+    inertias = np.ascontiguousarray(np.stack(kin.inertias, axis=1), dtype=np.float64)  # (N, nb, 6, 6)
+    a0 = np.zeros((N, 6))
+    a0[:, :3] = -np.broadcast_to(gravity, (N, 3))
+    F = np.zeros((N if fext else 0, nb, 6))
+    for i, f in (fext or {}).items():
+        F[:, i] = f
+    out = np.empty((N, tree.nv))
+    _numba.launch(
+        k.aba_par, k.aba_ser, N,
+        p.parent, p.start, p.width, p.armature, S, inertias,
+        np.ascontiguousarray(nu, dtype=np.float64), np.ascontiguousarray(tau, dtype=np.float64),
+        a0, F, out,
+        minimum=compiled.PARALLEL_MIN,
+    )  # fmt: skip
+    return out if np.isfinite(out).all() else None

@@ -107,10 +107,11 @@ class GeneralEngine(EngineBase):
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         t = self._flat_input(tau, self.model.nv)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            nd_B = general.aba(
-                self.tree, self._kin, self._nu_B, self._ft.force(t), self._g, self._fext(wrenches)
-            )
+        tau_B, fext = self._ft.force(t), self._fext(wrenches)
+        nd_B = general_compiled.aba(self.tree, self._kin, self._nu_B, tau_B, self._g, fext)
+        if nd_B is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nd_B = general.aba(self.tree, self._kin, self._nu_B, tau_B, self._g, fext)
         return self._out(self._ft.acceleration_back(nd_B))
 
     # ------------------------------------------------------------------ frames

@@ -1,8 +1,8 @@
-"""Compiled (numba) CRBA of a batch for joints of any width (planar, ball, free anywhere).
+"""Compiled (numba) CRBA and ABA of a batch for joints of any width (planar, ball, free anywhere).
 
-The compiled specialisation of :func:`.general.crba`: the same composite inertias
-``I^c_parent += I^c_i`` (world coordinates, about the world origin, linear first) and blocks
-``M_ij = S_w,i^T I^c_i S_w,j`` for j on i's path to the base, over the bodies of a
+The compiled specialisations of :func:`.general.crba` and :func:`.general.aba`. The CRBA: the same
+composite inertias ``I^c_parent += I^c_i`` (world coordinates, about the world origin, linear first)
+and blocks ``M_ij = S_w,i^T I^c_i S_w,j`` for j on i's path to the base, over the bodies of a
 :class:`~.general.GeneralTree` packed once per model into flat arrays (:class:`.general_compiled.
 PackedTree`): the parent of each body and its joint's velocities as a start and a width (0 to 6).
 
@@ -18,6 +18,14 @@ its own block ``D_i``) into the kernel, giving ``T^T (M + A) T`` with the armatu
   the joint of velocities ``start .. start + width``), read only for the armature (``D_i^T a_i D_i``);
   an array of shape (0, 0, 6) is the identity.
 
+The ABA (:func:`aba_par`, :func:`aba_ser`): :func:`.general.aba` step by step, in world
+coordinates about the world origin, on ``S[n]`` (6, nv) (``col = arange``), the inertias, the
+generalized velocities and forces (N, nv) in the neutral BODY form, the world's acceleration ``a0``
+(N, 6) (``(-g, 0)``) and world forces on the bodies (N, nb, 6) (or (0, nb, 6) for none); each
+joint's ``D = S^T I^A S + a 1`` (k, k) inverted by Gauss-Jordan elimination with partial pivoting
+(the LU of ``np.linalg.inv``; a singular D gives a non-finite result, which the caller reports as the
+numpy path does).
+
 This module imports numba at its top and is imported only through :mod:`.general_compiled`.
 """
 
@@ -28,9 +36,9 @@ from numba import njit, prange
 
 from bridge._numba import named
 
-from .numba_kernels import _JIT
+from .numba_kernels import _INL, _JIT
 
-__all__ = ["crba_par", "crba_ser"]
+__all__ = ["aba_par", "aba_ser", "crba_par", "crba_ser"]
 
 #: the width of a spatial vector (linear first, then angular)
 SIX = 6
@@ -111,3 +119,193 @@ def _crba(
 
 crba_par = njit(parallel=True, **_JIT)(named(_crba, "_par"))
 crba_ser = njit(**_JIT)(named(_crba, "_ser"))
+
+
+@njit(**_INL)
+def _invert(A: np.ndarray, k: int, out: np.ndarray, work: np.ndarray) -> None:
+    """``out[:k, :k] = A[:k, :k]^-1`` by Gauss-Jordan elimination with partial pivoting (``work``
+    (6, 6) scratch; a singular A gives inf or NaN entries)."""
+    for r in range(k):
+        for c in range(k):
+            work[r, c] = A[r, c]
+            out[r, c] = 1.0 if r == c else 0.0
+    for c in range(k):
+        piv = c
+        for r in range(c + 1, k):
+            if abs(work[r, c]) > abs(work[piv, c]):
+                piv = r
+        if piv != c:
+            for x in range(k):
+                work[c, x], work[piv, x] = work[piv, x], work[c, x]
+                out[c, x], out[piv, x] = out[piv, x], out[c, x]
+        inv = 1.0 / work[c, c]
+        for x in range(k):
+            work[c, x] *= inv
+            out[c, x] *= inv
+        for r in range(k):
+            if r != c:
+                f = work[r, c]
+                if f != 0.0:
+                    for x in range(k):
+                        work[r, x] -= f * work[c, x]
+                        out[r, x] -= f * out[c, x]
+
+
+@njit(**_INL)
+def _cross_motion(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
+    """``out = v x m`` (6,) for twists linear first (``[w x u_m + u x w_m, w x w_m]``)."""
+    out[0] = v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4]
+    out[1] = v[5] * m[0] - v[3] * m[2] + v[2] * m[3] - v[0] * m[5]
+    out[2] = v[3] * m[1] - v[4] * m[0] + v[0] * m[4] - v[1] * m[3]
+    out[3] = v[4] * m[5] - v[5] * m[4]
+    out[4] = v[5] * m[3] - v[3] * m[5]
+    out[5] = v[3] * m[4] - v[4] * m[3]
+
+
+@njit(**_INL)
+def _cross_force(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
+    """``out = v x* f`` (6,) for a twist and a force linear first (``[w x f, u x f + w x t]``)."""
+    out[0] = v[4] * f[2] - v[5] * f[1]
+    out[1] = v[5] * f[0] - v[3] * f[2]
+    out[2] = v[3] * f[1] - v[4] * f[0]
+    out[3] = v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[4] = v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[5] = v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+
+
+def _aba(
+    parent: np.ndarray,
+    start: np.ndarray,
+    width: np.ndarray,
+    arm: np.ndarray,
+    S: np.ndarray,
+    I: np.ndarray,  # noqa: E741 (the inertias, as in the algorithm)
+    nu: np.ndarray,
+    tau: np.ndarray,
+    a0: np.ndarray,
+    fext: np.ndarray,
+    out: np.ndarray,
+    nblk: int,
+) -> None:
+    """``out[n]`` (nv,): the BODY accelerations of :func:`.general.aba` for the N states of ``S``
+    (N, 6, nv), ``I`` (N, nb, 6, 6), ``nu`` and ``tau`` (N, nv), ``a0`` (N, 6), ``fext`` (N, nb, 6)
+    or (0, nb, 6); ``nblk`` blocks of states (the packed tree as in :func:`_crba`)."""
+    N, nb, nv = out.shape[0], parent.shape[0], out.shape[1]
+    forces = fext.shape[0] > 0
+    for blk in prange(nblk):
+        IA = np.empty((nb, SIX, SIX))  # articulated inertias (world)
+        pA = np.empty((nb, SIX))  # articulated bias forces
+        v = np.empty((nb, SIX))  # body twists
+        c = np.empty((nb, SIX))  # velocity-product accelerations v_i x S_i nu_i
+        a = np.empty((nb, SIX))  # body accelerations
+        U = np.empty((SIX, nv))  # I^A_i S_i at the body's velocities
+        Dinv = np.empty((nv, SIX))  # D_i^-1 at the body's rows
+        u = np.empty(nv)  # tau_i - S_i^T p^A_i
+        D = np.empty((SIX, SIX))
+        Di = np.empty((SIX, SIX))  # D^-1
+        G = np.empty((SIX, SIX))  # the elimination's scratch
+        Ia = np.empty((SIX, SIX))
+        pa = np.empty(SIX)
+        vJ = np.empty(SIX)
+        Iv = np.empty(SIX)
+        UD = np.empty((SIX, SIX))  # U_i D_i^-1
+        for n in range(blk * N // nblk, (blk + 1) * N // nblk):
+            for i in range(nb):  # velocities, then p^A = v x* I v - f_ext
+                p, k, s0 = parent[i], width[i], start[i]
+                for r in range(SIX):
+                    acc = 0.0
+                    for x in range(k):
+                        acc += S[n, r, s0 + x] * nu[n, s0 + x]
+                    vJ[r] = acc
+                    v[i, r] = (v[p, r] if p >= 0 else 0.0) + acc
+                _cross_motion(v[i], vJ, c[i])
+                for r in range(SIX):
+                    acc = 0.0
+                    for x in range(SIX):
+                        IA[i, r, x] = I[n, i, r, x]
+                        acc += I[n, i, r, x] * v[i, x]
+                    Iv[r] = acc
+                _cross_force(v[i], Iv, pA[i])
+                if forces:
+                    for r in range(SIX):
+                        pA[i, r] -= fext[n, i, r]
+            for i in range(nb - 1, -1, -1):
+                k, s0 = width[i], start[i]
+                if k:
+                    for r in range(SIX):  # U = I^A S
+                        for x in range(k):
+                            acc = 0.0
+                            for y in range(SIX):
+                                acc += IA[i, r, y] * S[n, y, s0 + x]
+                            U[r, s0 + x] = acc
+                    for r in range(k):  # D = S^T U (+ armature), u = tau - S^T p^A
+                        for x in range(k):
+                            acc = 0.0
+                            for y in range(SIX):
+                                acc += S[n, y, s0 + r] * U[y, s0 + x]
+                            D[r, x] = acc
+                        D[r, r] += arm[i]
+                        acc = 0.0
+                        for y in range(SIX):
+                            acc += S[n, y, s0 + r] * pA[i, y]
+                        u[s0 + r] = tau[n, s0 + r] - acc
+                    _invert(D, k, Di, G)
+                    for r in range(k):
+                        for x in range(k):
+                            Dinv[s0 + r, x] = Di[r, x]
+                    for r in range(SIX):  # UD = U D^-1
+                        for x in range(k):
+                            acc = 0.0
+                            for y in range(k):
+                                acc += U[r, s0 + y] * Di[y, x]
+                            UD[r, x] = acc
+                    for r in range(SIX):  # I^a = I^A - U D^-1 U^T
+                        for x in range(SIX):
+                            acc = 0.0
+                            for y in range(k):
+                                acc += UD[r, y] * U[x, s0 + y]
+                            Ia[r, x] = IA[i, r, x] - acc
+                    for r in range(SIX):  # p^a = p^A + I^a c + U D^-1 u
+                        acc = pA[i, r]
+                        for x in range(SIX):
+                            acc += Ia[r, x] * c[i, x]
+                        for y in range(k):
+                            acc += UD[r, y] * u[s0 + y]
+                        pa[r] = acc
+                else:
+                    for r in range(SIX):
+                        acc = pA[i, r]
+                        for x in range(SIX):
+                            Ia[r, x] = IA[i, r, x]
+                            acc += IA[i, r, x] * c[i, x]
+                        pa[r] = acc
+                p = parent[i]
+                if p >= 0:
+                    for r in range(SIX):
+                        for x in range(SIX):
+                            IA[p, r, x] += Ia[r, x]
+                        pA[p, r] += pa[r]
+            for i in range(nb):  # accelerations from the base
+                p, k, s0 = parent[i], width[i], start[i]
+                for r in range(SIX):
+                    a[i, r] = (a[p, r] if p >= 0 else a0[n, r]) + c[i, r]
+                if k:
+                    for r in range(k):  # u - U^T a
+                        acc = u[s0 + r]
+                        for y in range(SIX):
+                            acc -= U[y, s0 + r] * a[i, y]
+                        pa[r] = acc
+                    for r in range(k):  # q_ddot = D^-1 (u - U^T a)
+                        acc = 0.0
+                        for x in range(k):
+                            acc += Dinv[s0 + r, x] * pa[x]
+                        out[n, s0 + r] = acc
+                    for r in range(SIX):
+                        acc = 0.0
+                        for x in range(k):
+                            acc += S[n, r, s0 + x] * out[n, s0 + x]
+                        a[i, r] += acc
+
+
+aba_par = njit(parallel=True, **_JIT)(named(_aba, "_par"))
+aba_ser = njit(**_JIT)(named(_aba, "_ser"))
