@@ -14,7 +14,11 @@ carries each joint's block):
 * the centre of mass and the centroidal momentum from the links' world inertias.
 
 :class:`~.engine.FeatherstoneEngine` hands a model with a planar, ball or free joint to this engine
-(its compiled, level-ordered kernels take one-coordinate joints only).
+(its compiled, level-ordered kernels take one-coordinate joints only). Here the mass matrix and the
+forward dynamics run compiled (numba) kernels of their own when numba is there
+(:mod:`.general_compiled`: the CRBA with the change of variables folded in, the ABA), parallel over
+the batch, and the numpy algorithms otherwise (the same numbers to rounding); the kinematics, the
+RNEA and the frame quantities are numpy.
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ _WORLD = INERTIAL_VELOCITY
 
 
 class GeneralEngine(EngineBase):
-    """Engine protocol implementation over :mod:`.general` (any joint width, batched, numpy)."""
+    """Engine protocol implementation over :mod:`.general` (any joint width, batched; numpy, with
+    the compiled CRBA and ABA of :mod:`.general_compiled` when numba is there)."""
 
     name = "featherstone"
 
