@@ -1,16 +1,16 @@
 """The compiled (numba) algorithms of the general engine (joints of any width) against the numpy ones.
 
 :mod:`bridge.backends.featherstone.general_compiled` runs :func:`~bridge.backends.featherstone.
-general.crba` and :func:`~bridge.backends.featherstone.general.aba` as numba kernels (parallel over
-the batch from ``compiled.PARALLEL_MIN`` states), and the engine's mass matrix with its change of
-variables folded into the kernel (the armature of planar, ball and free joints through their
-blocks). The numpy path (``compiled.numpy_only()``) is the reference, 1e-12 relative (Frobenius norm
-of the batch): random trees with planar, ball and free joints anywhere and armature on some joints,
-fixed and floating bases, every representation, external forces, N = 1, below and above the
-parallel threshold and not a multiple of the blocks. (Both ABAs work in world coordinates; they
-differ by a few 1e-13 on these models, as each differs from Pinocchio's.) The engine against
-Pinocchio is tests/backends/test_featherstone_general.py (which runs the compiled path when numba is
-there).
+general.kinematics`, :func:`~bridge.backends.featherstone.general.crba` and
+:func:`~bridge.backends.featherstone.general.aba` as numba kernels (parallel over the batch from
+``compiled.PARALLEL_MIN`` states), and the engine's mass matrix with its change of variables folded
+into the kernel (the armature of planar, ball and free joints through their blocks). The numpy path
+(``compiled.numpy_only()``) is the reference, 1e-12 relative (Frobenius norm of the batch): random
+trees with planar, ball and free joints anywhere (and every joint kind), armature on some joints,
+fixed and floating bases, every representation, external forces, N = 1, below and above the parallel
+threshold and not a multiple of the blocks. (Both ABAs work in world coordinates; they differ by a
+few 1e-13 on these models, as each differs from Pinocchio's.) The engine against Pinocchio is
+tests/backends/test_featherstone_general.py (which runs the compiled path when numba is there).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import pytest
 
 import bridge
 from bridge.backends.featherstone import compiled, general, general_compiled
+from bridge.model.joints import JointKind
 from tests.helpers import assert_close, random_state, wide_model
 
 pytestmark = pytest.mark.skipif(not compiled.available(), reason="numba missing or BRIDGE_NUMBA=0")
@@ -54,13 +55,39 @@ def _engine(model: bridge.Model, rep: str, N: int, seed: int) -> bridge.KinDyn:
     return kd
 
 
+def _numpy_kinematics(engine) -> general.Kinematics:
+    """The numpy kinematics at the engine's state."""
+    flat = engine._flat
+    return general.kinematics(engine.tree, flat.H, flat.s)
+
+
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("name", [*MODELS, "every kind"])
+def test_compiled_kinematics_equals_general_kinematics(name: str, N: int) -> None:
+    """Poses, world subspaces and world inertias of every joint kind (revolute, continuous,
+    prismatic, fixed, planar, ball, free), 1e-12 relative per body."""
+    model = MODELS.get(name) or bridge.random_model(
+        14, seed=5, joint_kinds=tuple(k.value for k in JointKind), floating=False
+    )
+    engine = _engine(model, "inertial", N, N + 2)._engine
+    kin, ref = engine._kin, _numpy_kinematics(engine)
+    assert kin.packed is not None and ref.packed is None
+    for i, b in enumerate(engine.tree.bodies):
+        assert_close(kin.poses[i], ref.poses[i], 1e-12, f"{name} pose {b.name}")
+        assert_close(kin.S[i], ref.S[i], 1e-12, f"{name} S {b.name}")
+        assert_close(kin.inertias[i], ref.inertias[i], 1e-12, f"{name} inertia {b.name}")
+
+
 @pytest.mark.parametrize("N", SIZES)
 @pytest.mark.parametrize("name", list(MODELS))
 def test_compiled_crba_equals_general_crba(name: str, N: int) -> None:
     model = MODELS[name]
     engine = _engine(model, "body", N, N)._engine
-    tree, kin = engine.tree, engine._kin
-    assert_close(general_compiled.crba(tree, kin), general.crba(tree, kin), 1e-12, f"{name} N={N}")
+    tree, kin, ref_kin = engine.tree, engine._kin, _numpy_kinematics(engine)
+    assert kin.packed is not None  # (the compiled kinematics)
+    assert_close(general_compiled.crba(tree, kin), general.crba(tree, ref_kin), 1e-12, f"{name} N={N}")
+    ref_kin.packed = None
+    assert_close(general_compiled.crba(tree, ref_kin), general.crba(tree, ref_kin), 1e-12, f"{name} N={N}")
 
 
 @pytest.mark.parametrize("N", SIZES)
@@ -87,7 +114,7 @@ def test_compiled_aba_equals_general_aba(name: str, N: int, forces: bool) -> Non
     tau = rng.normal(size=(N, model.nv))
     fext = {i: rng.normal(size=(N, 6)) for i in (1, len(tree.bodies) - 1)} if forces else None
     fast = general_compiled.aba(tree, kin, engine._nu_B, tau, engine._g, fext)
-    ref = general.aba(tree, kin, engine._nu_B, tau, engine._g, fext)
+    ref = general.aba(tree, _numpy_kinematics(engine), engine._nu_B, tau, engine._g, fext)
     assert_close(fast, ref, 1e-12, f"{name} N={N}")
 
 
@@ -117,7 +144,7 @@ def test_aba_without_inertia_at_a_joint_leaves_it_to_the_numpy_path() -> None:
     leaf = max(i for i, b in enumerate(tree.bodies) if b.v.stop - b.v.start > 1 and i not in {
         b.parent for b in tree.bodies
     })  # fmt: skip
-    kin.inertias[leaf] = np.zeros_like(kin.inertias[leaf])
+    kin.inertias[leaf][...] = 0.0  # (in place: a view into the packed inertias on the compiled path)
     tau = np.ones((40, model.nv))
     assert general_compiled.aba(tree, kin, engine._nu_B, tau, engine._g) is None
 

@@ -16,9 +16,9 @@ carries each joint's block):
 :class:`~.engine.FeatherstoneEngine` hands a model with a planar, ball or free joint to this engine
 (its compiled, level-ordered kernels take one-coordinate joints only). Here the mass matrix and the
 forward dynamics run compiled (numba) kernels of their own when numba is there
-(:mod:`.general_compiled`: the CRBA with the change of variables folded in, the ABA), parallel over
-the batch, and the numpy algorithms otherwise (the same numbers to rounding); the kinematics, the
-RNEA and the frame quantities are numpy.
+(:mod:`.general_compiled`: the kinematics, the CRBA with the change of variables folded in, the
+ABA), parallel over the batch, and the numpy algorithms otherwise (the same numbers to rounding);
+the RNEA and the frame quantities are numpy.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ class GeneralEngine(EngineBase):
         self._nu = self._ft.nu  # (N, nv) in the representation
         self._nu_B = self._ft.velocity(self._nu)
         self._g = fb.gravity
-        self._kin = general.kinematics(self.tree, fb.H, fb.s)
+        kin = general_compiled.kinematics(self.tree, fb.H, fb.s)
+        self._kin = general.kinematics(self.tree, fb.H, fb.s) if kin is None else kin
         self._cache: dict[str, object] = {}
 
     def _get(self, key: str, fn):

@@ -18,6 +18,14 @@ its own block ``D_i``) into the kernel, giving ``T^T (M + A) T`` with the armatu
   the joint of velocities ``start .. start + width``), read only for the armature (``D_i^T a_i D_i``);
   an array of shape (0, 0, 6) is the identity.
 
+The kinematics (:func:`kinematics_par`, :func:`kinematics_ser`): :func:`.general.kinematics` per
+state, each joint's motion ``child_rest_H_child`` by its kind (:data:`ROTATIONAL` about the axis
+through its origin by Rodrigues' formula, as :func:`bridge.spatial.so3.so3_exp`; :data:`PRISMATIC`;
+:data:`PLANAR` in the plane's axes ``e1, e2``; :data:`BALL` and :data:`FREE` from the unit
+quaternion (w, x, y, z), not normalised), the link poses ``o_H_i`` (N, nb, 4, 4), the world
+subspaces ``S_w = Ad(o_H_i) S`` side by side (N, 6, nv) and the world inertias
+``Ad^-T I Ad^-1`` (N, nb, 6, 6).
+
 The ABA (:func:`aba_par`, :func:`aba_ser`): :func:`.general.aba` step by step, in world
 coordinates about the world origin, on ``S[n]`` (6, nv) (``col = arange``), the inertias, the
 generalized velocities and forces (N, nv) in the neutral BODY form, the world's acceleration ``a0``
@@ -31,17 +39,37 @@ This module imports numba at its top and is imported only through :mod:`.general
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
 from bridge._numba import named
+from bridge.spatial.so3 import _SMALL as SMALL_ANGLE
 
 from .numba_kernels import _INL, _JIT
 
-__all__ = ["aba_par", "aba_ser", "crba_par", "crba_ser"]
+__all__ = [
+    "BALL",
+    "FIXED",
+    "FREE",
+    "PLANAR",
+    "PRISMATIC",
+    "ROTATIONAL",
+    "aba_par",
+    "aba_ser",
+    "crba_par",
+    "crba_ser",
+    "kinematics_par",
+    "kinematics_ser",
+]
 
 #: the width of a spatial vector (linear first, then angular)
 SIX = 6
+
+#: the packed tree's joint codes (:class:`.general_compiled.PackedTree`'s ``kind``): the base, and
+#: joints without motion (fixed), take code FIXED
+FIXED, ROTATIONAL, PRISMATIC, PLANAR, BALL, FREE = 0, 1, 2, 3, 4, 5
 
 
 def _crba(
@@ -309,3 +337,176 @@ def _aba(
 
 aba_par = njit(parallel=True, **_JIT)(named(_aba, "_par"))
 aba_ser = njit(**_JIT)(named(_aba, "_ser"))
+
+
+@njit(**_INL)
+def _rodrigues(w0: float, w1: float, w2: float, R: np.ndarray) -> None:
+    """``R[:3, :3] = exp(w^)`` for the rotation vector ``w``: ``1 + a w^ + b w^ w^`` with the
+    coefficients and the small-angle expansions of :func:`bridge.spatial.so3.so3_exp`."""
+    theta = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    if theta < SMALL_ANGLE:
+        a = 1.0 - theta**2 / 6.0
+        b = 0.5 - theta**2 / 24.0
+    else:
+        a = math.sin(theta) / theta
+        half = math.sin(0.5 * theta) / theta
+        b = 2.0 * half * half
+    # w^ w^ = w w^T - |w|^2 1
+    R[0, 0] = 1.0 + b * (-w2 * w2 - w1 * w1)
+    R[1, 1] = 1.0 + b * (-w2 * w2 - w0 * w0)
+    R[2, 2] = 1.0 + b * (-w1 * w1 - w0 * w0)
+    R[0, 1] = -a * w2 + b * (w1 * w0)
+    R[1, 0] = a * w2 + b * (w0 * w1)
+    R[0, 2] = a * w1 + b * (w2 * w0)
+    R[2, 0] = -a * w1 + b * (w0 * w2)
+    R[1, 2] = -a * w0 + b * (w2 * w1)
+    R[2, 1] = a * w0 + b * (w1 * w2)
+
+
+@njit(**_INL)
+def _quaternion(w: float, x: float, y: float, z: float, R: np.ndarray) -> None:
+    """``R`` (3, 3) of the unit quaternion (w, x, y, z), not normalised (as
+    :func:`bridge.spatial.so3.quaternion_xyzw_to_matrix`)."""
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz = x * y, x * z, y * z
+    wx, wy, wz = w * x, w * y, w * z
+    R[0, 0] = 1 - 2 * (yy + zz)
+    R[0, 1] = 2 * (xy - wz)
+    R[0, 2] = 2 * (xz + wy)
+    R[1, 0] = 2 * (xy + wz)
+    R[1, 1] = 1 - 2 * (xx + zz)
+    R[1, 2] = 2 * (yz - wx)
+    R[2, 0] = 2 * (xz - wy)
+    R[2, 1] = 2 * (yz + wx)
+    R[2, 2] = 1 - 2 * (xx + yy)
+
+
+@njit(**_INL)
+def _motion(code: int, q: np.ndarray, q0: int, axis: np.ndarray, origin: np.ndarray, plane: np.ndarray,
+            Hm: np.ndarray) -> None:  # fmt: skip
+    """``Hm`` (4, 4) = ``child_rest_H_child`` of a joint of kind ``code`` at its coordinates
+    ``q[q0:]`` (``axis``, ``origin`` (3,) in child coordinates, ``plane`` (2, 3) a planar joint's
+    axes e1, e2)."""
+    for r in range(4):
+        for c in range(4):
+            Hm[r, c] = 1.0 if r == c else 0.0
+    R = Hm  # (its rotation block, written in place)
+    if code in (ROTATIONAL, BALL):  # about the origin: p = o - R o
+        if code == ROTATIONAL:
+            t = q[q0]
+            _rodrigues(t * axis[0], t * axis[1], t * axis[2], R)
+        else:
+            _quaternion(q[q0], q[q0 + 1], q[q0 + 2], q[q0 + 3], R)
+        for r in range(3):
+            Hm[r, 3] = origin[r] - (R[r, 0] * origin[0] + R[r, 1] * origin[1] + R[r, 2] * origin[2])
+    elif code == PRISMATIC:
+        for r in range(3):
+            Hm[r, 3] = q[q0] * axis[r]
+    elif code == PLANAR:
+        t = q[q0 + 2]
+        _rodrigues(t * axis[0], t * axis[1], t * axis[2], R)
+        for r in range(3):
+            Hm[r, 3] = q[q0] * plane[0, r] + q[q0 + 1] * plane[1, r]
+    elif code == FREE:
+        _quaternion(q[q0 + 3], q[q0 + 4], q[q0 + 5], q[q0 + 6], R)
+        for r in range(3):
+            Hm[r, 3] = q[q0 + r]
+
+
+def _kinematics(
+    parent: np.ndarray,
+    code: np.ndarray,
+    qstart: np.ndarray,
+    start: np.ndarray,
+    width: np.ndarray,
+    axis: np.ndarray,
+    origin: np.ndarray,
+    plane: np.ndarray,
+    rest: np.ndarray,
+    Sb: np.ndarray,
+    Ib: np.ndarray,
+    pose: np.ndarray,
+    q: np.ndarray,
+    P: np.ndarray,
+    S: np.ndarray,
+    I: np.ndarray,  # noqa: E741 (the inertias, as in the algorithm)
+    nblk: int,
+) -> None:
+    """The poses ``P`` (N, nb, 4, 4), world subspaces ``S`` (N, 6, nv) and world inertias ``I``
+    (N, nb, 6, 6) of the N states of ``pose`` (N, 4, 4) ``world_H_base`` and ``q`` (N, nq) (neutral
+    joint positions); per body: ``parent``, ``code``, ``qstart`` (its coordinates in q), ``start``,
+    ``width`` (its velocities), ``axis``, ``origin`` (nb, 3), ``plane`` (nb, 2, 3), ``rest`` (nb, 4, 4)
+    the joint's rest pose in the parent, ``Sb`` (nb, 6, 6) the subspace in child coordinates (its
+    first ``width`` columns), ``Ib`` (nb, 6, 6) the inertia in link coordinates; ``nblk`` blocks."""
+    N, nb = P.shape[0], parent.shape[0]
+    for blk in prange(nblk):
+        A = np.empty((4, 4))
+        Hm = np.empty((4, 4))
+        X = np.empty((SIX, SIX))  # Ad(H)^-1
+        T = np.empty((SIX, SIX))
+        pR = np.empty((3, 3))
+        for n in range(blk * N // nblk, (blk + 1) * N // nblk):
+            for i in range(nb):
+                H = P[n, i]
+                p = parent[i]
+                if p < 0:
+                    for r in range(4):
+                        for c in range(4):
+                            H[r, c] = pose[n, r, c]
+                else:
+                    for r in range(4):  # A = o_H_parent rest
+                        for c in range(4):
+                            acc = 0.0
+                            for x in range(4):
+                                acc += P[n, p, r, x] * rest[i, x, c]
+                            A[r, c] = acc
+                    if code[i] == FIXED:
+                        for r in range(4):
+                            for c in range(4):
+                                H[r, c] = A[r, c]
+                    else:
+                        _motion(code[i], q[n], qstart[i], axis[i], origin[i], plane[i], Hm)
+                        for r in range(4):
+                            for c in range(4):
+                                acc = 0.0
+                                for x in range(4):
+                                    acc += A[r, x] * Hm[x, c]
+                                H[r, c] = acc
+                for r in range(3):  # p^ R
+                    for c in range(3):
+                        pR[r, c] = (
+                            (-H[2, 3] * H[1, c] + H[1, 3] * H[2, c]) if r == 0
+                            else (H[2, 3] * H[0, c] - H[0, 3] * H[2, c]) if r == 1
+                            else (-H[1, 3] * H[0, c] + H[0, 3] * H[1, c])
+                        )  # fmt: skip
+                s0 = start[i]
+                for c in range(width[i]):  # S_w = [[R, p^ R], [0, R]] S
+                    for r in range(3):
+                        lin, ang = 0.0, 0.0
+                        for x in range(3):
+                            lin += H[r, x] * Sb[i, x, c] + pR[r, x] * Sb[i, 3 + x, c]
+                            ang += H[r, x] * Sb[i, 3 + x, c]
+                        S[n, r, s0 + c] = lin
+                        S[n, 3 + r, s0 + c] = ang
+                for r in range(3):  # X = Ad(H)^-1 = [[R^T, -R^T p^], [0, R^T]] (-R^T p^ = (p^ R)^T)
+                    for c in range(3):
+                        X[r, c] = H[c, r]
+                        X[3 + r, 3 + c] = H[c, r]
+                        X[3 + r, c] = 0.0
+                        X[r, 3 + c] = pR[c, r]
+                for r in range(SIX):  # I_w = X^T Ib X
+                    for c in range(SIX):
+                        acc = 0.0
+                        for x in range(SIX):
+                            acc += X[x, r] * Ib[i, x, c]
+                        T[r, c] = acc
+                for r in range(SIX):
+                    for c in range(SIX):
+                        acc = 0.0
+                        for x in range(SIX):
+                            acc += T[r, x] * X[x, c]
+                        I[n, i, r, c] = acc
+
+
+kinematics_par = njit(parallel=True, **_JIT)(named(_kinematics, "_par"))
+kinematics_ser = njit(**_JIT)(named(_kinematics, "_ser"))
