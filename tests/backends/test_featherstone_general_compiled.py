@@ -1,7 +1,8 @@
 """The compiled (numba) algorithms of the general engine (joints of any width) against the numpy ones.
 
 :mod:`bridge.backends.featherstone.general_compiled` runs :func:`~bridge.backends.featherstone.
-general.kinematics`, :func:`~bridge.backends.featherstone.general.crba` and
+general.kinematics`, :func:`~bridge.backends.featherstone.general.rnea`,
+:func:`~bridge.backends.featherstone.general.crba` and
 :func:`~bridge.backends.featherstone.general.aba` as numba kernels (parallel over the batch from
 ``compiled.PARALLEL_MIN`` states), and the engine's mass matrix with its change of variables folded
 into the kernel (the armature of planar, ball and free joints through their blocks). The numpy path
@@ -119,6 +120,48 @@ def test_compiled_aba_equals_general_aba(name: str, N: int, forces: bool) -> Non
 
 
 @pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_rnea_equals_general_rnea(name: str, N: int) -> None:
+    """With and without velocities and accelerations (the bias, gravity and inverse dynamics the
+    engine asks for), with and without external forces."""
+    model = MODELS[name]
+    engine = _engine(model, "body", N, N + 3)._engine
+    tree, kin, ref_kin = engine.tree, engine._kin, _numpy_kinematics(engine)
+    rng = np.random.default_rng(N)
+    nu_dot = rng.normal(size=(N, model.nv))
+    fext = {i: rng.normal(size=(N, 6)) for i in (1, len(tree.bodies) - 1)}
+    for nu, nd, f in [(engine._nu_B, None, None), (None, None, None), (engine._nu_B, nu_dot, None),
+                      (engine._nu_B, nu_dot, fext), (None, nu_dot, fext)]:  # fmt: skip
+        fast = general_compiled.rnea(tree, kin, nu, nd, engine._g, f)
+        ref = general.rnea(tree, ref_kin, nu, nd, engine._g, f)
+        what = f"{name} N={N} nu {nu is not None} nu_dot {nd is not None} fext {f is not None}"
+        assert_close(fast, ref, 1e-12, what)
+
+
+@pytest.mark.parametrize("N", SIZES)
+@pytest.mark.parametrize("rep", REPS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_engine_inverse_dynamics_compiled_equals_numpy(name: str, rep: str, N: int) -> None:
+    """Bias and gravity forces, inverse dynamics with and without wrenches, in every representation."""
+    model = MODELS[name]
+    rng = np.random.default_rng(N)
+    nb = 6 if model.floating else 0
+    acc = rng.normal(size=(N, model.nv))
+    base_acc, s_ddot = (acc[:, :6] if nb else None), acc[:, nb:]
+    w = {model.frame_names[-1]: rng.normal(size=(N, 6))}
+
+    def queries(kd: bridge.KinDyn) -> list[np.ndarray]:
+        return [kd.bias_forces(), kd.gravity_forces(), kd.inverse_dynamics(base_acc, s_ddot),
+                kd.inverse_dynamics(base_acc, s_ddot, external_wrenches=w)]  # fmt: skip
+
+    fast = queries(_engine(model, rep, N, 5 * N))
+    with compiled.numpy_only():
+        ref = queries(_engine(model, rep, N, 5 * N))
+    for what, x, y in zip(("h", "g", "ID", "ID wrenches"), fast, ref, strict=True):
+        assert_close(x, y, 1e-12, f"{name} {rep} N={N} {what}")
+
+
+@pytest.mark.parametrize("N", SIZES)
 @pytest.mark.parametrize("rep", REPS)
 @pytest.mark.parametrize("name", list(MODELS))
 def test_engine_forward_dynamics_compiled_equals_numpy(name: str, rep: str, N: int) -> None:
@@ -198,7 +241,7 @@ def test_numpy_path_without_numba() -> None:
     assert_close(got, kd.mass_matrix().ravel(), 1e-12)
 
 
-@pytest.mark.parametrize("name", ["crba", "aba"])
+@pytest.mark.parametrize("name", ["kinematics", "rnea", "crba", "aba"])
 def test_serial_and_parallel_kernels_cached_apart(name: str) -> None:
     nk = pytest.importorskip("bridge.backends.featherstone.numba_general")
     ser, par = getattr(nk, f"{name}_ser"), getattr(nk, f"{name}_par")

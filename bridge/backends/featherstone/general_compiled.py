@@ -13,10 +13,10 @@ them to 1e-12):
 * :func:`mass_matrix` for :func:`.general.crba` followed by the engine's ``matrix_back``: the CRBA
   with the change of variables folded in (the mass matrices written in the user's convention);
   :func:`crba` is the compiled :func:`.general.crba` itself (the neutral BODY form);
-* :func:`aba` for :func:`.general.aba` (the change of variables of the forces and accelerations stays
-  with the engine, in numpy).
+* :func:`rnea` and :func:`aba` for :func:`.general.rnea` and :func:`.general.aba` (the change of
+  variables of the forces and accelerations stays with the engine, in numpy).
 
-The RNEA and the frame quantities stay numpy (on the compiled kinematics).
+The frame quantities, the centre of mass and the momenta stay numpy (on the compiled kinematics).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from bridge.model.joints import JointKind, plane_axes
 from . import compiled
 from .general import GeneralTree, Kinematics
 
-__all__ = ["PackedTree", "aba", "crba", "kinematics", "mass_matrix", "packed"]
+__all__ = ["PackedTree", "aba", "crba", "kinematics", "mass_matrix", "packed", "rnea"]
 
 
 def _import_kernels() -> ModuleType:
@@ -238,9 +238,7 @@ def aba(
     inertias = _inertias(kin)
     a0 = np.zeros((N, 6))
     a0[:, :3] = -np.broadcast_to(gravity, (N, 3))
-    F = np.zeros((N if fext else 0, nb, 6))
-    for i, f in (fext or {}).items():
-        F[:, i] = f
+    F = _forces(fext, N, nb)
     out = np.empty((N, tree.nv))
     _numba.launch(
         k.aba_par, k.aba_ser, N,
@@ -250,3 +248,49 @@ def aba(
         minimum=compiled.PARALLEL_MIN,
     )  # fmt: skip
     return out if np.isfinite(out).all() else None
+
+
+def _forces(fext: dict[int, np.ndarray] | None, N: int, nb: int) -> np.ndarray:
+    """World forces on the bodies (N, nb, 6), or (0, nb, 6) for none."""
+    F = np.zeros((N if fext else 0, nb, 6))
+    for i, f in (fext or {}).items():
+        F[:, i] = f
+    return F
+
+
+def _rows(x: np.ndarray | None, N: int, nv: int) -> np.ndarray:
+    """``x`` (N, nv) as a C-contiguous float64 array, or (0, nv) for None."""
+    return (
+        np.empty((0, nv))
+        if x is None
+        else np.ascontiguousarray(np.broadcast_to(x, (N, nv)), dtype=np.float64)
+    )
+
+
+def rnea(
+    tree: GeneralTree,
+    kin: Kinematics,
+    nu: np.ndarray | None,
+    nu_dot: np.ndarray | None,
+    gravity: np.ndarray,
+    fext: dict[int, np.ndarray] | None = None,
+) -> np.ndarray | None:
+    """:func:`.general.rnea` (N, nv) compiled: the generalized forces (the neutral BODY form) giving
+    ``nu_dot`` (N, nv) (None: zero) at ``nu`` (None: zero, without velocity-product terms) under
+    ``gravity`` (N, 3) and world forces ``fext`` {body: (N, 6)}; None off the compiled path."""
+    k = _available()
+    if k is None:
+        return None
+    p = packed(tree)
+    S = _subspaces(tree, kin)
+    N, nb, nv = S.shape[0], len(tree.bodies), tree.nv
+    a0 = np.zeros((N, 6))
+    a0[:, :3] = -np.broadcast_to(gravity, (N, 3))
+    out = np.empty((N, nv))
+    _numba.launch(
+        k.rnea_par, k.rnea_ser, N,
+        p.parent, p.start, p.width, p.armature, S, _inertias(kin), _rows(nu, N, nv), _rows(nu_dot, N, nv),
+        a0, _forces(fext, N, nb), out,
+        minimum=compiled.PARALLEL_MIN,
+    )  # fmt: skip
+    return out

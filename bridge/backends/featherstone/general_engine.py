@@ -14,11 +14,11 @@ carries each joint's block):
 * the centre of mass and the centroidal momentum from the links' world inertias.
 
 :class:`~.engine.FeatherstoneEngine` hands a model with a planar, ball or free joint to this engine
-(its compiled, level-ordered kernels take one-coordinate joints only). Here the mass matrix and the
-forward dynamics run compiled (numba) kernels of their own when numba is there
-(:mod:`.general_compiled`: the kinematics, the CRBA with the change of variables folded in, the
-ABA), parallel over the batch, and the numpy algorithms otherwise (the same numbers to rounding);
-the RNEA and the frame quantities are numpy.
+(its compiled, level-ordered kernels take one-coordinate joints only). Here the kinematics, the
+inverse dynamics, the mass matrix and the forward dynamics run compiled (numba) kernels of their own
+when numba is there (:mod:`.general_compiled`: the kinematics, the RNEA, the CRBA with the change of
+variables folded in, the ABA), parallel over the batch, and the numpy algorithms otherwise (the same
+numbers to rounding); the frame quantities, the centre of mass and the momenta are numpy.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _WORLD = INERTIAL_VELOCITY
 
 class GeneralEngine(EngineBase):
     """Engine protocol implementation over :mod:`.general` (any joint width, batched; numpy, with
-    the compiled CRBA and ABA of :mod:`.general_compiled` when numba is there)."""
+    the compiled kinematics, RNEA, CRBA and ABA of :mod:`.general_compiled` when numba is there)."""
 
     name = "featherstone"
 
@@ -95,9 +95,9 @@ class GeneralEngine(EngineBase):
         return self._out(M)
 
     def _rnea(self, nu_dot_B: np.ndarray | None, fext=None, with_velocity: bool = True) -> np.ndarray:
-        return general.rnea(
-            self.tree, self._kin, self._nu_B if with_velocity else None, nu_dot_B, self._g, fext
-        )
+        nu = self._nu_B if with_velocity else None
+        tau = general_compiled.rnea(self.tree, self._kin, nu, nu_dot_B, self._g, fext)
+        return general.rnea(self.tree, self._kin, nu, nu_dot_B, self._g, fext) if tau is None else tau
 
     def bias_forces(self) -> np.ndarray:
         bias = None if self._ft.bias_free else self._ft.bias_acceleration

@@ -26,6 +26,9 @@ quaternion (w, x, y, z), not normalised), the link poses ``o_H_i`` (N, nb, 4, 4)
 subspaces ``S_w = Ad(o_H_i) S`` side by side (N, 6, nv) and the world inertias
 ``Ad^-T I Ad^-1`` (N, nb, 6, 6).
 
+The RNEA (:func:`rnea_par`, :func:`rnea_ser`): :func:`.general.rnea` on the same arrays as the
+ABA, the velocities and accelerations (N, nv) given as arrays of 0 rows for none.
+
 The ABA (:func:`aba_par`, :func:`aba_ser`): :func:`.general.aba` step by step, in world
 coordinates about the world origin, on ``S[n]`` (6, nv) (``col = arange``), the inertias, the
 generalized velocities and forces (N, nv) in the neutral BODY form, the world's acceleration ``a0``
@@ -510,3 +513,82 @@ def _kinematics(
 
 kinematics_par = njit(parallel=True, **_JIT)(named(_kinematics, "_par"))
 kinematics_ser = njit(**_JIT)(named(_kinematics, "_ser"))
+
+
+def _rnea(
+    parent: np.ndarray,
+    start: np.ndarray,
+    width: np.ndarray,
+    arm: np.ndarray,
+    S: np.ndarray,
+    I: np.ndarray,  # noqa: E741 (the inertias, as in the algorithm)
+    nu: np.ndarray,
+    nu_dot: np.ndarray,
+    a0: np.ndarray,
+    fext: np.ndarray,
+    out: np.ndarray,
+    nblk: int,
+) -> None:
+    """``out[n]`` (nv,): the generalized forces of :func:`.general.rnea` for the N states of ``S``
+    (N, 6, nv), ``I`` (N, nb, 6, 6), the velocities ``nu`` and accelerations ``nu_dot`` (N, nv)
+    (BODY; 0 rows: none, i.e. zero velocity without its velocity-product terms, zero
+    acceleration without the armature's), ``a0`` (N, 6) the world's acceleration, ``fext``
+    (N, nb, 6) or (0, nb, 6); ``nblk`` blocks of states (the packed tree as in :func:`_crba`)."""
+    N, nb = out.shape[0], parent.shape[0]
+    moving, accelerating, forces = nu.shape[0] > 0, nu_dot.shape[0] > 0, fext.shape[0] > 0
+    for blk in prange(nblk):
+        v = np.zeros((nb, SIX))  # body twists
+        a = np.empty((nb, SIX))  # body accelerations
+        f = np.empty((nb, SIX))  # body forces
+        vJ = np.zeros(SIX)
+        c = np.zeros(SIX)
+        Iv = np.empty(SIX)
+        fv = np.empty(SIX)
+        for n in range(blk * N // nblk, (blk + 1) * N // nblk):
+            for i in range(nb):  # from the base: v, a and the body's force I a + v x* I v - f_ext
+                p, k, s0 = parent[i], width[i], start[i]
+                if moving:
+                    for r in range(SIX):
+                        acc = 0.0
+                        for x in range(k):
+                            acc += S[n, r, s0 + x] * nu[n, s0 + x]
+                        vJ[r] = acc
+                        v[i, r] = (v[p, r] if p >= 0 else 0.0) + acc
+                    _cross_motion(v[i], vJ, c)
+                for r in range(SIX):
+                    acc = (a[p, r] if p >= 0 else a0[n, r]) + c[r]
+                    if accelerating:
+                        for x in range(k):
+                            acc += S[n, r, s0 + x] * nu_dot[n, s0 + x]
+                    a[i, r] = acc
+                for r in range(SIX):
+                    acc, acv = 0.0, 0.0
+                    for x in range(SIX):
+                        acc += I[n, i, r, x] * a[i, x]
+                        acv += I[n, i, r, x] * v[i, x]
+                    f[i, r] = acc
+                    Iv[r] = acv
+                if moving:
+                    _cross_force(v[i], Iv, fv)
+                    for r in range(SIX):
+                        f[i, r] += fv[r]
+                if forces:
+                    for r in range(SIX):
+                        f[i, r] -= fext[n, i, r]
+            for i in range(nb - 1, -1, -1):  # from the leaves: tau = S^T f, f_parent += f
+                k, s0 = width[i], start[i]
+                for x in range(k):
+                    acc = 0.0
+                    for r in range(SIX):
+                        acc += S[n, r, s0 + x] * f[i, r]
+                    if accelerating and arm[i] != 0.0:
+                        acc += arm[i] * nu_dot[n, s0 + x]
+                    out[n, s0 + x] = acc
+                p = parent[i]
+                if p >= 0:
+                    for r in range(SIX):
+                        f[p, r] += f[i, r]
+
+
+rnea_par = njit(parallel=True, **_JIT)(named(_rnea, "_par"))
+rnea_ser = njit(**_JIT)(named(_rnea, "_ser"))
