@@ -38,6 +38,10 @@ joint's ``D = S^T I^A S + a 1`` (k, k) inverted by Gauss-Jordan elimination with
 numpy path does).
 
 This module imports numba at its top and is imported only through :mod:`.general_compiled`.
+Compiled code is cached on disk (``cache=True``); numba's cache checks this module's file only: after
+editing what it takes from other modules (the options and inline helpers' settings of
+:mod:`.numba_kernels`, the small-angle threshold of :mod:`bridge.spatial.so3`), delete this
+package's ``__pycache__/numba_general*.nbi`` and ``*.nbc``.
 """
 
 from __future__ import annotations
