@@ -170,11 +170,14 @@ def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
 @dataclass
 class Kinematics:
     """The links' poses ``o_H_i`` (N, 4, 4), world motion subspaces ``S_w`` (N, 6, nv_i) and world
-    inertias (N, 6, 6), per body."""
+    inertias (N, 6, 6), per body; ``packed``: the same as the compiled kernels' arrays (the subspaces
+    side by side (N, 6, nv), the inertias (N, nb, 6, 6)) when the compiled kinematics made them (the
+    lists then hold views into them), else None."""
 
     poses: list[np.ndarray]
     S: list[np.ndarray]
     inertias: list[np.ndarray]
+    packed: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def kinematics(tree: GeneralTree, world_H_base: np.ndarray, q: np.ndarray) -> Kinematics:

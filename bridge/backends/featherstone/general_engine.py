@@ -14,7 +14,11 @@ carries each joint's block):
 * the centre of mass and the centroidal momentum from the links' world inertias.
 
 :class:`~.engine.FeatherstoneEngine` hands a model with a planar, ball or free joint to this engine
-(its compiled, level-ordered kernels take one-coordinate joints only).
+(its compiled, level-ordered kernels take one-coordinate joints only). Here the kinematics, the
+inverse dynamics, the mass matrix and the forward dynamics run compiled (numba) kernels of their own
+when numba is there (:mod:`.general_compiled`: the kinematics, the RNEA, the CRBA with the change of
+variables folded in, the ABA), parallel over the batch, and the numpy algorithms otherwise (the same
+numbers to rounding); the frame quantities, the centre of mass and the momenta are numpy.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from bridge.conventions.frames import frame_acceleration, frame_force, frame_jac
 from bridge.conventions.state import Representation, State
 from bridge.model.model import Model
 
-from . import general
+from . import general, general_compiled
 
 __all__ = ["GeneralEngine"]
 
@@ -40,7 +44,8 @@ _WORLD = INERTIAL_VELOCITY
 
 
 class GeneralEngine(EngineBase):
-    """Engine protocol implementation over :mod:`.general` (any joint width, batched, numpy)."""
+    """Engine protocol implementation over :mod:`.general` (any joint width, batched; numpy, with
+    the compiled kinematics, RNEA, CRBA and ABA of :mod:`.general_compiled` when numba is there)."""
 
     name = "featherstone"
 
@@ -63,7 +68,8 @@ class GeneralEngine(EngineBase):
         self._nu = self._ft.nu  # (N, nv) in the representation
         self._nu_B = self._ft.velocity(self._nu)
         self._g = fb.gravity
-        self._kin = general.kinematics(self.tree, fb.H, fb.s)
+        kin = general_compiled.kinematics(self.tree, fb.H, fb.s)
+        self._kin = general.kinematics(self.tree, fb.H, fb.s) if kin is None else kin
         self._cache: dict[str, object] = {}
 
     def _get(self, key: str, fn):
@@ -83,12 +89,15 @@ class GeneralEngine(EngineBase):
 
     # ------------------------------------------------------------------ joint space
     def mass_matrix(self) -> np.ndarray:
-        return self._out(self._ft.matrix_back(general.crba(self.tree, self._kin)))
+        M = general_compiled.mass_matrix(self.tree, self._kin, self._ft)
+        if M is None:
+            M = self._ft.matrix_back(general.crba(self.tree, self._kin))
+        return self._out(M)
 
     def _rnea(self, nu_dot_B: np.ndarray | None, fext=None, with_velocity: bool = True) -> np.ndarray:
-        return general.rnea(
-            self.tree, self._kin, self._nu_B if with_velocity else None, nu_dot_B, self._g, fext
-        )
+        nu = self._nu_B if with_velocity else None
+        tau = general_compiled.rnea(self.tree, self._kin, nu, nu_dot_B, self._g, fext)
+        return general.rnea(self.tree, self._kin, nu, nu_dot_B, self._g, fext) if tau is None else tau
 
     def bias_forces(self) -> np.ndarray:
         bias = None if self._ft.bias_free else self._ft.bias_acceleration
@@ -104,10 +113,11 @@ class GeneralEngine(EngineBase):
 
     def forward_dynamics(self, tau: np.ndarray, wrenches: Mapping[str, np.ndarray] | None) -> np.ndarray:
         t = self._flat_input(tau, self.model.nv)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            nd_B = general.aba(
-                self.tree, self._kin, self._nu_B, self._ft.force(t), self._g, self._fext(wrenches)
-            )
+        tau_B, fext = self._ft.force(t), self._fext(wrenches)
+        nd_B = general_compiled.aba(self.tree, self._kin, self._nu_B, tau_B, self._g, fext)
+        if nd_B is None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                nd_B = general.aba(self.tree, self._kin, self._nu_B, tau_B, self._g, fext)
         return self._out(self._ft.acceleration_back(nd_B))
 
     # ------------------------------------------------------------------ frames
