@@ -126,6 +126,13 @@ def _column(x: np.ndarray, xo: int, j: int) -> tuple:
 
 
 @njit(cache=True, inline="always")
+def _row(x: np.ndarray, xo: int, i: int) -> tuple:
+    """Row i of the row-major (6, 6) matrix ``x[xo : xo + 36]``, as a 6-tuple."""
+    o = xo + 6 * i
+    return (x[o], x[o + 1], x[o + 2], x[o + 3], x[o + 4], x[o + 5])
+
+
+@njit(cache=True, inline="always")
 def _zeros(t: tuple, first: int) -> bool:
     """Whether ``t[first : first + 3]`` are exact zeros."""
     return t[first] == 0.0 and t[first + 1] == 0.0 and t[first + 2] == 0.0
@@ -474,14 +481,19 @@ def frame_columns_back(
     for r in range(3):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
-    change_matrix(H, frame, int(frame[int(frame[EXTRA])]), frame, size + 16)
-    F = frame[size + 16 : size + 52].reshape(6, 6)
-    nv = J.shape[1]
-    for j in range(nv):  # J <- F J, column by column
-        c0, c1, c2, c3, c4, c5 = J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j]
-        for r in range(6):
-            J[r, j] = F[r, 0] * c0 + F[r, 1] * c1 + F[r, 2] * c2 + F[r, 3] * c3 + F[r, 4] * c4 + F[r, 5] * c5
-    for i in range(6):
-        for j in range(6, nv):
-            out[i, j] = J[i, _order(state, j)]
-    columns_flat(J, state, _work(state), out)
+    f = size + 16
+    change_matrix(H, frame, int(frame[int(frame[EXTRA])]), frame, f)
+    # F's rows as locals (LLVM cannot tell that writing J leaves F alone) and its off-diagonal 3x3
+    # blocks that are exactly zero (a frame's rotation at its origin, F[A] to F), whose products are
+    # skipped as in congruence_flat: rows 0..2 then read a column's linear half alone, 3..5 its angular
+    f0, f1, f2 = _row(frame, f, 0), _row(frame, f, 1), _row(frame, f, 2)
+    f3, f4, f5 = _row(frame, f, 3), _row(frame, f, 4), _row(frame, f, 5)
+    up = 1 if _zeros(f0, 3) and _zeros(f1, 3) and _zeros(f2, 3) else 0
+    low = 2 if _zeros(f3, 0) and _zeros(f4, 0) and _zeros(f5, 0) else 0
+    for j in range(J.shape[1]):  # column j of F J: the base columns into J, the joints permuted back
+        k = j if j < 6 else _order(state, j)  # into out
+        m = (J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k])
+        o = J if j < 6 else out
+        o[0, j], o[1, j], o[2, j] = _dot6(f0, m, up), _dot6(f1, m, up), _dot6(f2, m, up)
+        o[3, j], o[4, j], o[5, j] = _dot6(f3, m, low), _dot6(f4, m, low), _dot6(f5, m, low)
+    columns_flat(J, state, _work(state), out)  # the base columns: (F J)[:, :6] X
