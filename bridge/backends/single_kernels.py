@@ -48,6 +48,7 @@ __all__ = [
     "matrix_back",
     "matrix_back_permuted",
     "set_state",
+    "set_state_into",
     "sum_back",
     "vector_back",
     "vector_back_permuted",
@@ -321,6 +322,39 @@ def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, stat
     return True
 
 
+#: :func:`set_state` as an inline helper, for the kernels that write more once it has checked a state
+_write_state = njit(inline="always")(set_state.__wrapped__)
+_SET_STATE_INTO = [boolean(h, v, v, v, _V, _V, _V) for h in (_M, _RM) for v in (_V, _RV)]
+
+
+@kernel(_SET_STATE_INTO)
+def set_state_into(
+    H: np.ndarray,
+    s: np.ndarray,
+    vb: np.ndarray,
+    sd: np.ndarray,
+    state: np.ndarray,
+    q: np.ndarray,
+    v: np.ndarray,
+) -> bool:
+    """:func:`set_state`, then the library's q (nq,) and v (nv,) copied from ``state`` into ``q``
+    and ``v`` too (a library's own arrays, e.g. MuJoCo's ``qpos`` and ``qvel``): all or nothing,
+    False with all three unchanged when the state is not valid (or ``q`` and ``v`` are not of the
+    state's sizes)."""
+    n = s.shape[0]
+    if q.shape[0] != 7 + n or v.shape[0] != 6 + n:
+        return False
+    if not _write_state(H, s, vb, sd, state):
+        return False
+    q0 = int(state[SIZE])
+    for i in range(7 + n):
+        q[i] = state[q0 + i]
+    v0 = q0 + 7 + n
+    for i in range(6 + n):
+        v[i] = state[v0 + i]
+    return True
+
+
 @njit(cache=True, inline="always")
 def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
     """X (or X^-1) (6, 6) of a state array."""
@@ -378,10 +412,10 @@ def columns_back(J: np.ndarray, state: np.ndarray) -> None:
 @kernel([void(_M, _V, _M)])
 def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = J T`` (m, nv), the joints permuted back."""
-    nv = J.shape[1]
-    for i in range(J.shape[0]):
-        for j in range(6, nv):
-            out[i, j] = J[i, _order(state, j)]
+    for j in range(6, J.shape[1]):  # (column by column: each index read once, not once a row)
+        k = _order(state, j)
+        for i in range(J.shape[0]):
+            out[i, j] = J[i, k]
     columns_flat(J, state, _work(state), out)
 
 

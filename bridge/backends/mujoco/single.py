@@ -9,17 +9,24 @@ invalid state changes nothing), copied into the ``MjData`` once checked.
 
 With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
 library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
-checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
-declarations) into a state array, and the results go back through its kernels
-(:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
-MuJoCo itself is called through its Python API only (no compiled code calls its C functions: an
-error there would end the process instead of raising).
+(:func:`~bridge.backends.single_kernels.set_state_into`) checks the state, writes ``qpos``, ``qvel``
+and the change of variables (compiled from the same declarations) into one state array, written in
+place at every state, and, once all is checked, ``qpos`` and ``qvel`` into the ``MjData``'s own
+arrays (public numpy views of its buffers): an invalid state writes nothing. The results go back
+through its kernels (:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken
+back in one call), called through their compiled entry points (:func:`bridge._numba.direct`: every
+argument is the engine's buffer or an ``MjData`` array, of fixed types). MuJoCo itself is called
+through its Python API only (no compiled code calls its C functions: an error there would end the
+process instead of raising).
 
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
-centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
-for the bias forces; inverse and forward dynamics skip the stages already computed
-(``mj_inverseSkip`` / ``mj_forwardSkip``). Results are read from the ``MjData`` arrays in place
-(views made once) and copied only by the change of variables that takes them back. Everything
+centre of mass, ``qM``) for the mass matrix and the Jacobians; for the bias forces,
+``mj_fwdVelocity`` (``qfrc_bias``) when zero acceleration in the representation is ``qacc = 0``
+(MIXED), else MuJoCo's ``qfrc_bias + M T_dot nu`` as one ``mj_rne`` with ``qacc = T_dot nu`` after
+``mj_comVel`` (one pass of the recursion instead of ``mj_fwdVelocity`` and ``mj_mulM``); inverse and
+forward dynamics skip the stages already computed (``mj_inverseSkip`` / ``mj_forwardSkip``, past
+the velocities or the positions). Results are read from the ``MjData`` arrays in place (views made
+once) and copied only by the change of variables that takes them back. Everything
 else (gravity forces, frame velocities and accelerations, the centre of mass, external wrenches,
 links of the kinematic twin) takes the engine's general path on a batch of one, made on demand.
 """
@@ -187,15 +194,15 @@ class MujocoSingleState(LibrarySingleState):
             # out is a view of it (the State is rebuilt from copies). The current state's views
             # then stay bound from one state to the next (as the Pinocchio engine's).
             state = kern.state
-            try:
-                done = kern.k.set_state(world_H_base, s, base_velocity, s_dot, state)
+            try:  # (MuJoCo's qpos and qvel written by the kernel too, once the state is checked)
+                done = kern.k.set_state_into(
+                    world_H_base, s, base_velocity, s_dot, state, self._d_qpos, self._d_qvel
+                )
             except TypeError:
                 done = None  # (not four contiguous float64 arrays: the numpy path below)
             if done:
                 if self._state1 is not state:  # (the first compiled state since another path)
                     self._current_compiled(kern.states[0])
-                self._d_qpos[...] = self._q1
-                self._d_qvel[...] = self._v1
                 self._stage = 0
                 self._current = -1
                 self._state = self._cov = self._flat_batch = None
