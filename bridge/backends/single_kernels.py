@@ -44,6 +44,7 @@ __all__ = [
     "force",
     "force_flat",
     "frame_columns_back",
+    "joint_forces",
     "layout",
     "matrix_back",
     "matrix_back_permuted",
@@ -446,6 +447,27 @@ def acceleration(state: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, ou
         out[6 + j] = x
         total += x * x
     return total < MODERATE_SQ
+
+
+@kernel([boolean(t, _V, _V) for t in (_V, _RV)])
+def joint_forces(t: np.ndarray, state: np.ndarray, out: np.ndarray) -> bool:
+    """``out = T^-T [0; t]`` (nv,): the library's generalized force of the joint torques ``t`` (n,),
+    the base wrench zero (six zeros, then ``t`` in the library's joint order); False, ``out``
+    unchanged, when ``t`` is not of shape (n,) or not finite and moderate (its squared norm below
+    ``MODERATE_SQ``; summed here, not by a BLAS call next to the library's)."""
+    n = int(state[N])
+    if t.shape[0] != n or out.shape[0] != 6 + n:
+        return False
+    total = 0.0
+    for j in range(n):
+        total += t[j] * t[j]
+    if not total < MODERATE_SQ:
+        return False
+    for r in range(6):
+        out[r] = 0.0
+    for j in range(n):
+        out[6 + j] = t[int(state[PERM + j])]
+    return True
 
 
 @kernel([void(_V, _V, _V)])

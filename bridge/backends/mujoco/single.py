@@ -72,6 +72,7 @@ class MujocoSingleState(LibrarySingleState):
         # MjData's arrays, read and written in place (views of its buffers, made once)
         self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
+        self._d_forces = d.qfrc_applied  # (the compiled path writes the whole of it: six zeros first)
         self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
         self._d_acc = (d.qacc, d.qacc[:nb], d.qacc[nb:])  # qacc and its base and joint parts
         self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
@@ -185,8 +186,8 @@ class MujocoSingleState(LibrarySingleState):
     ) -> bool:
         """The shared :meth:`~bridge.backends.single.LibrarySingleState.set_single_state`, with
         float64 arrays of the right shapes taken by the compiled path once it is loaded (its kernel
-        checks them as :func:`~bridge.conventions.state.single_arrays` does), then copied into the
-        MjData."""
+        checks them as :func:`~bridge.conventions.state.single_arrays` does, then writes MuJoCo's
+        ``qpos`` and ``qvel`` into the MjData)."""
         kern = self._kern
         if kern is not None:
             # One state array, kern.states[0], written in place at every state: its kernel checks
@@ -252,12 +253,6 @@ class MujocoSingleState(LibrarySingleState):
             if g != self._g_list:
                 self.mm.opt.gravity[:] = g
                 self._g_list = g
-
-    def _positions(self) -> None:
-        """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
-        if self._stage < _POSITION:
-            self._fwd_position(self.mm, self.data)
-            self._stage = _POSITION
 
     def _velocities(self) -> None:
         """MuJoCo's position and velocity stages of the current single state (``qfrc_bias``)."""
@@ -398,12 +393,24 @@ class MujocoSingleState(LibrarySingleState):
         permuted ``t`` behind six zeros), MuJoCo's ``qfrc_applied`` written in place.
 
         None, doing nothing, when the state is not one single state or ``t`` is not finite."""
+        state = self._state1
+        if state is not None:  # the compiled state: a float64 t checked and written by one kernel
+            try:
+                done = self._kern.k.joint_forces(t, state, self._d_forces)
+            except TypeError:  # (float32, or strided: the numpy path below)
+                done = None
+            if done:
+                self._run(self._forward_skip, self._forward)
+                out = np.empty(self._nv)
+                self._k_acceleration_back(self._d_qacc, state, out)
+                return out
+            if done is not None:
+                return None
         if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
         self._run(self._forward_skip, self._forward)
-        state = self._state1
         if state is not None:
             out = np.empty(self._nv)
             self._k_acceleration_back(self._d_qacc, state, out)
