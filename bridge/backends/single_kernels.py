@@ -50,7 +50,6 @@ __all__ = [
     "matrix_back_permuted",
     "set_state",
     "set_state_into",
-    "sum_back",
     "vector_back",
     "vector_back_permuted",
 ]
@@ -507,20 +506,6 @@ def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
             + X_inv[3, r] * t3
             + (X_inv[4, r] * t4 + X_inv[5, r] * t5)
         )
-
-
-@kernel([void(_V, _V, _V, _V)])
-def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
-    """``out = T^T (x + y)`` (nv,), the joints permuted back: a generalized force given as two
-    parts of the library's (read only), e.g. ``M a`` and the bias forces."""
-    nv = x.shape[0]
-    for i in range(6, nv):
-        k = _order(state, i)
-        out[i] = x[k] + y[k]
-    X = _X(state, False)
-    h0, h1, h2, h3, h4, h5 = x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
-    for r in range(6):
-        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
 
 
 @kernel([void(_M, _V, _V, _V, _V, _M)])

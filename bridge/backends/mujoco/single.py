@@ -38,7 +38,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from bridge._numba import direct
-from bridge.backends.single import LibrarySingleState, SingleMatrixBack, StateArrays, single_arrays
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack, StateArrays
 from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz, quaternion_xyzw_of_rows
@@ -212,15 +212,7 @@ class MujocoSingleState(LibrarySingleState):
                 return True
             if done is not None:
                 return False
-        taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
-        if taken is None or not self._take_single(*taken, gravity):
-            return False
-        self._state1 = None
-        if self._kern_args is not None:  # (the compiled path, not loaded yet: see COMPILE_AFTER)
-            self._n_numpy += 1
-            if self._n_numpy >= self._compile_after:
-                self._load_compiled()
-        return True
+        return self._set_single_numpy(world_H_base, s, base_velocity, s_dot, gravity)
 
     def _current_compiled(self, arrays: StateArrays) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
