@@ -213,6 +213,14 @@ class LibrarySingleState:
                     self._spare ^= 1
                     self._commit_compiled(arrays, gravity)
                 return done
+        return self._set_single_numpy(world_H_base, s, base_velocity, s_dot, gravity)
+
+    def _set_single_numpy(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """:meth:`set_single_state`'s numpy path: the arrays checked
+        (:func:`~bridge.conventions.state.single_arrays`) and copied by the engine's ``_take_single``,
+        counted towards loading the compiled path (:attr:`_compile_after`)."""
         taken = single_arrays(world_H_base, s, base_velocity, s_dot, self._shape_n)
         if taken is None or not self._take_single(*taken, gravity):
             return False

@@ -44,11 +44,12 @@ __all__ = [
     "force",
     "force_flat",
     "frame_columns_back",
+    "joint_forces",
     "layout",
     "matrix_back",
     "matrix_back_permuted",
     "set_state",
-    "sum_back",
+    "set_state_into",
     "vector_back",
     "vector_back_permuted",
 ]
@@ -125,6 +126,13 @@ def _column(x: np.ndarray, xo: int, j: int) -> tuple:
     """Column j of the row-major (6, 6) matrix ``x[xo : xo + 36]``, as a 6-tuple."""
     o = xo + j
     return (x[o], x[o + 6], x[o + 12], x[o + 18], x[o + 24], x[o + 30])
+
+
+@njit(cache=True, inline="always")
+def _row(x: np.ndarray, xo: int, i: int) -> tuple:
+    """Row i of the row-major (6, 6) matrix ``x[xo : xo + 36]``, as a 6-tuple."""
+    o = xo + 6 * i
+    return (x[o], x[o + 1], x[o + 2], x[o + 3], x[o + 4], x[o + 5])
 
 
 @njit(cache=True, inline="always")
@@ -316,6 +324,39 @@ def set_state(H: np.ndarray, s: np.ndarray, vb: np.ndarray, sd: np.ndarray, stat
     return True
 
 
+#: :func:`set_state` as an inline helper, for the kernels that write more once it has checked a state
+_write_state = njit(inline="always")(set_state.__wrapped__)
+_SET_STATE_INTO = [boolean(h, v, v, v, _V, _V, _V) for h in (_M, _RM) for v in (_V, _RV)]
+
+
+@kernel(_SET_STATE_INTO)
+def set_state_into(
+    H: np.ndarray,
+    s: np.ndarray,
+    vb: np.ndarray,
+    sd: np.ndarray,
+    state: np.ndarray,
+    q: np.ndarray,
+    v: np.ndarray,
+) -> bool:
+    """:func:`set_state`, then the library's q (nq,) and v (nv,) copied from ``state`` into ``q``
+    and ``v`` too (a library's own arrays, e.g. MuJoCo's ``qpos`` and ``qvel``): all or nothing,
+    False with all three unchanged when the state is not valid (or ``q`` and ``v`` are not of the
+    state's sizes)."""
+    n = s.shape[0]
+    if q.shape[0] != 7 + n or v.shape[0] != 6 + n:
+        return False
+    if not _write_state(H, s, vb, sd, state):
+        return False
+    q0 = int(state[SIZE])
+    for i in range(7 + n):
+        q[i] = state[q0 + i]
+    v0 = q0 + 7 + n
+    for i in range(6 + n):
+        v[i] = state[v0 + i]
+    return True
+
+
 @njit(cache=True, inline="always")
 def _X(state: np.ndarray, inverse: bool) -> np.ndarray:
     """X (or X^-1) (6, 6) of a state array."""
@@ -373,10 +414,10 @@ def columns_back(J: np.ndarray, state: np.ndarray) -> None:
 @kernel([void(_M, _V, _M)])
 def columns_back_permuted(J: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
     """``out = J T`` (m, nv), the joints permuted back."""
-    nv = J.shape[1]
-    for i in range(J.shape[0]):
-        for j in range(6, nv):
-            out[i, j] = J[i, _order(state, j)]
+    for j in range(6, J.shape[1]):  # (column by column: each index read once, not once a row)
+        k = _order(state, j)
+        for i in range(J.shape[0]):
+            out[i, j] = J[i, k]
     columns_flat(J, state, _work(state), out)
 
 
@@ -407,6 +448,27 @@ def acceleration(state: np.ndarray, base_acc: np.ndarray, s_ddot: np.ndarray, ou
         out[6 + j] = x
         total += x * x
     return total < MODERATE_SQ
+
+
+@kernel([boolean(t, _V, _V) for t in (_V, _RV)])
+def joint_forces(t: np.ndarray, state: np.ndarray, out: np.ndarray) -> bool:
+    """``out = T^-T [0; t]`` (nv,): the library's generalized force of the joint torques ``t`` (n,),
+    the base wrench zero (six zeros, then ``t`` in the library's joint order); False, ``out``
+    unchanged, when ``t`` is not of shape (n,) or not finite and moderate (its squared norm below
+    ``MODERATE_SQ``; summed here, not by a BLAS call next to the library's)."""
+    n = int(state[N])
+    if t.shape[0] != n or out.shape[0] != 6 + n:
+        return False
+    total = 0.0
+    for j in range(n):
+        total += t[j] * t[j]
+    if not total < MODERATE_SQ:
+        return False
+    for r in range(6):
+        out[r] = 0.0
+    for j in range(n):
+        out[6 + j] = t[int(state[PERM + j])]
+    return True
 
 
 @kernel([void(_V, _V, _V)])
@@ -448,20 +510,6 @@ def force(tau: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
         )
 
 
-@kernel([void(_V, _V, _V, _V)])
-def sum_back(x: np.ndarray, y: np.ndarray, state: np.ndarray, out: np.ndarray) -> None:
-    """``out = T^T (x + y)`` (nv,), the joints permuted back: a generalized force given as two
-    parts of the library's (read only), e.g. ``M a`` and the bias forces."""
-    nv = x.shape[0]
-    for i in range(6, nv):
-        k = _order(state, i)
-        out[i] = x[k] + y[k]
-    X = _X(state, False)
-    h0, h1, h2, h3, h4, h5 = x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
-    for r in range(6):
-        out[r] = X[0, r] * h0 + X[1, r] * h1 + X[2, r] * h2 + X[3, r] * h3 + X[4, r] * h4 + X[5, r] * h5
-
-
 @kernel([void(_M, _V, _V, _V, _V, _M)])
 def frame_columns_back(
     J: np.ndarray, pos: np.ndarray, mat: np.ndarray, frame: np.ndarray, state: np.ndarray, out: np.ndarray
@@ -476,14 +524,19 @@ def frame_columns_back(
     for r in range(3):
         H[r, 0], H[r, 1], H[r, 2], H[r, 3] = mat[3 * r], mat[3 * r + 1], mat[3 * r + 2], pos[r]
     H[3, 0], H[3, 1], H[3, 2], H[3, 3] = 0.0, 0.0, 0.0, 1.0
-    change_matrix(H, frame, int(frame[int(frame[EXTRA])]), frame, size + 16)
-    F = frame[size + 16 : size + 52].reshape(6, 6)
-    nv = J.shape[1]
-    for j in range(nv):  # J <- F J, column by column
-        c0, c1, c2, c3, c4, c5 = J[0, j], J[1, j], J[2, j], J[3, j], J[4, j], J[5, j]
-        for r in range(6):
-            J[r, j] = F[r, 0] * c0 + F[r, 1] * c1 + F[r, 2] * c2 + F[r, 3] * c3 + F[r, 4] * c4 + F[r, 5] * c5
-    for i in range(6):
-        for j in range(6, nv):
-            out[i, j] = J[i, _order(state, j)]
-    columns_flat(J, state, _work(state), out)
+    f = size + 16
+    change_matrix(H, frame, int(frame[int(frame[EXTRA])]), frame, f)
+    # F's rows as locals (LLVM cannot tell that writing J leaves F alone) and its off-diagonal 3x3
+    # blocks that are exactly zero (a frame's rotation at its origin, F[A] to F), whose products are
+    # skipped as in congruence_flat: rows 0..2 then read a column's linear half alone, 3..5 its angular
+    f0, f1, f2 = _row(frame, f, 0), _row(frame, f, 1), _row(frame, f, 2)
+    f3, f4, f5 = _row(frame, f, 3), _row(frame, f, 4), _row(frame, f, 5)
+    up = 1 if _zeros(f0, 3) and _zeros(f1, 3) and _zeros(f2, 3) else 0
+    low = 2 if _zeros(f3, 0) and _zeros(f4, 0) and _zeros(f5, 0) else 0
+    for j in range(J.shape[1]):  # column j of F J: the base columns into J, the joints permuted back
+        k = j if j < 6 else _order(state, j)  # into out
+        m = (J[0, k], J[1, k], J[2, k], J[3, k], J[4, k], J[5, k])
+        o = J if j < 6 else out
+        o[0, j], o[1, j], o[2, j] = _dot6(f0, m, up), _dot6(f1, m, up), _dot6(f2, m, up)
+        o[3, j], o[4, j], o[5, j] = _dot6(f3, m, low), _dot6(f4, m, low), _dot6(f5, m, low)
+    columns_flat(J, state, _work(state), out)  # the base columns: (F J)[:, :6] X

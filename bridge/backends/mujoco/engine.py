@@ -130,6 +130,7 @@ class MujocoEngine(MujocoSingleState, EngineBase):
             self._base_quat = Transform(flat.H, check=False).as_quaternion_wxyz()
         self._cov: ChangeOfVariables | None = None
         self._current = -1
+        self._state1 = None  # (the compiled single state's array is no longer the current state)
         if self._single:
             self._use_single_path(False)
 

@@ -9,17 +9,24 @@ invalid state changes nothing), copied into the ``MjData`` once checked.
 
 With numba, after :data:`~bridge.backends.single.COMPILE_AFTER` states, float64 arrays take the
 library engines' compiled path instead (:class:`~bridge.backends.single.CompiledSingle`): one kernel
-checks the state and writes ``qpos``, ``qvel`` and the change of variables (compiled from the same
-declarations) into a state array, and the results go back through its kernels
-(:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken back in one call).
-MuJoCo itself is called through its Python API only (no compiled code calls its C functions: an
-error there would end the process instead of raising).
+(:func:`~bridge.backends.single_kernels.set_state_into`) checks the state, writes ``qpos``, ``qvel``
+and the change of variables (compiled from the same declarations) into one state array, written in
+place at every state, and, once all is checked, ``qpos`` and ``qvel`` into the ``MjData``'s own
+arrays (public numpy views of its buffers): an invalid state writes nothing. The results go back
+through its kernels (:mod:`bridge.backends.single_kernels`; a BODY frame Jacobian moved and taken
+back in one call), called through their compiled entry points (:func:`bridge._numba.direct`: every
+argument is the engine's buffer or an ``MjData`` array, of fixed types). MuJoCo itself is called
+through its Python API only (no compiled code calls its C functions: an error there would end the
+process instead of raising).
 
 MuJoCo's pipeline runs only as far as a query needs, once per state: ``mj_fwdPosition`` (poses, the
-centre of mass, ``qM``) for the mass matrix and the Jacobians, ``mj_fwdVelocity`` (``qfrc_bias``)
-for the bias forces; inverse and forward dynamics skip the stages already computed
-(``mj_inverseSkip`` / ``mj_forwardSkip``). Results are read from the ``MjData`` arrays in place
-(views made once) and copied only by the change of variables that takes them back. Everything
+centre of mass, ``qM``) for the mass matrix and the Jacobians; for the bias forces,
+``mj_fwdVelocity`` (``qfrc_bias``) when zero acceleration in the representation is ``qacc = 0``
+(MIXED), else MuJoCo's ``qfrc_bias + M T_dot nu`` as one ``mj_rne`` with ``qacc = T_dot nu`` after
+``mj_comVel`` (one pass of the recursion instead of ``mj_fwdVelocity`` and ``mj_mulM``); inverse and
+forward dynamics skip the stages already computed (``mj_inverseSkip`` / ``mj_forwardSkip``, past
+the velocities or the positions). Results are read from the ``MjData`` arrays in place (views made
+once) and copied only by the change of variables that takes them back. Everything
 else (gravity forces, frame velocities and accelerations, the centre of mass, external wrenches,
 links of the kinematic twin) takes the engine's general path on a batch of one, made on demand.
 """
@@ -30,7 +37,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from bridge.backends.single import LibrarySingleState, SingleMatrixBack
+from bridge._numba import direct
+from bridge.backends.single import LibrarySingleState, SingleMatrixBack, StateArrays
 from bridge.conventions.single_state import SingleStateChange, single_base_change
 from bridge.conventions.state import MODERATE_SQ, vdot, velocity_declaration
 from bridge.spatial.so3 import matrix_to_quaternion_wxyz, quaternion_xyzw_of_rows
@@ -50,6 +58,10 @@ class MujocoSingleState(LibrarySingleState):
     from the copies when a query needs it (the engine's ``_flat``).
     """
 
+    #: the compiled state's kernels once loaded (:meth:`_load_compiled`): numba's entry points for
+    #: the engine's own buffers and MjData's arrays (types fixed by construction, so no dispatch)
+    _k_matrix = _k_vector = _k_columns = _k_frame_columns = _k_acceleration_back = None
+
     def _init_single(self) -> None:
         mj, m, d, joints = self._mj, self.mm, self.data, self._joints
         nb, nv, nq = joints.nb, joints.nv, m.nq
@@ -60,10 +72,16 @@ class MujocoSingleState(LibrarySingleState):
         # MjData's arrays, read and written in place (views of its buffers, made once)
         self._d_qpos, self._d_qvel, self._d_qacc = d.qpos, d.qvel, d.qacc
         self._d_applied = d.qfrc_applied[nb:]  # its base part stays zero (the general path resets it)
+        self._d_forces = d.qfrc_applied  # (the compiled path writes the whole of it: six zeros first)
         self._d_bias, self._d_inverse = d.qfrc_bias, d.qfrc_inverse
         self._d_acc = (d.qacc, d.qacc[:nb], d.qacc[nb:])  # qacc and its base and joint parts
         self._fwd_position, self._fwd_velocity = mj.mj_fwdPosition, mj.mj_fwdVelocity
-        self._skip_velocity = mj.mjtStage.mjSTAGE_VEL
+        self._com_velocity, self._rne, self._jac = mj.mj_comVel, mj.mj_rne, mj.mj_jac
+        self._inverse, self._inverse_skip = mj.mj_inverse, mj.mj_inverseSkip
+        self._forward, self._forward_skip = mj.mj_forward, mj.mj_forwardSkip
+        self._skip_position, self._skip_velocity = mj.mjtStage.mjSTAGE_POS, mj.mjtStage.mjSTAGE_VEL
+        self._shape_nn, self._shape_6nv = (nv, nv), (6, nv)
+        self._M_scratch = np.empty((nv, nv))  # MuJoCo's mass matrix, when a kernel permutes it back
         # two buffers [qpos | qvel | base velocity], alternately the current state's and the spare
         self._bufs, fills = [], []
         source = velocity_declaration(self.representation)
@@ -116,6 +134,27 @@ class MujocoSingleState(LibrarySingleState):
             source, MUJOCO.velocity, joints, MUJOCO.configuration, self._s_index if one_coordinate else None
         )
 
+    def _load_compiled(self) -> None:
+        """The compiled path, and with it its kernels' entry points for the arrays this engine
+        hands them (:func:`bridge._numba.direct`: the engine's buffers and MjData's arrays, float64
+        and C-contiguous by construction; the user's arrays go through numba's dispatch)."""
+        LibrarySingleState._load_compiled(self)
+        kern = self._kern
+        if kern is None:
+            return
+        k, state, nv = kern.k, kern.state, self._nv
+        M, v, J = np.empty(self._shape_nn), np.empty(nv), np.empty(self._shape_6nv)
+        matrix = (
+            direct(k.matrix_back, M, state) if kern.in_place else direct(k.matrix_back_permuted, M, state, M)
+        )
+        self._k_matrix = None if kern.identity else matrix
+        self._k_vector = direct(k.vector_back_permuted, self._d_bias, state, v)
+        self._k_acceleration_back = direct(k.acceleration_back, self._d_qacc, state, v)
+        self._k_columns = direct(k.columns_back_permuted, J, state, J)
+        if self._frame_data is not None and self._jac_frames:
+            _, pos, mat, _ = next(iter(self._jac_frames.values()))
+            self._k_frame_columns = direct(k.frame_columns_back, J, pos, mat, self._frame_data, state, J)
+
     # ------------------------------------------------------------------ state
     def _take_single(
         self, H: np.ndarray, rows: list, s: np.ndarray, v: np.ndarray, sd: np.ndarray, gravity: np.ndarray
@@ -142,12 +181,47 @@ class MujocoSingleState(LibrarySingleState):
         self._rows = rows
         return True
 
-    def _commit_compiled(self, arrays: tuple, gravity: np.ndarray) -> None:
+    def set_single_state(
+        self, world_H_base: object, s: object, base_velocity: object, s_dot: object, gravity: np.ndarray
+    ) -> bool:
+        """The shared :meth:`~bridge.backends.single.LibrarySingleState.set_single_state`, with
+        float64 arrays of the right shapes taken by the compiled path once it is loaded (its kernel
+        checks them as :func:`~bridge.conventions.state.single_arrays` does, then writes MuJoCo's
+        ``qpos`` and ``qvel`` into the MjData)."""
+        kern = self._kern
+        if kern is not None:
+            # One state array, kern.states[0], written in place at every state: its kernel checks
+            # everything before it writes anything (False: the array unchanged), and nothing handed
+            # out is a view of it (the State is rebuilt from copies). The current state's views
+            # then stay bound from one state to the next (as the Pinocchio engine's).
+            state = kern.state
+            try:  # (MuJoCo's qpos and qvel written by the kernel too, once the state is checked)
+                done = kern.k.set_state_into(
+                    world_H_base, s, base_velocity, s_dot, state, self._d_qpos, self._d_qvel
+                )
+            except TypeError:
+                done = None  # (not four contiguous float64 arrays: the numpy path below)
+            if done:
+                if self._state1 is not state:  # (the first compiled state since another path)
+                    self._current_compiled(kern.states[0])
+                self._stage = 0
+                self._current = -1
+                self._state = self._cov = self._flat_batch = None
+                if gravity is not self._g_last:
+                    self._set_gravity(gravity)
+                return True
+            if done is not None:
+                return False
+        return self._set_single_numpy(world_H_base, s, base_velocity, s_dot, gravity)
+
+    def _current_compiled(self, arrays: StateArrays) -> None:
         """Make the compiled path's state array (:class:`~bridge.backends.single.CompiledSingle`)
-        the current single state."""
-        state, q, v, _, vb, H, bias, _, cov = arrays
-        self._commit(q, v, vb, cov, gravity)
-        self._state1, self._H1, self._abias1, self._rows = state, H, bias, None
+        the current single state, its queries on."""
+        self._state1, self._H1, self._abias1, self._rows = arrays.state, arrays.H, arrays.bias, None
+        self._cov1, self._q1, self._v1, self._vb1 = arrays.cov, arrays.q, arrays.v, arrays.vb
+        self.batch_shape = ()
+        if not self._single:
+            self._use_single_path(True)
 
     def _commit(self, q: np.ndarray, qvel: np.ndarray, vb: np.ndarray, cov, gravity: np.ndarray) -> None:
         """Make a checked state (MuJoCo's ``qpos``, ``qvel``, the base velocity in the
@@ -158,7 +232,6 @@ class MujocoSingleState(LibrarySingleState):
         self._stage = 0
         self._current = -1
         self._cov1, self._q1, self._v1, self._vb1 = cov, q, qvel, vb
-        self._g1 = gravity
         self._state = self._cov = self._flat_batch = None
         self.batch_shape = ()
         if not self._single:
@@ -167,17 +240,11 @@ class MujocoSingleState(LibrarySingleState):
     def _set_gravity(self, gravity: np.ndarray) -> None:
         """MuJoCo's gravity (3,) of a single state (set only when it changes)."""
         if gravity is not self._g_last:
-            self._g_last = gravity
+            self._g_last = self._g1 = gravity
             g = gravity.tolist()
             if g != self._g_list:
                 self.mm.opt.gravity[:] = g
                 self._g_list = g
-
-    def _positions(self) -> None:
-        """MuJoCo's position stage of the current single state (poses, centre of mass, ``qM``)."""
-        if self._stage < _POSITION:
-            self._fwd_position(self.mm, self.data)
-            self._stage = _POSITION
 
     def _velocities(self) -> None:
         """MuJoCo's position and velocity stages of the current single state (``qfrc_bias``)."""
@@ -189,39 +256,73 @@ class MujocoSingleState(LibrarySingleState):
             self._stage = _VELOCITY
 
     def _run(self, skipping, whole) -> None:
-        """MuJoCo's inverse or forward dynamics: ``skipping(m, d, mjSTAGE_VEL, 0)`` when the
-        position and velocity stages of the state are computed, else ``whole(m, d)``."""
-        if self._stage >= _VELOCITY:
+        """MuJoCo's inverse or forward dynamics: ``skipping(m, d, stage, 0)`` past the stages of the
+        state already computed (velocities, or positions alone), else ``whole(m, d)``."""
+        stage = self._stage
+        if stage >= _VELOCITY:
             skipping(self.mm, self.data, self._skip_velocity, 0)
+            return
+        if stage >= _POSITION:
+            skipping(self.mm, self.data, self._skip_position, 0)
         else:
             whole(self.mm, self.data)
-            self._stage = _VELOCITY
+        self._stage = _VELOCITY
+
+    def _bias_mj(self, a: np.ndarray) -> np.ndarray:
+        """MuJoCo's ``qfrc_bias + M a`` (nv,) for its acceleration ``a`` (nv,): one RNE with
+        ``qacc = a`` (``mj_rne`` with its acceleration), after the centre-of-mass velocities of the
+        velocity stage alone (``mj_comVel``; the stage is not marked computed: ``mj_fwdVelocity``
+        computes more, which inverse and forward dynamics then run). Read from a scratch array, in
+        place (the next call overwrites it)."""
+        m, d = self.mm, self.data
+        if self._stage < _POSITION:
+            self._fwd_position(m, d)
+            self._stage = _POSITION
+        self._d_qacc[...] = a
+        if self._stage < _VELOCITY:
+            self._com_velocity(m, d)
+        h = self._h_scratch
+        self._rne(m, d, 1, h)
+        return h
 
     # ------------------------------------------------------------------ queries
     def _mass_matrix_single(self) -> np.ndarray:
-        self._positions()
-        M = np.empty((self._nv, self._nv))
+        if self._stage < _POSITION:
+            self._fwd_position(self.mm, self.data)
+            self._stage = _POSITION
+        state = self._state1
+        if state is not None:  # the compiled state: MuJoCo's matrix taken back by one kernel
+            if self._kern.in_place:  # (in place, or nothing to do when T is the identity)
+                M = np.empty(self._shape_nn)
+                self._fullM(self.mm, self.data, M)
+                if self._k_matrix is not None:
+                    self._k_matrix(M, state)
+                return M
+            M, out = self._M_scratch, np.empty(self._shape_nn)
+            self._fullM(self.mm, self.data, M)
+            self._k_matrix(M, state, out)
+            return out
+        M = np.empty(self._shape_nn)
         self._fullM(self.mm, self.data, M)
-        if self._state1 is not None:
-            return self._matrix_back(M)
         return self._mass_back(M, self._cov1.X)
 
     def _bias_forces_single(self) -> np.ndarray:
-        self._velocities()
-        if self._state1 is not None:  # the compiled state: T_dot nu in its array
+        # zero acceleration in the representation is qacc = T_dot nu: qfrc_bias + M_mj T_dot nu
+        state = self._state1
+        if state is not None:  # the compiled state: T_dot nu in its array
             if self._kern.bias_free:
-                return self._force_back(self._d_bias)
-            self._mj.mj_mulM(self.mm, self.data, self._h_scratch, self._abias1)
+                if self._stage < _VELOCITY:
+                    self._velocities()
+                x = self._d_bias
+            else:
+                x = self._bias_mj(self._abias1)
             h = np.empty(self._nv)
-            self._kern.k.sum_back(self._h_scratch, self._d_bias, self._state1, h)
+            self._k_vector(x, state, h)
             return h
         cov = self._cov1
-        # zero acceleration in the representation is qacc = T_dot nu: h_mj + M_mj T_dot nu
         if cov.base_bias_into(self._a_bias_base):
-            h = np.empty(self._nv)
-            self._mj.mj_mulM(self.mm, self.data, h, self._a_bias)
-            h += self._d_bias
-            return self._mass_back.force(h, cov.X, cov)
+            return self._mass_back.force(self._bias_mj(self._a_bias), cov.X, cov)
+        self._velocities()
         return self._mass_back.force(self._d_bias, cov.X, cov)
 
     def _frame_jacobian_single(self, frame: str) -> np.ndarray:
@@ -229,17 +330,18 @@ class MujocoSingleState(LibrarySingleState):
         if self._stage < _POSITION:
             self._fwd_position(self.mm, self.data)
             self._stage = _POSITION
-        if self._state1 is not None:  # the compiled state: one kernel from MuJoCo's rows
+        state = self._state1
+        if state is not None:  # the compiled state: one kernel from MuJoCo's rows
             J, jacp, jacr = self._jac_scratch
-            self._mj.mj_jac(self.mm, self.data, jacp, jacr, point, bid)
-            out = np.empty((6, self._nv))
+            self._jac(self.mm, self.data, jacp, jacr, point, bid)
+            out = np.empty(self._shape_6nv)
             if self._frame_data is None:
-                self._kern.k.columns_back_permuted(J, self._state1, out)
+                self._k_columns(J, state, out)
             else:
-                self._kern.k.frame_columns_back(J, pos, mat, self._frame_data, self._state1, out)
+                self._k_frame_columns(J, pos, mat, self._frame_data, state, out)
             return out
-        J = np.empty((6, self._nv))  # linear rows first
-        self._mj.mj_jac(self.mm, self.data, J[:3], J[3:], point, bid)
+        J = np.empty(self._shape_6nv)  # linear rows first
+        self._jac(self.mm, self.data, J[:3], J[3:], point, bid)
         change = self._frame_change
         if change is not None:  # F[A] -> the representation's frame (BODY: F)
             H = self._H_frame
@@ -248,8 +350,6 @@ class MujocoSingleState(LibrarySingleState):
             rows = H.tolist()
             X = change.to_body(H, rows) if self._frame_to_body else change.matrices(H, rows)[0]
             J = X.dot(J)
-        if self._state1 is not None:
-            return self._columns_back(J)
         return self._mass_back.columns(J, self._cov1.X, self._cov1)
 
     def inverse_dynamics_single(self, base_acc: object, s_ddot: object) -> np.ndarray | None:
@@ -259,14 +359,23 @@ class MujocoSingleState(LibrarySingleState):
 
         None, doing nothing, unless the state is one single state and the arguments are one finite
         acceleration of the right shapes (the caller's general path then raises the errors)."""
-        done = self._acceleration_compiled(base_acc, s_ddot, self._d_qacc)
-        if done is None:  # (not the compiled path's arguments)
-            if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
+        state = self._state1
+        if state is not None:  # the compiled state: float64 arrays take its kernels
+            try:
+                done = self._kern.k.acceleration(state, base_acc, s_ddot, self._d_qacc)
+            except TypeError:  # not contiguous float64 arrays: the numpy path below
+                done = None
+            if done:
+                self._run(self._inverse_skip, self._inverse)
+                tau = np.empty(self._nv)
+                self._k_vector(self._d_inverse, state, tau)
+                return tau
+            if done is not None:
                 return None
-        elif not done:
+        if not self._single or self._acceleration_into(base_acc, s_ddot, *self._d_acc) is None:
             return None
-        self._run(self._mj.mj_inverseSkip, self._mj.mj_inverse)
-        if self._state1 is not None:
+        self._run(self._inverse_skip, self._inverse)
+        if state is not None:
             return self._force_back(self._d_inverse)
         return self._mass_back.force(self._d_inverse, self._cov1.X, self._cov1)
 
@@ -276,13 +385,26 @@ class MujocoSingleState(LibrarySingleState):
         permuted ``t`` behind six zeros), MuJoCo's ``qfrc_applied`` written in place.
 
         None, doing nothing, when the state is not one single state or ``t`` is not finite."""
+        state = self._state1
+        if state is not None:  # the compiled state: a float64 t checked and written by one kernel
+            try:
+                done = self._kern.k.joint_forces(t, state, self._d_forces)
+            except TypeError:  # (float32, or strided: the numpy path below)
+                done = None
+            if done:
+                self._run(self._forward_skip, self._forward)
+                out = np.empty(self._nv)
+                self._k_acceleration_back(self._d_qacc, state, out)
+                return out
+            if done is not None:
+                return None
         if not self._single or not float(vdot(t, t)) < MODERATE_SQ:  # (all_moderate; float32 t too)
             return None
         perm = self._perm
         self._d_applied[...] = t if perm is None else t[perm]
-        self._run(self._mj.mj_forwardSkip, self._mj.mj_forward)
-        if self._state1 is not None:
+        self._run(self._forward_skip, self._forward)
+        if state is not None:
             out = np.empty(self._nv)
-            self._kern.k.acceleration_back(self._d_qacc, self._state1, out)
+            self._k_acceleration_back(self._d_qacc, state, out)
             return out
         return self._cov1.acceleration_back(self._d_qacc)

@@ -10,6 +10,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import bridge
 from bridge.robots import robot_path
@@ -140,3 +142,72 @@ def test_the_kernels_take_a_state_as_the_checks_do(models, monkeypatch) -> None:
         assert_close(engine.data.qpos, qpos, 0.0, "MuJoCo's data unchanged")
         assert_close(engine.mass_matrix(), M, 0.0, "the engine's M (not KinDyn's cache)")
         assert_close(engine.bias_forces(), h, 0.0)
+
+
+#: ways to make one state invalid: (which argument, how)
+_INVALID = [(arg, how) for arg in ("H", "s", "vb", "sd") for how in ("nan", "inf")]
+_INVALID += [("H", "not a rotation"), ("H", "last row")]
+
+
+def _invalid(arrays: list, arg: str, how: str, entry: int) -> list:
+    """Copies of ``arrays`` ``(H, s, vb, sd)`` with one argument made invalid."""
+    out = [x.copy() for x in arrays]
+    x = out[("H", "s", "vb", "sd").index(arg)]
+    if how == "not a rotation":
+        x[:3, :3] *= 1.5
+    elif how == "last row":
+        x[3, entry % 4] += 0.5
+    else:
+        x.flat[entry % (12 if arg == "H" else x.size)] = np.nan if how == "nan" else -np.inf
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_links=st.integers(2, 9),
+    seed=st.integers(0, 2**16),
+    rep=st.sampled_from(REPS),
+    invalid=st.sampled_from(_INVALID),
+    entry=st.integers(0, 2**16),
+)
+def test_mujocos_data_is_written_all_or_nothing(n_links, seed, rep, invalid, entry) -> None:
+    """The compiled path's kernel writes a checked state into MjData's own ``qpos`` and ``qvel``
+    (and the engine's one state array) only when the whole state is valid: after an invalid one
+    (a NaN or an infinity in any argument, a pose that is not one) the error is raised, the
+    MjData, the state array and the engine's answers (its stages reused) are those of the previous
+    state, and the next queries answer as a fresh KinDyn at that state."""
+    model = bridge.random_model(
+        n_links, seed=seed, joint_kinds=("revolute", "prismatic", "fixed"), massless_probability=0.0
+    )
+    assume(model.n_dofs > 0)
+    with pytest.MonkeyPatch.context() as patch:
+        compiled, _ = compiled_and_numpy(model, "mujoco", rep, patch)
+    rng = np.random.default_rng(seed)
+    state = random_state(model, rng, rep)
+    arrays = [np.array(x) for x in (state.world_H_base.matrix, state.s, state.base_velocity, state.s_dot)]
+    compiled.set_state(*arrays)
+    engine, frame = compiled._engine, model.frame_names[-1]
+    assert engine._state1 is not None, "the compiled path"
+    before = (engine.mass_matrix(), engine.bias_forces(), engine.frame_jacobian(frame))
+    data = (engine.data.qpos.copy(), engine.data.qvel.copy(), engine._state1.copy())
+    with pytest.raises(bridge.errors.BridgeError):
+        compiled.set_state(*_invalid(arrays, *invalid, entry))
+    assert engine._state1 is not None
+    for now, then, what in zip(
+        (engine.data.qpos, engine.data.qvel, engine._state1), data, ("qpos", "qvel", "state"), strict=True
+    ):
+        assert_close(now, then, 0.0, f"{what} unchanged after {invalid}")
+    after = (engine.mass_matrix(), engine.bias_forces(), engine.frame_jacobian(frame))
+    for now, then in zip(after, before, strict=True):
+        assert_close(now, then, 0.0, f"the engine's answers after {invalid}")
+    fresh = bridge.KinDyn(model, "mujoco", rep)
+    fresh.set_state(*arrays)
+    nu_dot, tau = rng.normal(size=model.nv), rng.normal(size=model.n_dofs)
+    for query in (
+        lambda kd: kd.mass_matrix(),
+        lambda kd: kd.bias_forces(),
+        lambda kd: kd.frame_jacobian(frame),
+        lambda kd: kd.inverse_dynamics(nu_dot[:6], nu_dot[6:]),
+        lambda kd: kd.forward_dynamics(tau),
+    ):
+        assert_close(query(compiled), query(fresh), 1e-12, f"{rep} after {invalid}")
