@@ -19,6 +19,7 @@ from bridge._array import as_float_array
 from bridge.errors import InvalidValueError, ShapeError
 
 __all__ = [
+    "SMALL_ANGLE",
     "cross",
     "matrix_to_quaternion_wxyz",
     "matrix_to_quaternion_xyzw",
@@ -39,7 +40,9 @@ __all__ = [
     "vee",
 ]
 
-_SMALL = 1e-6
+#: below this rotation angle (rad) the exponential, its Jacobians and the logarithm take their
+#: series expansions (the compiled kernels that mirror them read it too)
+SMALL_ANGLE = 1e-6
 # below this norm a vector's squared norm underflows: its direction cannot be normalised
 _TINY_NORM = float(np.sqrt(np.finfo(np.float64).tiny))
 _XYZW_FROM_WXYZ = np.array([1, 2, 3, 0])
@@ -125,7 +128,7 @@ def vee(W: object) -> np.ndarray:
 
 def _theta_coefficients(theta: np.ndarray):
     """sin(t)/t, (1-cos t)/t^2, (t - sin t)/t^3 with Taylor expansions near zero."""
-    small = theta < _SMALL
+    small = theta < SMALL_ANGLE
     t = np.where(small, 1.0, theta)
     t2 = t * t
     a = np.where(small, 1.0 - theta**2 / 6.0, np.sin(t) / t)
@@ -159,7 +162,7 @@ def so3_left_jacobian_inverse(w: np.ndarray) -> np.ndarray:
     """Inverse of :func:`so3_left_jacobian`, valid for rotation angles below 2*pi."""
     w = np.asarray(w, dtype=np.float64)
     theta = np.linalg.norm(w, axis=-1)
-    small = theta < _SMALL
+    small = theta < SMALL_ANGLE
     t = np.where(small, 1.0, theta)
     # (1 - t sin t / (2 (1 - cos t))) / t^2 == (1 - (t/2) cot(t/2)) / t^2; the half-angle form avoids
     # the cancellation in 1 - cos t (the direct form gave log errors up to 1e-5 for t ~ 1e-6)
@@ -352,7 +355,7 @@ def so3_log(R: np.ndarray) -> np.ndarray:
     v = q[..., :3]
     w = q[..., 3]
     n = np.linalg.norm(v, axis=-1)
-    small = n < _SMALL
+    small = n < SMALL_ANGLE
     safe_n = np.where(small, 1.0, n)
     # angle = 2 atan2(n, w); factor = angle / n, -> 2/w (1 - n^2/(3 w^2)) near n = 0
     factor = np.where(

@@ -52,7 +52,7 @@ import numpy as np
 from numba import njit, prange
 
 from bridge._numba import named
-from bridge.spatial.so3 import _SMALL as SMALL_ANGLE
+from bridge.spatial.so3 import SMALL_ANGLE
 
 from .numba_kernels import _INL, _JIT
 

@@ -138,7 +138,7 @@ class MujocoSingleState(LibrarySingleState):
         """The compiled path, and with it its kernels' entry points for the arrays this engine
         hands them (:func:`bridge._numba.direct`: the engine's buffers and MjData's arrays, float64
         and C-contiguous by construction; the user's arrays go through numba's dispatch)."""
-        LibrarySingleState._load_compiled(self)
+        super()._load_compiled()
         kern = self._kern
         if kern is None:
             return
